@@ -1,0 +1,55 @@
+#pragma once
+// Diff a run's results against the registry, key by key, and apply only what was approved.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ktune/registry.h"
+#include "ktune/run_store.h"
+
+namespace ktune {
+
+enum class DiffClass { New, Faster, Slower, Same };
+const char* to_string(DiffClass c);
+
+struct DiffEntry {
+  std::string family;
+  std::string key;                     // Problem::key()
+  DiffClass cls = DiffClass::New;
+  std::optional<RegistryEntry> old_entry;
+  RegistryEntry new_entry;             // built from the run's result
+  double ratio = 0;                    // old median / new median (> 1: the run is faster); 0 for new
+};
+
+struct RegistryDiff {
+  std::filesystem::path registry_file;
+  std::vector<DiffEntry> entries;
+};
+
+// `same_threshold`: relative difference of medians under which two entries count as the same
+// (noise). The effective threshold also grows with the samples' standard errors.
+RegistryDiff diff_run(const RunResults& run, const std::filesystem::path& registry_root, double same_threshold = 0.02);
+
+struct ApplyOptions {
+  std::vector<std::string> keys;  // problem keys to apply; empty = every new or faster one
+  bool force = false;             // allow replacing an entry with a slower one
+  bool dry_run = false;
+  double same_threshold = 0.02;
+};
+
+struct ApplyReport {
+  std::filesystem::path registry_file;
+  std::filesystem::path backup_file;     // empty when there was no previous file or nothing written
+  std::vector<DiffEntry> written;
+  std::vector<DiffEntry> skipped;        // with reason in skip_reasons (same index)
+  std::vector<std::string> skip_reasons;
+  bool changed() const { return !written.empty(); }
+};
+
+// Applies the chosen keys atomically. Slower entries are skipped unless force; same ones are
+// skipped (nothing to change). Unknown keys in options.keys are an InputError. Nothing is
+// written when dry_run or when nothing changes.
+ApplyReport apply_run(const RunResults& run, const std::filesystem::path& registry_root, const ApplyOptions& options);
+
+}  // namespace ktune

@@ -1,0 +1,36 @@
+#pragma once
+// A numeric expression over named variables (muparser syntax: + - * / ^, comparisons, && ||,
+// ?:, min/max, and the ktune helpers ceil_div(a,b), is_pow2(x)). Used for search-space
+// constraints, FLOP/byte counts, and GPU launch geometry.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ktune {
+
+using Variables = std::map<std::string, double>;
+
+class Expression {
+ public:
+  // Throws InputError when the text does not parse; the message quotes the text and the position.
+  explicit Expression(std::string text);
+  ~Expression();
+  Expression(const Expression&);
+  Expression& operator=(const Expression&);
+  Expression(Expression&&) noexcept;
+  Expression& operator=(Expression&&) noexcept;
+
+  const std::string& text() const { return text_; }
+  // Names the expression reads (known after parsing).
+  std::vector<std::string> variables() const;
+  // Throws InputError naming any variable missing from `vars`, or on evaluation errors.
+  double eval(const Variables& vars) const;
+
+ private:
+  struct Impl;
+  std::string text_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ktune

@@ -1,0 +1,74 @@
+#pragma once
+// Measurement settings and the generic sampling loop shared by every backend: warm-up, then
+// timed samples until a relative noise target or a time cap, keeping every sample.
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ktune/stats.h"
+#include "ktune/trial.h"
+
+namespace ktune {
+
+enum class Method {
+  Amortized,  // many launches between one pair of timestamps (or a captured graph): throughput
+  PerLaunch,  // one pair per launch, caches flushed between launches: cold latency
+};
+std::string to_string(Method m);
+Method method_from_string(const std::string& s);  // throws InputError
+
+struct Tolerance {
+  double atol = 1e-2;
+  double rtol = 1e-2;
+  double max_mismatch_fraction = 0.0;  // fraction of elements allowed outside atol + rtol*|ref|
+};
+
+struct MeasureSettings {
+  Method method = Method::Amortized;
+  double noise_target = 0.01;     // stop once Stats::rel_error() <= this (after min_samples)
+  int min_samples = 5;
+  int max_samples = 100;
+  double warmup_ms = 20;          // run (untimed) for at least this long first
+  double min_sample_ms = 2;       // amortized: launches per sample chosen so one sample takes this long
+  double max_ms_per_config = 2000;  // time cap for warm-up plus samples of one config
+  bool slow_abort = true;         // stop a config early once it clearly cannot beat the best
+  double slow_abort_margin = 0.25;  // ... when its fastest sample is this much slower than the best median
+  bool rotate_buffers = false;    // amortized with input copies larger than the last-level cache
+};
+
+// What the measurer asks a backend for: run `launches` launches and return ns per launch for
+// that one sample. `deadline` lets long-running work stop early (it then throws a TrialFailure
+// with status Timeout).
+struct SampleRequest {
+  Method method = Method::Amortized;
+  int launches = 1;
+  bool rotate_buffers = false;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+// Thrown by backends for a config that cannot be compiled, launched, validated or timed.
+// The tuner turns it into a Trial with this status; it never escapes a run.
+class TrialFailure : public std::runtime_error {
+ public:
+  TrialFailure(TrialStatus status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  TrialStatus status() const { return status_; }
+
+ private:
+  TrialStatus status_;
+};
+
+struct MeasureOutcome {
+  TrialStatus status = TrialStatus::Ok;  // Ok, Timeout or SlowAbort
+  std::string note;
+  std::vector<double> samples_ns;
+  Stats stats;
+};
+
+// Runs warm-up and sampling through `sample` (one call = one timed sample). `best_median_ns`
+// is the best median so far on this problem, for slow_abort. Throws what `sample` throws.
+MeasureOutcome measure(const MeasureSettings& settings, const std::function<double(const SampleRequest&)>& sample,
+                       std::optional<double> best_median_ns);
+
+}  // namespace ktune

@@ -1,0 +1,48 @@
+#pragma once
+// A Problem is one concrete key of a kernel family: gemm M=16 N=4096 K=4096 dtype=f32.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ktune {
+
+struct KernelFamily;
+
+// Tensor-parallel sharding: tuning happens on the local (per-device) shape.
+enum class TpSplitDim { None, Out, In };
+std::string to_string(TpSplitDim d);
+TpSplitDim tp_split_dim_from_string(const std::string& s);  // "out" | "in" | "none"; throws InputError
+
+struct Problem {
+  std::string family;
+  // Key fields in the family's order; values are text so dtypes fit beside sizes.
+  std::vector<std::pair<std::string, std::string>> fields;
+  int tp_size = 1;
+  TpSplitDim tp_split_dim = TpSplitDim::None;
+
+  const std::string& field(const std::string& name) const;  // throws InputError
+  std::int64_t num(const std::string& name) const;           // throws InputError if not an integer
+  void set(const std::string& name, std::string value);
+
+  // Registry / results key: "M=16,N=4096,K=4096,dtype=f32" plus ",tp=8/out" when sharded.
+  std::string key() const;
+  // Parses key() back (family supplied separately). Throws InputError.
+  static Problem from_key(const std::string& family, const std::string& key);
+
+  nlohmann::json to_json() const;
+  static Problem from_json(const nlohmann::json& j);
+
+  friend bool operator==(const Problem&, const Problem&) = default;
+};
+
+// Parses a --shape argument such as "M=1,16,64 N=4096 K=4096" into the product of its lists,
+// fills fields the shape leaves out with the family's defaults, rejects unknown fields, and
+// applies tp_size / tp_split_dim to turn the global shape into the local one (a field not
+// divisible by tp_size is an InputError).
+std::vector<Problem> expand_shape(const KernelFamily& family, const std::string& shape, int tp_size = 1,
+                                  TpSplitDim split = TpSplitDim::None);
+
+}  // namespace ktune

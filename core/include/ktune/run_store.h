@@ -1,0 +1,115 @@
+#pragma once
+// RunStore: tuning_runs/<run>/ on disk.
+//   run_metadata.json  arguments, device, versions, space, measurement settings, times, state
+//   trials.csv         every trial, appended and flushed as it finishes (a killed run resumes)
+//   results.json       best config per problem with stats, ready to diff and apply
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ktune/device.h"
+#include "ktune/measurement.h"
+#include "ktune/problem.h"
+#include "ktune/search_space.h"
+#include "ktune/strategy.h"
+#include "ktune/trial.h"
+
+namespace ktune {
+
+struct ProblemResult;
+
+struct RunMetadata {
+  std::string run_name;
+  std::string family;
+  std::string backend;
+  DeviceInfo device;
+  std::vector<std::string> arguments;
+  std::vector<Problem> problems;
+  SearchSpace space;
+  StrategySpec strategy;
+  MeasureSettings measure;
+  Tolerance tolerance;
+  std::uint64_t seed = 0;
+  std::string ktune_version;
+  std::vector<std::pair<std::string, std::string>> versions;  // compilers, runtimes
+  std::string started_at;   // ISO 8601 UTC
+  std::string finished_at;  // empty while running
+  std::string state = "running";  // running | finished | cancelled | failed
+
+  nlohmann::json to_json() const;
+  static RunMetadata from_json(const nlohmann::json& j);  // throws InputError
+};
+
+// One row of results.json: the best config of one problem.
+struct ResultEntry {
+  Problem problem;
+  Config config;
+  Stats stats;
+  std::vector<double> samples_ns;
+  double compile_time_s = 0;
+  double tflops = 0;
+  std::string baseline_name;
+  std::optional<Stats> baseline;  // same-run reference timing (cuBLAS, OpenBLAS)
+};
+
+struct RunResults {
+  std::string run_name;
+  std::string family;
+  std::string backend;
+  std::string device_slug;
+  std::string method;       // benchmarking method of the run
+  std::string finished_at;
+  std::vector<ResultEntry> entries;
+};
+
+class RunStore {
+ public:
+  // Creates dir with run_metadata.json and an empty trials.csv (header from the space's
+  // parameters). Throws InputError if dir already holds a run (use open_for_resume).
+  static RunStore create(const std::filesystem::path& dir, const RunMetadata& metadata);
+  // Opens an existing run to append to it. Throws InputError when it is missing or malformed.
+  static RunStore open_for_resume(const std::filesystem::path& dir);
+
+  RunStore(RunStore&&) noexcept;
+  RunStore& operator=(RunStore&&) noexcept;
+  ~RunStore();
+
+  const std::filesystem::path& dir() const { return dir_; }
+  const RunMetadata& metadata() const { return metadata_; }
+
+  // Appends one row and flushes it to the OS, so a kill loses at most the trial in flight.
+  void append(const Trial& trial);
+  // Writes results.json atomically and marks the run's state/end time in run_metadata.json.
+  void finish(const std::vector<ProblemResult>& results, const std::string& state);
+
+  static RunMetadata read_metadata(const std::filesystem::path& dir);       // throws InputError
+  // Parses trials.csv; a malformed row is an InputError naming the file and line. A torn last
+  // line (the run was killed while writing it) is dropped, not an error.
+  static std::vector<Trial> read_trials(const std::filesystem::path& dir);
+  static RunResults read_results(const std::filesystem::path& dir);         // throws InputError
+
+ private:
+  RunStore(std::filesystem::path dir, RunMetadata metadata);
+  std::filesystem::path dir_;
+  RunMetadata metadata_;
+  std::vector<std::string> param_names_;
+  std::unique_ptr<std::ofstream> trials_;
+};
+
+// Writes `text` to `file` atomically: temp file in the same folder, fsync, rename.
+void write_file_atomic(const std::filesystem::path& file, const std::string& text);
+std::string now_iso8601();
+// "gemm_20261123_043000": default run name.
+std::string default_run_name(const std::string& family);
+
+// Exports of a run for other tools.
+std::string export_trials_csv(const std::filesystem::path& run_dir);   // trials.csv with derived columns
+nlohmann::json export_run_json(const std::filesystem::path& run_dir);  // metadata + trials + results
+
+}  // namespace ktune

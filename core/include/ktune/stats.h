@@ -1,0 +1,18 @@
+#pragma once
+// Summary statistics over timing samples. Every sample is kept; these are derived from them.
+#include <cstddef>
+#include <vector>
+
+namespace ktune {
+
+struct Stats {
+  std::size_t count = 0;
+  double median_ns = 0, mean_ns = 0, std_ns = 0, min_ns = 0, max_ns = 0;
+  // Relative standard error of the median estimate (std / sqrt(n) / median); the noise measure
+  // a measurement stops on.
+  double rel_error() const;
+};
+
+Stats summarize(const std::vector<double>& samples_ns);
+
+}  // namespace ktune

@@ -1,0 +1,36 @@
+#pragma once
+// Strategy: proposes the next configs to measure from the space's valid configs.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ktune/config.h"
+#include "ktune/trial.h"
+
+namespace ktune {
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  // Called once per problem with that problem's valid configs.
+  virtual void reset(std::vector<Config> valid) = 0;
+  // Up to `max` configs to measure next; empty when done. Model-guided strategies use the
+  // trials reported so far to choose.
+  virtual std::vector<Config> next(std::size_t max) = 0;
+  virtual void report(const Trial&) {}
+  // How many configs this strategy will try for the current problem (for progress and ETA).
+  virtual std::size_t planned() const = 0;
+};
+
+struct StrategySpec {
+  std::string kind = "exhaustive";  // exhaustive | random
+  std::size_t budget = 0;           // random: configs per problem (0 = all)
+  std::uint64_t seed = 0;
+};
+
+std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec);  // throws InputError
+std::vector<std::string> strategy_names();
+
+}  // namespace ktune

@@ -1,0 +1,99 @@
+#pragma once
+// Tuner: the loop. For each problem: enumerate and prune the space, prepare configs ahead of
+// measurement on a thread pool, validate and measure each one, record every trial, and report
+// value-type events to an observer (the CLI prints them; the GUI turns them into signals).
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ktune/backend.h"
+#include "ktune/measurement.h"
+#include "ktune/problem.h"
+#include "ktune/search_space.h"
+#include "ktune/strategy.h"
+#include "ktune/trial.h"
+
+namespace ktune {
+
+struct TuneRequest {
+  KernelFamily family;
+  std::vector<Problem> problems;
+  SearchSpace space;              // the family's default unless the user gave one
+  StrategySpec strategy;
+  MeasureSettings measure;
+  Tolerance tolerance;
+  std::uint64_t seed = 0;         // workload seed: identical inputs for every config of a problem
+  int compile_threads = 0;        // 0 = hardware concurrency
+  bool record_pruned = true;      // write pruned configs as trials (exhaustive spaces)
+  // Run storage: empty run_dir = do not save (--no-save).
+  std::filesystem::path run_dir;
+  bool resume = false;            // continue run_dir: skip trials already in its trials.csv
+  std::vector<std::string> arguments;  // the command line, for run_metadata.json
+};
+
+// Best result of one problem.
+struct ProblemResult {
+  Problem problem;
+  std::optional<Trial> best;      // none when no config passed
+  std::uint64_t space_total = 0, space_valid = 0;
+  std::string baseline_name;      // "cuBLAS", "OpenBLAS" or empty
+  std::optional<Stats> baseline;  // measured in the same run
+};
+
+struct RunSummary {
+  std::vector<ProblemResult> results;
+  std::map<std::string, std::uint64_t> status_counts;  // "ok" -> n
+  double elapsed_s = 0;
+  bool cancelled = false;
+  std::filesystem::path run_dir;  // empty when not saved
+};
+
+namespace event {
+struct RunStarted { std::size_t problems; std::uint64_t planned_trials; DeviceInfo device; };
+struct ProblemStarted { std::size_t index; Problem problem; PruneReport space; std::uint64_t planned; };
+struct TrialStarted { std::int64_t id; std::string problem_key; Config config; };
+struct TrialFinished { Trial trial; bool new_best; };
+struct Progress { std::uint64_t done, total; double elapsed_s, eta_s, trials_per_s; };
+struct ProblemFinished { ProblemResult result; };
+struct RunFinished { RunSummary summary; };
+struct RunFailed { std::string message; };
+struct Log { std::string message; };  // notes worth showing (resumed N trials, baseline failed)
+}  // namespace event
+
+using TuneEvent = std::variant<event::RunStarted, event::ProblemStarted, event::TrialStarted, event::TrialFinished,
+                               event::Progress, event::ProblemFinished, event::RunFinished, event::RunFailed,
+                               event::Log>;
+
+class TuneObserver {
+ public:
+  virtual ~TuneObserver() = default;
+  // Called on the tuner's thread; implementations must be quick (queue, print).
+  virtual void on_event(const TuneEvent& e) = 0;
+};
+
+class Tuner {
+ public:
+  Tuner(Backend& backend, DeviceInfo device);
+  // Runs to completion (or cancel). Throws InputError for a bad request (impossible space,
+  // unknown field) before measuring anything; RunError when the run cannot go on (disk).
+  RunSummary run(const TuneRequest& request, TuneObserver& observer);
+
+  // Thread-safe controls for front ends.
+  void cancel() { cancelled_ = true; }
+  void set_paused(bool paused) { paused_ = paused; }
+  bool paused() const { return paused_; }
+
+ private:
+  Backend& backend_;
+  DeviceInfo device_;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> paused_{false};
+};
+
+}  // namespace ktune

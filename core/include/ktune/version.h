@@ -1,0 +1,4 @@
+#pragma once
+namespace ktune {
+const char* version();  // "0.1.0"
+}

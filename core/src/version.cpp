@@ -1,0 +1,5 @@
+#include "ktune/version.h"
+
+namespace ktune {
+const char* version() { return KTUNE_VERSION; }
+}  // namespace ktune
