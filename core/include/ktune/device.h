@@ -22,7 +22,7 @@ struct DeviceInfo {
   std::map<std::string, double> properties;
   std::map<std::string, std::string> text;  // isa flags, driver/runtime versions, arch
 
-  // "cpu/amd-epyc-9654": the registry file is tuned_data/<backend>/<slug>.json
+  // slugify(name); the registry file is tuned_data/<backend>/<slug>.json
   std::string slug() const;
   double property(const std::string& key, double fallback = 0.0) const;
   Variables variables() const { return Variables(properties.begin(), properties.end()); }

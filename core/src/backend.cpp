@@ -1,0 +1,31 @@
+#include "ktune/backend.h"
+
+#include "ktune/error.h"
+
+namespace ktune {
+
+KernelFamily Backend::load_family_spec(const std::filesystem::path& spec) {
+  throw InputError("the " + name() + " backend does not load kernel specs (" + spec.string() +
+                   "); use a GPU backend such as --backend cuda");
+}
+
+KernelFamily Backend::family(const std::string& fname) const {
+  std::string known;
+  for (auto& f : families()) {
+    if (f.name == fname) return f;
+    known += (known.empty() ? "" : ", ") + f.name;
+  }
+  throw InputError("unknown kernel '" + fname + "' on the " + name() + " backend (known: " + known +
+                   "; `ktune kernels` lists them)");
+}
+
+Backend& find_backend(const std::vector<std::unique_ptr<Backend>>& backends, const std::string& name) {
+  std::string known;
+  for (const auto& b : backends) {
+    if (b->name() == name) return *b;
+    known += (known.empty() ? "" : ", ") + b->name();
+  }
+  throw InputError("unknown backend '" + name + "' (this build has: " + known + ")");
+}
+
+}  // namespace ktune

@@ -1,0 +1,87 @@
+#include "ktune/expression.h"
+
+#include <cmath>
+#include <muParser.h>
+
+#include "ktune/error.h"
+
+namespace ktune {
+
+namespace {
+
+double ceil_div(double a, double b) { return b == 0 ? NAN : std::ceil(a / b); }
+double is_pow2(double x) {
+  const auto v = static_cast<long long>(x);
+  return (v > 0 && static_cast<double>(v) == x && (v & (v - 1)) == 0) ? 1.0 : 0.0;
+}
+double imod(double a, double b) { return b == 0 ? NAN : std::fmod(a, b); }
+double floor_(double x) { return std::floor(x); }
+double ceil_(double x) { return std::ceil(x); }
+double log2_(double x) { return std::log2(x); }
+
+}  // namespace
+
+struct Expression::Impl {
+  mu::Parser parser;
+  // std::map nodes never move, so muparser can keep pointers to the values.
+  std::map<std::string, double> storage;
+  std::vector<std::string> names;
+
+  static double* factory(const char* name, void* self) {
+    return &static_cast<Impl*>(self)->storage[name];
+  }
+
+  explicit Impl(const std::string& text) {
+    parser.DefineFun("ceil_div", ceil_div);
+    parser.DefineFun("is_pow2", is_pow2);
+    parser.DefineFun("mod", imod);
+    parser.DefineFun("floor", floor_);
+    parser.DefineFun("ceil", ceil_);
+    parser.DefineFun("log2", log2_);
+    parser.SetVarFactory(factory, this);
+    try {
+      parser.SetExpr(text);
+      for (const auto& [name, ptr] : parser.GetUsedVar()) names.push_back(name);
+    } catch (const mu::Parser::exception_type& e) {
+      throw InputError("cannot parse expression '" + text + "': " + e.GetMsg() + " (at position " +
+                       std::to_string(e.GetPos()) + ")");
+    }
+  }
+};
+
+Expression::Expression(std::string text) : text_(std::move(text)) {
+  if (text_.find_first_not_of(" \t") == std::string::npos) throw InputError("empty expression");
+  impl_ = std::make_unique<Impl>(text_);
+}
+Expression::~Expression() = default;
+Expression::Expression(const Expression& o) : text_(o.text_), impl_(std::make_unique<Impl>(o.text_)) {}
+Expression& Expression::operator=(const Expression& o) {
+  if (this != &o) {
+    text_ = o.text_;
+    impl_ = std::make_unique<Impl>(o.text_);
+  }
+  return *this;
+}
+Expression::Expression(Expression&&) noexcept = default;
+Expression& Expression::operator=(Expression&&) noexcept = default;
+
+std::vector<std::string> Expression::variables() const { return impl_->names; }
+
+double Expression::eval(const Variables& vars) const {
+  for (const auto& name : impl_->names) {
+    auto it = vars.find(name);
+    if (it == vars.end()) {
+      std::string known;
+      for (const auto& [k, v] : vars) known += (known.empty() ? "" : ", ") + k;
+      throw InputError("unknown variable '" + name + "' in expression '" + text_ + "'; known variables: " + known);
+    }
+    impl_->storage[name] = it->second;
+  }
+  try {
+    return impl_->parser.Eval();
+  } catch (const mu::Parser::exception_type& e) {
+    throw InputError("cannot evaluate expression '" + text_ + "': " + e.GetMsg());
+  }
+}
+
+}  // namespace ktune

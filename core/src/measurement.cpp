@@ -1,0 +1,98 @@
+#include "ktune/measurement.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ktune/error.h"
+
+namespace ktune {
+
+std::string to_string(Method m) { return m == Method::Amortized ? "amortized" : "per_launch"; }
+
+Method method_from_string(const std::string& s) {
+  if (s == "amortized") return Method::Amortized;
+  if (s == "per_launch" || s == "per-launch") return Method::PerLaunch;
+  throw InputError("--method must be 'amortized' (serving throughput) or 'per_launch' (cold-cache latency), got '" + s + "'");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// Noise of the median estimate from the median absolute deviation: one slow outlier (an
+// interrupt, a clock change) does not keep a measurement running to its cap.
+double robust_rel_error(const std::vector<double>& samples) {
+  const std::size_t n = samples.size();
+  if (n < 2) return INFINITY;
+  std::vector<double> s = samples;
+  std::nth_element(s.begin(), s.begin() + n / 2, s.end());
+  const double med = s[n / 2];
+  for (auto& x : s) x = std::abs(x - med);
+  std::nth_element(s.begin(), s.begin() + n / 2, s.end());
+  const double mad = 1.4826 * s[n / 2];
+  return med > 0 ? 1.2533 * mad / std::sqrt(static_cast<double>(n)) / med : INFINITY;
+}
+
+}  // namespace
+
+MeasureOutcome measure(const MeasureSettings& settings, const std::function<double(const SampleRequest&)>& sample,
+                       std::optional<double> best_median_ns) {
+  const auto start = Clock::now();
+  const double cap_ms = settings.max_ms_per_config;
+  SampleRequest req;
+  req.method = settings.method;
+  req.rotate_buffers = settings.rotate_buffers;
+  req.deadline = start + std::chrono::microseconds(static_cast<std::int64_t>(cap_ms * 1000));
+  req.launches = 1;
+
+  MeasureOutcome out;
+  auto timeout = [&](const std::string& why) {
+    out.status = TrialStatus::Timeout;
+    out.note = why;
+    out.stats = summarize(out.samples_ns);
+    return out;
+  };
+
+  // The first launch calibrates how many launches make a sample long enough to time reliably.
+  const double first_ns = sample(req);
+  if (ms_since(start) > cap_ms)
+    return timeout("one launch took " + std::to_string(first_ns / 1e6) + " ms; the cap is " + std::to_string(cap_ms) +
+                   " ms per config (--max-ms-per-config)");
+  if (settings.method == Method::Amortized && first_ns > 0)
+    req.launches = static_cast<int>(std::clamp(std::ceil(settings.min_sample_ms * 1e6 / first_ns), 1.0, 1e6));
+
+  while (ms_since(start) < settings.warmup_ms) {
+    sample(req);
+    if (ms_since(start) > cap_ms) return timeout("warm-up exceeded the time cap of " + std::to_string(cap_ms) + " ms");
+  }
+
+  const auto min_samples = static_cast<std::size_t>(std::max(1, settings.min_samples));
+  const auto max_samples = static_cast<std::size_t>(std::max(settings.min_samples, settings.max_samples));
+  while (out.samples_ns.size() < max_samples) {
+    out.samples_ns.push_back(sample(req));
+    const std::size_t n = out.samples_ns.size();
+    if (settings.slow_abort && best_median_ns && n >= 3) {
+      const double fastest = *std::min_element(out.samples_ns.begin(), out.samples_ns.end());
+      if (fastest > *best_median_ns * (1.0 + settings.slow_abort_margin)) {
+        out.status = TrialStatus::SlowAbort;
+        out.note = "fastest of " + std::to_string(n) + " samples is " +
+                   std::to_string(fastest / *best_median_ns) + "x the best median so far";
+        break;
+      }
+    }
+    if (n >= min_samples && robust_rel_error(out.samples_ns) <= settings.noise_target) break;
+    if (ms_since(start) > cap_ms) {
+      if (n < min_samples)
+        return timeout("only " + std::to_string(n) + " of " + std::to_string(min_samples) + " samples fit in the cap of " +
+                       std::to_string(cap_ms) + " ms per config");
+      out.note = "time cap reached at noise " + std::to_string(robust_rel_error(out.samples_ns) * 100) + "%";
+      break;
+    }
+  }
+  out.stats = summarize(out.samples_ns);
+  return out;
+}
+
+}  // namespace ktune

@@ -1,0 +1,28 @@
+#include "ktune/trial.h"
+
+#include "ktune/error.h"
+
+namespace ktune {
+
+const char* to_string(TrialStatus s) {
+  switch (s) {
+    case TrialStatus::Ok: return "ok";
+    case TrialStatus::Pruned: return "pruned";
+    case TrialStatus::CompileError: return "compile_error";
+    case TrialStatus::LaunchError: return "launch_error";
+    case TrialStatus::WrongResult: return "wrong_result";
+    case TrialStatus::Timeout: return "timeout";
+    case TrialStatus::Crashed: return "crashed";
+    case TrialStatus::SlowAbort: return "slow_abort";
+  }
+  return "unknown";
+}
+
+TrialStatus trial_status_from_string(const std::string& s) {
+  for (TrialStatus st : kAllTrialStatuses)
+    if (s == to_string(st)) return st;
+  throw InputError("unknown trial status '" + s +
+                   "' (expected ok, pruned, compile_error, launch_error, wrong_result, timeout, crashed, slow_abort)");
+}
+
+}  // namespace ktune

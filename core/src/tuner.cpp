@@ -1,0 +1,308 @@
+#include "ktune/tuner.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "ktune/error.h"
+#include "ktune/run_store.h"
+#include "ktune/version.h"
+
+namespace ktune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Fixed-size pool that prepares (compiles) configs ahead of measurement.
+class PreparePool {
+ public:
+  explicit PreparePool(unsigned threads) {
+    for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~PreparePool() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      queue_.clear();  // queued work of a cancelled run is dropped; running tasks finish
+    }
+    cv_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  template <typename F>
+  auto submit(F f) -> std::future<decltype(f())> {
+    auto task = std::make_shared<std::packaged_task<decltype(f())()>>(std::move(f));
+    auto fut = task->get_future();
+    {
+      std::lock_guard lock(mutex_);
+      queue_.emplace_back([task] { (*task)(); });
+    }
+    cv_.notify_one();
+    return fut;
+  }
+
+ private:
+  void work() {
+    while (true) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      job();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> workers_;
+  bool stopping_ = false;
+};
+
+struct Prepared {
+  std::unique_ptr<PreparedKernel> kernel;
+  TrialStatus status = TrialStatus::Ok;
+  std::string error;
+  double compile_time_s = 0;
+};
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct PlannedProblem {
+  Problem problem;
+  std::vector<Config> valid;
+  std::vector<std::pair<Config, std::string>> pruned;
+  PruneReport report;
+};
+
+}  // namespace
+
+Tuner::Tuner(Backend& backend, DeviceInfo device) : backend_(backend), device_(std::move(device)) {}
+
+RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
+  cancelled_ = false;
+  const auto start = Clock::now();
+  if (req.problems.empty()) throw InputError("nothing to tune: give at least one --shape");
+
+  // Everything that can be wrong with the request is found before the first measurement.
+  std::vector<PlannedProblem> plan;
+  std::uint64_t planned_total = 0;
+  for (const auto& problem : req.problems) {
+    Variables context = device_.variables();
+    for (const auto& [k, v] : req.family.variables(problem)) context[k] = v;
+    PlannedProblem pp{problem, {}, {}, {}};
+    pp.valid = req.space.enumerate(context, req.record_pruned ? &pp.pruned : nullptr);
+    pp.report = req.space.prune_report(context);
+    if (pp.valid.empty()) {
+      std::string worst;
+      std::uint64_t most = 0;
+      for (const auto& [expr, n] : pp.report.pruned_by)
+        if (n > most) most = n, worst = expr;
+      throw InputError("impossible search space for " + req.family.name + " " + problem.key() + ": all " +
+                       std::to_string(pp.report.total) + " configs are pruned (most by '" + worst + "', " +
+                       std::to_string(most) + " configs); relax the constraints or widen the candidate values");
+    }
+    auto probe = make_strategy(req.strategy);
+    probe->reset(pp.valid);
+    planned_total += probe->planned();
+    plan.push_back(std::move(pp));
+  }
+
+  std::optional<RunStore> store;
+  std::map<std::string, std::map<std::string, Trial>> done;  // problem key -> config key -> trial
+  std::int64_t next_id = 0;
+  if (!req.run_dir.empty()) {
+    if (req.resume) {
+      store.emplace(RunStore::open_for_resume(req.run_dir));
+      for (auto& t : RunStore::read_trials(req.run_dir)) {
+        next_id = std::max(next_id, t.id + 1);
+        done[t.problem_key][t.config.key()] = std::move(t);
+      }
+      std::size_t n = 0;
+      for (const auto& [k, m] : done) n += m.size();
+      observer.on_event(event::Log{"resuming " + req.run_dir.string() + ": " + std::to_string(n) +
+                                   " trials already recorded are not measured again"});
+    } else {
+      RunMetadata md;
+      md.run_name = req.run_dir.filename().string();
+      md.family = req.family.name;
+      md.backend = backend_.name();
+      md.device = device_;
+      md.arguments = req.arguments;
+      md.problems = req.problems;
+      md.space = req.space;
+      md.strategy = req.strategy;
+      md.measure = req.measure;
+      md.tolerance = req.tolerance;
+      md.seed = req.seed;
+      md.ktune_version = version();
+      md.versions = backend_.versions();
+      md.started_at = now_iso8601();
+      store.emplace(RunStore::create(req.run_dir, md));
+    }
+  }
+
+  observer.on_event(event::RunStarted{req.problems.size(), planned_total, device_});
+  RunSummary summary;
+  summary.run_dir = req.run_dir;
+  std::uint64_t measured = 0;
+  const unsigned threads = req.compile_threads > 0 ? static_cast<unsigned>(req.compile_threads)
+                                                   : std::max(1u, std::thread::hardware_concurrency());
+
+  auto record = [&](Trial& t) {
+    summary.status_counts[to_string(t.status)]++;
+    if (store) store->append(t);
+  };
+
+  for (std::size_t pi = 0; pi < plan.size() && !cancelled_; ++pi) {
+    auto& pp = plan[pi];
+    const Problem& problem = pp.problem;
+    const std::string pkey = problem.key();
+    auto& already = done[pkey];
+    auto strategy = make_strategy(req.strategy);
+    strategy->reset(pp.valid);
+    observer.on_event(event::ProblemStarted{pi, problem, pp.report, strategy->planned()});
+
+    ProblemResult result;
+    result.problem = problem;
+    result.space_total = pp.report.total;
+    result.space_valid = pp.report.valid;
+    auto consider_best = [&](const Trial& t) {
+      if (t.status == TrialStatus::Ok && (!result.best || t.stats.median_ns < result.best->stats.median_ns)) {
+        result.best = t;
+        return true;
+      }
+      return false;
+    };
+    for (const auto& [ck, t] : already) consider_best(t);
+
+    for (auto& [config, why] : pp.pruned) {
+      if (already.count(config.key())) continue;
+      Trial t;
+      t.id = next_id++;
+      t.problem_key = pkey;
+      t.config = std::move(config);
+      t.status = TrialStatus::Pruned;
+      t.error = why;
+      t.started_at_s = seconds_since(start);
+      record(t);
+      observer.on_event(event::TrialFinished{t, false});
+    }
+
+    const double flops = req.family.flops(problem);
+    const double bytes = req.family.bytes(problem);
+    std::unique_ptr<ProblemSession> session = backend_.open(device_, req.family, problem, req.seed);
+
+    MeasureSettings baseline_settings = req.measure;
+    baseline_settings.slow_abort = false;
+    try {
+      if (auto base = session->prepare_baseline()) {
+        result.baseline_name = session->baseline_name();
+        auto out = measure(baseline_settings, [&](const SampleRequest& r) { return session->sample(*base, r); }, std::nullopt);
+        result.baseline = out.stats;
+      }
+    } catch (const std::exception& e) {
+      observer.on_event(event::Log{"baseline " + session->baseline_name() + " failed on " + pkey + ": " + e.what()});
+    }
+
+    PreparePool pool(threads);
+    while (!cancelled_) {
+      const auto proposed = strategy->next(std::max<std::size_t>(2 * threads, 16));
+      if (proposed.empty()) break;
+      std::vector<Config> batch;
+      for (const auto& c : proposed) {
+        if (already.count(c.key()))
+          ++measured;  // recorded before a resume: done, not measured again
+        else
+          batch.push_back(c);
+      }
+      if (batch.empty()) continue;
+      std::vector<std::future<Prepared>> futures;
+      futures.reserve(batch.size());
+      for (const auto& c : batch)
+        futures.push_back(pool.submit([&session, c] {
+          Prepared p;
+          const auto t0 = Clock::now();
+          try {
+            p.kernel = session->prepare(c);
+            p.compile_time_s = p.kernel->compile_time_s > 0 ? p.kernel->compile_time_s : seconds_since(t0);
+          } catch (const TrialFailure& e) {
+            p.status = e.status();
+            p.error = e.what();
+            p.compile_time_s = seconds_since(t0);
+          } catch (const std::exception& e) {
+            p.status = TrialStatus::CompileError;
+            p.error = e.what();
+          }
+          return p;
+        }));
+
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        while (paused_ && !cancelled_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (cancelled_) break;
+        Trial t;
+        t.id = next_id++;
+        t.problem_key = pkey;
+        t.config = batch[i];
+        t.started_at_s = seconds_since(start);
+        observer.on_event(event::TrialStarted{t.id, pkey, t.config});
+        Prepared p = futures[i].get();
+        t.compile_time_s = p.compile_time_s;
+        t.status = p.status;
+        t.error = p.error;
+        if (p.kernel) {
+          try {
+            const Validation v = session->validate(*p.kernel, req.tolerance);
+            t.max_abs_error = v.max_abs_error;
+            t.mismatch_fraction = v.mismatch_fraction;
+            std::optional<double> best;
+            if (result.best) best = result.best->stats.median_ns;
+            auto out = measure(req.measure, [&](const SampleRequest& r) { return session->sample(*p.kernel, r); }, best);
+            t.status = out.status;
+            t.error = out.note;
+            t.samples_ns = std::move(out.samples_ns);
+            t.stats = out.stats;
+          } catch (const TrialFailure& e) {
+            t.status = e.status();
+            t.error = e.what();
+          } catch (const std::exception& e) {
+            t.status = TrialStatus::Crashed;
+            t.error = e.what();
+          }
+          p.kernel.reset();
+        }
+        if (t.stats.median_ns > 0) {
+          t.tflops = flops / t.stats.median_ns / 1e3;
+          t.gbps = bytes / t.stats.median_ns;
+        }
+        const bool new_best = consider_best(t);
+        record(t);
+        strategy->report(t);
+        ++measured;
+        observer.on_event(event::TrialFinished{t, new_best});
+        const double elapsed = seconds_since(start);
+        const double rate = elapsed > 0 ? static_cast<double>(measured) / elapsed : 0;
+        const double eta = rate > 0 ? static_cast<double>(planned_total - std::min(planned_total, measured)) / rate : 0;
+        observer.on_event(event::Progress{measured, planned_total, elapsed, eta, rate});
+      }
+    }
+    observer.on_event(event::ProblemFinished{result});
+    summary.results.push_back(std::move(result));
+  }
+
+  summary.cancelled = cancelled_;
+  summary.elapsed_s = seconds_since(start);
+  if (store) store->finish(summary.results, summary.cancelled ? "cancelled" : "finished");
+  observer.on_event(event::RunFinished{summary});
+  return summary;
+}
+
+}  // namespace ktune
