@@ -1,0 +1,478 @@
+// ktune: tune kernels, inspect runs, diff and apply them to the registry, from a terminal.
+// Exit codes: 0 ok, 1 the run finished with errors worth attention, 2 usage or input error.
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "ktune/backends.h"
+#include "ktune/diff.h"
+#include "ktune/error.h"
+#include "ktune/registry.h"
+#include "ktune/run_store.h"
+#include "ktune/tuner.h"
+#include "ktune/version.h"
+#include "progress_printer.h"
+
+namespace fs = std::filesystem;
+using namespace ktune;
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitAttention = 1;
+constexpr int kExitInput = 2;
+
+Tuner* g_running = nullptr;
+extern "C" void on_sigint(int) {
+  if (g_running) g_running->cancel();
+}
+
+struct Common {
+  std::string backend = "cpu";
+  int device = 0;
+  std::string registry = "tuned_data";
+};
+
+struct TuneArgs {
+  std::string family;
+  std::string kernel_spec;
+  std::vector<std::string> shapes;
+  std::string space_file;
+  std::string strategy = "exhaustive";
+  std::size_t budget = 0;
+  std::uint64_t seed = 0;
+  std::string method = "amortized";
+  double noise_target = 0.01;
+  double max_ms_per_config = 2000;
+  double warmup_ms = 20;
+  int min_samples = 5, max_samples = 100;
+  bool no_slow_abort = false;
+  bool rotate_buffers = false;
+  double atol = 1e-2, rtol = 1e-2, max_mismatch = 0;
+  int compile_threads = 0;
+  std::string run_name;
+  std::string output_dir = "tuning_runs";
+  bool no_save = false, resume = false, update_registry = false, dry_run = false, quiet = false;
+  int tp_size = 1;
+  std::string tp_split_dim = "none";
+};
+
+DeviceInfo pick_device(Backend& backend, int index) {
+  const auto devices = backend.devices();
+  if (devices.empty())
+    throw InputError("the " + backend.name() + " backend has no device on this machine; `ktune devices` shows what is available");
+  if (index < 0 || static_cast<std::size_t>(index) >= devices.size())
+    throw InputError("--device " + std::to_string(index) + " does not exist: the " + backend.name() + " backend has " +
+                     std::to_string(devices.size()) + " device(s)");
+  return devices[static_cast<std::size_t>(index)];
+}
+
+KernelFamily pick_family(Backend& backend, const std::string& name, const std::string& spec) {
+  if (!spec.empty()) {
+    KernelFamily f = backend.load_family_spec(spec);
+    if (!name.empty() && name != f.name)
+      throw InputError("kernel spec " + spec + " defines '" + f.name + "', not '" + name + "'");
+    return f;
+  }
+  if (name.empty()) throw InputError("name a kernel family (`ktune kernels` lists them) or give --kernel-spec FILE");
+  return backend.family(name);
+}
+
+std::vector<Problem> expand_shapes(const KernelFamily& family, const std::vector<std::string>& shapes, int tp_size,
+                                   const std::string& split) {
+  std::vector<Problem> problems;
+  for (const auto& s : shapes)
+    for (auto& p : expand_shape(family, s, tp_size, tp_split_dim_from_string(split))) problems.push_back(std::move(p));
+  return problems;
+}
+
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> w;
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (w.size() <= i) w.push_back(0);
+      w[i] = std::max(w[i], r[i].size());
+    }
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(w[i] - r[i].size() + 2, ' ');
+    }
+    std::cout << line << '\n';
+  }
+}
+
+void print_diff(const RegistryDiff& diff) {
+  std::cout << "diff against " << diff.registry_file.string() << ":\n";
+  std::vector<std::vector<std::string>> rows{{"class", "family", "key", "old median", "new median", "ratio", "new config"}};
+  for (const auto& d : diff.entries) {
+    char ratio[32] = "-";
+    if (d.old_entry) std::snprintf(ratio, sizeof ratio, "%.3fx", d.ratio);
+    rows.push_back({to_string(d.cls), d.family, d.key, d.old_entry ? cli::format_ns(d.old_entry->latency_median_ns) : "-",
+                    cli::format_ns(d.new_entry.latency_median_ns), ratio, d.new_entry.config.key()});
+  }
+  print_table(rows);
+}
+
+int cmd_devices(const std::vector<std::unique_ptr<Backend>>& backends, bool json) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& b : backends) {
+    const auto devices = b->devices();
+    if (json) {
+      for (const auto& d : devices) all.push_back(d.to_json());
+      continue;
+    }
+    std::cout << b->name() << ": " << devices.size() << " device(s)\n";
+    for (const auto& d : devices) {
+      std::cout << "  [" << d.index << "] " << d.name << "  (registry file " << d.slug() << ".json)\n";
+      for (const auto& [k, v] : d.properties) std::cout << "      " << k << " = " << v << '\n';
+      for (const auto& [k, v] : d.text) std::cout << "      " << k << " = " << v << '\n';
+    }
+    for (const auto& [k, v] : b->versions()) std::cout << "  " << k << ": " << v << '\n';
+  }
+  if (json) std::cout << all.dump(2) << '\n';
+  return kExitOk;
+}
+
+int cmd_kernels(const std::vector<std::unique_ptr<Backend>>& backends, const std::string& only) {
+  for (const auto& b : backends) {
+    if (!only.empty() && b->name() != only) continue;
+    for (const auto& f : b->families()) {
+      std::string fields;
+      for (const auto& k : f.key_fields)
+        fields += (fields.empty() ? "" : " ") + k.name + (k.default_value.empty() ? "" : "=" + k.default_value);
+      std::cout << f.name << "  [" << b->name() << "]  " << f.description << "\n    key: " << fields
+                << "\n    space: " << f.default_space.parameters().size() << " parameters, "
+                << f.default_space.total_size() << " configs before pruning, " << f.default_space.constraints().size()
+                << " constraints\n";
+    }
+  }
+  return kExitOk;
+}
+
+int cmd_space(Backend& backend, const Common& c, const std::string& family_name, const std::string& spec,
+              const std::string& space_file, const std::vector<std::string>& shapes, bool json) {
+  const KernelFamily family = pick_family(backend, family_name, spec);
+  const SearchSpace space = space_file.empty() ? family.default_space : SearchSpace::load(space_file);
+  if (json) {
+    std::cout << space.to_json().dump(2) << '\n';
+    return kExitOk;
+  }
+  std::cout << family.name << " on " << backend.name() << ": " << space.parameters().size() << " parameters\n";
+  for (const auto& p : space.parameters()) {
+    std::string vals;
+    for (auto v : p.values) vals += (vals.empty() ? "" : ", ") + std::to_string(v);
+    std::cout << "  " << p.name << " = [" << vals << "]" << (p.description.empty() ? "" : "  " + p.description) << '\n';
+  }
+  std::cout << "constraints:\n";
+  for (const auto& k : space.constraints())
+    std::cout << "  " << k.expr << (k.description.empty() ? "" : "  (" + k.description + ")") << '\n';
+  const DeviceInfo device = pick_device(backend, c.device);
+  std::vector<std::string> use = shapes;
+  if (use.empty()) use.push_back("");  // the family's default shape, when it has one
+  for (const auto& p : expand_shapes(family, use, 1, "none")) {
+    Variables ctx = device.variables();
+    for (const auto& [k, v] : family.variables(p)) ctx[k] = v;
+    const PruneReport r = space.prune_report(ctx);
+    std::cout << p.key() << " on " << device.name << ": " << r.total << " configs, " << r.valid << " after pruning\n";
+    for (const auto& [expr, n] : r.pruned_by)
+      if (n) std::cout << "    " << n << " pruned by " << expr << '\n';
+  }
+  return kExitOk;
+}
+
+int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::vector<std::string>& argv) {
+  const KernelFamily family = pick_family(backend, a.family, a.kernel_spec);
+  if (a.shapes.empty()) throw InputError("give at least one --shape, e.g. --shape \"M=16,64 N=4096 K=4096\"");
+  if (a.noise_target <= 0 || a.noise_target >= 1) throw InputError("--noise-target must be in (0, 1), e.g. 0.01 for 1%");
+  if (a.max_ms_per_config <= 0) throw InputError("--max-ms-per-config must be positive");
+  if (a.resume && a.run_name.empty()) throw InputError("--resume needs --run-name of the run to continue");
+  if (a.resume && a.no_save) throw InputError("--resume and --no-save contradict each other");
+
+  TuneRequest req;
+  req.family = family;
+  req.problems = expand_shapes(family, a.shapes, a.tp_size, a.tp_split_dim);
+  req.space = a.space_file.empty() ? family.default_space : SearchSpace::load(a.space_file);
+  req.strategy = {a.strategy, a.budget, a.seed};
+  make_strategy(req.strategy);  // validates the name before anything runs
+  req.measure.method = method_from_string(a.method);
+  req.measure.noise_target = a.noise_target;
+  req.measure.max_ms_per_config = a.max_ms_per_config;
+  req.measure.warmup_ms = a.warmup_ms;
+  req.measure.min_samples = a.min_samples;
+  req.measure.max_samples = a.max_samples;
+  req.measure.slow_abort = !a.no_slow_abort;
+  req.measure.rotate_buffers = a.rotate_buffers;
+  req.tolerance = {a.atol, a.rtol, a.max_mismatch};
+  req.seed = a.seed;
+  req.compile_threads = a.compile_threads;
+  req.arguments = argv;
+  const std::string run_name = a.run_name.empty() ? default_run_name(family.name) : a.run_name;
+  if (!a.no_save) req.run_dir = fs::path(a.output_dir) / run_name;
+  req.resume = a.resume;
+
+  const DeviceInfo device = pick_device(backend, c.device);
+  if (a.dry_run) {
+    std::cout << "dry run: " << family.name << " on " << device.name << " (" << backend.name() << "), strategy "
+              << a.strategy << ", method " << a.method << "\n";
+    std::uint64_t total = 0;
+    for (const auto& p : req.problems) {
+      Variables ctx = device.variables();
+      for (const auto& [k, v] : family.variables(p)) ctx[k] = v;
+      const PruneReport r = req.space.prune_report(ctx);
+      auto s = make_strategy(req.strategy);
+      s->reset(req.space.enumerate(ctx));
+      total += s->planned();
+      std::cout << "  " << p.key() << ": " << r.total << " configs, " << r.valid << " after pruning, " << s->planned()
+                << " to measure\n";
+    }
+    std::cout << total << " trials; run folder " << (req.run_dir.empty() ? std::string("(not saved)") : req.run_dir.string())
+              << "\n";
+    return kExitOk;
+  }
+
+  Tuner tuner(backend, device);
+  cli::ProgressPrinter printer(stderr, a.quiet);
+  g_running = &tuner;
+  std::signal(SIGINT, on_sigint);
+  std::signal(SIGTERM, on_sigint);
+  RunSummary summary;
+  try {
+    summary = tuner.run(req, printer);
+  } catch (...) {
+    g_running = nullptr;
+    throw;
+  }
+  g_running = nullptr;
+
+  std::cout << "\nbest configs (" << family.name << " on " << device.name << ", " << a.method << "):\n";
+  std::vector<std::vector<std::string>> rows{{"problem", "best config", "median", "TFLOP/s", "vs baseline"}};
+  bool attention = summary.cancelled;
+  for (const auto& r : summary.results) {
+    if (!r.best) {
+      rows.push_back({r.problem.key(), "(no config passed)", "-", "-", "-"});
+      attention = true;
+      continue;
+    }
+    char tf[32], base[48] = "-";
+    std::snprintf(tf, sizeof tf, "%.3f", r.best->tflops);
+    if (r.baseline && r.baseline->median_ns > 0)
+      std::snprintf(base, sizeof base, "%.2fx %s", r.baseline->median_ns / r.best->stats.median_ns, r.baseline_name.c_str());
+    rows.push_back({r.problem.key(), r.best->config.key(), cli::format_ns(r.best->stats.median_ns), tf, base});
+  }
+  print_table(rows);
+  std::string counts;
+  for (const auto& [k, n] : summary.status_counts) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + k;
+  std::cout << "trials: " << counts << " in " << summary.elapsed_s << " s" << (summary.cancelled ? " (cancelled)" : "")
+            << "\n";
+  for (const char* bad : {"wrong_result", "crashed"})
+    if (summary.status_counts.count(bad)) {
+      std::cout << "attention: " << summary.status_counts[bad] << " trial(s) " << bad
+                << " — the kernel has configs that are wrong or fault; see trials.csv\n";
+      attention = true;
+    }
+
+  if (!req.run_dir.empty()) {
+    std::cout << "run saved in " << req.run_dir.string() << " (run_metadata.json, trials.csv, results.json)\n";
+    const RunResults results = RunStore::read_results(req.run_dir);
+    print_diff(diff_run(results, c.registry));
+    if (a.update_registry) {
+      const ApplyReport rep = apply_run(results, c.registry, {});
+      std::cout << "registry " << rep.registry_file.string() << ": " << rep.written.size() << " entr"
+                << (rep.written.size() == 1 ? "y" : "ies") << " written, " << rep.skipped.size() << " skipped\n";
+    } else {
+      std::cout << "apply with: ktune apply " << req.run_dir.string() << " --registry " << c.registry << "\n";
+    }
+  }
+  return attention ? kExitAttention : kExitOk;
+}
+
+int cmd_apply(const fs::path& run_dir, const std::string& registry, const std::vector<std::string>& keys, bool force,
+              bool dry_run) {
+  const RunResults results = RunStore::read_results(run_dir);
+  ApplyOptions opt;
+  opt.keys = keys;
+  opt.force = force;
+  opt.dry_run = dry_run;
+  const RegistryDiff diff = diff_run(results, registry);
+  print_diff(diff);
+  const ApplyReport rep = apply_run(results, registry, opt);
+  for (std::size_t i = 0; i < rep.skipped.size(); ++i)
+    std::cout << "skipped " << rep.skipped[i].key << ": " << rep.skip_reasons[i] << '\n';
+  for (const auto& w : rep.written)
+    std::cout << (dry_run ? "would write " : "wrote ") << w.family << " " << w.key << " -> " << w.new_entry.config.key()
+              << '\n';
+  if (dry_run)
+    std::cout << "dry run: nothing written\n";
+  else if (rep.changed())
+    std::cout << "registry " << rep.registry_file.string() << " updated"
+              << (rep.backup_file.empty() ? "" : "; previous version kept as " + rep.backup_file.string()) << '\n';
+  else
+    std::cout << "registry " << rep.registry_file.string() << " unchanged\n";
+  return kExitOk;
+}
+
+int cmd_lookup(Backend& backend, const Common& c, const std::string& family_name, const std::string& device_slug,
+               const std::vector<std::string>& shapes, int tp_size, const std::string& split) {
+  const KernelFamily family = backend.family(family_name);
+  const std::string slug = device_slug.empty() ? pick_device(backend, c.device).slug() : device_slug;
+  const fs::path file = Registry::file_for(c.registry, backend.name(), slug);
+  const Registry reg = Registry::load(file);
+  for (const auto& p : expand_shapes(family, shapes, tp_size, split)) {
+    const LookupResult r = reg.lookup(family, p);
+    const char* src = r.source == LookupSource::Exact ? "exact" : r.source == LookupSource::Bucket ? "bucket" : "default";
+    std::cout << p.key() << ": " << r.config.key() << "  (" << src << (r.matched_key.empty() ? "" : " " + r.matched_key)
+              << ")\n";
+    if (!r.warning.empty()) std::cerr << "warning: " << r.warning << '\n';
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ktune: find the fastest configuration of a kernel for each problem shape, keep the winners in a registry"};
+  app.set_version_flag("--version", std::string("ktune ") + version());
+  app.require_subcommand(1);
+  Common common;
+  auto add_common = [&](CLI::App* sub, bool with_registry) {
+    sub->add_option("--backend,-b", common.backend, "Backend: cpu, cuda, hip (see `ktune devices`)")->capture_default_str();
+    sub->add_option("--device", common.device, "Device index within the backend")->capture_default_str();
+    if (with_registry)
+      sub->add_option("--registry", common.registry, "Registry root (holds <backend>/<device>.json)")->capture_default_str();
+  };
+
+  bool json = false;
+  auto* devices = app.add_subcommand("devices", "List backends, devices and their properties");
+  devices->add_flag("--json", json, "Print JSON");
+
+  std::string kernels_backend;
+  auto* kernels = app.add_subcommand("kernels", "List kernel families per backend");
+  kernels->add_option("--backend,-b", kernels_backend, "Only this backend");
+
+  TuneArgs ta;
+  std::string space_family;
+  std::vector<std::string> space_shapes;
+  auto* space = app.add_subcommand("space", "Show a family's search space and its size before and after pruning");
+  space->add_option("family", space_family, "Kernel family");
+  space->add_option("--space", ta.space_file, "Search space JSON file instead of the family's default");
+  space->add_option("--kernel-spec", ta.kernel_spec, "Kernel spec JSON (GPU backends)");
+  space->add_option("--shape", space_shapes, "Problem shape(s) to count pruning for");
+  space->add_flag("--json", json, "Print the space as JSON (a starting point for --space)");
+  add_common(space, false);
+
+  auto* tune = app.add_subcommand("tune", "Tune a kernel family on a list of shapes");
+  tune->add_option("family", ta.family, "Kernel family (`ktune kernels`)");
+  tune->add_option("--kernel-spec", ta.kernel_spec, "Tune a user kernel described by a JSON spec (GPU backends)");
+  tune->add_option("--shape,-s", ta.shapes, "Shape, e.g. \"M=1,16,64 N=4096 K=4096\"; lists expand to their product; repeatable")
+      ->take_all();
+  tune->add_option("--space", ta.space_file, "Search space JSON file (default: the family's)");
+  tune->add_option("--strategy", ta.strategy, "exhaustive | random")->capture_default_str();
+  tune->add_option("--budget", ta.budget, "random: configs per problem (0 = all)")->capture_default_str();
+  tune->add_option("--seed", ta.seed, "Seed of the workload and of random strategies")->capture_default_str();
+  tune->add_option("--method", ta.method, "amortized (serving throughput) | per_launch (cold-cache latency)")->capture_default_str();
+  tune->add_option("--noise-target", ta.noise_target, "Stop sampling at this relative noise")->capture_default_str();
+  tune->add_option("--max-ms-per-config", ta.max_ms_per_config, "Time cap per config (warm-up + samples)")->capture_default_str();
+  tune->add_option("--warmup-ms", ta.warmup_ms, "Warm-up time per config")->capture_default_str();
+  tune->add_option("--min-samples", ta.min_samples, "Samples before the noise target may stop")->capture_default_str();
+  tune->add_option("--max-samples", ta.max_samples, "Samples at most")->capture_default_str();
+  tune->add_flag("--no-slow-abort", ta.no_slow_abort, "Measure every config fully, even hopeless ones");
+  tune->add_flag("--rotate-buffers", ta.rotate_buffers, "Rotate input copies larger than the cache (cold-cache throughput)");
+  tune->add_option("--atol", ta.atol, "Validation absolute tolerance")->capture_default_str();
+  tune->add_option("--rtol", ta.rtol, "Validation relative tolerance")->capture_default_str();
+  tune->add_option("--max-mismatch", ta.max_mismatch, "Allowed fraction of elements outside tolerance")->capture_default_str();
+  tune->add_option("--compile-threads", ta.compile_threads, "Threads preparing configs ahead (0 = all cores)");
+  tune->add_option("--run-name", ta.run_name, "Run folder name (default <family>_<date>_<time>)");
+  tune->add_option("--output-dir", ta.output_dir, "Where runs are saved")->capture_default_str();
+  tune->add_flag("--no-save", ta.no_save, "Do not save the run");
+  tune->add_flag("--resume", ta.resume, "Continue the run named by --run-name without re-measuring its trials");
+  tune->add_flag("--update-registry", ta.update_registry, "Apply new and faster results to the registry afterwards");
+  tune->add_flag("--dry-run", ta.dry_run, "Print the plan (problems, space sizes, trials) without running");
+  tune->add_flag("--quiet,-q", ta.quiet, "No progress output");
+  tune->add_option("--tp-size", ta.tp_size, "Tensor-parallel degree: tune the local shape")->capture_default_str();
+  tune->add_option("--tp-split-dim", ta.tp_split_dim, "out (column parallel) | in (row parallel)");
+  add_common(tune, true);
+
+  std::string run_dir;
+  std::vector<std::string> keys;
+  bool force = false, dry = false;
+  auto* diff = app.add_subcommand("diff", "Compare a run's results with the registry: new, faster, slower, same");
+  diff->add_option("run_dir", run_dir, "Run folder")->required();
+  diff->add_option("--registry", common.registry, "Registry root")->capture_default_str();
+
+  auto* apply = app.add_subcommand("apply", "Write a run's approved results to the registry, atomically, with a backup");
+  apply->add_option("run_dir", run_dir, "Run folder")->required();
+  apply->add_option("--registry", common.registry, "Registry root")->capture_default_str();
+  apply->add_option("--key", keys, "Only these problem keys (default: every new or faster one)");
+  apply->add_flag("--force", force, "Also replace entries with slower results");
+  apply->add_flag("--dry-run", dry, "Print what would be written; write nothing");
+
+  std::string format, output;
+  auto* exp = app.add_subcommand("export", "Export a run's trials (csv) or everything (json)");
+  exp->add_option("run_dir", run_dir, "Run folder")->required();
+  exp->add_option("--format", format, "csv | json")->required()->check(CLI::IsMember({"csv", "json"}));
+  exp->add_option("-o,--output", output, "Output file (default stdout)");
+
+  std::string lookup_family, lookup_device;
+  std::vector<std::string> lookup_shapes;
+  auto* lookup = app.add_subcommand("lookup", "Look a shape up in the registry as serving code would");
+  lookup->add_option("family", lookup_family, "Kernel family")->required();
+  lookup->add_option("--shape,-s", lookup_shapes, "Shape(s)")->required();
+  lookup->add_option("--device-slug", lookup_device, "Registry device slug (default: this machine's device)");
+  lookup->add_option("--tp-size", ta.tp_size, "Tensor-parallel degree")->capture_default_str();
+  lookup->add_option("--tp-split-dim", ta.tp_split_dim, "out | in");
+  add_common(lookup, true);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitInput;
+  }
+
+  try {
+    const std::vector<std::string> args(argv, argv + argc);
+    auto backends = make_backends();
+    if (*devices) return cmd_devices(backends, json);
+    if (*kernels) return cmd_kernels(backends, kernels_backend);
+    if (*space)
+      return cmd_space(find_backend(backends, common.backend), common, space_family, ta.kernel_spec, ta.space_file,
+                       space_shapes, json);
+    if (*tune) return cmd_tune(find_backend(backends, common.backend), common, ta, args);
+    if (*diff) {
+      print_diff(diff_run(RunStore::read_results(run_dir), common.registry));
+      return kExitOk;
+    }
+    if (*apply) return cmd_apply(run_dir, common.registry, keys, force, dry);
+    if (*exp) {
+      const std::string text = format == "csv" ? export_trials_csv(run_dir) : export_run_json(run_dir).dump(2) + "\n";
+      if (output.empty()) {
+        std::cout << text;
+      } else {
+        write_file_atomic(output, text);
+        std::cerr << "wrote " << output << '\n';
+      }
+      return kExitOk;
+    }
+    if (*lookup)
+      return cmd_lookup(find_backend(backends, common.backend), common, lookup_family, lookup_device, lookup_shapes,
+                        ta.tp_size, ta.tp_split_dim);
+  } catch (const InputError& e) {
+    std::cerr << "ktune: error: " << e.what() << '\n';
+    return kExitInput;
+  } catch (const std::exception& e) {
+    std::cerr << "ktune: failed: " << e.what() << '\n';
+    return kExitAttention;
+  }
+  return kExitOk;
+}
