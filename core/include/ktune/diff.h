@@ -20,6 +20,9 @@ struct DiffEntry {
   std::optional<RegistryEntry> old_entry;
   RegistryEntry new_entry;             // built from the run's result
   double ratio = 0;                    // old median / new median (> 1: the run is faster); 0 for new
+  // Relative difference within which the two count as the same: the larger of same_threshold
+  // and twice the combined relative standard error of the two medians; 0 for new.
+  double threshold = 0;
 };
 
 struct RegistryDiff {
@@ -32,7 +35,8 @@ struct RegistryDiff {
 RegistryDiff diff_run(const RunResults& run, const std::filesystem::path& registry_root, double same_threshold = 0.02);
 
 struct ApplyOptions {
-  std::vector<std::string> keys;  // problem keys to apply; empty = every new or faster one
+  // Problem keys to apply; empty = every new or faster one (and, with force, every slower one).
+  std::vector<std::string> keys;
   bool force = false;             // allow replacing an entry with a slower one
   bool dry_run = false;
   double same_threshold = 0.02;
@@ -49,7 +53,9 @@ struct ApplyReport {
 
 // Applies the chosen keys atomically. Slower entries are skipped unless force; same ones are
 // skipped (nothing to change). Unknown keys in options.keys are an InputError. Nothing is
-// written when dry_run or when nothing changes.
+// written when dry_run or when nothing changes; otherwise the registry file is written once, its
+// previous version kept as <file>.bak. A registry file for another backend or device than the
+// run's is an InputError.
 ApplyReport apply_run(const RunResults& run, const std::filesystem::path& registry_root, const ApplyOptions& options);
 
 }  // namespace ktune

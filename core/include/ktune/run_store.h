@@ -62,6 +62,7 @@ struct RunResults {
   std::string run_name;
   std::string family;
   std::string backend;
+  std::string device;       // the device's name, as its backend reports it
   std::string device_slug;
   std::string method;       // benchmarking method of the run
   std::string finished_at;
@@ -73,7 +74,9 @@ class RunStore {
   // Creates dir with run_metadata.json and an empty trials.csv (header from the space's
   // parameters). Throws InputError if dir already holds a run (use open_for_resume).
   static RunStore create(const std::filesystem::path& dir, const RunMetadata& metadata);
-  // Opens an existing run to append to it. Throws InputError when it is missing or malformed.
+  // Opens an existing run to append to it. Throws InputError when it is missing or malformed, or
+  // when trials.csv's columns do not match the run's space. A torn last row is cut off so the
+  // next append starts on a fresh line; the run's state goes back to "running".
   static RunStore open_for_resume(const std::filesystem::path& dir);
 
   RunStore(RunStore&&) noexcept;
@@ -85,7 +88,8 @@ class RunStore {
 
   // Appends one row and flushes it to the OS, so a kill loses at most the trial in flight.
   void append(const Trial& trial);
-  // Writes results.json atomically and marks the run's state/end time in run_metadata.json.
+  // Writes results.json atomically (the best trial of each problem that has one) and marks the
+  // run's state ("finished", "cancelled" or "failed") and end time in run_metadata.json.
   void finish(const std::vector<ProblemResult>& results, const std::string& state);
 
   static RunMetadata read_metadata(const std::filesystem::path& dir);       // throws InputError
@@ -102,8 +106,12 @@ class RunStore {
   std::unique_ptr<std::ofstream> trials_;
 };
 
-// Writes `text` to `file` atomically: temp file in the same folder, fsync, rename.
+// Writes `text` to `file` atomically: temp file in the same folder, fsync, rename, fsync of the
+// folder. The temp file is hidden (".<name>.tmp.XXXXXX"), so a kill never leaves one that could be
+// taken for the file. Throws RunError when the disk refuses.
 void write_file_atomic(const std::filesystem::path& file, const std::string& text);
+// The whole file; InputError naming it when it is missing or unreadable.
+std::string read_text_file(const std::filesystem::path& file);
 std::string now_iso8601();
 // "gemm_20261123_043000": default run name.
 std::string default_run_name(const std::string& family);

@@ -1,0 +1,143 @@
+#include "ktune/diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "ktune/error.h"
+#include "ktune/stats.h"
+#include "ktune/version.h"
+
+namespace ktune {
+
+namespace fs = std::filesystem;
+
+const char* to_string(DiffClass c) {
+  switch (c) {
+    case DiffClass::New: return "new";
+    case DiffClass::Faster: return "faster";
+    case DiffClass::Slower: return "slower";
+    case DiffClass::Same: return "same";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Relative standard error of the median estimate from the samples; 0 when they cannot tell
+// (fewer than two samples), so the fixed threshold alone decides.
+double rel_std_error(const std::vector<double>& samples) {
+  if (samples.size() < 2) return 0;
+  const Stats s = summarize(samples);
+  return s.median_ns > 0 ? s.std_ns / std::sqrt(static_cast<double>(s.count)) / s.median_ns : 0;
+}
+
+RegistryEntry registry_entry(const RunResults& run, const ResultEntry& r) {
+  RegistryEntry e;
+  e.config = r.config;
+  e.latency_avg_ns = r.stats.mean_ns;
+  e.latency_median_ns = r.stats.median_ns;
+  e.latency_std_ns = r.stats.std_ns;
+  e.compile_time_s = r.compile_time_s;
+  e.benchmarking_method = run.method;
+  e.samples_ns = r.samples_ns;
+  e.run = run.run_name;
+  // The run's end, not the time of applying: applying the same run twice gives the same entry.
+  e.tuned_at = run.finished_at;
+  e.ktune_version = version();
+  return e;
+}
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+struct Loaded {
+  Registry registry;
+  RegistryDiff diff;
+};
+
+Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, double same_threshold) {
+  Loaded out;
+  out.diff.registry_file = Registry::file_for(registry_root, run.backend, run.device_slug);
+  const fs::path& file = out.diff.registry_file;
+  out.registry = Registry::load(file);
+  if (!fs::exists(file)) out.registry = Registry(run.backend, run.device_slug);
+  if (out.registry.backend() != run.backend || out.registry.device() != run.device_slug)
+    throw InputError(file.string() + " holds the registry of " + out.registry.backend() + "/" + out.registry.device() +
+                     ", not of run " + run.run_name + "'s " + run.backend + "/" + run.device_slug +
+                     "; fix its \"backend\" and \"device\" fields or move it away");
+
+  for (const auto& r : run.entries) {
+    DiffEntry d;
+    d.family = r.problem.family.empty() ? run.family : r.problem.family;
+    d.key = r.problem.key();
+    d.new_entry = registry_entry(run, r);
+    const double new_median = d.new_entry.latency_median_ns;
+    if (!(new_median > 0) || !std::isfinite(new_median))
+      throw InputError("run " + run.run_name + ": result " + d.key + " has no valid median latency (" +
+                       format("%g", new_median) + " ns); its results.json is damaged");
+    if (const RegistryEntry* old = out.registry.find(d.family, d.key)) {
+      d.old_entry = *old;
+      d.ratio = old->latency_median_ns / new_median;
+      d.threshold = std::max(same_threshold, 2 * std::hypot(rel_std_error(old->samples_ns), rel_std_error(r.samples_ns)));
+      // Symmetric: 2x faster and 2x slower are the same distance from "same".
+      const double rel_diff = std::max(d.ratio, 1 / d.ratio) - 1;
+      d.cls = rel_diff <= d.threshold ? DiffClass::Same : d.ratio > 1 ? DiffClass::Faster : DiffClass::Slower;
+    }
+    out.diff.entries.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+RegistryDiff diff_run(const RunResults& run, const fs::path& registry_root, double same_threshold) {
+  return load_and_diff(run, registry_root, same_threshold).diff;
+}
+
+ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, const ApplyOptions& options) {
+  Loaded loaded = load_and_diff(run, registry_root, options.same_threshold);
+  const auto& entries = loaded.diff.entries;
+  for (const auto& key : options.keys) {
+    const bool known = std::any_of(entries.begin(), entries.end(), [&](const DiffEntry& d) { return d.key == key; });
+    if (!known) {
+      std::string valid;
+      for (const auto& d : entries) valid += (valid.empty() ? "" : ", ") + ("'" + d.key + "'");
+      throw InputError("run " + run.run_name + " has no result for key '" + key + "'; its keys are: " +
+                       (valid.empty() ? "(none)" : valid));
+    }
+  }
+
+  ApplyReport report;
+  report.registry_file = loaded.diff.registry_file;
+  auto skip = [&](const DiffEntry& d, std::string reason) {
+    report.skipped.push_back(d);
+    report.skip_reasons.push_back(std::move(reason));
+  };
+  for (const auto& d : entries) {
+    const bool chosen =
+        options.keys.empty() || std::find(options.keys.begin(), options.keys.end(), d.key) != options.keys.end();
+    if (!chosen) {
+      skip(d, "not chosen");
+    } else if (d.cls == DiffClass::Same) {
+      skip(d, "same as the registry entry within noise (ratio " + format("%.4f", d.ratio) + ", threshold " +
+                  format("%.1f", 100 * d.threshold) + "%)");
+    } else if (d.cls == DiffClass::Slower && !options.force) {
+      skip(d, "slower than the registry entry (ratio " + format("%.4f", d.ratio) + "); use --force to replace it");
+    } else {
+      report.written.push_back(d);
+    }
+  }
+  if (report.written.empty() || options.dry_run) return report;
+
+  const bool had_file = fs::exists(report.registry_file);
+  for (const auto& d : report.written) loaded.registry.set(d.family, d.key, d.new_entry);
+  loaded.registry.save(report.registry_file);
+  if (had_file) report.backup_file = report.registry_file.string() + ".bak";
+  return report;
+}
+
+}  // namespace ktune
