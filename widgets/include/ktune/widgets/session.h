@@ -1,0 +1,38 @@
+#pragma once
+// Session: everything the Setup page holds, as saved to and loaded from a JSON file.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ktune/measurement.h"
+#include "ktune/problem.h"
+#include "ktune/run_store.h"
+#include "ktune/search_space.h"
+#include "ktune/strategy.h"
+
+namespace ktune::gui {
+
+struct Session {
+  std::string backend = "cpu";
+  int device = 0;
+  std::string family;
+  std::vector<Problem> problems;
+  SearchSpace space;
+  StrategySpec strategy;
+  MeasureSettings measure;
+  Tolerance tolerance;
+  std::uint64_t seed = 0;
+  std::string run_name;
+  std::string output_dir = "tuning_runs";
+
+  nlohmann::json to_json() const;
+  static Session from_json(const nlohmann::json& j);               // throws InputError
+  static Session load(const std::filesystem::path& file);          // throws InputError naming the file
+  void save(const std::filesystem::path& file) const;              // atomic
+  // The session a past run was started with, for resuming it or tuning again.
+  static Session from_run(const RunMetadata& metadata, const std::filesystem::path& run_dir);
+};
+
+}  // namespace ktune::gui

@@ -1,0 +1,91 @@
+#pragma once
+// Setup page: backend and device (with its properties), kernel family, problem shapes, search
+// space with live counts, strategy and budget, measurement settings, run name and folder.
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "ktune/backend.h"
+#include "ktune/tuner.h"
+#include "ktune/widgets/session.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+class QTableView;
+class QTableWidget;
+
+namespace ktune::gui {
+
+class ShapesModel;
+class SpaceEditor;
+
+class SetupPage : public QWidget {
+  Q_OBJECT
+ public:
+  SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* parent = nullptr);
+  ~SetupPage() override;
+
+  Session session() const;
+  // Throws InputError when the session names a backend, device or family this build lacks.
+  void setSession(const Session& session);
+
+  Backend* currentBackend() const;
+  DeviceInfo currentDevice() const;
+  KernelFamily currentFamily() const;
+  // Everything the tuner needs; throws InputError saying what to fix on this page.
+  TuneRequest request() const;
+
+  ShapesModel* shapesModel() const { return shapes_.get(); }
+  SpaceEditor* spaceEditor() const { return space_; }
+  // Adds shapes as if typed into the shape box; returns false and shows why when they do not parse.
+  bool addShapes(const QString& text);
+
+  void saveSessionTo(const QString& file) const;   // throws InputError
+  void loadSessionFrom(const QString& file);       // throws InputError
+
+ private:
+  void fillBackends();
+  void onBackendChanged();
+  void onDeviceChanged();
+  void onFamilyChanged();
+  void updateContexts();
+  void showDeviceProperties(const DeviceInfo& device);
+  void setShapeMessage(const QString& message);
+
+  std::vector<std::unique_ptr<Backend>>& backends_;
+  std::vector<DeviceInfo> devices_;
+  std::vector<KernelFamily> families_;
+  std::unique_ptr<ShapesModel> shapes_;
+
+  QComboBox* backendCombo_;
+  QComboBox* deviceCombo_;
+  QTableWidget* deviceTable_;
+  QComboBox* familyCombo_;
+  QLabel* familyLabel_;
+  QLineEdit* shapeEdit_;
+  QSpinBox* tpSize_;
+  QComboBox* tpSplit_;
+  QTableView* shapesView_;
+  QLabel* shapeMessage_;
+  SpaceEditor* space_;
+  QComboBox* strategyCombo_;
+  QSpinBox* budget_;
+  QSpinBox* strategySeed_;
+  QComboBox* method_;
+  QDoubleSpinBox* noiseTarget_;
+  QSpinBox* minSamples_;
+  QSpinBox* maxSamples_;
+  QDoubleSpinBox* warmupMs_;
+  QDoubleSpinBox* maxMsPerConfig_;
+  QCheckBox* slowAbort_;
+  QCheckBox* rotateBuffers_;
+  QSpinBox* seed_;
+  QLineEdit* runName_;
+  QLineEdit* outputDir_;
+};
+
+}  // namespace ktune::gui

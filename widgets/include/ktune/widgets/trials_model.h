@@ -1,0 +1,59 @@
+#pragma once
+// TrialsModel: every trial of a run as a table. Rows are appended in batches (one
+// beginInsertRows per batch) so a live run of 100k trials stays cheap to show.
+#include <QAbstractTableModel>
+#include <QHash>
+#include <QStringList>
+#include <vector>
+
+#include "ktune/trial.h"
+
+namespace ktune::gui {
+
+class TrialsModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Role { TrialIdRole = Qt::UserRole + 1, StatusRole, ProblemKeyRole, SortRole };
+  // Fixed columns; parameter columns sit between Status and Median.
+  enum Column { IdColumn, ShapeColumn, StatusColumn, FirstParamColumn };
+
+  explicit TrialsModel(QObject* parent = nullptr);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+  // Starts over with these parameter columns (the space's order) and no rows.
+  void reset(const QStringList& parameters);
+  // Replaces everything in one model reset: opening a saved run.
+  void setTrials(const QStringList& parameters, std::vector<Trial> trials);
+  // One beginInsertRows for the whole batch. Parameters not seen before become new columns.
+  void appendTrials(const QList<Trial>& batch);
+
+  const std::vector<Trial>& trials() const { return trials_; }
+  const Trial& trial(int row) const { return trials_[static_cast<std::size_t>(row)]; }
+  int rowForId(qint64 id) const { return rowById_.value(id, -1); }
+  const QStringList& parameters() const { return parameters_; }
+  QStringList problemKeys() const { return problemKeys_; }
+  int parameterColumn(const QString& name) const;
+
+  // Value used to sort a column: numbers for numeric columns, text otherwise.
+  QVariant sortValue(int row, int column) const;
+
+ signals:
+  void problemKeysChanged();
+
+ private:
+  enum Tail { Median, Mean, Std, Min, Samples, Tflops, Gbps, Compile, Error, TailCount };
+  int tailColumn(int column) const { return column - FirstParamColumn - static_cast<int>(parameters_.size()); }
+  void noteProblemKey(const std::string& key);
+  void addParameters(const Trial& t);
+
+  std::vector<Trial> trials_;
+  QStringList parameters_;
+  QStringList problemKeys_;
+  QHash<qint64, int> rowById_;
+};
+
+}  // namespace ktune::gui

@@ -1,0 +1,40 @@
+#pragma once
+// Sorting and filtering of the trials table by status, shape and free text.
+#include <QSet>
+#include <QSortFilterProxyModel>
+
+#include "ktune/trial.h"
+
+namespace ktune::gui {
+
+class TrialsModel;
+
+class TrialsFilterProxy : public QSortFilterProxyModel {
+  Q_OBJECT
+ public:
+  explicit TrialsFilterProxy(QObject* parent = nullptr);
+  void setSourceModel(QAbstractItemModel* model) override;
+
+  // Empty set: every status.
+  void setStatuses(const QSet<TrialStatus>& statuses);
+  // Empty: every shape; otherwise an exact Problem::key().
+  void setShape(const QString& problemKey);
+  // Case-insensitive substring of the config key, the shape or the error text.
+  void setText(const QString& text);
+
+  QSet<TrialStatus> statuses() const { return statuses_; }
+  QString shape() const { return shape_; }
+  QString text() const { return text_; }
+
+ protected:
+  bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;
+  bool lessThan(const QModelIndex& left, const QModelIndex& right) const override;
+
+ private:
+  TrialsModel* trials_ = nullptr;
+  QSet<TrialStatus> statuses_;
+  QString shape_;
+  QString text_;
+};
+
+}  // namespace ktune::gui

@@ -1,0 +1,487 @@
+#include "ktune/widgets/setup_page.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <filesystem>
+
+#include "ktune/error.h"
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/shapes_model.h"
+#include "ktune/widgets/space_editor.h"
+
+namespace ktune::gui {
+
+namespace {
+
+QString formatProperty(const std::string& name, double value) {
+  const QString n = qstr(name);
+  if (n.endsWith(QLatin1String("_bytes")) || n.startsWith(QLatin1String("smem"))) {
+    if (value >= 1 << 20) return QStringLiteral("%1 MiB").arg(value / (1 << 20), 0, 'g', 4);
+    if (value >= 1 << 10) return QStringLiteral("%1 KiB").arg(value / (1 << 10), 0, 'g', 4);
+    return QStringLiteral("%1 B").arg(value);
+  }
+  if (n.startsWith(QLatin1String("peak_gflops"))) return QStringLiteral("%1 TFLOP/s").arg(value / 1e3, 0, 'g', 4);
+  if (n.endsWith(QLatin1String("_gbs"))) return QStringLiteral("%1 GB/s").arg(value, 0, 'g', 5);
+  if (n.endsWith(QLatin1String("_mhz"))) return QStringLiteral("%1 MHz").arg(value, 0, 'f', 0);
+  return QString::number(value, 'g', 10);
+}
+
+QGroupBox* group(const QString& title, QLayout* layout) {
+  auto* box = new QGroupBox(title);
+  box->setLayout(layout);
+  return box;
+}
+
+}  // namespace
+
+SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* parent)
+    : QWidget(parent), backends_(backends), shapes_(std::make_unique<ShapesModel>()) {
+  backendCombo_ = new QComboBox;
+  deviceCombo_ = new QComboBox;
+  deviceTable_ = new QTableWidget(0, 2);
+  deviceTable_->setHorizontalHeaderLabels({tr("Property"), tr("Value")});
+  deviceTable_->horizontalHeader()->setStretchLastSection(true);
+  deviceTable_->verticalHeader()->hide();
+  deviceTable_->verticalHeader()->setDefaultSectionSize(22);
+  deviceTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  deviceTable_->setColumnWidth(0, 170);
+  auto* deviceForm = new QFormLayout;
+  deviceForm->addRow(tr("Backend"), backendCombo_);
+  deviceForm->addRow(tr("Device"), deviceCombo_);
+  deviceForm->addRow(deviceTable_);
+
+  familyCombo_ = new QComboBox;
+  familyLabel_ = new QLabel;
+  familyLabel_->setWordWrap(true);
+  auto* familyForm = new QFormLayout;
+  familyForm->addRow(tr("Family"), familyCombo_);
+  familyForm->addRow(familyLabel_);
+
+  shapeEdit_ = new QLineEdit;
+  shapeEdit_->setPlaceholderText(tr("M=1,16,64 N=4096 K=4096"));
+  shapeEdit_->setToolTip(tr("One shape per entry; comma lists expand into one row per value. "
+                            "Fields left out take the family's defaults."));
+  tpSize_ = new QSpinBox;
+  tpSize_->setRange(1, 1024);
+  tpSize_->setPrefix(tr("tp "));
+  tpSplit_ = new QComboBox;
+  tpSplit_->addItem(tr("no split"), QStringLiteral("none"));
+  tpSplit_->addItem(tr("split out (column parallel)"), QStringLiteral("out"));
+  tpSplit_->addItem(tr("split in (row parallel)"), QStringLiteral("in"));
+  auto* addShape = new QPushButton(QIcon(QStringLiteral(":/icons/add.svg")), tr("Add"));
+  auto* pasteShapes = new QPushButton(tr("Paste list…"));
+  auto* removeShape = new QPushButton(QIcon(QStringLiteral(":/icons/remove.svg")), tr("Remove"));
+  shapesView_ = new QTableView;
+  shapesView_->setModel(shapes_.get());
+  shapesView_->horizontalHeader()->setStretchLastSection(true);
+  shapesView_->verticalHeader()->setDefaultSectionSize(22);
+  shapesView_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  shapeMessage_ = new QLabel;
+  shapeMessage_->setWordWrap(true);
+  shapeMessage_->setStyleSheet(QStringLiteral("color:#c62828"));
+  shapeMessage_->hide();
+  auto* shapeRow = new QHBoxLayout;
+  shapeRow->addWidget(shapeEdit_, 1);
+  shapeRow->addWidget(tpSize_);
+  shapeRow->addWidget(tpSplit_);
+  shapeRow->addWidget(addShape);
+  auto* shapeButtons = new QHBoxLayout;
+  shapeButtons->addWidget(pasteShapes);
+  shapeButtons->addWidget(removeShape);
+  shapeButtons->addStretch();
+  auto* shapesLayout = new QVBoxLayout;
+  shapesLayout->addLayout(shapeRow);
+  shapesLayout->addWidget(shapesView_, 1);
+  shapesLayout->addWidget(shapeMessage_);
+  shapesLayout->addLayout(shapeButtons);
+
+  space_ = new SpaceEditor;
+  auto* resetSpace = new QPushButton(tr("Family default"));
+  auto* loadSpace = new QPushButton(tr("Load…"));
+  auto* saveSpace = new QPushButton(tr("Save…"));
+  auto* spaceButtons = new QHBoxLayout;
+  spaceButtons->addWidget(resetSpace);
+  spaceButtons->addWidget(loadSpace);
+  spaceButtons->addWidget(saveSpace);
+  spaceButtons->addStretch();
+  auto* spaceLayout = new QVBoxLayout;
+  spaceLayout->addWidget(space_, 1);
+  spaceLayout->addLayout(spaceButtons);
+
+  strategyCombo_ = new QComboBox;
+  for (const std::string& name : strategy_names()) strategyCombo_->addItem(qstr(name));
+  budget_ = new QSpinBox;
+  budget_->setRange(0, 100'000'000);
+  budget_->setSpecialValueText(tr("all configs"));
+  budget_->setSuffix(tr(" per shape"));
+  strategySeed_ = new QSpinBox;
+  strategySeed_->setRange(0, INT_MAX);
+  auto* strategyForm = new QFormLayout;
+  strategyForm->addRow(tr("Strategy"), strategyCombo_);
+  strategyForm->addRow(tr("Budget"), budget_);
+  strategyForm->addRow(tr("Strategy seed"), strategySeed_);
+
+  method_ = new QComboBox;
+  method_->addItem(tr("amortized (warm, throughput)"), QStringLiteral("amortized"));
+  method_->addItem(tr("per launch (cold, latency)"), QStringLiteral("per_launch"));
+  noiseTarget_ = new QDoubleSpinBox;
+  noiseTarget_->setRange(0.01, 50);
+  noiseTarget_->setSuffix(QStringLiteral(" %"));
+  noiseTarget_->setDecimals(2);
+  minSamples_ = new QSpinBox;
+  minSamples_->setRange(1, 100000);
+  maxSamples_ = new QSpinBox;
+  maxSamples_->setRange(1, 100000);
+  warmupMs_ = new QDoubleSpinBox;
+  warmupMs_->setRange(0, 60000);
+  warmupMs_->setSuffix(QStringLiteral(" ms"));
+  maxMsPerConfig_ = new QDoubleSpinBox;
+  maxMsPerConfig_->setRange(1, 3.6e6);
+  maxMsPerConfig_->setSuffix(QStringLiteral(" ms"));
+  slowAbort_ = new QCheckBox(tr("stop configs that cannot beat the best"));
+  rotateBuffers_ = new QCheckBox(tr("rotate input buffers (cold cache, amortized)"));
+  seed_ = new QSpinBox;
+  seed_->setRange(0, INT_MAX);
+  auto* samples = new QHBoxLayout;
+  samples->addWidget(minSamples_);
+  samples->addWidget(new QLabel(tr("to")));
+  samples->addWidget(maxSamples_);
+  auto* measureForm = new QFormLayout;
+  measureForm->addRow(tr("Method"), method_);
+  measureForm->addRow(tr("Noise target"), noiseTarget_);
+  measureForm->addRow(tr("Samples"), samples);
+  measureForm->addRow(tr("Warm-up"), warmupMs_);
+  measureForm->addRow(tr("Time cap per config"), maxMsPerConfig_);
+  measureForm->addRow(slowAbort_);
+  measureForm->addRow(rotateBuffers_);
+  measureForm->addRow(tr("Workload seed"), seed_);
+
+  runName_ = new QLineEdit;
+  runName_->setPlaceholderText(tr("default: <family>_<date>_<time>"));
+  outputDir_ = new QLineEdit;
+  auto* browse = new QPushButton(tr("Browse…"));
+  auto* folderRow = new QHBoxLayout;
+  folderRow->addWidget(outputDir_, 1);
+  folderRow->addWidget(browse);
+  auto* loadSession = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Load session…"));
+  auto* saveSession = new QPushButton(QIcon(QStringLiteral(":/icons/save.svg")), tr("Save session…"));
+  auto* sessionRow = new QHBoxLayout;
+  sessionRow->addWidget(loadSession);
+  sessionRow->addWidget(saveSession);
+  auto* runForm = new QFormLayout;
+  runForm->addRow(tr("Run name"), runName_);
+  runForm->addRow(tr("Runs folder"), folderRow);
+  runForm->addRow(sessionRow);
+
+  auto* left = new QVBoxLayout;
+  left->addWidget(group(tr("Device"), deviceForm), 3);
+  left->addWidget(group(tr("Kernel"), familyForm));
+  left->addWidget(group(tr("Problem shapes"), shapesLayout), 2);
+  auto* settings = new QHBoxLayout;
+  auto* settingsLeft = new QVBoxLayout;
+  settingsLeft->addWidget(group(tr("Strategy"), strategyForm));
+  settingsLeft->addWidget(group(tr("Run"), runForm));
+  settingsLeft->addStretch();
+  settings->addLayout(settingsLeft);
+  settings->addWidget(group(tr("Measurement"), measureForm));
+  auto* right = new QVBoxLayout;
+  right->addWidget(group(tr("Search space"), spaceLayout), 1);
+  right->addLayout(settings);
+  auto* columns = new QHBoxLayout(this);
+  columns->addLayout(left, 2);
+  columns->addLayout(right, 3);
+
+  connect(backendCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onBackendChanged);
+  connect(deviceCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onDeviceChanged);
+  connect(familyCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onFamilyChanged);
+  connect(shapes_.get(), &ShapesModel::problemsChanged, this, &SetupPage::updateContexts);
+  connect(shapes_.get(), &ShapesModel::editRejected, this, &SetupPage::setShapeMessage);
+  connect(addShape, &QPushButton::clicked, this, [this] {
+    if (addShapes(shapeEdit_->text())) shapeEdit_->clear();
+  });
+  connect(shapeEdit_, &QLineEdit::returnPressed, addShape, &QPushButton::click);
+  connect(pasteShapes, &QPushButton::clicked, this, [this] {
+    bool ok = false;
+    const QString text = QInputDialog::getMultiLineText(
+        this, tr("Paste shapes"), tr("One shape per line, e.g. M=1,16,64 N=4096 K=4096:"), {}, &ok);
+    if (ok) addShapes(text);
+  });
+  connect(removeShape, &QPushButton::clicked, this, [this] {
+    const QModelIndexList rows = shapesView_->selectionModel()->selectedRows();
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it) shapes_->removeRows(it->row(), 1);
+  });
+  connect(resetSpace, &QPushButton::clicked, this, [this] { space_->setSpace(currentFamily().default_space); });
+  connect(loadSpace, &QPushButton::clicked, this, [this] {
+    const QString file = QFileDialog::getOpenFileName(this, tr("Load search space"), {}, tr("JSON (*.json)"));
+    if (file.isEmpty()) return;
+    try {
+      space_->setSpace(SearchSpace::load(sstr(file)));
+    } catch (const InputError& e) {
+      setShapeMessage(QString::fromUtf8(e.what()));
+    }
+  });
+  connect(saveSpace, &QPushButton::clicked, this, [this] {
+    const QString file = QFileDialog::getSaveFileName(this, tr("Save search space"), {}, tr("JSON (*.json)"));
+    if (file.isEmpty()) return;
+    try {
+      space_->space().save(sstr(file));
+    } catch (const std::exception& e) {
+      setShapeMessage(QString::fromUtf8(e.what()));
+    }
+  });
+  connect(browse, &QPushButton::clicked, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Runs folder"), outputDir_->text());
+    if (!dir.isEmpty()) outputDir_->setText(dir);
+  });
+  connect(loadSession, &QPushButton::clicked, this, [this] {
+    const QString file = QFileDialog::getOpenFileName(this, tr("Load session"), {}, tr("ktune session (*.json)"));
+    if (file.isEmpty()) return;
+    try {
+      loadSessionFrom(file);
+    } catch (const InputError& e) {
+      setShapeMessage(QString::fromUtf8(e.what()));
+    }
+  });
+  connect(saveSession, &QPushButton::clicked, this, [this] {
+    const QString file = QFileDialog::getSaveFileName(this, tr("Save session"), QStringLiteral("session.json"),
+                                                      tr("ktune session (*.json)"));
+    if (file.isEmpty()) return;
+    try {
+      saveSessionTo(file);
+    } catch (const std::exception& e) {
+      setShapeMessage(QString::fromUtf8(e.what()));
+    }
+  });
+
+  fillBackends();
+  Session defaults;
+  noiseTarget_->setValue(defaults.measure.noise_target * 100);
+  minSamples_->setValue(defaults.measure.min_samples);
+  maxSamples_->setValue(defaults.measure.max_samples);
+  warmupMs_->setValue(defaults.measure.warmup_ms);
+  maxMsPerConfig_->setValue(defaults.measure.max_ms_per_config);
+  slowAbort_->setChecked(defaults.measure.slow_abort);
+  outputDir_->setText(qstr(defaults.output_dir));
+}
+
+SetupPage::~SetupPage() = default;
+
+void SetupPage::fillBackends() {
+  QSignalBlocker block(backendCombo_);
+  backendCombo_->clear();
+  for (const auto& backend : backends_) backendCombo_->addItem(qstr(backend->name()));
+  onBackendChanged();
+}
+
+Backend* SetupPage::currentBackend() const {
+  const int i = backendCombo_->currentIndex();
+  return i < 0 ? nullptr : backends_[static_cast<std::size_t>(i)].get();
+}
+
+DeviceInfo SetupPage::currentDevice() const {
+  const int i = deviceCombo_->currentIndex();
+  if (i < 0) throw InputError("no device selected: the " + sstr(backendCombo_->currentText()) +
+                              " backend found none on this machine; pick another backend");
+  return devices_[static_cast<std::size_t>(i)];
+}
+
+KernelFamily SetupPage::currentFamily() const {
+  const int i = familyCombo_->currentIndex();
+  if (i < 0) throw InputError("no kernel family selected: pick one under Kernel");
+  return families_[static_cast<std::size_t>(i)];
+}
+
+void SetupPage::onBackendChanged() {
+  Backend* backend = currentBackend();
+  devices_ = backend ? backend->devices() : std::vector<DeviceInfo>{};
+  families_ = backend ? backend->families() : std::vector<KernelFamily>{};
+  {
+    QSignalBlocker block(deviceCombo_);
+    deviceCombo_->clear();
+    for (const DeviceInfo& d : devices_) deviceCombo_->addItem(QStringLiteral("%1: %2").arg(d.index).arg(qstr(d.name)));
+  }
+  {
+    QSignalBlocker block(familyCombo_);
+    familyCombo_->clear();
+    for (const KernelFamily& f : families_) familyCombo_->addItem(qstr(f.name));
+  }
+  onDeviceChanged();
+  onFamilyChanged();
+}
+
+void SetupPage::onDeviceChanged() {
+  const int i = deviceCombo_->currentIndex();
+  showDeviceProperties(i < 0 ? DeviceInfo{} : devices_[static_cast<std::size_t>(i)]);
+  updateContexts();
+}
+
+void SetupPage::showDeviceProperties(const DeviceInfo& device) {
+  deviceTable_->setRowCount(0);
+  const auto addRow = [this](const QString& name, const QString& value) {
+    const int row = deviceTable_->rowCount();
+    deviceTable_->insertRow(row);
+    deviceTable_->setItem(row, 0, new QTableWidgetItem(name));
+    deviceTable_->setItem(row, 1, new QTableWidgetItem(value));
+    deviceTable_->item(row, 1)->setToolTip(value);
+  };
+  if (device.name.empty()) {
+    addRow(tr("(no device)"), tr("this backend found no device on this machine"));
+    return;
+  }
+  addRow(tr("name"), qstr(device.name));
+  for (const auto& [name, value] : device.properties) addRow(qstr(name), formatProperty(name, value));
+  for (const auto& [name, value] : device.text) addRow(qstr(name), qstr(value));
+}
+
+void SetupPage::onFamilyChanged() {
+  const int i = familyCombo_->currentIndex();
+  if (i < 0) {
+    familyLabel_->clear();
+    return;
+  }
+  const KernelFamily& family = families_[static_cast<std::size_t>(i)];
+  QStringList fields;
+  for (const KeyField& f : family.key_fields)
+    fields << (f.default_value.empty() ? qstr(f.name) : QStringLiteral("%1 (default %2)").arg(qstr(f.name), qstr(f.default_value)));
+  familyLabel_->setText(QStringLiteral("%1<br><small>key: %2</small>").arg(qstr(family.description).toHtmlEscaped(), fields.join(QStringLiteral(", "))));
+  shapes_->setFamily(family);
+  space_->setSpace(family.default_space);
+  for (int c = 0; c < shapes_->columnCount(); ++c) shapesView_->setColumnWidth(c, 70);
+  updateContexts();
+}
+
+void SetupPage::updateContexts() {
+  std::vector<Variables> contexts;
+  if (deviceCombo_->currentIndex() >= 0 && familyCombo_->currentIndex() >= 0) {
+    const DeviceInfo device = currentDevice();
+    const KernelFamily family = currentFamily();
+    for (const Problem& p : shapes_->problems()) {
+      Variables vars = device.variables();
+      for (const auto& [k, v] : family.variables(p)) vars[k] = v;
+      contexts.push_back(std::move(vars));
+    }
+  }
+  space_->setContexts(std::move(contexts));
+}
+
+void SetupPage::setShapeMessage(const QString& message) {
+  shapeMessage_->setText(message);
+  shapeMessage_->setVisible(!message.isEmpty());
+}
+
+bool SetupPage::addShapes(const QString& text) {
+  try {
+    const auto split = tp_split_dim_from_string(sstr(tpSplit_->currentData().toString()));
+    const int added = shapes_->addShapes(text, tpSize_->value(), split);
+    setShapeMessage(added ? QString() : tr("No new shape: type one like M=1,16,64 N=4096 K=4096."));
+    return added > 0;
+  } catch (const InputError& e) {
+    setShapeMessage(QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
+Session SetupPage::session() const {
+  Session s;
+  s.backend = sstr(backendCombo_->currentText());
+  s.device = deviceCombo_->currentIndex() < 0 ? 0 : devices_[static_cast<std::size_t>(deviceCombo_->currentIndex())].index;
+  s.family = sstr(familyCombo_->currentText());
+  s.problems = shapes_->problems();
+  s.space = space_->space();
+  s.strategy.kind = sstr(strategyCombo_->currentText());
+  s.strategy.budget = static_cast<std::size_t>(budget_->value());
+  s.strategy.seed = static_cast<std::uint64_t>(strategySeed_->value());
+  s.measure.method = method_from_string(sstr(method_->currentData().toString()));
+  s.measure.noise_target = noiseTarget_->value() / 100.0;
+  s.measure.min_samples = minSamples_->value();
+  s.measure.max_samples = maxSamples_->value();
+  s.measure.warmup_ms = warmupMs_->value();
+  s.measure.max_ms_per_config = maxMsPerConfig_->value();
+  s.measure.slow_abort = slowAbort_->isChecked();
+  s.measure.rotate_buffers = rotateBuffers_->isChecked();
+  s.seed = static_cast<std::uint64_t>(seed_->value());
+  s.run_name = sstr(runName_->text().trimmed());
+  s.output_dir = sstr(outputDir_->text().trimmed());
+  return s;
+}
+
+void SetupPage::setSession(const Session& s) {
+  const int backend = backendCombo_->findText(qstr(s.backend));
+  if (backend < 0) throw InputError("backend \"" + s.backend + "\" is not in this build; pick one of the listed backends");
+  backendCombo_->setCurrentIndex(backend);
+  onBackendChanged();
+  for (std::size_t i = 0; i < devices_.size(); ++i)
+    if (devices_[i].index == s.device) deviceCombo_->setCurrentIndex(static_cast<int>(i));
+  const int family = familyCombo_->findText(qstr(s.family));
+  if (family < 0) throw InputError("kernel family \"" + s.family + "\" is not known to the " + s.backend + " backend");
+  familyCombo_->setCurrentIndex(family);
+  onFamilyChanged();
+  shapes_->setProblems(s.problems);
+  if (!s.space.parameters().empty()) space_->setSpace(s.space);
+  strategyCombo_->setCurrentText(qstr(s.strategy.kind));
+  budget_->setValue(static_cast<int>(s.strategy.budget));
+  strategySeed_->setValue(static_cast<int>(s.strategy.seed));
+  method_->setCurrentIndex(method_->findData(qstr(ktune::to_string(s.measure.method))));
+  noiseTarget_->setValue(s.measure.noise_target * 100);
+  minSamples_->setValue(s.measure.min_samples);
+  maxSamples_->setValue(s.measure.max_samples);
+  warmupMs_->setValue(s.measure.warmup_ms);
+  maxMsPerConfig_->setValue(s.measure.max_ms_per_config);
+  slowAbort_->setChecked(s.measure.slow_abort);
+  rotateBuffers_->setChecked(s.measure.rotate_buffers);
+  seed_->setValue(static_cast<int>(s.seed));
+  runName_->setText(qstr(s.run_name));
+  outputDir_->setText(qstr(s.output_dir));
+  updateContexts();
+}
+
+TuneRequest SetupPage::request() const {
+  TuneRequest r;
+  if (!currentBackend()) throw InputError("no backend: this build has none");
+  r.family = currentFamily();
+  const DeviceInfo device = currentDevice();
+  if (shapes_->problems().empty()) throw InputError("no problem shapes: add at least one under Problem shapes");
+  r.problems = shapes_->problems();
+  try {
+    r.space = space_->space();
+  } catch (const InputError& e) {
+    throw InputError(std::string("the search space has an error, marked in red: ") + e.what());
+  }
+  if (r.space.parameters().empty()) throw InputError("the search space has no parameters: add some or press Family default");
+  const Session s = session();
+  r.strategy = s.strategy;
+  r.measure = s.measure;
+  if (r.measure.min_samples > r.measure.max_samples)
+    throw InputError("measurement: the minimum number of samples exceeds the maximum; raise the maximum");
+  r.tolerance = s.tolerance;
+  r.seed = s.seed;
+  if (s.output_dir.empty()) throw InputError("no runs folder: choose where the run is saved");
+  const std::string name = s.run_name.empty() ? default_run_name(r.family.name) : s.run_name;
+  r.run_dir = std::filesystem::path(s.output_dir) / name;
+  if (std::filesystem::exists(r.run_dir / "run_metadata.json"))
+    throw InputError("the run folder " + r.run_dir.string() +
+                     " already holds a run: choose another run name, or open that run and resume it");
+  r.arguments = {"ktune-workbench", "--session", s.to_json().dump()};
+  return r;
+}
+
+void SetupPage::saveSessionTo(const QString& file) const { session().save(sstr(file)); }
+
+void SetupPage::loadSessionFrom(const QString& file) { setSession(Session::load(sstr(file))); }
+
+}  // namespace ktune::gui

@@ -1,0 +1,155 @@
+#include "ktune/widgets/trials_model.h"
+
+#include "ktune/widgets/qt_types.h"
+
+namespace ktune::gui {
+
+TrialsModel::TrialsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int TrialsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(trials_.size());
+}
+
+int TrialsModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : FirstParamColumn + static_cast<int>(parameters_.size()) + TailCount;
+}
+
+int TrialsModel::parameterColumn(const QString& name) const {
+  const int i = static_cast<int>(parameters_.indexOf(name));
+  return i < 0 ? -1 : FirstParamColumn + i;
+}
+
+QVariant TrialsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (section == IdColumn) return tr("#");
+  if (section == ShapeColumn) return tr("Shape");
+  if (section == StatusColumn) return tr("Status");
+  const int p = section - FirstParamColumn;
+  if (p < parameters_.size()) return parameters_[p];
+  switch (tailColumn(section)) {
+    case Median: return tr("Median");
+    case Mean: return tr("Mean");
+    case Std: return tr("Std");
+    case Min: return tr("Min");
+    case Samples: return tr("Samples");
+    case Tflops: return tr("TFLOP/s");
+    case Gbps: return tr("GB/s");
+    case Compile: return tr("Compile s");
+    case Error: return tr("Error");
+  }
+  return {};
+}
+
+QVariant TrialsModel::sortValue(int row, int column) const {
+  const Trial& t = trial(row);
+  if (column == IdColumn) return static_cast<qlonglong>(t.id);
+  if (column == ShapeColumn) return qstr(t.problem_key);
+  if (column == StatusColumn) return static_cast<int>(t.status);
+  const int p = column - FirstParamColumn;
+  if (p < parameters_.size()) {
+    const auto name = sstr(parameters_[p]);
+    return t.config.has(name) ? QVariant(static_cast<qlonglong>(t.config.get(name))) : QVariant();
+  }
+  // Trials without samples sort after every measured one.
+  const auto latency = [&](double v) { return t.stats.count ? QVariant(v) : QVariant(); };
+  switch (tailColumn(column)) {
+    case Median: return latency(t.stats.median_ns);
+    case Mean: return latency(t.stats.mean_ns);
+    case Std: return latency(t.stats.std_ns);
+    case Min: return latency(t.stats.min_ns);
+    case Samples: return static_cast<qulonglong>(t.stats.count);
+    case Tflops: return t.tflops;
+    case Gbps: return t.gbps;
+    case Compile: return t.compile_time_s;
+    case Error: return qstr(t.error);
+  }
+  return {};
+}
+
+QVariant TrialsModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount()) return {};
+  const Trial& t = trial(index.row());
+  switch (role) {
+    case TrialIdRole: return static_cast<qlonglong>(t.id);
+    case StatusRole: return static_cast<int>(t.status);
+    case ProblemKeyRole: return qstr(t.problem_key);
+    case SortRole: return sortValue(index.row(), index.column());
+    case Qt::ToolTipRole: return describeTrial(t);
+    case Qt::TextAlignmentRole:
+      return index.column() == ShapeColumn || index.column() == StatusColumn || tailColumn(index.column()) == Error
+                 ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                 : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    case Qt::DisplayRole: break;
+    default: return {};
+  }
+  const int column = index.column();
+  if (column == StatusColumn) return statusLabel(t.status);
+  const int tail = tailColumn(column);
+  if (tail >= 0 && t.stats.count == 0 && tail <= Samples) return {};
+  switch (tail) {
+    case Median: return formatNs(t.stats.median_ns);
+    case Mean: return formatNs(t.stats.mean_ns);
+    case Std: return formatNs(t.stats.std_ns);
+    case Min: return formatNs(t.stats.min_ns);
+    case Tflops: return t.tflops > 0 ? QVariant(QString::number(t.tflops, 'f', 3)) : QVariant();
+    case Gbps: return t.gbps > 0 ? QVariant(QString::number(t.gbps, 'f', 1)) : QVariant();
+    case Compile: return t.compile_time_s > 0 ? QVariant(QString::number(t.compile_time_s, 'f', 3)) : QVariant();
+    case Error: return qstr(t.error).section(QLatin1Char('\n'), 0, 0);
+    default: return sortValue(index.row(), column);
+  }
+}
+
+void TrialsModel::noteProblemKey(const std::string& key) {
+  const QString k = qstr(key);
+  if (!problemKeys_.contains(k)) {
+    problemKeys_.append(k);
+    emit problemKeysChanged();
+  }
+}
+
+void TrialsModel::addParameters(const Trial& t) {
+  for (const auto& [name, value] : t.config.values()) {
+    const QString n = qstr(name);
+    if (parameters_.contains(n)) continue;
+    const int column = FirstParamColumn + static_cast<int>(parameters_.size());
+    beginInsertColumns({}, column, column);
+    parameters_.append(n);
+    endInsertColumns();
+  }
+}
+
+void TrialsModel::reset(const QStringList& parameters) { setTrials(parameters, {}); }
+
+void TrialsModel::setTrials(const QStringList& parameters, std::vector<Trial> trials) {
+  beginResetModel();
+  parameters_ = parameters;
+  trials_ = std::move(trials);
+  rowById_.clear();
+  rowById_.reserve(static_cast<qsizetype>(trials_.size()));
+  problemKeys_.clear();
+  for (std::size_t i = 0; i < trials_.size(); ++i) {
+    const Trial& t = trials_[i];
+    rowById_.insert(t.id, static_cast<int>(i));
+    if (!problemKeys_.contains(qstr(t.problem_key))) problemKeys_.append(qstr(t.problem_key));
+    for (const auto& kv : t.config.values())
+      if (!parameters_.contains(qstr(kv.first))) parameters_.append(qstr(kv.first));
+  }
+  endResetModel();
+  emit problemKeysChanged();
+}
+
+void TrialsModel::appendTrials(const QList<Trial>& batch) {
+  if (batch.isEmpty()) return;
+  for (const Trial& t : batch) addParameters(t);
+  const int first = rowCount();
+  beginInsertRows({}, first, first + static_cast<int>(batch.size()) - 1);
+  trials_.reserve(trials_.size() + static_cast<std::size_t>(batch.size()));
+  for (const Trial& t : batch) {
+    rowById_.insert(t.id, static_cast<int>(trials_.size()));
+    trials_.push_back(t);
+  }
+  endInsertRows();
+  for (const Trial& t : batch) noteProblemKey(t.problem_key);
+}
+
+}  // namespace ktune::gui

@@ -1,0 +1,55 @@
+#include "ktune/widgets/trials_proxy.h"
+
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trials_model.h"
+
+namespace ktune::gui {
+
+TrialsFilterProxy::TrialsFilterProxy(QObject* parent) : QSortFilterProxyModel(parent) {
+  setDynamicSortFilter(true);
+}
+
+void TrialsFilterProxy::setSourceModel(QAbstractItemModel* model) {
+  trials_ = qobject_cast<TrialsModel*>(model);
+  Q_ASSERT_X(trials_, "TrialsFilterProxy", "the source must be a TrialsModel");
+  QSortFilterProxyModel::setSourceModel(model);
+}
+
+void TrialsFilterProxy::setStatuses(const QSet<TrialStatus>& statuses) {
+  if (statuses == statuses_) return;
+  statuses_ = statuses;
+  invalidateRowsFilter();
+}
+
+void TrialsFilterProxy::setShape(const QString& problemKey) {
+  if (problemKey == shape_) return;
+  shape_ = problemKey;
+  invalidateRowsFilter();
+}
+
+void TrialsFilterProxy::setText(const QString& text) {
+  if (text == text_) return;
+  text_ = text;
+  invalidateRowsFilter();
+}
+
+bool TrialsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) const {
+  const Trial& t = trials_->trial(sourceRow);
+  if (!statuses_.isEmpty() && !statuses_.contains(t.status)) return false;
+  if (!shape_.isEmpty() && qstr(t.problem_key) != shape_) return false;
+  if (text_.isEmpty()) return true;
+  return qstr(t.config.key()).contains(text_, Qt::CaseInsensitive) ||
+         qstr(t.problem_key).contains(text_, Qt::CaseInsensitive) ||
+         qstr(t.error).contains(text_, Qt::CaseInsensitive);
+}
+
+bool TrialsFilterProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {
+  const QVariant a = trials_->sortValue(left.row(), left.column());
+  const QVariant b = trials_->sortValue(right.row(), right.column());
+  // Missing values (failed trials' latencies) go last in ascending order.
+  if (!a.isValid() || !b.isValid()) return a.isValid() && !b.isValid();
+  if (a.typeId() == QMetaType::QString) return a.toString().compare(b.toString(), Qt::CaseInsensitive) < 0;
+  return a.toDouble() < b.toDouble();
+}
+
+}  // namespace ktune::gui
