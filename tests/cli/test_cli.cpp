@@ -1,0 +1,301 @@
+// The ktune CLI end to end on the CPU backend: real tunes, run folders, diff/apply, lookup,
+// export, resume after SIGKILL, and exit code 2 with a clear message for every bad input.
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <csignal>
+
+namespace {
+
+struct Result {
+  int code = -1;
+  QString out, err;
+};
+
+QString cli() { return qEnvironmentVariable("KTUNE_CLI"); }
+
+Result run(const QStringList& args, const QString& cwd = {}, int timeout_ms = 300000) {
+  QProcess p;
+  if (!cwd.isEmpty()) p.setWorkingDirectory(cwd);
+  p.start(cli(), args);
+  if (!p.waitForFinished(timeout_ms)) {
+    p.kill();
+    p.waitForFinished();
+  }
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+void writeAll(const QString& path, const QByteArray& data) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  f.write(data);
+}
+
+// Data rows of a trials.csv (header excluded), as (problem, config) identities.
+QStringList trialRows(const QString& csv) {
+  QStringList lines = QString::fromUtf8(readAll(csv)).split('\n', Qt::SkipEmptyParts);
+  if (!lines.isEmpty()) lines.removeFirst();
+  return lines;
+}
+
+// Splits one CSV line, honouring double quotes (problem keys contain commas).
+QStringList csvSplit(const QString& line) {
+  QStringList out;
+  QString cur;
+  bool quoted = false;
+  for (int i = 0; i < line.size(); ++i) {
+    const QChar c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      cur += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out << cur;
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out << cur;
+  return out;
+}
+
+const QStringList kSmallTune = {"tune", "gemm", "--backend", "cpu", "--shape", "M=16,64 N=64 K=64", "--strategy",
+                                "random", "--budget", "4", "--seed", "3", "--warmup-ms", "1", "--max-ms-per-config", "200"};
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp;
+  QString runs, registry;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY2(QFileInfo(cli()).isExecutable(), "KTUNE_CLI must point at the ktune binary");
+    runs = tmp.filePath("runs");
+    registry = tmp.filePath("tuned_data");
+  }
+
+  void helpAndUsage() {
+    QCOMPARE(run({"--help"}).code, 0);
+    const Result none = run({});
+    QCOMPARE(none.code, 2);
+    const Result bad = run({"tune", "gemm", "--no-such-flag"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY(bad.err.contains("no-such-flag"));
+  }
+
+  void devicesAndKernels() {
+    const Result d = run({"devices"});
+    QCOMPARE(d.code, 0);
+    QVERIFY(d.out.contains("cpu: 1 device"));
+    QVERIFY(d.out.contains("l2_bytes"));
+    const Result k = run({"kernels"});
+    QCOMPARE(k.code, 0);
+    QVERIFY(k.out.contains("gemm"));
+    QVERIFY(k.out.contains("qmatmul"));
+  }
+
+  void spaceShowsCounts() {
+    const Result r = run({"space", "gemm", "--backend", "cpu", "--shape", "M=16 N=512 K=512"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(QRegularExpression("\\d+ configs, \\d+ after pruning").match(r.out).hasMatch(), qPrintable(r.out));
+    const Result j = run({"space", "gemm", "--backend", "cpu", "--json"});
+    QCOMPARE(j.code, 0);
+    QVERIFY(QJsonDocument::fromJson(j.out.toUtf8()).object().contains("parameters"));
+  }
+
+  void dryRunWritesNothing() {
+    const Result r = run(QStringList(kSmallTune) << "--dry-run" << "--output-dir" << runs << "--run-name" << "dry");
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("8 trials"));
+    QVERIFY(!QDir(runs + "/dry").exists());
+  }
+
+  void tuneDiffApplyLookup() {
+    const Result t = run(QStringList(kSmallTune) << "--run-name" << "t1" << "--output-dir" << runs << "--registry" << registry);
+    QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
+    QVERIFY(t.out.contains("best configs"));
+    QVERIFY(t.out.contains("M=16,N=64,K=64,dtype=f32"));
+    QVERIFY(t.out.contains("run saved in"));
+    for (const char* f : {"run_metadata.json", "trials.csv", "results.json"}) QVERIFY(QFile::exists(runs + "/t1/" + f));
+    QCOMPARE(trialRows(runs + "/t1/trials.csv").filter(QRegularExpression(",ok,|,slow_abort,|,timeout,")).size() > 0, true);
+
+    const Result d = run({"diff", runs + "/t1", "--registry", registry});
+    QCOMPARE(d.code, 0);
+    QCOMPARE(d.out.count(QRegularExpression("^new ", QRegularExpression::MultilineOption)), 2);
+
+    const Result a = run({"apply", runs + "/t1", "--registry", registry});
+    QVERIFY2(a.code == 0, qPrintable(a.out + a.err));
+    const QStringList files = QDir(registry + "/cpu").entryList({"*.json"}, QDir::Files);
+    QCOMPARE(files.size(), 1);
+    const QString regFile = registry + "/cpu/" + files[0];
+    const QByteArray before = readAll(regFile);
+    const auto doc = QJsonDocument::fromJson(before).object();
+    QVERIFY(doc["entries"].toObject()["gemm"].toObject().contains("M=16,N=64,K=64,dtype=f32"));
+
+    // Applying the same run again changes nothing.
+    const Result again = run({"apply", runs + "/t1", "--registry", registry});
+    QCOMPARE(again.code, 0);
+    QVERIFY(again.out.contains("unchanged"));
+    QCOMPARE(readAll(regFile), before);
+
+    const Result exact = run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=16 N=64 K=64"});
+    QCOMPARE(exact.code, 0);
+    QVERIFY(exact.out.contains("(exact"));
+    const Result bucket = run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=50 N=64 K=64"});
+    QVERIFY(bucket.out.contains("(bucket M=64,N=64,K=64,dtype=f32"));
+    const Result dflt = run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=20 N=64 K=64"});
+    QVERIFY(dflt.out.contains("(default"));
+    QVERIFY(dflt.err.contains("ktune tune gemm"));
+    QVERIFY(dflt.err.contains("M=20"));
+  }
+
+  void exportRoundTrips() {
+    const QString csv = tmp.filePath("t1.csv"), json = tmp.filePath("t1.json");
+    QCOMPARE(run({"export", runs + "/t1", "--format", "csv", "-o", csv}).code, 0);
+    QCOMPARE(run({"export", runs + "/t1", "--format", "json", "-o", json}).code, 0);
+    QCOMPARE(trialRows(csv).size(), trialRows(runs + "/t1/trials.csv").size());
+    const auto obj = QJsonDocument::fromJson(readAll(json)).object();
+    QVERIFY(!obj.isEmpty());
+    QCOMPARE(run({"export", runs + "/t1", "--format", "xml"}).code, 2);
+  }
+
+  void noValidConfigIsWorthAttention() {
+    const Result r = run(QStringList(kSmallTune) << "--no-save" << "--atol" << "0" << "--rtol" << "0");
+    QCOMPARE(r.code, 1);
+    QVERIFY(r.out.contains("wrong_result"));
+  }
+
+  void badInputsExitTwoAndOverwriteNothing_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("needle");
+    QTest::newRow("unknown kernel") << QStringList{"tune", "gemmm", "--shape", "M=1 N=8 K=8", "--no-save"} << "unknown kernel";
+    QTest::newRow("unknown backend") << QStringList{"tune", "gemm", "--backend", "tpu", "--shape", "M=1 N=8 K=8"} << "unknown backend";
+    QTest::newRow("bad shape") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 Q=8", "--no-save"} << "no field 'Q'";
+    QTest::newRow("no shape") << QStringList{"tune", "gemm", "--no-save"} << "--shape";
+    QTest::newRow("bad method") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--method", "xprof", "--no-save"} << "--method";
+    QTest::newRow("bad strategy") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--strategy", "magic", "--no-save"} << "strategy";
+    QTest::newRow("bad noise") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--noise-target", "2", "--no-save"} << "noise";
+    QTest::newRow("tp without dim") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--tp-size", "2", "--no-save"} << "tp-split-dim";
+    QTest::newRow("missing run") << QStringList{"diff", "/nonexistent/run"} << "/nonexistent/run";
+    QTest::newRow("missing space") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--space", "/nonexistent.json", "--no-save"} << "nonexistent.json";
+  }
+  void badInputsExitTwoAndOverwriteNothing() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, needle);
+    const Result r = run(args, tmp.path());
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(needle), qPrintable(r.err));
+    QVERIFY(r.err.startsWith("ktune: error:") || r.err.contains("rror"));
+  }
+
+  void malformedFilesExitTwo() {
+    // A malformed search space file.
+    const QString space = tmp.filePath("bad_space.json");
+    writeAll(space, "{\"parameters\": {\"MC\": [64,]}}");
+    Result r = run(QStringList(kSmallTune) << "--space" << space << "--no-save");
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("bad_space.json"));
+
+    // A malformed registry: apply refuses and leaves the file as it was.
+    const QString reg = tmp.filePath("badreg");
+    QDir().mkpath(reg + "/cpu");
+    const QStringList files = QDir(registry + "/cpu").entryList({"*.json"}, QDir::Files);
+    QVERIFY(!files.isEmpty());
+    const QString regFile = reg + "/cpu/" + files[0];
+    writeAll(regFile, "{\"ktune_registry\": 1, \"entries\": [oops");
+    r = run({"apply", runs + "/t1", "--registry", reg});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains(files[0]));
+    QCOMPARE(readAll(regFile), QByteArray("{\"ktune_registry\": 1, \"entries\": [oops"));
+
+    // A malformed results.json.
+    QDir().mkpath(tmp.filePath("badrun"));
+    QFile::copy(runs + "/t1/run_metadata.json", tmp.filePath("badrun/run_metadata.json"));
+    writeAll(tmp.filePath("badrun/results.json"), "{\"results\": 3}");
+    r = run({"diff", tmp.filePath("badrun")});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("results.json"));
+
+    // A malformed trials.csv: resume refuses and leaves it alone.
+    const QString copy = tmp.filePath("runs/t1copy");
+    QDir().mkpath(copy);
+    for (const char* f : {"run_metadata.json", "results.json"}) QFile::copy(runs + "/t1/" + f, copy + "/" + f);
+    QByteArray csv = readAll(runs + "/t1/trials.csv");
+    csv.replace(",ok,", ",okay,");
+    writeAll(copy + "/trials.csv", csv);
+    r = run(QStringList(kSmallTune) << "--run-name" << "t1copy" << "--output-dir" << runs << "--resume");
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("trials.csv"), qPrintable(r.err));
+    QCOMPARE(readAll(copy + "/trials.csv"), csv);
+
+    // A second run under an existing name is refused rather than mixed in.
+    r = run(QStringList(kSmallTune) << "--run-name" << "t1" << "--output-dir" << runs);
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("--resume"));
+  }
+
+  void resumeAfterKill() {
+    // Exhaustive over the default space: enough trials that the kill lands mid-run.
+    const QStringList args = {"tune", "gemm", "--backend", "cpu", "--shape", "M=32,48 N=128 K=128", "--warmup-ms", "1",
+                              "--max-ms-per-config", "100", "--run-name", "killed", "--output-dir", runs, "--quiet"};
+    const QString csv = runs + "/killed/trials.csv";
+    QProcess p;
+    p.start(cli(), args);
+    QVERIFY(p.waitForStarted());
+    // Wait for some measured (non-pruned) rows, then kill without warning.
+    QElapsedTimer timer;
+    timer.start();
+    while (trialRows(csv).filter(QRegularExpression(",(ok|slow_abort|timeout|wrong_result),")).size() < 5 &&
+           timer.elapsed() < 120000)
+      QTest::qWait(20);
+    ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+    p.waitForFinished();
+    QCOMPARE(p.exitStatus(), QProcess::CrashExit);
+    const QStringList before = trialRows(csv);
+    QVERIFY(before.size() >= 5);
+    const QByteArray metaBefore = readAll(runs + "/killed/run_metadata.json");
+    QVERIFY(metaBefore.contains("\"running\""));
+
+    const Result r = run(QStringList(args) << "--resume");
+    QVERIFY2(r.code == 0 || r.code == 1, qPrintable(r.err));
+    const QStringList after = trialRows(csv);
+    QVERIFY(after.size() > before.size());
+    // Rows written before the kill are kept as they were (a torn last row may be rewritten).
+    for (int i = 0; i + 1 < before.size(); ++i) QCOMPARE(after[i], before[i]);
+    // No config is recorded twice for a problem: identity = problem + parameter columns.
+    const QStringList header = csvSplit(QString::fromUtf8(readAll(csv)).section('\n', 0, 0));
+    const int problemCol = header.indexOf("problem"), firstParam = header.indexOf("status") + 1,
+              params = header.indexOf("median_ns") - firstParam;
+    QVERIFY(problemCol >= 0 && params > 0);
+    QSet<QString> seen;
+    for (const QString& row : after) {
+      const QStringList cols = csvSplit(row);
+      QVERIFY(cols.size() == header.size());
+      const QString identity = cols[problemCol] + "|" + cols.mid(firstParam, params).join(',');
+      QVERIFY2(!seen.contains(identity), qPrintable("duplicate trial " + identity));
+      seen.insert(identity);
+    }
+    QVERIFY(readAll(runs + "/killed/run_metadata.json").contains("\"finished\""));
+    QVERIFY(QFile::exists(runs + "/killed/results.json"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

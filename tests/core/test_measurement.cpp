@@ -1,0 +1,134 @@
+// Statistics and the generic sampling loop: warm-up, noise target, time cap, slow abort.
+#include <QtTest>
+#include <chrono>
+#include <thread>
+
+#include "ktune/error.h"
+#include "ktune/measurement.h"
+#include "ktune/stats.h"
+
+using namespace ktune;
+
+class TestMeasurement : public QObject {
+  Q_OBJECT
+ private slots:
+  void summarizeSamples() {
+    const Stats s = summarize({5, 1, 3, 2, 4});
+    QCOMPARE(s.count, std::size_t(5));
+    QCOMPARE(s.median_ns, 3.0);
+    QCOMPARE(s.mean_ns, 3.0);
+    QCOMPARE(s.min_ns, 1.0);
+    QCOMPARE(s.max_ns, 5.0);
+    QVERIFY(qAbs(s.std_ns - std::sqrt(2.5)) < 1e-12);
+    QCOMPARE(summarize({4, 2}).median_ns, 3.0);
+    QCOMPARE(summarize({}).count, std::size_t(0));
+  }
+
+  void stopsAtNoiseTarget() {
+    MeasureSettings m;
+    m.warmup_ms = 0;
+    m.min_samples = 5;
+    m.max_samples = 50;
+    int calls = 0;
+    auto out = measure(m, [&](const SampleRequest&) { ++calls; return 1000.0; }, std::nullopt);
+    QCOMPARE(out.status, TrialStatus::Ok);
+    QCOMPARE(out.samples_ns.size(), std::size_t(5));  // steady samples: stop at min_samples
+    QCOMPARE(out.stats.median_ns, 1000.0);
+  }
+
+  void noisySamplesRunToMax() {
+    MeasureSettings m;
+    m.warmup_ms = 0;
+    m.min_samples = 5;
+    m.max_samples = 30;
+    m.noise_target = 0.001;
+    int i = 0;
+    auto out = measure(m, [&](const SampleRequest&) { return (i++ % 2) ? 1000.0 : 2000.0; }, std::nullopt);
+    QCOMPARE(out.samples_ns.size(), std::size_t(30));
+    QCOMPARE(out.status, TrialStatus::Ok);
+  }
+
+  void amortizedCalibratesLaunchesPerSample() {
+    MeasureSettings m;
+    m.warmup_ms = 0;
+    m.min_sample_ms = 1;
+    std::vector<int> launches;
+    measure(m, [&](const SampleRequest& r) { launches.push_back(r.launches); return 10000.0; }, std::nullopt);
+    QCOMPARE(launches.front(), 1);
+    QCOMPARE(launches.back(), 100);  // 1 ms / 10 us
+    m.method = Method::PerLaunch;
+    launches.clear();
+    measure(m, [&](const SampleRequest& r) { launches.push_back(r.launches); return 10000.0; }, std::nullopt);
+    QCOMPARE(launches.back(), 1);
+  }
+
+  void warmupRunsBeforeSamples() {
+    MeasureSettings m;
+    m.warmup_ms = 30;
+    int calls = 0;
+    auto out = measure(m, [&](const SampleRequest&) {
+      ++calls;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      return 2e6;
+    }, std::nullopt);
+    QVERIFY(calls >= int(out.samples_ns.size()) + 5);  // ~15 warm-up calls of 2 ms
+  }
+
+  void timeCapGivesTimeout() {
+    MeasureSettings m;
+    m.warmup_ms = 0;
+    m.max_ms_per_config = 20;
+    m.min_samples = 5;
+    auto out = measure(m, [&](const SampleRequest& r) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+      return std::chrono::duration<double, std::nano>(std::chrono::milliseconds(15)).count() / r.launches;
+    }, std::nullopt);
+    QCOMPARE(out.status, TrialStatus::Timeout);
+    QVERIFY(out.samples_ns.size() < 5);
+    QVERIFY(QString::fromStdString(out.note).contains("cap"));
+  }
+
+  void deadlineIsPassedToTheBackend() {
+    MeasureSettings m;
+    m.warmup_ms = 0;
+    m.max_ms_per_config = 50;
+    const auto before = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point seen;
+    measure(m, [&](const SampleRequest& r) { seen = r.deadline; return 1000.0; }, std::nullopt);
+    const double ms = std::chrono::duration<double, std::milli>(seen - before).count();
+    QVERIFY(ms >= 49 && ms < 1000);
+  }
+
+  void slowConfigAbortsEarly() {
+    MeasureSettings m;
+    m.warmup_ms = 0;
+    m.noise_target = 1e-9;
+    m.max_samples = 50;
+    int calls = 0;
+    auto out = measure(m, [&](const SampleRequest&) { ++calls; return 3000.0 + (calls % 3); }, 1000.0);
+    QCOMPARE(out.status, TrialStatus::SlowAbort);
+    QCOMPARE(out.samples_ns.size(), std::size_t(3));
+    m.slow_abort = false;
+    out = measure(m, [&](const SampleRequest&) { ++calls; return 3000.0 + (calls % 3); }, 1000.0);
+    QCOMPARE(out.status, TrialStatus::Ok);
+    QCOMPARE(out.samples_ns.size(), std::size_t(50));
+  }
+
+  void failuresPropagate() {
+    MeasureSettings m;
+    QVERIFY_THROWS_EXCEPTION(TrialFailure, measure(m, [](const SampleRequest&) -> double {
+      throw TrialFailure(TrialStatus::Crashed, "illegal address");
+    }, std::nullopt));
+  }
+
+  void methodNames() {
+    QCOMPARE(method_from_string("per_launch"), Method::PerLaunch);
+    QCOMPARE(to_string(Method::Amortized), std::string("amortized"));
+    QVERIFY_THROWS_EXCEPTION(InputError, method_from_string("xprof"));
+    for (TrialStatus s : kAllTrialStatuses) QCOMPARE(trial_status_from_string(to_string(s)), s);
+    QVERIFY_THROWS_EXCEPTION(InputError, trial_status_from_string("fine"));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestMeasurement)
+#include "test_measurement.moc"

@@ -1,0 +1,98 @@
+// Shapes, problem keys and tensor-parallel local shapes.
+#include <QtTest>
+
+#include "ktune/error.h"
+#include "ktune/kernel_family.h"
+#include "ktune/problem.h"
+
+using namespace ktune;
+
+namespace {
+
+KernelFamily gemmLike() {
+  KernelFamily f;
+  f.name = "gemm";
+  f.key_fields = {{"M", true, "", {}, "rows"}, {"N", true, "", {}, "cols"}, {"K", true, "", {}, "depth"},
+                  {"dtype", false, "f32", {"f32", "f16"}, "type"}};
+  f.bucket_field = "M";
+  f.tp_out_field = "N";
+  f.tp_in_field = "K";
+  f.flops_expr = "2*M*N*K";
+  return f;
+}
+
+}  // namespace
+
+class TestProblem : public QObject {
+  Q_OBJECT
+ private slots:
+  void shapeExpandsToProduct() {
+    const auto ps = expand_shape(gemmLike(), "M=1,16,64 N=4096,8192 K=4096");
+    QCOMPARE(ps.size(), std::size_t(6));
+    QCOMPARE(ps[0].key(), std::string("M=1,N=4096,K=4096,dtype=f32"));
+    QCOMPARE(ps[1].key(), std::string("M=1,N=8192,K=4096,dtype=f32"));
+    QCOMPARE(ps[5].num("M"), std::int64_t(64));
+    QCOMPARE(gemmLike().flops(ps[0]), 2.0 * 4096 * 4096);
+  }
+
+  void fieldOrderFollowsFamily() {
+    const auto ps = expand_shape(gemmLike(), "K=8 dtype=f16 N=4 M=2");
+    QCOMPARE(ps.at(0).key(), std::string("M=2,N=4,K=8,dtype=f16"));
+  }
+
+  void keyRoundTrip() {
+    auto ps = expand_shape(gemmLike(), "M=16 N=4096 K=4096", 8, TpSplitDim::Out);
+    const Problem back = Problem::from_key("gemm", ps[0].key());
+    QCOMPARE(back, ps[0]);
+    QCOMPARE(back.key(), std::string("M=16,N=512,K=4096,dtype=f32,tp=8/out"));
+  }
+
+  void tensorParallelLocalShape() {
+    const auto col = expand_shape(gemmLike(), "M=16 N=4096 K=1024", 4, TpSplitDim::Out);
+    QCOMPARE(col[0].num("N"), std::int64_t(1024));
+    QCOMPARE(col[0].num("K"), std::int64_t(1024));
+    const auto row = expand_shape(gemmLike(), "M=16 N=4096 K=1024", 4, TpSplitDim::In);
+    QCOMPARE(row[0].num("K"), std::int64_t(256));
+    QCOMPARE(row[0].num("N"), std::int64_t(4096));
+  }
+
+  void badShapes_data() {
+    QTest::addColumn<QString>("shape");
+    QTest::addColumn<int>("tp");
+    QTest::addColumn<QString>("needle");
+    QTest::newRow("unknown field") << "M=1 N=2 K=3 Q=4" << 1 << "no field 'Q'";
+    QTest::newRow("missing field") << "M=1 N=2" << 1 << "missing K";
+    QTest::newRow("not a number") << "M=x N=2 K=3" << 1 << "positive integer";
+    QTest::newRow("zero") << "M=0 N=2 K=3" << 1 << "positive integer";
+    QTest::newRow("bad dtype") << "M=1 N=2 K=3 dtype=f8" << 1 << "choices";
+    QTest::newRow("no equals") << "M N=2 K=3" << 1 << "NAME=VALUE";
+    QTest::newRow("twice") << "M=1 M=2 N=2 K=3" << 1 << "twice";
+    QTest::newRow("indivisible tp") << "M=1 N=10 K=3" << 4 << "not divisible";
+  }
+  void badShapes() {
+    QFETCH(QString, shape);
+    QFETCH(int, tp);
+    QFETCH(QString, needle);
+    try {
+      expand_shape(gemmLike(), shape.toStdString(), tp, tp > 1 ? TpSplitDim::Out : TpSplitDim::None);
+      QFAIL("expected InputError");
+    } catch (const InputError& e) {
+      QVERIFY2(QString(e.what()).contains(needle), e.what());
+    }
+  }
+
+  void tpNeedsSplitDim() {
+    QVERIFY_THROWS_EXCEPTION(InputError, expand_shape(gemmLike(), "M=1 N=8 K=8", 2, TpSplitDim::None));
+    QVERIFY_THROWS_EXCEPTION(InputError, tp_split_dim_from_string("sideways"));
+  }
+
+  void configKeyRoundTrip() {
+    Config c({{"BM", 64}, {"BN", -1}, {"stages", 3}});
+    QCOMPARE(Config::from_key(c.key()), c);
+    QVERIFY_THROWS_EXCEPTION(InputError, Config::from_key("BM=64,BN"));
+    QVERIFY_THROWS_EXCEPTION(InputError, Config::from_key("BM=6.5"));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestProblem)
+#include "test_problem.moc"
