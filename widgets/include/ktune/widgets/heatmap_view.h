@@ -1,0 +1,61 @@
+#pragma once
+// Heatmap over two parameters: each cell is the lowest median latency among the ok trials with
+// those two values (the best over every other parameter). Hover shows that trial; clicking a
+// cell selects it. Qt Charts has no heatmap series, so this paints its own grid.
+#include <QTimer>
+#include <QWidget>
+#include <vector>
+
+namespace ktune::gui {
+
+class TrialsModel;
+
+class HeatmapView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit HeatmapView(TrialsModel* model, QWidget* parent = nullptr);
+
+  void setParameters(const QString& x, const QString& y);
+  QString xParameter() const { return xName_; }
+  QString yParameter() const { return yName_; }
+  void setShapeFilter(const QString& problemKey);
+  void setHighlightedTrial(qint64 id);
+  void exportTo(const QString& file);
+  void refresh();
+
+  // Cell contents, for tests: best trial id at (x value, y value), or -1.
+  qint64 bestTrialAt(qint64 x, qint64 y) const;
+  QSize sizeHint() const override { return {480, 360}; }
+
+ signals:
+  void trialClicked(qint64 id);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+
+ private:
+  struct Cell {
+    double best_ns = 0;
+    int row = -1;  // model row of the best trial
+    int trials = 0;
+  };
+  void rebuild();
+  void markDirty();
+  QRectF gridRect() const;
+  bool cellAt(const QPointF& pos, int* cx, int* cy) const;
+  QColor colourFor(double ns) const;
+
+  TrialsModel* model_;
+  QString xName_, yName_, shape_;
+  std::vector<qint64> xs_, ys_;
+  std::vector<Cell> cells_;  // ys_.size() rows of xs_.size()
+  double min_ns_ = 0, max_ns_ = 0;
+  qint64 highlighted_ = -1;
+  bool dirty_ = true;
+  QTimer rebuildTimer_;
+};
+
+}  // namespace ktune::gui

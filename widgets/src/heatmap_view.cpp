@@ -1,0 +1,240 @@
+#include "ktune/widgets/heatmap_view.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trial_chart.h"
+#include "ktune/widgets/trials_model.h"
+
+namespace ktune::gui {
+
+namespace {
+// Viridis, sampled: perceptually even and readable in grey, fast = dark.
+const QColor kStops[] = {QColor(0x44, 0x01, 0x54), QColor(0x3b, 0x52, 0x8b), QColor(0x21, 0x90, 0x8d),
+                         QColor(0x5d, 0xc9, 0x63), QColor(0xfd, 0xe7, 0x25)};
+constexpr int kMargin = 8, kLeft = 64, kBottom = 44, kTop = 30, kBar = 70;
+}  // namespace
+
+HeatmapView::HeatmapView(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+  setMouseTracking(true);
+  setAutoFillBackground(true);
+  setPalette(QPalette(Qt::white));
+  setBackgroundRole(QPalette::Window);
+  rebuildTimer_.setSingleShot(true);
+  connect(&rebuildTimer_, &QTimer::timeout, this, &HeatmapView::rebuild);
+  connect(model_, &QAbstractItemModel::rowsInserted, this, &HeatmapView::markDirty);
+  connect(model_, &QAbstractItemModel::modelReset, this, &HeatmapView::markDirty);
+}
+
+void HeatmapView::markDirty() {
+  dirty_ = true;
+  if (isVisible() && !rebuildTimer_.isActive()) rebuildTimer_.start(0);
+}
+
+void HeatmapView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (dirty_) rebuildTimer_.start(0);
+}
+
+void HeatmapView::refresh() {
+  rebuildTimer_.stop();
+  rebuild();
+}
+
+void HeatmapView::setParameters(const QString& x, const QString& y) {
+  xName_ = x;
+  yName_ = y;
+  markDirty();
+}
+
+void HeatmapView::setShapeFilter(const QString& problemKey) {
+  shape_ = problemKey;
+  markDirty();
+}
+
+void HeatmapView::setHighlightedTrial(qint64 id) {
+  highlighted_ = id;
+  update();
+}
+
+void HeatmapView::exportTo(const QString& file) {
+  if (dirty_) rebuild();
+  exportWidget(this, file);
+}
+
+void HeatmapView::rebuild() {
+  dirty_ = false;
+  xs_.clear();
+  ys_.clear();
+  cells_.clear();
+  const std::string xn = sstr(xName_), yn = sstr(yName_), shape = sstr(shape_);
+  const std::vector<Trial>& trials = model_->trials();
+  const auto usable = [&](const Trial& t) {
+    return t.status == TrialStatus::Ok && t.stats.count > 0 && (shape.empty() || t.problem_key == shape) &&
+           t.config.has(xn) && t.config.has(yn);
+  };
+  if (!xn.empty() && !yn.empty()) {
+    for (const Trial& t : trials) {
+      if (!usable(t)) continue;
+      xs_.push_back(t.config.get(xn));
+      ys_.push_back(t.config.get(yn));
+    }
+  }
+  for (auto* v : {&xs_, &ys_}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  cells_.assign(xs_.size() * ys_.size(), Cell{});
+  min_ns_ = std::numeric_limits<double>::max();
+  max_ns_ = 0;
+  for (std::size_t row = 0; row < trials.size() && !xs_.empty(); ++row) {
+    const Trial& t = trials[row];
+    if (!usable(t)) continue;
+    const auto cx = std::lower_bound(xs_.begin(), xs_.end(), t.config.get(xn)) - xs_.begin();
+    const auto cy = std::lower_bound(ys_.begin(), ys_.end(), t.config.get(yn)) - ys_.begin();
+    Cell& c = cells_[static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx)];
+    ++c.trials;
+    if (c.row < 0 || t.stats.median_ns < c.best_ns) {
+      c.best_ns = t.stats.median_ns;
+      c.row = static_cast<int>(row);
+    }
+  }
+  for (const Cell& c : cells_) {
+    if (c.row < 0) continue;
+    min_ns_ = std::min(min_ns_, c.best_ns);
+    max_ns_ = std::max(max_ns_, c.best_ns);
+  }
+  update();
+}
+
+qint64 HeatmapView::bestTrialAt(qint64 x, qint64 y) const {
+  const auto cx = std::find(xs_.begin(), xs_.end(), x);
+  const auto cy = std::find(ys_.begin(), ys_.end(), y);
+  if (cx == xs_.end() || cy == ys_.end()) return -1;
+  const Cell& c = cells_[static_cast<std::size_t>(cy - ys_.begin()) * xs_.size() + static_cast<std::size_t>(cx - xs_.begin())];
+  return c.row < 0 ? -1 : model_->trial(c.row).id;
+}
+
+QRectF HeatmapView::gridRect() const {
+  return QRectF(kLeft, kTop, std::max(10, width() - kLeft - kBar - kMargin), std::max(10, height() - kTop - kBottom));
+}
+
+bool HeatmapView::cellAt(const QPointF& pos, int* cx, int* cy) const {
+  const QRectF g = gridRect();
+  if (xs_.empty() || ys_.empty() || !g.contains(pos)) return false;
+  *cx = std::clamp(static_cast<int>((pos.x() - g.left()) / g.width() * static_cast<double>(xs_.size())), 0, static_cast<int>(xs_.size()) - 1);
+  // Row 0 (smallest y value) at the bottom, as on a chart.
+  *cy = std::clamp(static_cast<int>((g.bottom() - pos.y()) / g.height() * static_cast<double>(ys_.size())), 0, static_cast<int>(ys_.size()) - 1);
+  return true;
+}
+
+QColor HeatmapView::colourFor(double ns) const {
+  double f = 0;
+  if (max_ns_ > min_ns_) f = (std::log(ns) - std::log(min_ns_)) / (std::log(max_ns_) - std::log(min_ns_));
+  f = std::clamp(f, 0.0, 1.0) * (std::size(kStops) - 1);
+  const int i = std::min(static_cast<int>(f), static_cast<int>(std::size(kStops)) - 2);
+  const double t = f - i;
+  const QColor a = kStops[i], b = kStops[i + 1];
+  return QColor::fromRgbF(static_cast<float>(a.redF() + (b.redF() - a.redF()) * t),
+                          static_cast<float>(a.greenF() + (b.greenF() - a.greenF()) * t),
+                          static_cast<float>(a.blueF() + (b.blueF() - a.blueF()) * t));
+}
+
+void HeatmapView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.fillRect(rect(), Qt::white);
+  QFont titleFont = font();
+  titleFont.setBold(true);
+  p.setFont(titleFont);
+  p.drawText(QRect(0, 4, width(), kTop - 8), Qt::AlignCenter, tr("Best latency per %1 × %2").arg(xName_, yName_));
+  p.setFont(font());
+  const QRectF g = gridRect();
+  if (xs_.empty() || ys_.empty()) {
+    p.setPen(Qt::gray);
+    p.drawText(g, Qt::AlignCenter | Qt::TextWordWrap,
+               xName_.isEmpty() || yName_.isEmpty() ? tr("Choose two parameters.") : tr("No ok trials with both parameters yet."));
+    return;
+  }
+  const double cw = g.width() / static_cast<double>(xs_.size()), ch = g.height() / static_cast<double>(ys_.size());
+  QFont small = font();
+  small.setPointSizeF(std::max(6.0, font().pointSizeF() * 0.8));
+  p.setFont(small);
+  const QFontMetrics fm(small);
+  for (std::size_t cy = 0; cy < ys_.size(); ++cy) {
+    for (std::size_t cx = 0; cx < xs_.size(); ++cx) {
+      const Cell& c = cells_[cy * xs_.size() + cx];
+      const QRectF r(g.left() + static_cast<double>(cx) * cw, g.bottom() - static_cast<double>(cy + 1) * ch, cw, ch);
+      if (c.row < 0) {
+        p.fillRect(r, QColor(0xf0, 0xf0, 0xf0));
+        continue;
+      }
+      const QColor colour = colourFor(c.best_ns);
+      p.fillRect(r.adjusted(0.5, 0.5, -0.5, -0.5), colour);
+      const QString label = formatNs(c.best_ns);
+      if (fm.horizontalAdvance(label) + 4 < cw && fm.height() < ch) {
+        p.setPen(colour.lightnessF() > 0.55 ? Qt::black : Qt::white);
+        p.drawText(r, Qt::AlignCenter, label);
+      }
+      if (highlighted_ >= 0 && model_->trial(c.row).id == highlighted_) {
+        p.setPen(QPen(QColor(0xc6, 0x28, 0x28), 3));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(r.adjusted(1.5, 1.5, -1.5, -1.5));
+      }
+    }
+  }
+  p.setPen(Qt::black);
+  for (std::size_t cx = 0; cx < xs_.size(); ++cx)
+    p.drawText(QRectF(g.left() + static_cast<double>(cx) * cw, g.bottom() + 2, cw, 16), Qt::AlignCenter, QString::number(xs_[cx]));
+  for (std::size_t cy = 0; cy < ys_.size(); ++cy)
+    p.drawText(QRectF(0, g.bottom() - static_cast<double>(cy + 1) * ch, kLeft - 6, ch), Qt::AlignRight | Qt::AlignVCenter,
+               QString::number(ys_[cy]));
+  p.setFont(font());
+  p.drawText(QRectF(g.left(), g.bottom() + 20, g.width(), 20), Qt::AlignCenter, xName_);
+  p.save();
+  p.translate(12, g.center().y());
+  p.rotate(-90);
+  p.drawText(QRectF(-g.height() / 2, -8, g.height(), 18), Qt::AlignCenter, yName_);
+  p.restore();
+  // Colour bar: fast at the bottom.
+  const QRectF bar(g.right() + 12, g.top(), 14, g.height());
+  for (int i = 0; i < static_cast<int>(bar.height()); ++i) {
+    const double f = 1.0 - i / bar.height();
+    p.fillRect(QRectF(bar.left(), bar.top() + i, bar.width(), 1.0), colourFor(std::exp(std::log(min_ns_) + f * (std::log(max_ns_) - std::log(min_ns_)))));
+  }
+  p.setFont(small);
+  p.drawText(QRectF(bar.right() + 2, bar.top() - 2, kBar, 14), Qt::AlignLeft, formatNs(max_ns_));
+  p.drawText(QRectF(bar.right() + 2, bar.bottom() - 12, kBar, 14), Qt::AlignLeft, formatNs(min_ns_));
+}
+
+void HeatmapView::mouseMoveEvent(QMouseEvent* event) {
+  int cx, cy;
+  if (!cellAt(event->position(), &cx, &cy)) {
+    QToolTip::hideText();
+    return;
+  }
+  const Cell& c = cells_[static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx)];
+  if (c.row < 0) {
+    QToolTip::showText(event->globalPosition().toPoint(), tr("%1=%2, %3=%4: no ok trial").arg(xName_).arg(xs_[cx]).arg(yName_).arg(ys_[cy]), this);
+    return;
+  }
+  QToolTip::showText(event->globalPosition().toPoint(),
+                     tr("best of %1 trials:\n").arg(c.trials) + describeTrial(model_->trial(c.row)), this);
+}
+
+void HeatmapView::mousePressEvent(QMouseEvent* event) {
+  int cx, cy;
+  if (event->button() != Qt::LeftButton || !cellAt(event->position(), &cx, &cy)) return;
+  const Cell& c = cells_[static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx)];
+  if (c.row < 0) return;
+  const qint64 id = model_->trial(c.row).id;
+  setHighlightedTrial(id);
+  emit trialClicked(id);
+}
+
+}  // namespace ktune::gui
