@@ -52,8 +52,10 @@ Config Config::from_key(const std::string& key) {
     const std::string item = key.substr(pos, end - pos);
     const std::size_t eq = item.find('=');
     ParamValue value = 0;
-    if (eq == std::string::npos || eq == 0 ||
-        std::from_chars(item.data() + eq + 1, item.data() + item.size(), value).ec != std::errc{})
+    const char* last = item.data() + item.size();
+    std::from_chars_result parsed{};
+    if (eq != std::string::npos) parsed = std::from_chars(item.data() + eq + 1, last, value);
+    if (eq == std::string::npos || eq == 0 || parsed.ec != std::errc{} || parsed.ptr != last)
       throw InputError("malformed config key '" + key + "': expected NAME=INTEGER pairs separated by commas");
     c.values_.emplace_back(item.substr(0, eq), value);
     pos = end + 1;

@@ -18,6 +18,7 @@ double imod(double a, double b) { return b == 0 ? NAN : std::fmod(a, b); }
 double floor_(double x) { return std::floor(x); }
 double ceil_(double x) { return std::ceil(x); }
 double log2_(double x) { return std::log2(x); }
+double not_(double x) { return x == 0.0 ? 1.0 : 0.0; }
 
 }  // namespace
 
@@ -38,6 +39,7 @@ struct Expression::Impl {
     parser.DefineFun("floor", floor_);
     parser.DefineFun("ceil", ceil_);
     parser.DefineFun("log2", log2_);
+    parser.DefineInfixOprt("!", not_);
     parser.SetVarFactory(factory, this);
     try {
       parser.SetExpr(text);

@@ -21,8 +21,9 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-// Noise of the median estimate from the median absolute deviation: one slow outlier (an
-// interrupt, a clock change) does not keep a measurement running to its cap.
+// Relative standard error of the mean after dropping outliers beyond 3 robust sigmas of the
+// median, so one slow sample (an interrupt, a clock change) does not keep a measurement running
+// to its cap. When most samples tie (coarse timers), the MAD is zero and nothing is dropped.
 double robust_rel_error(const std::vector<double>& samples) {
   const std::size_t n = samples.size();
   if (n < 2) return INFINITY;
@@ -31,8 +32,19 @@ double robust_rel_error(const std::vector<double>& samples) {
   const double med = s[n / 2];
   for (auto& x : s) x = std::abs(x - med);
   std::nth_element(s.begin(), s.begin() + n / 2, s.end());
-  const double mad = 1.4826 * s[n / 2];
-  return med > 0 ? 1.2533 * mad / std::sqrt(static_cast<double>(n)) / med : INFINITY;
+  const double limit = 3 * 1.4826 * s[n / 2];
+  double sum = 0, sum2 = 0;
+  std::size_t kept = 0;
+  for (double x : samples)
+    if (limit == 0 || std::abs(x - med) <= limit) {
+      sum += x;
+      sum2 += x * x;
+      ++kept;
+    }
+  if (kept < 2) return INFINITY;
+  const double mean = sum / static_cast<double>(kept);
+  const double var = std::max(0.0, (sum2 - static_cast<double>(kept) * mean * mean) / static_cast<double>(kept - 1));
+  return mean > 0 ? std::sqrt(var / static_cast<double>(kept)) / mean : INFINITY;
 }
 
 }  // namespace
@@ -71,7 +83,15 @@ MeasureOutcome measure(const MeasureSettings& settings, const std::function<doub
   const auto min_samples = static_cast<std::size_t>(std::max(1, settings.min_samples));
   const auto max_samples = static_cast<std::size_t>(std::max(settings.min_samples, settings.max_samples));
   while (out.samples_ns.size() < max_samples) {
-    out.samples_ns.push_back(sample(req));
+    try {
+      out.samples_ns.push_back(sample(req));
+    } catch (const TrialFailure& e) {
+      // The backend stopped a sample at the deadline: with enough samples that is the cap
+      // ending the measurement, not a config too slow to measure.
+      if (e.status() != TrialStatus::Timeout || out.samples_ns.size() < min_samples) throw;
+      out.note = "time cap reached at noise " + std::to_string(robust_rel_error(out.samples_ns) * 100) + "%";
+      break;
+    }
     const std::size_t n = out.samples_ns.size();
     if (settings.slow_abort && best_median_ns && n >= 3) {
       const double fastest = *std::min_element(out.samples_ns.begin(), out.samples_ns.end());

@@ -1,6 +1,6 @@
 #pragma once
 // A numeric expression over named variables (muparser syntax: + - * / ^, comparisons, && ||,
-// ?:, min/max, and the ktune helpers ceil_div(a,b), is_pow2(x)). Used for search-space
+// ?:, prefix !, min/max, and the ktune helpers ceil_div(a,b), is_pow2(x), mod, floor, ceil, log2). Used for search-space
 // constraints, FLOP/byte counts, and GPU launch geometry.
 #include <map>
 #include <memory>
