@@ -1,0 +1,200 @@
+#include <cublas_v2.h>
+#include <cuda.h>
+
+#include <map>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler.h"
+#include "driver.h"
+#include "embedded.h"
+#include "ktune/backends/cuda.h"
+#include "ktune/error.h"
+#include "ktune/kernel_spec.h"
+#include "session.h"
+
+namespace ktune {
+
+namespace cuda {
+namespace {
+
+// Dense tensor-core f16 (f32 accumulate) and plain f32 FLOP per clock per SM, by architecture.
+struct PeakRates {
+  double f16, f32;
+};
+PeakRates peak_per_sm_clock(int major, int minor) {
+  if (major == 7) return minor == 0 ? PeakRates{1024, 128} : PeakRates{512, 128};  // V100; T4
+  if (major == 8) return minor == 0 ? PeakRates{2048, 128} : PeakRates{512, 256};  // A100; A10/L4/4090
+  if (major == 9) return {4096, 256};                                               // H100/H200
+  if (major == 10) return {8192, 256};                                              // B200
+  if (major >= 11) return {1024, 256};                                              // consumer Blackwell
+  return {256, 128};
+}
+
+std::vector<std::shared_ptr<const KernelSpec>> builtin_specs() {
+  std::map<std::string, std::string> files;
+  for (const auto& f : embedded_kernel_files()) files[f.name] = f.text;
+  std::vector<std::shared_ptr<const KernelSpec>> specs;
+  for (const auto& [name, text] : files) {
+    if (name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
+    auto spec = std::make_shared<KernelSpec>(
+        KernelSpec::from_json(nlohmann::json::parse(text), {}, "built-in " + name, &files));
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(CudaBackendOptions options)
+      : cache_dir_(options.cache_dir.value_or(cuda_default_cache_dir())), specs_(builtin_specs()) {}
+
+  std::string name() const override { return "cuda"; }
+
+  std::vector<DeviceInfo> devices() override {
+    std::string why;
+    const Driver* d = driver(&why);
+    if (!d) return {};
+    int count = 0;
+    if (d->cuDeviceGetCount(&count) != CUDA_SUCCESS) return {};
+    std::vector<DeviceInfo> out;
+    for (int i = 0; i < count; ++i) out.push_back(describe(*d, i));
+    return out;
+  }
+
+  std::vector<KernelFamily> families() const override {
+    std::lock_guard lock(mutex_);
+    std::vector<KernelFamily> out;
+    for (const auto& s : specs_)
+      if (s->family().source.rfind("built-in", 0) == 0) out.push_back(s->family());
+    return out;
+  }
+
+  std::vector<std::pair<std::string, std::string>> versions() const override {
+    std::vector<std::pair<std::string, std::string>> v;
+    v.emplace_back("cuda_toolkit", std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10));
+    v.emplace_back("nvrtc", Compiler::nvrtc_version());
+    int cublas = 0;
+    cublasGetProperty(MAJOR_VERSION, &cublas);
+    int minor = 0, patch = 0;
+    cublasGetProperty(MINOR_VERSION, &minor);
+    cublasGetProperty(PATCH_LEVEL, &patch);
+    v.emplace_back("cublas", std::to_string(cublas) + "." + std::to_string(minor) + "." + std::to_string(patch));
+    if (const Driver* d = driver())
+      v.emplace_back("cuda_driver", std::to_string(d->version / 1000) + "." + std::to_string(d->version % 1000 / 10));
+    return v;
+  }
+
+  KernelFamily load_family_spec(const std::filesystem::path& file) override {
+    auto spec = std::make_shared<KernelSpec>(KernelSpec::load(file));
+    std::lock_guard lock(mutex_);
+    specs_.push_back(spec);
+    return spec->family();
+  }
+
+  std::unique_ptr<ProblemSession> open(const DeviceInfo& device, const KernelFamily& family, const Problem& problem,
+                                       std::uint64_t seed) override {
+    std::shared_ptr<const KernelSpec> spec;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto it = specs_.rbegin(); it != specs_.rend() && !spec; ++it)
+        if ((*it)->family().name == family.name && (*it)->family().source == family.source) spec = *it;
+    }
+    if (!spec)
+      throw InputError("the cuda backend has no kernel family '" + family.name + "' from " + family.source +
+                       " (built-in: gemm, qmatmul; load your own with --kernel-spec FILE)");
+    const Driver& d = require_driver();
+    std::shared_ptr<DeviceContext> ctx;
+    std::shared_ptr<const Compiler> compiler;
+    {
+      std::lock_guard lock(mutex_);
+      auto& c = contexts_[device.index];
+      if (!c) c = std::make_shared<DeviceContext>(d, device.index);
+      ctx = c;
+      const std::string arch = device.text.count("arch") ? device.text.at("arch") : "sm_" + std::to_string(static_cast<int>(device.property("cc_major"))) +
+                                                                                     std::to_string(static_cast<int>(device.property("cc_minor")));
+      auto& comp = compilers_[arch];
+      if (!comp) comp = std::make_shared<Compiler>(arch, cache_dir_);
+      compiler = comp;
+    }
+    std::shared_lock lock(ctx->mutex);
+    ctx->make_current();
+    lock.unlock();
+    auto session = std::make_unique<Session>(ctx, device, spec, problem, seed, compiler);
+    session->measure_sm_clock_mhz();
+    return session;
+  }
+
+ private:
+  static DeviceInfo describe(const Driver& d, int index) {
+    DeviceInfo info;
+    info.backend = "cuda";
+    info.index = index;
+    CUdevice dev = 0;
+    d.cuDeviceGet(&dev, index);
+    char name[256] = {};
+    d.cuDeviceGetName(name, sizeof name, dev);
+    info.name = name;
+    auto attr = [&](CUdevice_attribute a) {
+      int v = 0;
+      d.cuDeviceGetAttribute(&v, a, dev);
+      return static_cast<double>(v);
+    };
+    auto& p = info.properties;
+    p["sms"] = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    p["smem_per_block"] = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    p["smem_per_block_optin"] = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    p["smem_per_sm"] = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    p["regs_per_block"] = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    p["regs_per_sm"] = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    p["warp_size"] = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    p["max_threads_per_block"] = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    p["l2_bytes"] = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    p["sm_clock_mhz"] = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
+    p["mem_clock_mhz"] = attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000;
+    const double bus_bits = attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    p["mem_bandwidth_gbs"] = 2 * p["mem_clock_mhz"] * 1e6 * bus_bits / 8 / 1e9;  // double data rate
+    const int major = static_cast<int>(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
+    const int minor = static_cast<int>(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+    p["cc_major"] = major;
+    p["cc_minor"] = minor;
+    const PeakRates rates = peak_per_sm_clock(major, minor);
+    p["peak_gflops_f16"] = rates.f16 * p["sms"] * p["sm_clock_mhz"] / 1000;
+    p["peak_gflops_f32"] = rates.f32 * p["sms"] * p["sm_clock_mhz"] / 1000;
+    std::size_t mem = 0;
+    d.cuDeviceTotalMem(&mem, dev);
+    p["memory_bytes"] = static_cast<double>(mem);
+    info.text["arch"] = "sm_" + std::to_string(major) + std::to_string(minor);
+    info.text["driver"] = std::to_string(d.version / 1000) + "." + std::to_string(d.version % 1000 / 10);
+    info.text["nvrtc"] = Compiler::nvrtc_version();
+    info.text["cuda_toolkit"] = std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10);
+    info.text["peak_source"] = "table by architecture x SMs x max SM clock";
+    return info;
+  }
+
+  std::filesystem::path cache_dir_;
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<const KernelSpec>> specs_;
+  std::map<int, std::shared_ptr<DeviceContext>> contexts_;
+  std::map<std::string, std::shared_ptr<const Compiler>> compilers_;
+};
+
+}  // namespace
+}  // namespace cuda
+
+std::filesystem::path cuda_default_cache_dir() { return cuda::default_cache_dir(); }
+
+std::string cuda_unavailable_reason() {
+  std::string why;
+  cuda::driver(&why);
+  return why;
+}
+
+std::unique_ptr<Backend> make_cuda_backend() { return make_cuda_backend(CudaBackendOptions{}); }
+
+std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& options) {
+  return std::make_unique<cuda::CudaBackend>(options);
+}
+
+}  // namespace ktune

@@ -1,0 +1,46 @@
+#pragma once
+// NVRTC compilation to cubin for one architecture, with a disk cache keyed by the source, the
+// options, the architecture and the NVRTC version. Thread-safe: the tuner compiles configs on
+// its pool in parallel, and each call builds its own NVRTC program.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ktune::cuda {
+
+struct CompiledModule {
+  std::string cubin;
+  std::vector<std::string> lowered;  // mangled names of the requested entry points, same order
+  std::string log;                   // compiler warnings (empty from the cache)
+  bool from_cache = false;
+  double seconds = 0;                // compile time, or cache read time
+};
+
+class Compiler {
+ public:
+  // `arch` is "sm_90"; an empty `cache_dir` disables the cache.
+  Compiler(std::string arch, std::filesystem::path cache_dir);
+
+  // Throws TrialFailure(CompileError) with the NVRTC log when the source does not compile.
+  CompiledModule compile(const std::string& source, const std::string& name, const std::vector<std::string>& options,
+                         const std::vector<std::string>& entries) const;
+
+  const std::string& arch() const { return arch_; }
+  const std::filesystem::path& cache_dir() const { return cache_dir_; }
+
+  // "13.0"
+  static std::string nvrtc_version();
+  // Hex digest naming a cache entry; changes with any input.
+  static std::string cache_key(const std::string& source, const std::vector<std::string>& options,
+                               const std::vector<std::string>& entries, const std::string& arch,
+                               const std::string& nvrtc_version);
+
+ private:
+  std::string arch_;
+  std::filesystem::path cache_dir_;
+};
+
+// $KTUNE_CUDA_CACHE, else $XDG_CACHE_HOME/ktune/cuda, else ~/.cache/ktune/cuda.
+std::filesystem::path default_cache_dir();
+
+}  // namespace ktune::cuda

@@ -1,0 +1,52 @@
+#pragma once
+// The CUDA driver API, loaded with dlopen at run time: a build with CUDA must start on a machine
+// with no GPU and no driver (CI, laptops); there the backend reports no devices and keeps the
+// reason for the message. Types come from the toolkit's cuda.h; no symbol is linked.
+#include <cuda.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace ktune::cuda {
+
+#define KTUNE_CUDA_DRIVER_FUNCTIONS(X)                                                                  \
+  X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)                \
+  X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) \
+  X(cuDevicePrimaryCtxReset) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData)                \
+  X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute)                 \
+  X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8)          \
+  X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) \
+  X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventElapsedTime)           \
+  X(cuEventQuery) X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags)        \
+  X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuGetErrorName) X(cuGetErrorString)
+
+struct Driver {
+#define KTUNE_DECLARE(name) decltype(&::name) name = nullptr;
+  KTUNE_CUDA_DRIVER_FUNCTIONS(KTUNE_DECLARE)
+#undef KTUNE_DECLARE
+  int version = 0;  // cuDriverGetVersion, e.g. 13000
+};
+
+// The process-wide driver, loaded and initialised once. nullptr when unavailable; `why` then
+// says what is missing ("libcuda.so.1 not found: no NVIDIA driver", "cuInit failed: ...").
+const Driver* driver(std::string* why = nullptr);
+// Like driver(), but throws RunError with the reason.
+const Driver& require_driver();
+
+// A failed driver call, with the code kept so callers can tell sticky faults from resource errors.
+class DriverError : public std::runtime_error {
+ public:
+  DriverError(CUresult code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  CUresult code() const { return code_; }
+  // The context is unusable after these: the launch faulted on the device.
+  bool sticky() const;
+
+ private:
+  CUresult code_;
+};
+
+std::string error_text(CUresult r);
+// Throws DriverError "<what>: CUDA_ERROR_X (description)" unless r is CUDA_SUCCESS.
+void check(CUresult r, const std::string& what);
+
+}  // namespace ktune::cuda

@@ -1,0 +1,149 @@
+#include "host_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+namespace ktune::cuda {
+
+std::uint16_t f32_to_f16(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
+  if (absx >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds past 65504
+  if (absx < 0x38800000u) {  // subnormal half: scale by 2^24 and round to nearest even
+    float a;
+    std::uint32_t ax = absx;
+    std::memcpy(&a, &ax, 4);
+    const float scaled = a * 16777216.0f;
+    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(std::nearbyint(scaled)));
+  }
+  const std::uint32_t mant = absx & 0x7fffffu;
+  std::uint32_t h = ((absx >> 23) - 112) << 10 | (mant >> 13);
+  const std::uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return static_cast<std::uint16_t>(sign | h);
+}
+
+float f16_to_f32(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  float out;
+  if (exp == 0) {
+    out = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -out : out;
+  }
+  const std::uint32_t x = exp == 31 ? (sign | 0x7f800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
+  std::memcpy(&out, &x, 4);
+  return out;
+}
+
+std::uint16_t f32_to_bf16(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<std::uint16_t>(x >> 16);
+}
+
+float bf16_to_f32(std::uint16_t h) {
+  const std::uint32_t x = static_cast<std::uint32_t>(h) << 16;
+  float out;
+  std::memcpy(&out, &x, 4);
+  return out;
+}
+
+double load_elem(const void* data, ElemType t, std::size_t i) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  switch (t) {
+    case ElemType::F16: { std::uint16_t v; std::memcpy(&v, p + 2 * i, 2); return f16_to_f32(v); }
+    case ElemType::BF16: { std::uint16_t v; std::memcpy(&v, p + 2 * i, 2); return bf16_to_f32(v); }
+    case ElemType::F32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case ElemType::F64: { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
+    case ElemType::I8: return static_cast<std::int8_t>(p[i]);
+    case ElemType::U8: return p[i];
+    case ElemType::I32: { std::int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case ElemType::U32: { std::uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case ElemType::I64: { std::int64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<double>(v); }
+  }
+  return 0;
+}
+
+void store_elem(void* data, ElemType t, std::size_t i, double v) {
+  auto* p = static_cast<unsigned char*>(data);
+  switch (t) {
+    case ElemType::F16: { const std::uint16_t h = f32_to_f16(static_cast<float>(v)); std::memcpy(p + 2 * i, &h, 2); return; }
+    case ElemType::BF16: { const std::uint16_t h = f32_to_bf16(static_cast<float>(v)); std::memcpy(p + 2 * i, &h, 2); return; }
+    case ElemType::F32: { const float f = static_cast<float>(v); std::memcpy(p + 4 * i, &f, 4); return; }
+    case ElemType::F64: std::memcpy(p + 8 * i, &v, 8); return;
+    case ElemType::I8: p[i] = static_cast<unsigned char>(static_cast<std::int8_t>(v)); return;
+    case ElemType::U8: p[i] = static_cast<unsigned char>(v); return;
+    case ElemType::I32: { const auto x = static_cast<std::int32_t>(v); std::memcpy(p + 4 * i, &x, 4); return; }
+    case ElemType::U32: { const auto x = static_cast<std::uint32_t>(v); std::memcpy(p + 4 * i, &x, 4); return; }
+    case ElemType::I64: { const auto x = static_cast<std::int64_t>(v); std::memcpy(p + 8 * i, &x, 8); return; }
+  }
+}
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+bool is_integer(ElemType t) {
+  return t == ElemType::I8 || t == ElemType::U8 || t == ElemType::I32 || t == ElemType::U32 || t == ElemType::I64;
+}
+
+// Splits [0, n) over the hardware threads; fn(begin, end).
+template <class F>
+void parallel_for(std::size_t n, F fn) {
+  const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 32);
+  if (n < (1u << 16) || workers == 1) return fn(std::size_t{0}, n);
+  std::vector<std::thread> pool;
+  const std::size_t chunk = (n + workers - 1) / workers;
+  for (std::size_t b = 0; b < n; b += chunk) pool.emplace_back(fn, b, std::min(n, b + chunk));
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace
+
+std::vector<unsigned char> generate(ElemType t, std::size_t count, const ArgInit& init, std::uint64_t seed) {
+  std::vector<unsigned char> out(count * elem_size(t), 0);
+  if (init.kind != ArgInit::Kind::Uniform) return out;
+  const bool integer = is_integer(t);
+  parallel_for(count, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const double u = static_cast<double>(splitmix64(seed ^ (i * 0xd1b54a32d192ed03ULL)) >> 11) * 0x1.0p-53;
+      const double v = integer ? std::floor(init.lo + u * (init.hi - init.lo + 1)) : init.lo + u * (init.hi - init.lo);
+      store_elem(out.data(), t, i, std::min(v, init.hi));
+    }
+  });
+  return out;
+}
+
+Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol) {
+  Comparison c;
+  double worst = -1;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double g = load_elem(got, t, i), w = want[i];
+    const double err = std::isnan(g) || std::isnan(w) ? INFINITY : std::abs(g - w);
+    if (!(err <= tol.atol + tol.rtol * std::abs(w))) ++c.mismatches;
+    if (err > worst) {
+      worst = err;
+      c.worst_index = i;
+      c.worst_got = g;
+      c.worst_want = w;
+    }
+  }
+  c.validation.max_abs_error = std::max(worst, 0.0);
+  c.validation.mismatch_fraction = want.empty() ? 0 : static_cast<double>(c.mismatches) / static_cast<double>(want.size());
+  return c;
+}
+
+}  // namespace ktune::cuda

@@ -1,0 +1,37 @@
+#pragma once
+// Host-side data for GPU workloads: seeded generation (identical for every config of a problem,
+// and independent of thread count), 16-bit float conversions, and the output comparison.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ktune/backend.h"
+#include "ktune/kernel_spec.h"
+
+namespace ktune::cuda {
+
+std::uint16_t f32_to_f16(float f);
+float f16_to_f32(std::uint16_t h);
+std::uint16_t f32_to_bf16(float f);
+float bf16_to_f32(std::uint16_t h);
+
+// Element i of a buffer of type t, as double.
+double load_elem(const void* data, ElemType t, std::size_t i);
+// Writes v (rounded to t) as element i.
+void store_elem(void* data, ElemType t, std::size_t i, double v);
+
+// `count` elements of type t drawn from `init` with a counter-based generator: element i depends
+// only on (seed, i).
+std::vector<unsigned char> generate(ElemType t, std::size_t count, const ArgInit& init, std::uint64_t seed);
+
+struct Comparison {
+  Validation validation;
+  std::size_t mismatches = 0;
+  std::size_t worst_index = 0;   // largest |got - want|, NaN counting as infinite
+  double worst_got = 0, worst_want = 0;
+};
+// Compares `got` (type t) with `want`: an element matches when |got - want| <= atol + rtol*|want|
+// (NaN never matches).
+Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol);
+
+}  // namespace ktune::cuda

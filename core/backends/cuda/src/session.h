@@ -1,0 +1,142 @@
+#pragma once
+// One problem of a spec-driven family on one CUDA device: seeded buffers, the reference output,
+// compiled configs, cuBLAS, and the two timing methods.
+#include <cublas_v2.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "compiler.h"
+#include "driver.h"
+#include "ktune/backend.h"
+#include "ktune/backends/cuda.h"
+#include "ktune/kernel_spec.h"
+
+namespace ktune::cuda {
+
+// The device's primary context, shared by a session and its kernels so that a kernel freed
+// after its session never touches a released context. `generation` grows at every reset: a
+// handle made in an older generation is dead.
+struct DeviceContext {
+  const Driver& d;
+  CUdevice device = 0;
+  CUcontext ctx = nullptr;
+  int generation = 0;
+  std::shared_mutex mutex;  // shared: loading modules on compile threads; unique: reset
+
+  DeviceContext(const Driver& driver, int index);
+  ~DeviceContext();
+  void make_current() const;
+  // After a sticky fault: destroys everything on the device and starts a fresh context.
+  void reset();
+};
+
+struct Buffer {
+  CUdeviceptr ptr = 0;
+  std::size_t bytes = 0;
+};
+
+class Session;
+class CublasKernel;
+
+// Something the timing methods can enqueue: a compiled config, or the cuBLAS baseline.
+class Launchable : public PreparedKernel {
+ public:
+  ~Launchable() override;
+  // Enqueues one launch (every kernel of the config) on the session's stream, on input copy `copy`.
+  virtual void enqueue(Session& s, int copy) = 0;
+  // Reloads what a context reset destroyed. Measuring thread only.
+  virtual void ensure_loaded(Session&) {}
+
+  // The amortized method's captured graph, reused while the request stays the same.
+  std::shared_ptr<DeviceContext> dev;
+  CUgraphExec graph = nullptr;
+  int graph_launches = 0, graph_copies = 0, graph_generation = -1;
+  void drop_graph();
+};
+
+class Session final : public ProblemSession, public CudaSessionInfo {
+ public:
+  Session(std::shared_ptr<DeviceContext> dev, const DeviceInfo& info, std::shared_ptr<const KernelSpec> spec,
+          Problem problem, std::uint64_t seed, std::shared_ptr<const Compiler> compiler);
+  ~Session() override;
+
+  std::unique_ptr<PreparedKernel> prepare(const Config& config) override;
+  Validation validate(PreparedKernel& kernel, const Tolerance& tol) override;
+  double sample(PreparedKernel& kernel, const SampleRequest& request) override;
+  std::unique_ptr<PreparedKernel> prepare_baseline() override;
+  std::string baseline_name() const override;
+
+  double measure_sm_clock_mhz() override;
+  std::pair<double, double> sm_clock_range_mhz() const override { return {clock_min_, clock_max_}; }
+  int recoveries() const override { return recoveries_; }
+
+  // For the launchables.
+  const Driver& d() const { return dev_->d; }
+  CUstream stream() const { return stream_; }
+  const KernelSpec& spec() const { return *spec_; }
+  const Problem& problem() const { return problem_; }
+  // Buffer `name` of input copy `copy` (inputs rotate; outputs and workspaces do not).
+  CUdeviceptr buffer(const std::string& name, int copy) const;
+  cublasHandle_t cublas();
+  const Variables& device_vars() const { return device_vars_; }
+  // Grows workspace `name` to at least `bytes`.
+  void ensure_workspace(const std::string& name, std::size_t bytes);
+
+ private:
+  friend class SpecKernel;
+  struct HostInput {
+    ElemType type;
+    std::vector<unsigned char> data;
+  };
+
+  void allocate_buffers();
+  void release_buffers();
+  void compute_reference();
+  void ensure_copies(int copies);
+  int copies_for_rotation() const;
+  void zero_workspaces();
+  // Waits for `event` on the host; past `deadline` waits for the device to finish, then throws Timeout.
+  void wait(CUevent event, std::chrono::steady_clock::time_point deadline, const std::string& what);
+  // Runs `fn`, mapping driver errors to trial failures; a sticky fault resets the context first.
+  template <class F>
+  auto guarded(const std::string& what, F&& fn) -> decltype(fn());
+  void recover();
+  std::unique_ptr<CublasKernel> make_cublas();
+  void create_stream_and_events();
+  void destroy_stream_and_events();
+
+  std::shared_ptr<DeviceContext> dev_;
+  DeviceInfo info_;
+  Variables device_vars_;
+  std::shared_ptr<const KernelSpec> spec_;
+  Problem problem_;
+  std::uint64_t seed_;
+  std::shared_ptr<const Compiler> compiler_;
+  Config sizing_config_;  // default config: input and output sizes must not depend on the config
+
+  CUstream stream_ = nullptr;
+  CUevent ev_start_ = nullptr, ev_stop_ = nullptr;
+  std::vector<std::pair<CUevent, CUevent>> launch_events_;  // per_launch: one pair per launch
+  std::map<std::string, HostInput> host_inputs_;
+  std::vector<std::map<std::string, Buffer>> copies_;  // [0] holds every buffer; [i>0] input copies
+  std::map<std::string, Buffer> workspaces_;
+  Buffer flush_;                                        // per_launch: written between launches to evict L2
+  Buffer ref_b_, ref_c_, baseline_c_;                   // cuBLAS: converted B, f32 reference, baseline output
+  std::vector<double> reference_;
+  cublasHandle_t cublas_ = nullptr;
+  int cublas_generation_ = -1;
+  Buffer cublas_ws_;
+  CUmodule probe_module_ = nullptr;
+  int probe_generation_ = -1;
+  CUfunction probe_ = nullptr;
+  double clock_min_ = 0, clock_max_ = 0;
+  int recoveries_ = 0;
+  int epoch_ = 0;  // grows whenever a buffer moves: captured graphs hold raw pointers
+};
+
+}  // namespace ktune::cuda

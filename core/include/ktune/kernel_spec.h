@@ -1,0 +1,157 @@
+#pragma once
+// KernelSpec: a GPU kernel family as data. A JSON spec names a kernel source and says how to
+// tune it (parameters, default space, constraints), how to build one config (options, defines,
+// template arguments of the entry point), how to launch it (grid, block and dynamic shared
+// memory as expressions of the problem, the config and the device), which arguments it takes
+// and how to generate them, and what to validate it against. Built-in families and a user's
+// `--kernel-spec FILE` go through the same parser. No Qt and no CUDA here: the spec is checked
+// and evaluated without a GPU; backends (cuda, hip) turn it into compiled, launched kernels.
+//
+// Format (every expression is a ktune::Expression over the problem's numeric key fields, the
+// config's parameters and the device's properties; "${name}" in text is replaced by a text key
+// field, a parameter or a define):
+// {
+//   "name": "gemm", "description": "...", "source": "gemm.cu",   // source relative to the spec
+//   "key_fields": [{"name": "M", "help": "..."}, {"name": "dtype", "numeric": false,
+//                   "default": "f16", "choices": ["f16", "bf16"]}],
+//   "bucket_field": "M", "tp_out_field": "N", "tp_in_field": "K",
+//   "flops": "2*M*N*K", "bytes": "2*(M*K + K*N + M*N)",
+//   "space": {"parameters": {...}, "constraints": [...]},          // SearchSpace JSON
+//   "default_config": {"BM": 64, ...},
+//   "compile": {"options": ["-std=c++17"], "params_as_defines": true,
+//               "defines": {"T": {"field": "dtype", "map": {"f16": "__half", "bf16": "__nv_bfloat16"}},
+//                           "EVEN": "K % 64 == 0"}},
+//   "arguments": [{"name": "A", "buffer": "${dtype}", "count": "M*K", "init": {"uniform": [-1, 1]}},
+//                 {"name": "C", "buffer": "${dtype}", "count": "M*N", "role": "output"},
+//                 {"name": "ws", "buffer": "f32", "count": "SPLITK*M*N", "role": "workspace", "init": "zero"},
+//                 {"name": "M", "scalar": "i32", "value": "M"}],
+//   "launches": [{"entry": "gemm<${T}>", "grid": ["ceil_div(N,BN)", "ceil_div(M,BM)", "SPLITK"],
+//                 "block": ["WARPS*32"], "shared_bytes": "...", "args": ["A", "B", "C", "M"],
+//                 "when": "1"}],
+//   "reference": {"kind": "cublas_gemm", "a": "A", "b": "B", "c": "C", "m": "M", "n": "N", "k": "K",
+//                 "b_layout": "kn" | "nk", "b_scale": "scales"}   // or {"kind": "config", "config": {...}}
+// }
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ktune/config.h"
+#include "ktune/expression.h"
+#include "ktune/kernel_family.h"
+#include "ktune/problem.h"
+
+namespace ktune {
+
+enum class ElemType { F16, BF16, F32, F64, I8, U8, I32, U32, I64 };
+std::size_t elem_size(ElemType t);
+const char* to_string(ElemType t);
+ElemType elem_type_from_string(const std::string& s);  // "f16", "bf16", "f32", ...; throws InputError
+
+enum class ArgRole { Input, Output, Workspace };
+
+struct ArgInit {
+  enum class Kind { None, Zero, Uniform } kind = Kind::None;
+  double lo = -1, hi = 1;  // Uniform: integers types draw integers in [lo, hi]
+};
+
+struct SpecArgument {
+  std::string name;
+  bool is_buffer = true;
+  std::string dtype;   // may hold "${field}"; resolved per problem
+  std::string count;   // buffer: element count expression
+  std::string value;   // scalar: value expression
+  ArgRole role = ArgRole::Input;
+  ArgInit init;
+};
+
+struct SpecLaunch {
+  std::string entry;                      // may hold "${name}" and template arguments
+  std::array<std::string, 3> grid{"1", "1", "1"};
+  std::array<std::string, 3> block{"1", "1", "1"};
+  std::string shared_bytes = "0";         // dynamic shared memory
+  std::vector<std::string> args;          // argument names, in the kernel's parameter order
+  std::string when;                       // empty = always; else launched when non-zero
+};
+
+struct SpecReference {
+  std::string kind = "none";                 // "none" | "cublas_gemm" | "config"
+  std::map<std::string, std::string> fields;  // cublas_gemm: a, b, c, m, n, k, b_layout, b_scale
+  Config config;                             // config: the trusted config whose output is the reference
+};
+
+// A launch evaluated for one problem and config.
+struct LaunchGeometry {
+  std::string entry;  // substituted
+  std::array<std::uint64_t, 3> grid{1, 1, 1};
+  std::array<std::uint64_t, 3> block{1, 1, 1};
+  std::uint64_t shared_bytes = 0;
+  bool active = true;
+  std::uint64_t threads() const { return block[0] * block[1] * block[2]; }
+};
+
+struct SpecDefine {
+  std::string name;
+  std::string expr;                          // numeric define: an expression
+  std::string field;                         // text define: a text key field ...
+  std::map<std::string, std::string> map;    // ... mapped value by value
+};
+
+class KernelSpec {
+ public:
+  // Parses a spec; `base_dir` resolves "source", or `files` (name -> text: sources embedded in
+  // the binary) when given. Throws InputError naming the origin (file), the JSON path of the
+  // culprit and what is expected.
+  static KernelSpec from_json(const nlohmann::json& j, const std::filesystem::path& base_dir,
+                              const std::string& origin = "spec",
+                              const std::map<std::string, std::string>* files = nullptr);
+  static KernelSpec load(const std::filesystem::path& file);
+
+  const KernelFamily& family() const { return family_; }
+  const std::string& source() const { return source_; }            // kernel source text
+  const std::filesystem::path& source_file() const { return source_file_; }
+  const std::vector<SpecArgument>& arguments() const { return args_; }
+  const std::vector<SpecLaunch>& launches() const { return launches_; }
+  const SpecReference& reference() const { return reference_; }
+  const std::vector<std::string>& options() const { return options_; }
+  const SpecArgument* argument(const std::string& name) const;
+  // The output buffer compared with the reference.
+  const SpecArgument& output() const;
+
+  // Variables for every expression: problem numeric fields, config parameters, device properties
+  // (`device` may be empty), in that order of precedence.
+  Variables variables(const Problem& p, const Config& c, const Variables& device = {}) const;
+  // Replaces "${name}" by a text key field, a parameter or a define's value; throws InputError
+  // for an unknown name.
+  std::string substitute(const std::string& text, const Problem& p, const Config& c) const;
+  // Defines for one build: every parameter (when params_as_defines), then the spec's defines.
+  std::vector<std::pair<std::string, std::string>> defines(const Problem& p, const Config& c) const;
+  // Compiler options for one build: the spec's options plus -D for every define, sorted so a
+  // cache key does not depend on map order.
+  std::vector<std::string> compile_options(const Problem& p, const Config& c) const;
+  LaunchGeometry geometry(const SpecLaunch& l, const Problem& p, const Config& c, const Variables& device = {}) const;
+  ElemType arg_type(const SpecArgument& a, const Problem& p, const Config& c) const;
+  std::uint64_t arg_count(const SpecArgument& a, const Problem& p, const Config& c, const Variables& device = {}) const;
+
+ private:
+  KernelFamily family_;
+  std::string source_;
+  std::filesystem::path source_file_;
+  std::vector<std::string> options_;
+  bool params_as_defines_ = true;
+  std::vector<SpecDefine> defines_;
+  std::vector<SpecArgument> args_;
+  std::vector<SpecLaunch> launches_;
+  SpecReference reference_;
+  std::string output_;
+};
+
+// Stable 64-bit FNV-1a; used for cache keys and seeds (identical across runs and machines).
+std::uint64_t fnv1a64(const std::string& data, std::uint64_t seed = 0xcbf29ce484222325ULL);
+
+}  // namespace ktune
