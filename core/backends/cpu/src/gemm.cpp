@@ -1,0 +1,185 @@
+#include "gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "ktune/measurement.h"
+
+namespace ktune::cpu {
+
+namespace {
+
+// A[ic:ic+mc, pc:pc+kc] (lda) -> micro-panels of MR rows: ap[panel][k][r], scaled by alpha,
+// rows past mc zero (so edge tiles can run the full micro-kernel).
+void pack_a(const float* a, long lda, long mc, long kc, int MR, float alpha, float* ap) {
+  for (long i0 = 0; i0 < mc; i0 += MR, ap += MR * kc) {
+    const long mr = std::min<long>(MR, mc - i0);
+    for (long r = 0; r < mr; ++r) {
+      const float* src = a + (i0 + r) * lda;
+      for (long k = 0; k < kc; ++k) ap[k * MR + r] = alpha * src[k];
+    }
+    for (long r = mr; r < MR; ++r)
+      for (long k = 0; k < kc; ++k) ap[k * MR + r] = 0.0f;
+  }
+}
+
+// B[pc:pc+kc, jc:jc+nc] (ldb) -> micro-panels of NR columns: bp[panel][k][j], columns past nc zero.
+void pack_b(const float* b, long ldb, long kc, long nc, int NR, float* bp) {
+  for (long j0 = 0; j0 < nc; j0 += NR, bp += NR * kc) {
+    const long nr = std::min<long>(NR, nc - j0);
+    for (long k = 0; k < kc; ++k) {
+      std::memcpy(bp + k * NR, b + k * ldb + j0, sizeof(float) * nr);
+      std::fill(bp + k * NR + nr, bp + (k + 1) * NR, 0.0f);
+    }
+  }
+}
+
+// Every micro-tile of one packed (mc x kc) x (kc x nc) block pair, in the plan's order.
+void macro_kernel(const GemmPlan& p, long mc, long nc, long kc, const float* ap, const float* bp, float* c, long ldc,
+                  float beta, float* edge) {
+  auto tile = [&](long ir, long jr) {
+    const float* a = ap + ir * kc;
+    const float* b = bp + jr * kc;
+    float* ct = c + ir * ldc + jr;
+    const long mr = std::min<long>(p.MR, mc - ir), nr = std::min<long>(p.NR, nc - jr);
+    if (mr == p.MR && nr == p.NR) {
+      p.ukernel(static_cast<int>(kc), a, b, ct, ldc, beta);
+      return;
+    }
+    // Edge tile: compute the full padded tile aside and merge the part inside C.
+    p.ukernel(static_cast<int>(kc), a, b, edge, p.NR, 0.0f);
+    for (long r = 0; r < mr; ++r)
+      for (long j = 0; j < nr; ++j) {
+        const float v = edge[r * p.NR + j];
+        ct[r * ldc + j] = beta == 0.0f ? v : v + beta * ct[r * ldc + j];
+      }
+  };
+  if (p.loop_order == 0) {
+    for (long jr = 0; jr < nc; jr += p.NR)
+      for (long ir = 0; ir < mc; ir += p.MR) tile(ir, jr);
+  } else {
+    for (long ir = 0; ir < mc; ir += p.MR)
+      for (long jr = 0; jr < nc; jr += p.NR) tile(ir, jr);
+  }
+}
+
+// C[m0:m1, n0:n1] on one thread. Later KC blocks accumulate into C (beta 1).
+void gemm_block(const GemmPlan& p, const GemmOperands& op, long m0, long m1, long n0, long n1, float* ws,
+                StopFlag& stop) {
+  float* ap = ws;
+  float* bp = ap + p.mc * p.kc;
+  float* edge = bp + p.kc * p.nc;
+  const long K = op.K, N = op.N;
+  if (p.loop_order == 0) {
+    for (long jc = n0; jc < n1; jc += p.nc) {
+      const long nc = std::min(p.nc, n1 - jc);
+      for (long pc = 0; pc < K; pc += p.kc) {
+        const long kc = std::min(p.kc, K - pc);
+        const float beta = pc == 0 ? op.beta : 1.0f;
+        pack_b(op.B + pc * N + jc, N, kc, nc, p.NR, bp);
+        for (long ic = m0; ic < m1; ic += p.mc) {
+          const long mc = std::min(p.mc, m1 - ic);
+          pack_a(op.A + ic * K + pc, K, mc, kc, p.MR, op.alpha, ap);
+          macro_kernel(p, mc, nc, kc, ap, bp, op.C + ic * N + jc, N, beta, edge);
+          if (stop.check()) return;
+        }
+      }
+    }
+  } else {
+    for (long ic = m0; ic < m1; ic += p.mc) {
+      const long mc = std::min(p.mc, m1 - ic);
+      for (long pc = 0; pc < K; pc += p.kc) {
+        const long kc = std::min(p.kc, K - pc);
+        const float beta = pc == 0 ? op.beta : 1.0f;
+        pack_a(op.A + ic * K + pc, K, mc, kc, p.MR, op.alpha, ap);
+        for (long jc = n0; jc < n1; jc += p.nc) {
+          const long nc = std::min(p.nc, n1 - jc);
+          pack_b(op.B + pc * N + jc, N, kc, nc, p.NR, bp);
+          macro_kernel(p, mc, nc, kc, ap, bp, op.C + ic * N + jc, N, beta, edge);
+          if (stop.check()) return;
+        }
+      }
+    }
+  }
+}
+
+[[noreturn]] void fail(TrialStatus status, const std::string& msg) { throw TrialFailure(status, msg); }
+
+}  // namespace
+
+std::size_t GemmPlan::workspace_floats_per_thread() const {
+  return static_cast<std::size_t>(mc * kc + kc * nc + MR * NR);
+}
+
+GemmPlan plan_gemm(const Config& config, int hw_threads, double workspace_limit) {
+  const auto v = read_params(config, {"MR", "NR", "vec", "MC", "KC", "NC", "loop_order", "threads"}, "gemm");
+  for (const auto& [name, value] : v)
+    if (value < (name == "loop_order" ? 0 : 1))
+      fail(TrialStatus::CompileError, "gemm parameter " + name + "=" + std::to_string(value) + " is out of range");
+  GemmPlan p;
+  p.MR = static_cast<int>(v.at("MR"));
+  p.NR = static_cast<int>(v.at("NR"));
+  p.vec = static_cast<int>(v.at("vec"));
+  p.threads = static_cast<int>(v.at("threads"));
+  p.loop_order = static_cast<int>(v.at("loop_order"));
+  if (p.loop_order > 1)
+    fail(TrialStatus::CompileError, "gemm loop_order=" + std::to_string(p.loop_order) +
+                                        " is unknown (0: B panel resident, 1: A block resident)");
+  const UKernelSet* set = ukernels_for(p.vec);
+  if (!set)
+    fail(TrialStatus::CompileError, "no micro-kernel with vec=" + std::to_string(p.vec) +
+                                        " f32 lanes on this CPU (16 needs AVX-512, 8 needs AVX2+FMA, 4 is portable)");
+  p.isa = set->isa;
+  const std::string tile = "MR=" + std::to_string(p.MR) + " NR=" + std::to_string(p.NR);
+  if (p.NR % p.vec != 0 || p.MR > kMaxMR || p.NR / p.vec > kMaxNV || !set->gemm[p.MR][p.NR / p.vec])
+    fail(TrialStatus::CompileError, "no micro-kernel for " + tile + " on " + set->isa + " (vec=" +
+                                        std::to_string(p.vec) + "; NR must be 1 to " + std::to_string(kMaxNV) +
+                                        " vectors, MR one of 1 2 4 6 8 12 14 16 within the register file)");
+  p.ukernel = set->gemm[p.MR][p.NR / p.vec];
+  if (v.at("MC") < p.MR || v.at("NC") < p.NR)
+    fail(TrialStatus::CompileError, "gemm MC=" + std::to_string(v.at("MC")) + " / NC=" + std::to_string(v.at("NC")) +
+                                        " must be at least the micro-tile " + tile);
+  p.mc = v.at("MC") / p.MR * p.MR;
+  p.nc = v.at("NC") / p.NR * p.NR;
+  p.kc = v.at("KC");
+  if (p.threads > hw_threads)
+    fail(TrialStatus::LaunchError, "threads=" + std::to_string(p.threads) + " needs " + std::to_string(p.threads) +
+                                       " hardware threads, device has " + std::to_string(hw_threads));
+  const double bytes = static_cast<double>(p.workspace_floats_per_thread()) * sizeof(float) * p.threads;
+  if (bytes > workspace_limit)
+    fail(TrialStatus::LaunchError,
+         "gemm packing workspace (MC=" + std::to_string(v.at("MC")) + " KC=" + std::to_string(p.kc) +
+             " NC=" + std::to_string(v.at("NC")) + ", threads=" + std::to_string(p.threads) + ") needs " +
+             std::to_string(static_cast<long long>(bytes)) + " bytes, device allows " +
+             std::to_string(static_cast<long long>(workspace_limit)) + " (max_workspace_bytes)");
+  return p;
+}
+
+bool run_gemm(const GemmPlan& p, const GemmOperands& op, std::vector<AlignedBuffer<float>>& workspace,
+              ThreadPool& pool, StopFlag& stop) {
+  const int T = p.threads;
+  if (static_cast<int>(workspace.size()) < T) workspace.resize(T);
+  for (int t = 0; t < T; ++t)
+    if (workspace[t].size() < p.workspace_floats_per_thread()) workspace[t].resize(p.workspace_floats_per_thread());
+
+  // Split N first (each thread then packs only its own columns of B and all of A, which is the
+  // cheaper duplicate for the shapes that matter), M when N has too few micro-panels.
+  const long np = (op.N + p.NR - 1) / p.NR, mp = (op.M + p.MR - 1) / p.MR;
+  int tn = 1;
+  for (int d = T; d >= 1; --d)
+    if (T % d == 0 && d <= np) {
+      tn = d;
+      break;
+    }
+  const int tm = T / tn;
+  pool.run(T, [&](int t) {
+    const long r = t / tn, c = t % tn;
+    const long m0 = std::min(op.M, r * mp / tm * p.MR), m1 = std::min(op.M, (r + 1) * mp / tm * p.MR);
+    const long n0 = std::min(op.N, c * np / tn * p.NR), n1 = std::min(op.N, (c + 1) * np / tn * p.NR);
+    if (m0 < m1 && n0 < n1) gemm_block(p, op, m0, m1, n0, n1, workspace[t].data(), stop);
+  });
+  return !stop.stopped();
+}
+
+}  // namespace ktune::cpu

@@ -1,0 +1,119 @@
+// The micro-kernel templates, written once and compiled once per ISA. The including translation
+// unit first defines KTUNE_ISA_TARGET (a target attribute, or nothing) and, in an anonymous
+// namespace of ktune::cpu, a traits struct `Isa` (vector type V, lanes L, load/store/fma...).
+// Everything here lives in an anonymous namespace on purpose: each ISA unit gets its own copy,
+// so no instantiation compiled for AVX-512 can be merged by the linker into code that runs on a
+// CPU without it. No include guard: it is included exactly once per ISA unit.
+#include <cstdint>
+#include <utility>
+
+#include "ukernels.h"
+
+namespace ktune::cpu {
+namespace {
+
+template <int MR, int NV>
+KTUNE_ISA_TARGET void gemm_ukernel(int kc, const float* __restrict a, const float* __restrict b, float* __restrict c,
+                                   long ldc, float beta) {
+  using V = typename Isa::V;
+  constexpr int L = Isa::L;
+  V acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) acc[i][j] = Isa::zero();
+  for (int k = 0; k < kc; ++k) {
+    V bv[NV];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) bv[j] = Isa::load(b + j * L);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const V av = Isa::bcast(a[i]);
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) acc[i][j] = Isa::fma(av, bv[j], acc[i][j]);
+    }
+    a += MR;
+    b += NV * L;
+  }
+  if (beta == 0.0f) {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) Isa::store(c + i * ldc + j * L, acc[i][j]);
+  } else {
+    const V bb = Isa::bcast(beta);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j)
+        Isa::store(c + i * ldc + j * L, Isa::fma(bb, Isa::load(c + i * ldc + j * L), acc[i][j]));
+  }
+}
+
+template <int BT, int U>
+KTUNE_ISA_TARGET void qmm_ukernel(int n, const float* __restrict x, long ldx, const std::int8_t* __restrict w, long ldw,
+                                  float* __restrict y, long ldy, bool accumulate) {
+  using V = typename Isa::V;
+  constexpr int L = Isa::L;
+  V acc[BT][U];
+#pragma GCC unroll 8
+  for (int r = 0; r < BT; ++r)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) acc[r][u] = Isa::zero();
+  int i = 0;
+  for (; i + L <= n; i += L) {
+    V xv[BT];
+#pragma GCC unroll 8
+    for (int r = 0; r < BT; ++r) xv[r] = Isa::load(x + r * ldx + i);
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) {
+      const V wv = Isa::load_i8(w + u * ldw + i);
+#pragma GCC unroll 8
+      for (int r = 0; r < BT; ++r) acc[r][u] = Isa::fma(xv[r], wv, acc[r][u]);
+    }
+  }
+  for (int r = 0; r < BT; ++r)
+    for (int u = 0; u < U; ++u) {
+      float s = Isa::hsum(acc[r][u]);
+      for (int t = i; t < n; ++t) s += x[r * ldx + t] * float(w[u * ldw + t]);
+      y[r * ldy + u] = accumulate ? y[r * ldy + u] + s : s;
+    }
+}
+
+template <int MR, int NV>
+void add_gemm_one(UKernelSet& set) {
+  // Tiles with more accumulators than registers only spill; they are not worth instantiating.
+  if constexpr (MR * NV <= Isa::registers) set.gemm[MR][NV] = &gemm_ukernel<MR, NV>;
+}
+
+template <int MR, int... NV>
+void add_gemm_row(UKernelSet& set, std::integer_sequence<int, NV...>) {
+  (add_gemm_one<MR, NV + 1>(set), ...);
+}
+
+template <int... MR>
+void add_gemm(UKernelSet& set, std::integer_sequence<int, MR...>) {
+  (add_gemm_row<MR>(set, std::make_integer_sequence<int, kMaxNV>{}), ...);
+}
+
+template <int BT, int... U>
+void add_qmm_row(UKernelSet& set, std::integer_sequence<int, U...>) {
+  ((set.qmm[BT][U] = &qmm_ukernel<BT, U>), ...);
+}
+
+UKernelSet make_set() {
+  UKernelSet set;
+  set.isa = Isa::name;
+  set.lanes = Isa::L;
+  set.registers = Isa::registers;
+  // MR values a tuner would pick: small tiles for skinny M, tall ones to fill 32 registers.
+  add_gemm(set, std::integer_sequence<int, 1, 2, 4, 6, 8, 12, 14, 16>{});
+  add_qmm_row<1>(set, std::integer_sequence<int, 1, 2, 4>{});
+  add_qmm_row<2>(set, std::integer_sequence<int, 1, 2, 4>{});
+  add_qmm_row<4>(set, std::integer_sequence<int, 1, 2, 4>{});
+  add_qmm_row<8>(set, std::integer_sequence<int, 1, 2, 4>{});
+  return set;
+}
+
+}  // namespace
+}  // namespace ktune::cpu

@@ -1,0 +1,41 @@
+#pragma once
+// Micro-kernels of the CPU backend, one set per instruction set. Each set is compiled in its own
+// translation unit with target attributes; ukernels_for() hands out a set only when this CPU
+// runs it, so one binary works from plain x86-64 (or any other architecture) up to AVX-512.
+#include <cstdint>
+
+namespace ktune::cpu {
+
+// C[0:MR, 0:NR] = beta * C + sum_k a[k*MR + i] * b[k*NR + j], with a and b packed panels.
+// beta == 0 never reads C (BLAS semantics: C may hold garbage).
+using GemmUKernel = void (*)(int kc, const float* a, const float* b, float* c, long ldc, float beta);
+
+// y[r*ldy + u] (+)= sum_{i<n} x[r*ldx + i] * w[u*ldw + i] for r < BT, u < U: a BT x U block of
+// dot products, weights dequantized (int8 -> f32) on the fly; per-channel scales come later.
+using QmmUKernel = void (*)(int n, const float* x, long ldx, const std::int8_t* w, long ldw, float* y, long ldy,
+                            bool accumulate);
+
+inline constexpr int kMaxMR = 16;  // rows of a GEMM micro-tile
+inline constexpr int kMaxNV = 4;   // vectors per micro-tile row (NR = NV * lanes)
+inline constexpr int kMaxBT = 8;   // batch rows of a qmatmul micro-block
+inline constexpr int kMaxU = 4;    // output channels of a qmatmul micro-block
+
+struct UKernelSet {
+  const char* isa = "";  // "avx512", "avx2", "portable"
+  int lanes = 0;         // f32 lanes per vector
+  int registers = 0;     // vector registers the compiler may use for this set
+  GemmUKernel gemm[kMaxMR + 1][kMaxNV + 1] = {};  // [MR][NV], null where none was instantiated
+  QmmUKernel qmm[kMaxBT + 1][kMaxU + 1] = {};     // [BT][U]
+};
+
+// The set with `lanes` f32 lanes (16, 8 or 4) when this CPU can run it; nullptr otherwise.
+const UKernelSet* ukernels_for(int lanes);
+
+// Defined per ISA translation unit; only call through ukernels_for().
+const UKernelSet& ukernels_portable();
+#if defined(__x86_64__) || defined(__i386__)
+const UKernelSet& ukernels_avx2();
+const UKernelSet& ukernels_avx512();
+#endif
+
+}  // namespace ktune::cpu
