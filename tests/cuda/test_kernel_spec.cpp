@@ -1,0 +1,250 @@
+// Kernel specs, launch geometry, compile cache keys, pruning with H100 properties and host data
+// conversions: everything of the CUDA backend that needs no GPU.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <tuple>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "check.h"
+#include "compiler.h"
+#include "host_data.h"
+#include "ktune/backends/cuda.h"
+#include "ktune/error.h"
+#include "ktune/kernel_spec.h"
+#include "ktune/problem.h"
+
+using namespace ktune;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kGemmSpec = fs::path(KTUNE_SOURCE_DIR) / "resources/kernels/cuda/gemm.json";
+
+// Properties of an NVIDIA H100 80GB HBM3 as its driver reports them.
+Variables h100() {
+  return {{"sms", 132},          {"smem_per_block", 49152},    {"smem_per_block_optin", 232448},
+          {"smem_per_sm", 233472}, {"regs_per_block", 65536},  {"regs_per_sm", 65536},
+          {"warp_size", 32},     {"max_threads_per_block", 1024}, {"l2_bytes", 52428800},
+          {"sm_clock_mhz", 1980}, {"mem_clock_mhz", 2619},     {"mem_bandwidth_gbs", 3352},
+          {"cc_major", 9},       {"cc_minor", 0},              {"peak_gflops_f16", 1070530},
+          {"peak_gflops_f32", 66908}};
+}
+
+Problem gemm_problem(int m, int n, int k, const std::string& dtype = "f16") {
+  Problem p;
+  p.family = "gemm";
+  p.fields = {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}, {"dtype", dtype}};
+  return p;
+}
+
+Variables context(const KernelSpec& s, const Problem& p) {
+  Variables v = h100();
+  for (const auto& [k, x] : s.family().variables(p)) v[k] = x;
+  return v;
+}
+
+nlohmann::json gemm_json() {
+  std::ifstream in(kGemmSpec);
+  return nlohmann::json::parse(in);
+}
+
+// The gemm spec with one edit, parsed from its own folder; returns the InputError text or "".
+std::string parse_error(const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = gemm_json();
+  edit(j);
+  try {
+    KernelSpec::from_json(j, kGemmSpec.parent_path(), "edited gemm.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void test_builtin_gemm_spec() {
+  const KernelSpec s = KernelSpec::load(kGemmSpec);
+  CHECK(s.family().name == "gemm");
+  CHECK(s.family().key_fields.size() == 4);
+  CHECK(s.family().bucket_field == "M");
+  CHECK(s.source().find("mma.sync") != std::string::npos);
+  CHECK(s.output().name == "C");
+  CHECK(s.reference().kind == "cublas_gemm");
+  const Problem p = gemm_problem(16, 4096, 4096);
+  CHECK(s.family().flops(p) == 2.0 * 16 * 4096 * 4096);
+
+  Config c = s.family().default_config;
+  c.set("BM", 16);
+  c.set("WM", 16);
+  c.set("BN", 128);
+  c.set("WN", 32);
+  c.set("BK", 128);
+  c.set("STAGES", 4);
+  c.set("SPLITK", 8);
+  const LaunchGeometry g = s.geometry(s.launches()[0], p, c, h100());
+  CHECK(g.entry == "gemm");
+  CHECK(g.grid[0] == 32 && g.grid[1] == 8 && g.grid[2] == 1);
+  CHECK(g.block[0] == 128 && g.block[1] == 1);
+  CHECK(g.shared_bytes == 4u * (16 * 136 + 128 * 136) * 2);
+  CHECK(s.arg_count(*s.argument("ws"), p, c) == 8u * 16 * 4096);
+  CHECK(s.arg_count(*s.argument("locks"), p, c) == 32u);
+  CHECK(s.arg_type(*s.argument("A"), p, c) == ElemType::F16);
+  CHECK(s.arg_type(*s.argument("A"), gemm_problem(16, 64, 64, "bf16"), c) == ElemType::BF16);
+
+  const auto opts = s.compile_options(gemm_problem(16, 4096, 4096, "bf16"), c);
+  const std::set<std::string> set(opts.begin(), opts.end());
+  CHECK(set.count("-DKT_BF16=1") && set.count("-DSPLITK=8") && set.count("-DBM=16") && set.count("-std=c++17"));
+  CHECK(std::is_sorted(opts.begin() + 1, opts.end()));
+  CHECK(s.substitute("x_${dtype}_${BM}", p, c) == "x_f16_16");
+  CHECK_THROWS(InputError, s.substitute("${nope}", p, c), "nope");
+}
+
+void test_spec_errors_name_the_culprit() {
+  CHECK(parse_error([](nlohmann::json&) {}).empty());
+  CHECK(parse_error([](nlohmann::json& j) { j.erase("name"); }).find("\"name\"") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["launches"][0]["grid"][0] = "ceil_div(M,BMM)"; }).find("'BMM'") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["launches"][0]["args"].push_back("D"); }).find("'D' is not a declared argument") !=
+        std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][0]["role"] = "output"; }).find("exactly one") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][3]["buffer"] = "f8"; }).find("f8") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["reference"]["kind"] = "magic"; }).find("reference.kind") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["source"] = "missing.cu"; }).find("missing.cu") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["compile"]["defines"]["KT_BF16"]["map"].erase("bf16"); }).find("dtype=bf16") !=
+        std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["bucket_field"] = "dtype"; }).find("numeric") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["launches"][0]["shared_bytes"] = "STAGES*("; }).find("shared_bytes") !=
+        std::string::npos);
+  CHECK_THROWS(InputError, KernelSpec::load("/nonexistent/spec.json"), "/nonexistent/spec.json");
+}
+
+void test_pruning_with_h100_properties() {
+  const KernelSpec s = KernelSpec::load(kGemmSpec);
+  const SearchSpace& space = s.family().default_space;
+  for (auto [m, n, k] : {std::tuple{16, 4096, 4096}, {128, 4096, 4096}, {4096, 4096, 4096}, {16, 14336, 4096}}) {
+    const Problem p = gemm_problem(m, n, k);
+    const Variables ctx = context(s, p);
+    const auto valid = space.enumerate(ctx);
+    std::printf("gemm space for M=%d N=%d K=%d on an H100: %zu valid configs\n", m, n, k, valid.size());
+    CHECK_MSG(valid.size() >= 24 && valid.size() <= 200, "M=" + std::to_string(m) + ": " + std::to_string(valid.size()) + " configs");
+    for (const auto& c : valid) {
+      const LaunchGeometry g = s.geometry(s.launches()[0], p, c, h100());
+      CHECK(g.shared_bytes <= 232448);
+      CHECK(g.threads() >= 128 && g.threads() <= 256);
+      CHECK(c.get("VEC") == 8);
+    }
+  }
+  // Five deep stages of 128x256 B tiles need 360 KB: pruned by the shared-memory constraint.
+  Config big = s.family().default_config;
+  for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 64}, {"BK", 128}, {"STAGES", 5}}) big.set(k, v);
+  const auto why = space.violated(big, context(s, gemm_problem(16, 4096, 4096)));
+  CHECK(why && why->find("shared memory") != std::string::npos);
+  // K = 1002 only allows 4-byte vectors.
+  const auto odd = space.enumerate(context(s, gemm_problem(7, 520, 1002)));
+  CHECK(!odd.empty());
+  for (const auto& c : odd) CHECK(c.get("VEC") == 2);
+}
+
+void test_cache_keys() {
+  using cuda::Compiler;
+  const std::string k0 = Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.0");
+  CHECK(k0.size() == 32);
+  CHECK(k0 == Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.0"));
+  CHECK(k0 != Compiler::cache_key("src ", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.0"));
+  CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=3"}, {"gemm"}, "sm_90", "13.0"));
+  CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_89", "13.0"));
+  CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.1"));
+  CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm2"}, "sm_90", "13.0"));
+  CHECK(Compiler::cache_key("s", {"ab", "c"}, {}, "sm_90", "13.0") != Compiler::cache_key("s", {"a", "bc"}, {}, "sm_90", "13.0"));
+}
+
+// NVRTC needs no GPU: the built-in gemm compiles here, a broken source gives its log, and the
+// second compile comes from the disk cache.
+void test_nvrtc_compile_and_cache() {
+  const fs::path dir = fs::temp_directory_path() / ("ktune_cache_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const cuda::Compiler compiler("sm_90", dir);
+  const KernelSpec s = KernelSpec::load(kGemmSpec);
+  const auto opts = s.compile_options(gemm_problem(16, 4096, 4096), s.family().default_config);
+  const auto first = compiler.compile(s.source(), "gemm.cu", opts, {"gemm"});
+  CHECK(!first.from_cache && first.cubin.size() > 1000);
+  const auto second = compiler.compile(s.source(), "gemm.cu", opts, {"gemm"});
+  CHECK(second.from_cache && second.cubin == first.cubin && second.lowered == first.lowered);
+  try {
+    compiler.compile("extern \"C\" __global__ void k() { this is not C++; }", "broken.cu", {}, {"k"});
+    CHECK_MSG(false, "a broken source compiled");
+  } catch (const TrialFailure& e) {
+    CHECK(e.status() == TrialStatus::CompileError);
+    CHECK(std::string(e.what()).find("broken.cu") != std::string::npos);
+  }
+  // Template entry points are found through NVRTC name expressions.
+  const auto t = compiler.compile("template <int N> __global__ void k(int* p) { p[0] = N; }", "t.cu", {}, {"k<3>"});
+  CHECK(t.lowered.size() == 1 && t.lowered[0] != "k<3>" && t.lowered[0].find("k") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+void test_host_data() {
+  using namespace cuda;
+  for (float f : {0.f, 1.f, -2.5f, 65504.f, 6.1035156e-05f, 5.9604645e-08f, 0.1f, 1000.3f})
+    CHECK(std::abs(f16_to_f32(f32_to_f16(f)) - f) <= std::abs(f) * 1e-3f + 1e-7f);
+  CHECK(f32_to_f16(1.f) == 0x3c00 && f32_to_f16(-2.f) == 0xc000 && f32_to_f16(1e6f) == 0x7c00);
+  CHECK(std::isnan(f16_to_f32(0xffff)) && std::isnan(bf16_to_f32(0xffff)));
+  CHECK(f32_to_bf16(1.f) == 0x3f80 && bf16_to_f32(0x3f80) == 1.f);
+  ArgInit init;
+  init.kind = ArgInit::Kind::Uniform;
+  const auto a = generate(ElemType::F16, 100000, init, 42), b = generate(ElemType::F16, 100000, init, 42);
+  const auto c = generate(ElemType::F16, 100000, init, 43);
+  CHECK(a == b && a != c);
+  double lo = 1, hi = -1;
+  for (std::size_t i = 0; i < 100000; ++i) {
+    lo = std::min(lo, load_elem(a.data(), ElemType::F16, i));
+    hi = std::max(hi, load_elem(a.data(), ElemType::F16, i));
+  }
+  CHECK(lo >= -1 && lo < -0.99 && hi <= 1 && hi > 0.99);
+  init.lo = -128;
+  init.hi = 127;
+  const auto q = generate(ElemType::I8, 10000, init, 1);
+  std::set<double> seen;
+  for (std::size_t i = 0; i < 10000; ++i) seen.insert(load_elem(q.data(), ElemType::I8, i));
+  CHECK(*seen.begin() == -128 && *seen.rbegin() == 127);
+
+  std::vector<unsigned char> got(4 * 3);
+  for (int i = 0; i < 3; ++i) store_elem(got.data(), ElemType::F32, i, i);
+  Tolerance tol;
+  auto r = compare(got.data(), ElemType::F32, {0, 1, 2}, tol);
+  CHECK(r.mismatches == 0);
+  r = compare(got.data(), ElemType::F32, {0, 1, 2.5}, tol);
+  CHECK(r.mismatches == 1 && r.worst_index == 2 && std::abs(r.validation.max_abs_error - 0.5) < 1e-12);
+  store_elem(got.data(), ElemType::F32, 0, NAN);
+  r = compare(got.data(), ElemType::F32, {0, 1, 2}, tol);
+  CHECK(r.mismatches == 1 && r.worst_index == 0);
+}
+
+// Without a driver the backend still loads, lists its families and says why it has no device.
+void test_backend_without_device() {
+  auto backend = make_cuda_backend(CudaBackendOptions{fs::path{}});
+  CHECK(backend->name() == "cuda");
+  CHECK(backend->family("gemm").key_fields.size() == 4);
+  const auto versions = backend->versions();
+  CHECK(!versions.empty());
+  if (backend->devices().empty()) CHECK(!cuda_unavailable_reason().empty());
+  const KernelFamily user = backend->load_family_spec(kGemmSpec);
+  CHECK(user.source == kGemmSpec.string());
+}
+
+}  // namespace
+
+int main() {
+  test_builtin_gemm_spec();
+  test_spec_errors_name_the_culprit();
+  test_pruning_with_h100_properties();
+  test_cache_keys();
+  test_nvrtc_compile_and_cache();
+  test_host_data();
+  test_backend_without_device();
+  return ktune_test::finish("test_kernel_spec");
+}
