@@ -1,0 +1,257 @@
+// GEMM benchmarks of the CUDA backend against cuBLAS, measured in the same process with the
+// same method (CUDA events; amortized = a CUDA graph of many launches between one event pair).
+//
+//   cuda_bench_gemm tune   [--shapes 16x4096x4096,...] [--dtype f16] [--cache DIR] [--best FILE]
+//       1. tunes each shape with the default space (exhaustive), prints the best config's
+//          speedup over cuBLAS (warm L2, and re-measured cold: rotating buffers and per-launch
+//          with an L2 flush);
+//       2. tuning wall time per shape with an empty compile cache (cold) and again (warm),
+//          configs per second.
+//   cuda_bench_gemm repeat --best FILE [--runs 5]
+//       3. re-measures each shape's best config in fresh processes; spread = max/min - 1.
+//   cuda_bench_gemm measure --shape MxNxK --dtype f16 --config KEY   (one fresh-process sample)
+//
+// Each mode ends with `name=value` lines, one per figure.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ktune/backends/cuda.h"
+#include "ktune/error.h"
+#include "ktune/measurement.h"
+#include "ktune/tuner.h"
+
+using namespace ktune;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Args {
+  std::string mode;
+  std::vector<std::string> shapes{"16x4096x4096", "128x4096x4096", "1024x4096x4096",
+                                  "4096x4096x4096", "16x14336x4096", "4096x14336x4096"};
+  std::string dtype = "f16";
+  fs::path cache = fs::temp_directory_path() / ("ktune_bench_cache_" + std::to_string(::getpid()));
+  fs::path best = "gemm_best.json";
+  std::string config;
+  int runs = 5;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  if (argc < 2) throw InputError("usage: cuda_bench_gemm tune|repeat|measure [options] (see the source's header)");
+  a.mode = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (i + 1 >= argc) throw InputError("option " + k + " needs a value");
+    const std::string v = argv[++i];
+    if (k == "--shapes" || k == "--shape") {
+      a.shapes.clear();
+      std::stringstream ss(v);
+      for (std::string s; std::getline(ss, s, ',');) a.shapes.push_back(s);
+    } else if (k == "--dtype") a.dtype = v;
+    else if (k == "--cache") a.cache = v;
+    else if (k == "--best") a.best = v;
+    else if (k == "--config") a.config = v;
+    else if (k == "--runs") a.runs = std::stoi(v);
+    else throw InputError("unknown option " + k);
+  }
+  return a;
+}
+
+Problem problem_of(const std::string& shape, const std::string& dtype) {
+  int m = 0, n = 0, k = 0;
+  if (std::sscanf(shape.c_str(), "%dx%dx%d", &m, &n, &k) != 3) throw InputError("shape '" + shape + "' is not MxNxK");
+  Problem p;
+  p.family = "gemm";
+  p.fields = {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}, {"dtype", dtype}};
+  return p;
+}
+
+DeviceInfo first_device(Backend& b) {
+  auto devices = b.devices();
+  if (devices.empty()) throw RunError("no CUDA device: " + cuda_unavailable_reason());
+  return devices.front();
+}
+
+class Quiet : public TuneObserver {
+ public:
+  void on_event(const TuneEvent& e) override {
+    if (auto* l = std::get_if<event::Log>(&e)) std::fprintf(stderr, "  %s\n", l->message.c_str());
+  }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+struct Remeasured {
+  double kernel_ns = 0, cublas_ns = 0;
+};
+
+// The config and cuBLAS timed with `settings` in one fresh session.
+Remeasured remeasure(Backend& b, const DeviceInfo& dev, const Problem& p, const Config& c, const MeasureSettings& settings) {
+  const KernelFamily gemm = b.family("gemm");
+  auto s = b.open(dev, gemm, p, 1);
+  auto k = s->prepare(c);
+  s->validate(*k, Tolerance{});
+  auto base = s->prepare_baseline();
+  Remeasured r;
+  r.kernel_ns = measure(settings, [&](const SampleRequest& q) { return s->sample(*k, q); }, std::nullopt).stats.median_ns;
+  r.cublas_ns = measure(settings, [&](const SampleRequest& q) { return s->sample(*base, q); }, std::nullopt).stats.median_ns;
+  return r;
+}
+
+MeasureSettings bench_settings() {
+  MeasureSettings m;
+  m.noise_target = 0.005;
+  m.min_samples = 10;
+  m.max_samples = 200;
+  m.warmup_ms = 50;
+  return m;
+}
+
+int tune(const Args& a) {
+  fs::remove_all(a.cache);
+  const DeviceInfo dev = first_device(*make_cuda_backend(CudaBackendOptions{fs::path{}}));
+  std::printf("device: %s, %d SMs, L2 %.0f MiB, peak f16 %.0f TFLOP/s, %.0f GB/s (spec)\n", dev.name.c_str(),
+              static_cast<int>(dev.property("sms")), dev.property("l2_bytes") / 1048576, dev.property("peak_gflops_f16") / 1000,
+              dev.property("mem_bandwidth_gbs"));
+  nlohmann::json best = nlohmann::json::object();
+  std::vector<std::pair<std::string, double>> figures;
+  for (const auto& shape : a.shapes) {
+    const Problem p = problem_of(shape, a.dtype);
+    // A compile cache of its own per shape: the cold pass compiles everything.
+    auto backend = make_cuda_backend(CudaBackendOptions{a.cache / shape});
+    const KernelFamily gemm = backend->family("gemm");
+    TuneRequest req;
+    req.family = gemm;
+    req.problems = {p};
+    req.space = gemm.default_space;
+    req.record_pruned = false;
+    Quiet quiet;
+    double walls[2] = {0, 0};
+    RunSummary runs[2];
+    for (int pass = 0; pass < 2; ++pass) {  // 0: empty compile cache, 1: warm
+      Tuner tuner(*backend, dev);
+      const auto t0 = std::chrono::steady_clock::now();
+      runs[pass] = tuner.run(req, quiet);
+      walls[pass] = seconds_since(t0);
+    }
+    const ProblemResult& r = runs[0].results.at(0);
+    std::uint64_t trials = 0;
+    for (const auto& [k, v] : runs[0].status_counts) trials += v;
+    if (!r.best || !r.baseline) {
+      std::printf("%s: no valid config or no baseline\n", shape.c_str());
+      continue;
+    }
+    const double ratio = r.baseline->median_ns / r.best->stats.median_ns;
+    std::string statuses;
+    for (const auto& [k, v] : runs[0].status_counts) statuses += " " + k + "=" + std::to_string(v);
+    std::printf("%s %s: best %s  %.2f us (%.1f TFLOP/s, %.0f GB/s)  cuBLAS %.2f us  ratio %.3f  [%llu trials:%s]\n",
+                shape.c_str(), a.dtype.c_str(), r.best->config.key().c_str(), r.best->stats.median_ns / 1e3, r.best->tflops,
+                r.best->gbps, r.baseline->median_ns / 1e3, ratio, static_cast<unsigned long long>(trials), statuses.c_str());
+    std::printf("    tuning wall time: cold %.2f s (%.1f configs/s), warm %.2f s (%.1f configs/s)\n", walls[0],
+                static_cast<double>(trials) / walls[0], walls[1], static_cast<double>(trials) / walls[1]);
+    figures.emplace_back("ratio_warm_l2_" + shape, ratio);
+    figures.emplace_back("tune_cold_s_" + shape, walls[0]);
+    figures.emplace_back("tune_warm_s_" + shape, walls[1]);
+    figures.emplace_back("configs_per_s_warm_" + shape, static_cast<double>(trials) / walls[1]);
+    figures.emplace_back("space_valid_" + shape, static_cast<double>(r.space_valid));
+
+    // The same winner with cold caches: rotating input copies larger than L2 (amortized), and
+    // one event pair per launch after an L2 flush.
+    MeasureSettings rotate = bench_settings();
+    rotate.rotate_buffers = true;
+    const Remeasured cold = remeasure(*backend, dev, p, r.best->config, rotate);
+    MeasureSettings per_launch = bench_settings();
+    per_launch.method = Method::PerLaunch;
+    per_launch.max_samples = 100;
+    const Remeasured pl = remeasure(*backend, dev, p, r.best->config, per_launch);
+    std::printf("    cold L2: rotating buffers %.2f us vs cuBLAS %.2f us (ratio %.3f); per-launch + flush %.2f us vs %.2f us (ratio %.3f)\n",
+                cold.kernel_ns / 1e3, cold.cublas_ns / 1e3, cold.cublas_ns / cold.kernel_ns, pl.kernel_ns / 1e3,
+                pl.cublas_ns / 1e3, pl.cublas_ns / pl.kernel_ns);
+    figures.emplace_back("ratio_rotating_" + shape, cold.cublas_ns / cold.kernel_ns);
+    figures.emplace_back("ratio_per_launch_" + shape, pl.cublas_ns / pl.kernel_ns);
+    best[shape] = {{"config", r.best->config.key()}, {"median_ns", r.best->stats.median_ns}, {"cublas_ns", r.baseline->median_ns}};
+    std::fflush(stdout);
+  }
+  std::ofstream(a.best) << best.dump(2) << '\n';
+  for (const auto& [k, v] : figures) std::printf("%s=%.4g\n", k.c_str(), v);
+  return 0;
+}
+
+int measure_once(const Args& a) {
+  auto backend = make_cuda_backend(CudaBackendOptions{a.cache});
+  const DeviceInfo dev = first_device(*backend);
+  const Problem p = problem_of(a.shapes.at(0), a.dtype);
+  const KernelFamily gemm = backend->family("gemm");
+  auto s = backend->open(dev, gemm, p, 1);
+  auto k = s->prepare(Config::from_key(a.config));
+  s->validate(*k, Tolerance{});
+  const auto out = measure(bench_settings(), [&](const SampleRequest& q) { return s->sample(*k, q); }, std::nullopt);
+  const auto clock = dynamic_cast<CudaSessionInfo&>(*s).measure_sm_clock_mhz();
+  std::printf("median_ns=%.1f samples=%zu sm_clock_mhz=%.0f\n", out.stats.median_ns, out.stats.count, clock);
+  return 0;
+}
+
+int repeat(const Args& a, const char* self) {
+  std::ifstream in(a.best);
+  if (!in) throw InputError("no " + a.best.string() + ": run `cuda_bench_gemm tune --best FILE` first");
+  const nlohmann::json best = nlohmann::json::parse(in);
+  std::vector<std::pair<std::string, double>> figures;
+  for (const auto& [shape, entry] : best.items()) {
+    std::vector<double> medians;
+    std::string clocks;
+    for (int i = 0; i < a.runs; ++i) {
+      const std::string cmd = std::string(self) + " measure --shape " + shape + " --dtype " + a.dtype + " --cache " +
+                              (a.cache / shape).string() + " --config '" + entry["config"].get<std::string>() + "'";
+      FILE* pipe = popen(cmd.c_str(), "r");
+      if (!pipe) throw RunError("cannot run " + cmd);
+      char line[512];
+      double median = 0, mhz = 0;
+      while (std::fgets(line, sizeof line, pipe))
+        if (std::strncmp(line, "median_ns=", 10) == 0) std::sscanf(line, "median_ns=%lf samples=%*d sm_clock_mhz=%lf", &median, &mhz);
+      if (pclose(pipe) != 0 || median <= 0) throw RunError("fresh-process measurement failed: " + cmd);
+      medians.push_back(median);
+      clocks += " " + std::to_string(static_cast<int>(mhz));
+    }
+    const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+    const double spread = *hi / *lo - 1;
+    std::printf("%s %s: %d fresh processes, median %.2f..%.2f us, spread %.2f%% (SM clock MHz:%s)\n", shape.c_str(),
+                entry["config"].get<std::string>().c_str(), a.runs, *lo / 1e3, *hi / 1e3, spread * 100, clocks.c_str());
+    figures.emplace_back("spread_pct_" + shape, spread * 100);
+  }
+  for (const auto& [k, v] : figures) std::printf("%s=%.3g\n", k.c_str(), v);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Args a = parse(argc, argv);
+    if (a.mode == "tune") return tune(a);
+    if (a.mode == "measure") return measure_once(a);
+    if (a.mode == "repeat") return repeat(a, argv[0]);
+    throw InputError("unknown mode '" + a.mode + "': use tune, repeat or measure");
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Builds the CUDA backend, its tests and benchmarks on the GPU machine and runs the stages named
+# on the command line (tests, tune, repeat), logging to $OUT. The machine has no Qt and no
+# muparser: muparser comes from the carried .deps/muparser.
+#   bench/cuda/gpu_run.sh tests tune repeat [-- extra tune arguments]
+set -o pipefail
+OUT=${OUT:-/tmp/ktune_out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$PWD/.deps/muparser/lib:$LD_LIBRARY_PATH
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/gpu.txt"
+cmake -S . -B build-gpu -G Ninja -DMUPARSER_ROOT=$PWD/.deps/muparser -DKTUNE_WITH_GUI=OFF -DKTUNE_BUILD_TESTS=ON \
+  >"$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
+cmake --build build-gpu --target cuda_test_kernel_spec cuda_test_gemm_gpu cuda_test_failures_gpu cuda_bench_gemm \
+  >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+echo "built in ${SECONDS}s"
+stages=()
+extra=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--" ]; then shift; extra=("$@"); break; fi
+  stages+=("$1"); shift
+done
+bench=build-gpu/bench/cuda/cuda_bench_gemm
+for s in "${stages[@]}"; do
+  case $s in
+    tests) ctest --test-dir build-gpu -R '^cuda/' --output-on-failure 2>&1 | tee "$OUT/tests.log" ;;
+    tune) $bench tune --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" "${extra[@]}" 2>&1 | tee "$OUT/tune.log" ;;
+    repeat) $bench repeat --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" 2>&1 | tee "$OUT/repeat.log" ;;
+    *) echo "unknown stage $s"; exit 2 ;;
+  esac
+  echo "stage $s done at ${SECONDS}s"
+done

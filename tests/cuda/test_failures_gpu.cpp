@@ -1,0 +1,119 @@
+// Every failure status comes from a real bad config on the GPU: a source that does not compile,
+// too much shared memory, too many threads, a write far out of bounds (a sticky fault the
+// session must survive), a kernel slower than the time cap, a wrong result. Then the same
+// faults through the tuner: one trial each, and the run goes on.
+#include <chrono>
+#include <filesystem>
+
+#include "check.h"
+#include "gpu.h"
+#include "ktune/measurement.h"
+#include "ktune/tuner.h"
+
+using namespace ktune;
+
+namespace {
+
+const std::filesystem::path kFaults = std::filesystem::path(KTUNE_SOURCE_DIR) / "tests/cuda/data/faults.json";
+
+Config mode(int m) { return Config({{"MODE", m}, {"THREADS", 256}}); }
+
+// Runs `fn` and returns the TrialFailure status it threw and its message, or Ok.
+template <class F>
+std::pair<TrialStatus, std::string> status_of(F&& fn) {
+  try {
+    fn();
+  } catch (const TrialFailure& e) {
+    return {e.status(), e.what()};
+  }
+  return {TrialStatus::Ok, ""};
+}
+
+class Quiet : public TuneObserver {
+ public:
+  void on_event(const TuneEvent&) override {}
+};
+
+}  // namespace
+
+int main() {
+  auto gpu = ktune_test::gpu_or_skip("test_failures_gpu");
+  const KernelFamily faults = gpu.backend->load_family_spec(kFaults);
+  const Problem p = ktune_test::make_problem(faults, {{"n", "1048576"}});
+  auto s = gpu.backend->open(gpu.device, faults, p, 7);
+  auto* info = dynamic_cast<CudaSessionInfo*>(s.get());
+  CHECK(info != nullptr);
+  const Tolerance tol;
+
+  auto good = s->prepare(mode(0));
+  CHECK(status_of([&] { s->validate(*good, tol); }).first == TrialStatus::Ok);
+
+  auto [st1, msg1] = status_of([&] { s->prepare(mode(1)); });
+  CHECK_MSG(st1 == TrialStatus::CompileError, msg1);
+  CHECK_MSG(msg1.find("faults.cu") != std::string::npos && msg1.find("error") != std::string::npos, msg1);
+
+  auto [st2, msg2] = status_of([&] { s->prepare(mode(2)); });
+  CHECK_MSG(st2 == TrialStatus::LaunchError && msg2.find("shared memory") != std::string::npos, msg2);
+
+  auto [st6, msg6] = status_of([&] { s->prepare(mode(6)); });
+  CHECK_MSG(st6 == TrialStatus::LaunchError && msg6.find("threads") != std::string::npos, msg6);
+
+  auto wrong = s->prepare(mode(5));
+  auto [st5, msg5] = status_of([&] { s->validate(*wrong, tol); });
+  CHECK_MSG(st5 == TrialStatus::WrongResult && msg5.find("elements") != std::string::npos, msg5);
+
+  // A sticky fault: recorded as crashed, the context is reset, and kernels prepared before it
+  // (reloaded) and after it still run and validate.
+  auto oob = s->prepare(mode(3));
+  auto [st3, msg3] = status_of([&] { s->validate(*oob, tol); });
+  CHECK_MSG(st3 == TrialStatus::Crashed, msg3);
+  CHECK(info->recoveries() == 1);
+  CHECK(status_of([&] { s->validate(*good, tol); }).first == TrialStatus::Ok);
+  auto fresh = s->prepare(mode(0));
+  CHECK(status_of([&] { s->validate(*fresh, tol); }).first == TrialStatus::Ok);
+  SampleRequest r;
+  r.launches = 10;
+  CHECK(s->sample(*fresh, r) > 0);
+
+  // 300 ms per launch against a 50 ms deadline.
+  auto slow = s->prepare(mode(4));
+  CHECK(status_of([&] { s->validate(*slow, tol); }).first == TrialStatus::Ok);
+  r.launches = 1;
+  r.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  auto [st4, msg4] = status_of([&] { s->sample(*slow, r); });
+  CHECK_MSG(st4 == TrialStatus::Timeout, msg4);
+
+  // The gemm family with a config its constraints would prune: asked directly, the backend
+  // refuses it before launch.
+  {
+    const KernelFamily gemm = gpu.backend->family("gemm");
+    const Problem gp = ktune_test::make_problem(gemm, {{"M", "16"}, {"N", "4096"}, {"K", "4096"}, {"dtype", "f16"}});
+    auto gs = gpu.backend->open(gpu.device, gemm, gp, 1);
+    Config big = gemm.default_config;
+    for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 64}, {"BK", 128}, {"STAGES", 5}}) big.set(k, v);
+    auto [stg, msgg] = status_of([&] { gs->prepare(big); });
+    CHECK_MSG(stg == TrialStatus::LaunchError && msgg.find("shared memory") != std::string::npos, msgg);
+  }
+
+  // Through the tuner: every mode becomes one trial with its status, and the run finishes.
+  s.reset();
+  TuneRequest req;
+  req.family = faults;
+  req.problems = {p};
+  req.space = faults.default_space;
+  req.measure.max_ms_per_config = 100;
+  req.measure.warmup_ms = 5;
+  Quiet quiet;
+  Tuner tuner(*gpu.backend, gpu.device);
+  const RunSummary sum = tuner.run(req, quiet);
+  auto count = [&](const char* status) { return sum.status_counts.count(status) ? sum.status_counts.at(status) : 0; };
+  CHECK_MSG(count("ok") == 1 && count("compile_error") == 1 && count("launch_error") == 2 && count("crashed") == 1 &&
+                count("timeout") == 1 && count("wrong_result") == 1,
+            [&] {
+              std::string s;
+              for (const auto& [k, v] : sum.status_counts) s += k + "=" + std::to_string(v) + " ";
+              return s;
+            }());
+  CHECK(sum.results.size() == 1 && sum.results[0].best && sum.results[0].best->config.get("MODE") == 0);
+  return ktune_test::finish("test_failures_gpu");
+}
