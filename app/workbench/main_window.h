@@ -1,0 +1,75 @@
+#pragma once
+// The workbench's main window: pages named after the user's steps (Setup, Run, Trials,
+// Landscape, Apply), menus, shortcuts and settings. It wires the ktune_widgets objects together
+// and holds no tuning or model logic of its own.
+#include <QMainWindow>
+#include <memory>
+#include <vector>
+
+#include "ktune/backend.h"
+
+class QListWidget;
+class QMenu;
+class QStackedWidget;
+
+namespace ktune::gui {
+class DiffPage;
+class LandscapePage;
+class RunController;
+class RunDocument;
+class RunPage;
+class SetupPage;
+class TrialsPage;
+}  // namespace ktune::gui
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  enum Page { SetupPageIndex, RunPageIndex, TrialsPageIndex, LandscapePageIndex, ApplyPageIndex };
+
+  // `useSettings` false: start from defaults and write nothing back (screenshots, tests).
+  explicit MainWindow(bool useSettings = true, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  void showPage(Page page);
+  void openRun(const QString& dir);
+  void loadSession(const QString& file);
+  void startRun();
+  ktune::gui::RunDocument* document() const { return document_; }
+  ktune::gui::RunController* controller() const { return controller_; }
+  ktune::gui::DiffPage* diffPage() const { return diffPage_; }
+  // Errors go to a message box normally, to stderr when running headless for a screenshot.
+  void setReportErrorsToStderr(bool on) { errorsToStderr_ = on; }
+
+ signals:
+  void errorShown(const QString& message);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void buildMenus();
+  void wire();
+  void showError(const QString& title, const QString& message);
+  void onRunOpened();
+  void resumeRun();
+  void exportRun(bool json);
+  void exportCharts();
+  void addRecentRun(const QString& dir);
+  void refreshRecentRuns();
+
+  bool useSettings_;
+  bool errorsToStderr_ = false;
+  std::vector<std::unique_ptr<ktune::Backend>> backends_;
+  ktune::gui::RunDocument* document_;
+  ktune::gui::RunController* controller_;
+  ktune::gui::SetupPage* setupPage_;
+  ktune::gui::RunPage* runPage_;
+  ktune::gui::TrialsPage* trialsPage_;
+  ktune::gui::LandscapePage* landscapePage_;
+  ktune::gui::DiffPage* diffPage_;
+  QListWidget* nav_;
+  QStackedWidget* stack_;
+  QMenu* recentMenu_ = nullptr;
+  QAction* resumeAction_ = nullptr;
+};

@@ -1,0 +1,213 @@
+// bench_gui [--trials N] [--live-seconds S] [--shape SPEC]
+// Prints, for a synthetic run of N trials (default 100000) written through the RunStore:
+//   load     reading the folder off the UI thread and resetting the trials model
+//   redraw   rebuilding the latency scatter from the model and painting it, decimated (what the
+//            workbench does) and, for reference, one QScatterSeries::replace() of every point
+//   stall    the longest gap of a 5 ms UI-thread timer during a live CPU-backend run with every
+//            page visible, i.e. the worst time the event loop was blocked
+// Run it under QT_QPA_PLATFORM=offscreen or xvfb-run.
+#include <QApplication>
+#include <QChart>
+#include <QChartView>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QScatterSeries>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QValueAxis>
+#include <algorithm>
+#include <cstdio>
+
+#include "ktune/backends.h"
+#include "ktune/widgets/landscape_page.h"
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/run_document.h"
+#include "ktune/widgets/run_page.h"
+#include "ktune/widgets/trial_chart.h"
+#include "ktune/widgets/trials_model.h"
+#include "ktune/widgets/trials_page.h"
+#include "ktune/widgets/tune_worker.h"
+#include "run_fixture.h"
+
+using namespace ktune;
+using namespace ktune::gui;
+
+namespace {
+
+double ms(const QElapsedTimer& t) { return static_cast<double>(t.nsecsElapsed()) / 1e6; }
+
+struct Summary {
+  double median, max;
+};
+Summary summarize_ms(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.back()};
+}
+
+bool waitFor(QSignalSpy& spy, int timeoutMs) {
+  QElapsedTimer t;
+  t.start();
+  while (spy.isEmpty() && t.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+  return !spy.isEmpty();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  initialize();
+  QCommandLineParser parser;
+  const QCommandLineOption trialsOpt(QStringLiteral("trials"), QStringLiteral("Synthetic trials."), QStringLiteral("N"), QStringLiteral("100000"));
+  const QCommandLineOption liveOpt(QStringLiteral("live-seconds"), QStringLiteral("Length of the live CPU run."), QStringLiteral("S"), QStringLiteral("15"));
+  const QCommandLineOption shapeOpt(QStringLiteral("shape"), QStringLiteral("Shapes of the live gemm run."), QStringLiteral("SPEC"),
+                                    QStringLiteral("M=1,2,4,8,16,32,64 N=128 K=128"));
+  parser.addOptions({trialsOpt, liveOpt, shapeOpt});
+  parser.addHelpOption();
+  parser.process(app);
+  const std::size_t n = parser.value(trialsOpt).toULongLong();
+
+  QTemporaryDir tmp;
+  const std::filesystem::path dir = std::filesystem::path(sstr(tmp.path())) / "bench_run";
+  QElapsedTimer t;
+  t.start();
+  fixture::write_run(dir, n, 8);
+  std::printf("wrote synthetic run: %zu trials, 8 shapes, %.0f ms\n", n, ms(t));
+
+  // ---- load ----
+  RunDocument document;
+  LandscapePage landscape(document.trials());
+  TrialsPage trialsPage(document.trials());
+  RunPage runPage(document.trials());
+  landscape.resize(1400, 900);
+  trialsPage.resize(1400, 900);
+  landscape.show();
+  trialsPage.show();
+  QSignalSpy opened(&document, &RunDocument::opened);
+  t.restart();
+  QElapsedTimer parse;
+  parse.start();
+  LoadedRun direct = RunDocument::load(dir);
+  const double parseMs = ms(parse);
+  QElapsedTimer reset;
+  reset.start();
+  document.trials()->setTrials({}, std::move(direct.trials));
+  const double resetMs = ms(reset);
+  t.restart();
+  document.open(QString::fromStdString(dir.string()));
+  if (!waitFor(opened, 120000)) {
+    std::fprintf(stderr, "opening the run timed out\n");
+    return 1;
+  }
+  const double openMs = ms(t);
+  std::printf("load: read+parse %.0f ms (worker thread), model reset %.1f ms (UI thread), open() end to end %.0f ms, %d rows\n",
+              parseMs, resetMs, openMs, document.trials()->rowCount());
+
+  // ---- redraw ----
+  LatencyOrderChart* chart = landscape.orderChart();
+  std::vector<double> rebuild, paint, total;
+  for (int i = 0; i < 7; ++i) {
+    QElapsedTimer a;
+    a.start();
+    chart->refresh();
+    const double r = ms(a);
+    QElapsedTimer b;
+    b.start();
+    const QPixmap pm = chart->grab();
+    const double p = ms(b);
+    rebuild.push_back(r);
+    paint.push_back(p);
+    total.push_back(r + p);
+  }
+  const Summary sr = summarize_ms(rebuild), sp = summarize_ms(paint), st = summarize_ms(total);
+  std::printf("redraw (decimated, %d of %d points drawn): rebuild %.1f ms + paint %.1f ms = %.1f ms median, %.1f ms max (7 runs)\n",
+              chart->drawnPoints(), chart->dataPoints(), sr.median, sp.median, st.median, st.max);
+
+  {
+    // Reference: every point to one QScatterSeries in one replace() call.
+    QList<QPointF> all;
+    for (const Trial& tr : document.trials()->trials())
+      if (tr.stats.count) all.append(QPointF(static_cast<double>(tr.id), tr.stats.median_ns / 1e3));
+    auto* c = new QChart;
+    auto* s = new QScatterSeries;
+    s->setMarkerSize(7);
+    c->addSeries(s);
+    c->createDefaultAxes();
+    QChartView view(c);
+    view.resize(700, 450);
+    view.show();
+    std::vector<double> times;
+    for (int i = 0; i < 3; ++i) {
+      QElapsedTimer a;
+      a.start();
+      s->replace(all);
+      c->axes(Qt::Horizontal).first()->setRange(0, static_cast<double>(n));
+      c->axes(Qt::Vertical).first()->setRange(0, 1e4);
+      const QPixmap pm = view.grab();
+      times.push_back(ms(a));
+      s->clear();
+    }
+    const Summary sf = summarize_ms(times);
+    std::printf("redraw reference (all %lld points, one replace(), no decimation): %.0f ms median, %.0f ms max (3 runs)\n",
+                static_cast<long long>(all.size()), sf.median, sf.max);
+  }
+
+  // ---- live stall probe ----
+  const double liveSeconds = parser.value(liveOpt).toDouble();
+  if (liveSeconds <= 0) return 0;
+  auto backends = make_backends();
+  Backend& cpu = find_backend(backends, "cpu");
+  const DeviceInfo device = cpu.devices().front();
+  TuneRequest request;
+  request.family = cpu.family("gemm");
+  request.problems = expand_shape(request.family, sstr(parser.value(shapeOpt)));
+  request.space = request.family.default_space;
+  request.measure.min_samples = 3;
+  request.measure.max_samples = 5;
+  request.measure.warmup_ms = 1;
+  request.measure.min_sample_ms = 0.2;
+  request.measure.max_ms_per_config = 50;
+  request.run_dir = std::filesystem::path(sstr(tmp.path())) / "live_run";
+  document.beginLiveRun(request);
+  landscape.setDevice(device);
+  runPage.resize(1200, 800);
+  runPage.show();
+  RunController controller;
+  QObject::connect(&controller, &RunController::trialsAvailable, document.trials(), &TrialsModel::appendTrials);
+  QObject::connect(&controller, &RunController::progress, &runPage, &RunPage::onProgress);
+  QSignalSpy finished(&controller, &RunController::finished);
+  QSignalSpy failed(&controller, &RunController::failed);
+
+  QTimer probe;
+  probe.setTimerType(Qt::PreciseTimer);
+  probe.setInterval(5);
+  QElapsedTimer sinceTick;
+  double worst = 0;
+  std::vector<double> gaps;
+  QObject::connect(&probe, &QTimer::timeout, [&] {
+    const double gap = ms(sinceTick);
+    sinceTick.restart();
+    gaps.push_back(gap);
+    worst = std::max(worst, gap);
+  });
+  QElapsedTimer wall;
+  wall.start();
+  controller.start(cpu, device, request);
+  sinceTick.start();
+  probe.start();
+  QTimer::singleShot(static_cast<int>(liveSeconds * 1000), &controller, &RunController::stop);
+  while (finished.isEmpty() && failed.isEmpty()) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+  probe.stop();
+  if (!failed.isEmpty()) {
+    std::fprintf(stderr, "live run failed: %s\n", qPrintable(failed.first().first().toString()));
+    return 1;
+  }
+  std::sort(gaps.begin(), gaps.end());
+  const double secs = static_cast<double>(wall.elapsed()) / 1e3;
+  std::printf("live CPU run (%s, %s): %d trials in %.1f s (%.0f trials/s), %d UI updates (%.1f per s)\n",
+              device.name.c_str(), qPrintable(parser.value(shapeOpt)), document.trials()->rowCount(), secs,
+              document.trials()->rowCount() / secs, controller.updatesDelivered(), controller.updatesDelivered() / secs);
+  std::printf("stall: longest UI-thread gap of a 5 ms timer %.1f ms (p99 %.1f ms, median %.1f ms, %zu ticks)\n", worst,
+              gaps[gaps.size() * 99 / 100], gaps[gaps.size() / 2], gaps.size());
+  return 0;
+}

@@ -1,0 +1,134 @@
+#pragma once
+// Synthetic trials and run folders for the widget suites and the GUI benchmark: a gemm-like
+// space whose latency depends on the config, every status represented, written through the
+// core's RunStore so the files are exactly what a real run leaves behind.
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ktune/run_store.h"
+#include "ktune/tuner.h"
+
+namespace fixture {
+
+inline ktune::SearchSpace space() {
+  return ktune::SearchSpace({{"BM", {16, 32, 64, 128}, ""},
+                             {"BN", {16, 32, 64, 128}, ""},
+                             {"BK", {8, 16, 32}, ""},
+                             {"unroll", {1, 2, 4, 8}, ""},
+                             {"threads", {1, 2, 4, 8, 16}, ""}},
+                            {});
+}
+
+inline ktune::Problem problem(int m) {
+  ktune::Problem p;
+  p.family = "gemm";
+  p.fields = {{"M", std::to_string(m)}, {"N", "512"}, {"K", "512"}, {"dtype", "f32"}};
+  return p;
+}
+
+inline std::vector<ktune::Problem> problems(int count) {
+  std::vector<ktune::Problem> out;
+  for (int i = 0; i < count; ++i) out.push_back(problem(16 << i));
+  return out;
+}
+
+// `count` trials spread evenly over `shapes` problems (odometer order through the space within
+// each), ~80 % ok; deterministic for a seed.
+inline std::vector<ktune::Trial> trials(std::size_t count, const std::vector<ktune::Problem>& shapes, unsigned seed = 1) {
+  using namespace ktune;
+  const SearchSpace s = space();
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<Trial> out;
+  out.reserve(count);
+  const std::size_t perShape = (count + shapes.size() - 1) / shapes.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const Problem& p = shapes[std::min(shapes.size() - 1, i / perShape)];
+    std::size_t index = i % perShape;
+    std::vector<std::pair<std::string, ParamValue>> values;
+    for (auto it = s.parameters().rbegin(); it != s.parameters().rend(); ++it) {
+      values.insert(values.begin(), {it->name, it->values[index % it->values.size()]});
+      index /= it->values.size();
+    }
+    Trial t;
+    t.id = static_cast<std::int64_t>(i);
+    t.problem_key = p.key();
+    t.config = Config(values);
+    const double m = static_cast<double>(p.num("M"));
+    const double flops = 2 * m * 512 * 512;
+    // A smooth landscape with a sweet spot at BM=64, BN=32, unroll=4.
+    const double shape_penalty = 1 + 0.3 * std::abs(std::log2(t.config.get("BM") / 64.0)) +
+                                 0.2 * std::abs(std::log2(t.config.get("BN") / 32.0)) +
+                                 0.1 * std::abs(std::log2(t.config.get("unroll") / 4.0));
+    const double median = flops / 50.0 * shape_penalty / std::sqrt(static_cast<double>(t.config.get("threads")));
+    const double r = unit(rng);
+    if (r < 0.80 || r >= 0.95) {
+      t.status = r < 0.80 ? TrialStatus::Ok : TrialStatus::SlowAbort;
+      const int n = t.status == TrialStatus::Ok ? 8 : 3;
+      for (int k = 0; k < n; ++k) t.samples_ns.push_back(median * (1 + 0.02 * unit(rng)));
+      t.stats = summarize(t.samples_ns);
+      t.tflops = flops / t.stats.median_ns / 1e3;
+      t.gbps = 4.0 * (m * 512 + 512 * 512 + m * 512) / t.stats.median_ns;
+      t.compile_time_s = 0.01;
+      if (t.status == TrialStatus::SlowAbort) t.error = "could not beat the best so far";
+    } else if (r < 0.85) {
+      t.status = TrialStatus::Pruned;
+      t.error = "BM*BN <= 8192";
+    } else if (r < 0.90) {
+      t.status = TrialStatus::LaunchError;
+      t.error = "needs 96 KiB of shared memory, the device has 48 KiB";
+    } else {
+      t.status = TrialStatus::WrongResult;
+      t.error = "max abs error 0.5, mismatched 3.1 %";
+    }
+    t.started_at_s = static_cast<double>(i) * 0.01;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+inline ktune::DeviceInfo device() {
+  ktune::DeviceInfo d;
+  d.backend = "cpu";
+  d.name = "Test CPU";
+  d.properties = {{"cores", 8}, {"peak_gflops_f32", 500}, {"mem_bandwidth_gbs", 50}};
+  return d;
+}
+
+// Writes a complete run folder (metadata, trials.csv, results.json with the best ok trial per
+// problem) and returns its trials.
+inline std::vector<ktune::Trial> write_run(const std::filesystem::path& dir, std::size_t count, int shapes,
+                                           bool finished = true, unsigned seed = 1) {
+  using namespace ktune;
+  RunMetadata meta;
+  meta.run_name = dir.filename().string();
+  meta.family = "gemm";
+  meta.backend = "cpu";
+  meta.device = device();
+  meta.problems = problems(shapes);
+  meta.space = space();
+  meta.started_at = now_iso8601();
+  RunStore store = RunStore::create(dir, meta);
+  std::vector<Trial> all = trials(count, meta.problems, seed);
+  for (const Trial& t : all) store.append(t);
+  if (finished) {
+    std::vector<ProblemResult> results;
+    for (const Problem& p : meta.problems) {
+      ProblemResult r;
+      r.problem = p;
+      for (const Trial& t : all)
+        if (t.problem_key == p.key() && t.status == TrialStatus::Ok && (!r.best || t.stats.median_ns < r.best->stats.median_ns))
+          r.best = t;
+      r.space_total = meta.space.total_size();
+      r.space_valid = r.space_total;
+      results.push_back(std::move(r));
+    }
+    store.finish(results, "finished");
+  }
+  return all;
+}
+
+}  // namespace fixture

@@ -1,0 +1,222 @@
+// Trials model, proxy and charts: batched inserts, sorting, filtering, decimated scatter and the
+// selection kept in step between the trials table and the charts.
+#include <QSignalSpy>
+#include <QTableView>
+#include <QtTest>
+
+#include "ktune/widgets/heatmap_view.h"
+#include "ktune/widgets/landscape_page.h"
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trial_chart.h"
+#include "ktune/widgets/trials_model.h"
+#include "ktune/widgets/trials_page.h"
+#include "ktune/widgets/trials_proxy.h"
+#include "run_fixture.h"
+
+using namespace ktune;
+using namespace ktune::gui;
+
+namespace {
+
+QList<Trial> toList(const std::vector<Trial>& v, std::size_t from, std::size_t to) {
+  return QList<Trial>(v.begin() + static_cast<long>(from), v.begin() + static_cast<long>(to));
+}
+
+QStringList paramNames() {
+  QStringList names;
+  for (const Parameter& p : fixture::space().parameters()) names << qstr(p.name);
+  return names;
+}
+
+}  // namespace
+
+class TestModels : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { initialize(); }
+
+  void appendsInBatches() {
+    TrialsModel model;
+    const auto all = fixture::trials(1000, fixture::problems(2));
+    QSignalSpy inserts(&model, &QAbstractItemModel::rowsInserted);
+    QSignalSpy columns(&model, &QAbstractItemModel::columnsInserted);
+    model.appendTrials(toList(all, 0, 600));
+    model.appendTrials(toList(all, 600, 1000));
+    QCOMPARE(inserts.count(), 2);
+    QCOMPARE(inserts.at(0).at(1).toInt(), 0);
+    QCOMPARE(inserts.at(0).at(2).toInt(), 599);
+    QCOMPARE(inserts.at(1).at(1).toInt(), 600);
+    QCOMPARE(inserts.at(1).at(2).toInt(), 999);
+    QCOMPARE(model.rowCount(), 1000);
+    // Parameter columns are discovered from the first batch, once each.
+    QCOMPARE(columns.count(), 5);
+    QCOMPARE(model.parameters(), paramNames());
+    QCOMPARE(model.problemKeys().size(), 2);
+    QCOMPARE(model.rowForId(all[777].id), 777);
+    const int bm = model.parameterColumn(QStringLiteral("BM"));
+    QCOMPARE(model.index(5, bm).data().toLongLong(), all[5].config.get("BM"));
+    QCOMPARE(model.index(5, TrialsModel::StatusColumn).data().toString(), QString::fromLatin1(to_string(all[5].status)));
+  }
+
+  void sortsNumericallyWithFailuresLast() {
+    TrialsModel model;
+    const auto all = fixture::trials(500, fixture::problems(1));
+    model.appendTrials(toList(all, 0, all.size()));
+    TrialsFilterProxy proxy;
+    proxy.setSourceModel(&model);
+    const int median = TrialsModel::FirstParamColumn + 5;
+    QCOMPARE(model.headerData(median, Qt::Horizontal).toString(), QStringLiteral("Median"));
+    proxy.sort(median, Qt::AscendingOrder);
+    double last = 0;
+    bool seenUnmeasured = false;
+    for (int r = 0; r < proxy.rowCount(); ++r) {
+      const Trial& t = model.trial(proxy.mapToSource(proxy.index(r, 0)).row());
+      if (t.stats.count == 0) {
+        seenUnmeasured = true;
+        continue;
+      }
+      QVERIFY2(!seenUnmeasured, "a measured trial sorted after an unmeasured one");
+      QVERIFY(t.stats.median_ns >= last);
+      last = t.stats.median_ns;
+    }
+    QVERIFY(seenUnmeasured);
+  }
+
+  void filtersByStatusShapeAndText() {
+    TrialsModel model;
+    const auto shapes = fixture::problems(3);
+    const auto all = fixture::trials(900, shapes);
+    model.appendTrials(toList(all, 0, all.size()));
+    TrialsFilterProxy proxy;
+    proxy.setSourceModel(&model);
+    const auto count = [&](auto pred) { return static_cast<int>(std::count_if(all.begin(), all.end(), pred)); };
+
+    proxy.setStatuses({TrialStatus::Ok});
+    QCOMPARE(proxy.rowCount(), count([](const Trial& t) { return t.status == TrialStatus::Ok; }));
+    proxy.setShape(qstr(shapes[1].key()));
+    QCOMPARE(proxy.rowCount(), count([&](const Trial& t) { return t.status == TrialStatus::Ok && t.problem_key == shapes[1].key(); }));
+    proxy.setText(QStringLiteral("bm=64,"));
+    const int expected = count([&](const Trial& t) {
+      return t.status == TrialStatus::Ok && t.problem_key == shapes[1].key() && t.config.get("BM") == 64;
+    });
+    QVERIFY(expected > 0);
+    QCOMPARE(proxy.rowCount(), expected);
+    proxy.setStatuses({});
+    proxy.setShape({});
+    proxy.setText(QStringLiteral("shared memory"));
+    QCOMPARE(proxy.rowCount(), count([](const Trial& t) { return t.status == TrialStatus::LaunchError; }));
+    // Rows appended while filtered go through the filter too.
+    proxy.setText({});
+    proxy.setStatuses({TrialStatus::WrongResult});
+    const int before = proxy.rowCount();
+    Trial extra = all.front();
+    extra.id = 100000;
+    extra.status = TrialStatus::WrongResult;
+    model.appendTrials({extra});
+    QCOMPARE(proxy.rowCount(), before + 1);
+  }
+
+  void decimatesButKeepsEveryPixel() {
+    TrialsModel model;
+    const auto all = fixture::trials(20000, fixture::problems(2));
+    model.setTrials(paramNames(), all);
+    LatencyOrderChart chart(&model);
+    chart.resize(800, 500);
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    chart.refresh();
+    const int measured = static_cast<int>(std::count_if(all.begin(), all.end(), [](const Trial& t) { return t.stats.count > 0; }));
+    QCOMPARE(chart.dataPoints(), measured);
+    QVERIFY(chart.drawnPoints() > 0);
+    QVERIFY2(chart.drawnPoints() < chart.dataPoints() / 2, "20k points on 800 px should share pixel cells");
+    // Zooming in re-decimates from the full data: a narrow window draws its points again.
+    chart.chart()->zoomIn(QRectF(chart.chart()->plotArea().topLeft(), QSizeF(chart.chart()->plotArea().width() / 50, chart.chart()->plotArea().height())));
+    QTRY_VERIFY(chart.drawnPoints() > 0);
+    QVERIFY(chart.drawnPoints() < 2 * measured / 50 + 50);
+  }
+
+  void chartClickSelectsRowAndRowHighlightsChart() {
+    TrialsModel model;
+    const auto all = fixture::trials(400, fixture::problems(2));
+    model.appendTrials(toList(all, 0, all.size()));
+    TrialsPage page(&model);
+    LandscapePage landscape(&model);
+    connect(&page, &TrialsPage::currentTrialChanged, &landscape, &LandscapePage::setHighlightedTrial);
+    connect(&landscape, &LandscapePage::trialClicked, &page, &TrialsPage::selectTrial);
+    page.resize(1000, 600);
+    landscape.resize(1200, 900);
+    page.show();
+    landscape.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&landscape));
+    LatencyOrderChart* chart = landscape.orderChart();
+    chart->refresh();
+
+    // Hide the target row behind a filter: selecting from the chart must still reach it.
+    const Trial& target = *std::find_if(all.begin() + 100, all.end(), [](const Trial& t) { return t.status == TrialStatus::Ok; });
+    page.proxy()->setStatuses({TrialStatus::LaunchError});
+    QPoint at;
+    QVERIFY(chart->viewPositionOf(target.id, &at));
+    const qint64 clicked = chart->trialAt(chart->chart()->mapFromScene(chart->mapToScene(at)));
+    QVERIFY(clicked >= 0);
+    QTest::mouseClick(chart->viewport(), Qt::LeftButton, {}, at);
+    QCOMPARE(page.currentTrial(), clicked);
+    QCOMPARE(page.table()->currentIndex().data(TrialsModel::TrialIdRole).toLongLong(), clicked);
+    QCOMPARE(chart->highlightedTrial(), clicked);
+    QVERIFY(page.detail()->sampleCount() > 0);
+
+    // Selecting a row in the table highlights that trial in every chart.
+    page.proxy()->setStatuses({});
+    const int row = model.rowForId(all[321].id);
+    page.table()->selectRow(page.proxy()->mapFromSource(model.index(row, 0)).row());
+    QCOMPARE(page.currentTrial(), all[321].id);
+    QCOMPARE(landscape.orderChart()->highlightedTrial(), all[321].id);
+    QCOMPARE(landscape.throughputChart()->highlightedTrial(), all[321].id);
+  }
+
+  void heatmapKeepsTheBestPerCell() {
+    TrialsModel model;
+    const auto all = fixture::trials(960, fixture::problems(1));
+    model.setTrials(paramNames(), all);
+    HeatmapView heat(&model);
+    heat.setParameters(QStringLiteral("BM"), QStringLiteral("BN"));
+    heat.refresh();
+    for (ParamValue bm : {16, 64}) {
+      for (ParamValue bn : {32, 128}) {
+        const Trial* best = nullptr;
+        for (const Trial& t : all)
+          if (t.status == TrialStatus::Ok && t.config.get("BM") == bm && t.config.get("BN") == bn &&
+              (!best || t.stats.median_ns < best->stats.median_ns))
+            best = &t;
+        QVERIFY(best);
+        QCOMPARE(heat.bestTrialAt(bm, bn), best->id);
+      }
+    }
+  }
+
+  void exportsPngAndSvg() {
+    TrialsModel model;
+    model.setTrials(paramNames(), fixture::trials(300, fixture::problems(1)));
+    LandscapePage landscape(&model);
+    landscape.resize(1000, 700);
+    landscape.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&landscape));
+    QTemporaryDir dir;
+    const QStringList files = landscape.exportAll(dir.path(), QStringLiteral("t"));
+    QCOMPARE(files.size(), 8);
+    for (const QString& f : files) {
+      QFile file(f);
+      QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(f));
+      const QByteArray head = file.read(200);
+      if (f.endsWith(QLatin1String(".png")))
+        QVERIFY(head.startsWith("\x89PNG"));
+      else
+        QVERIFY(head.contains("<svg") || head.contains("<?xml"));
+      QVERIFY(file.size() > 1000);
+    }
+    QVERIFY_THROWS_EXCEPTION(InputError, landscape.orderChart()->exportTo(dir.filePath(QStringLiteral("missing/x.png"))));
+  }
+};
+
+QTEST_MAIN(TestModels)
+#include "test_models.moc"

@@ -1,0 +1,83 @@
+#pragma once
+// Apply page: the run's results against the registry, key by key, each with a checkbox
+// (pre-checked for new and faster). Checking a slower row asks for confirmation first; "Apply
+// selected" writes exactly the checked keys through the core (atomic, backup kept) and shows
+// what was written.
+#include <QAbstractTableModel>
+#include <QSet>
+#include <QWidget>
+#include <functional>
+#include <optional>
+
+#include "ktune/diff.h"
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableView;
+class QTextBrowser;
+
+namespace ktune::gui {
+
+class RunDocument;
+
+class DiffModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { ApplyColumn, KeyColumn, ClassColumn, OldConfigColumn, NewConfigColumn, OldColumn, NewColumn, RatioColumn, ColumnCount };
+  using QAbstractTableModel::QAbstractTableModel;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  bool setData(const QModelIndex& index, const QVariant& value, int role) override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+  Qt::ItemFlags flags(const QModelIndex& index) const override;
+
+  void setDiff(RegistryDiff diff);
+  const RegistryDiff& diff() const { return diff_; }
+  // Asked before a slower row is checked; returning false leaves it unchecked.
+  void setConfirmForce(std::function<bool(const DiffEntry&)> confirm) { confirm_ = std::move(confirm); }
+
+  std::vector<std::string> checkedKeys() const;
+  bool forcedAny() const;  // a checked row is slower (the user confirmed it)
+  bool isChecked(int row) const { return checked_.contains(row); }
+
+ private:
+  RegistryDiff diff_;
+  QSet<int> checked_;
+  std::function<bool(const DiffEntry&)> confirm_;
+};
+
+class DiffPage : public QWidget {
+  Q_OBJECT
+ public:
+  explicit DiffPage(RunDocument* document, QWidget* parent = nullptr);
+
+  DiffModel* model() { return &model_; }
+  void setRegistryRoot(const QString& root);
+  QString registryRoot() const;
+  // Diffs the document's results against the registry; false (with the reason shown) when
+  // there is nothing to compare.
+  bool compare();
+  // Applies the checked rows; returns the core's report, or nullopt when nothing was applied
+  // (the reason is shown on the page).
+  std::optional<ApplyReport> applySelected();
+  QString statusText() const;
+
+ signals:
+  void applied(const ktune::ApplyReport& report);
+
+ private:
+  void showMessage(const QString& text, bool error);
+
+  RunDocument* document_;
+  DiffModel model_;
+  QLineEdit* root_;
+  QLabel* status_;
+  QTableView* table_;
+  QPushButton* apply_;
+  QTextBrowser* report_;
+};
+
+}  // namespace ktune::gui

@@ -1,0 +1,60 @@
+#pragma once
+// Landscape page: the four live charts (latency in order with best so far, latency against a
+// parameter, heatmap over two parameters, throughput against peak), their choices, and export.
+#include <QWidget>
+
+#include "ktune/device.h"
+
+class QCheckBox;
+class QComboBox;
+class QSettings;
+
+namespace ktune::gui {
+
+class TrialsModel;
+class LatencyOrderChart;
+class ParameterChart;
+class ThroughputChart;
+class HeatmapView;
+
+class LandscapePage : public QWidget {
+  Q_OBJECT
+ public:
+  explicit LandscapePage(TrialsModel* model, QWidget* parent = nullptr);
+
+  void setDevice(const DeviceInfo& device);
+  LatencyOrderChart* orderChart() const { return order_; }
+  ParameterChart* parameterChart() const { return parameter_; }
+  HeatmapView* heatmap() const { return heatmap_; }
+  ThroughputChart* throughputChart() const { return throughput_; }
+
+  void saveSettings(QSettings& settings) const;
+  void restoreSettings(const QSettings& settings);
+  // Exports every chart as <stem>_<chart>.png and .svg into `folder`; returns the files.
+  QStringList exportAll(const QString& folder, const QString& stem);
+
+ public slots:
+  void setHighlightedTrial(qint64 id);
+
+ signals:
+  void trialClicked(qint64 id);
+
+ private:
+  void refreshChoices();
+  void applyShape();
+  QWidget* framed(QWidget* chart, const QString& name, QWidget* options);
+
+  TrialsModel* model_;
+  LatencyOrderChart* order_;
+  ParameterChart* parameter_;
+  HeatmapView* heatmap_;
+  ThroughputChart* throughput_;
+  QComboBox* shape_;
+  QCheckBox* log_;
+  QComboBox* xParam_;
+  QComboBox* heatX_;
+  QComboBox* heatY_;
+  QComboBox* metric_;
+};
+
+}  // namespace ktune::gui

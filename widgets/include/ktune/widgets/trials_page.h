@@ -1,0 +1,70 @@
+#pragma once
+// Trials page: the sortable, filterable table of every trial with a detail panel (config,
+// stats, error, and a strip plot of the selected trial's samples). It owns the selection that
+// the landscape charts follow: selectTrial() from a chart click, currentTrialChanged() back.
+#include <QWidget>
+
+#include "ktune/trial.h"
+
+class QChartView;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QScatterSeries;
+class QLineSeries;
+class QTableView;
+class QTextBrowser;
+class QToolButton;
+
+namespace ktune::gui {
+
+class TrialsModel;
+class TrialsFilterProxy;
+
+class TrialDetailView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TrialDetailView(QWidget* parent = nullptr);
+  void showTrial(const Trial* trial);  // nullptr: nothing selected
+  int sampleCount() const;
+
+ private:
+  QTextBrowser* text_;
+  QChartView* samplesView_;
+  QScatterSeries* samples_;
+  QLineSeries* median_;
+};
+
+class TrialsPage : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TrialsPage(TrialsModel* model, QWidget* parent = nullptr);
+
+  TrialsFilterProxy* proxy() const { return proxy_; }
+  QTableView* table() const { return table_; }
+  TrialDetailView* detail() const { return detail_; }
+  qint64 currentTrial() const;
+
+ public slots:
+  // Selects and shows the trial's row, clearing filters that hide it.
+  void selectTrial(qint64 id);
+
+ signals:
+  void currentTrialChanged(qint64 id);
+
+ private:
+  void refreshShapes();
+  void applyStatusFilter();
+  void onCurrentChanged();
+
+  TrialsModel* model_;
+  TrialsFilterProxy* proxy_;
+  QTableView* table_;
+  TrialDetailView* detail_;
+  QComboBox* shapeFilter_;
+  QLineEdit* textFilter_;
+  QList<QToolButton*> statusButtons_;
+  QLabel* countLabel_;
+};
+
+}  // namespace ktune::gui

@@ -1,0 +1,248 @@
+#include "ktune/widgets/diff_page.h"
+
+#include <QDir>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSettings>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "ktune/error.h"
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/run_document.h"
+
+namespace ktune::gui {
+
+namespace {
+
+QColor classColor(DiffClass c) {
+  switch (c) {
+    case DiffClass::New: return QColor(0x15, 0x65, 0xc0);
+    case DiffClass::Faster: return QColor(0x2e, 0x7d, 0x32);
+    case DiffClass::Slower: return QColor(0xc6, 0x28, 0x28);
+    case DiffClass::Same: return QColor(0x75, 0x75, 0x75);
+  }
+  return Qt::black;
+}
+
+}  // namespace
+
+int DiffModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(diff_.entries.size()); }
+int DiffModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant DiffModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case ApplyColumn: return tr("Apply");
+    case KeyColumn: return tr("Key");
+    case ClassColumn: return tr("Class");
+    case OldConfigColumn: return tr("Registry config");
+    case NewConfigColumn: return tr("Run's config");
+    case OldColumn: return tr("Registry median");
+    case NewColumn: return tr("Run median");
+    case RatioColumn: return tr("Speed-up");
+  }
+  return {};
+}
+
+Qt::ItemFlags DiffModel::flags(const QModelIndex& index) const {
+  auto f = QAbstractTableModel::flags(index);
+  const DiffEntry& e = diff_.entries[static_cast<std::size_t>(index.row())];
+  if (index.column() == ApplyColumn && e.cls != DiffClass::Same) f |= Qt::ItemIsUserCheckable;
+  return f;
+}
+
+QVariant DiffModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid()) return {};
+  const DiffEntry& e = diff_.entries[static_cast<std::size_t>(index.row())];
+  if (role == Qt::CheckStateRole && index.column() == ApplyColumn)
+    return e.cls == DiffClass::Same ? QVariant() : QVariant(checked_.contains(index.row()) ? Qt::Checked : Qt::Unchecked);
+  if (role == Qt::ForegroundRole && index.column() == ClassColumn) return classColor(e.cls);
+  if (role == Qt::ToolTipRole && e.cls == DiffClass::Slower)
+    return tr("The registry's entry is faster. Checking this row replaces it anyway, after a confirmation.");
+  if (role != Qt::DisplayRole) return {};
+  switch (index.column()) {
+    case KeyColumn: return qstr(e.family + " " + e.key);
+    case ClassColumn: return QString::fromLatin1(to_string(e.cls));
+    case OldConfigColumn: return e.old_entry ? qstr(e.old_entry->config.key()) : tr("(none)");
+    case NewConfigColumn: return qstr(e.new_entry.config.key());
+    case OldColumn: return e.old_entry ? formatNs(e.old_entry->latency_median_ns) : QString();
+    case NewColumn: return formatNs(e.new_entry.latency_median_ns);
+    case RatioColumn: return e.ratio > 0 ? QStringLiteral("%1×").arg(e.ratio, 0, 'f', 3) : QString();
+  }
+  return {};
+}
+
+bool DiffModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (!index.isValid() || index.column() != ApplyColumn || role != Qt::CheckStateRole) return false;
+  const DiffEntry& e = diff_.entries[static_cast<std::size_t>(index.row())];
+  if (e.cls == DiffClass::Same) return false;
+  const bool check = value.value<Qt::CheckState>() == Qt::Checked;
+  if (check && e.cls == DiffClass::Slower && !(confirm_ && confirm_(e))) return false;
+  if (check)
+    checked_.insert(index.row());
+  else
+    checked_.remove(index.row());
+  emit dataChanged(index, index, {Qt::CheckStateRole});
+  return true;
+}
+
+void DiffModel::setDiff(RegistryDiff diff) {
+  beginResetModel();
+  diff_ = std::move(diff);
+  checked_.clear();
+  for (std::size_t i = 0; i < diff_.entries.size(); ++i)
+    if (diff_.entries[i].cls == DiffClass::New || diff_.entries[i].cls == DiffClass::Faster) checked_.insert(static_cast<int>(i));
+  endResetModel();
+}
+
+std::vector<std::string> DiffModel::checkedKeys() const {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < diff_.entries.size(); ++i)
+    if (checked_.contains(static_cast<int>(i))) keys.push_back(diff_.entries[i].key);
+  return keys;
+}
+
+bool DiffModel::forcedAny() const {
+  for (int row : checked_)
+    if (diff_.entries[static_cast<std::size_t>(row)].cls == DiffClass::Slower) return true;
+  return false;
+}
+
+DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
+  root_ = new QLineEdit;
+  root_->setText(QSettings().value(QStringLiteral("folders/registry"), QDir::current().filePath(QStringLiteral("tuned_data"))).toString());
+  auto* browse = new QPushButton(tr("Browse…"));
+  auto* compareButton = new QPushButton(tr("Compare"));
+  apply_ = new QPushButton(QIcon(QStringLiteral(":/icons/apply.svg")), tr("Apply selected"));
+  apply_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
+  status_ = new QLabel;
+  status_->setWordWrap(true);
+  table_ = new QTableView;
+  table_->setModel(&model_);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setColumnWidth(DiffModel::ApplyColumn, 60);
+  table_->setColumnWidth(DiffModel::KeyColumn, 250);
+  table_->setColumnWidth(DiffModel::ClassColumn, 70);
+  table_->setColumnWidth(DiffModel::OldConfigColumn, 250);
+  table_->setColumnWidth(DiffModel::NewConfigColumn, 250);
+  report_ = new QTextBrowser;
+  report_->setMaximumHeight(170);
+
+  auto* top = new QHBoxLayout;
+  top->addWidget(new QLabel(tr("Registry folder:")));
+  top->addWidget(root_, 1);
+  top->addWidget(browse);
+  top->addWidget(compareButton);
+  auto* bottom = new QHBoxLayout;
+  bottom->addWidget(status_, 1);
+  bottom->addWidget(apply_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(table_, 1);
+  layout->addLayout(bottom);
+  layout->addWidget(report_);
+
+  model_.setConfirmForce([this](const DiffEntry& e) {
+    return QMessageBox::warning(this, tr("Replace with a slower config?"),
+                                tr("The registry's entry for %1 is faster (%2 vs %3 in this run).\n\n"
+                                   "Apply the run's config anyway?")
+                                    .arg(qstr(e.key), e.old_entry ? formatNs(e.old_entry->latency_median_ns) : QString(),
+                                         formatNs(e.new_entry.latency_median_ns)),
+                                QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
+  });
+  connect(browse, &QPushButton::clicked, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Registry folder (tuned_data)"), root_->text());
+    if (dir.isEmpty()) return;
+    setRegistryRoot(dir);
+    compare();
+  });
+  connect(compareButton, &QPushButton::clicked, this, &DiffPage::compare);
+  connect(root_, &QLineEdit::returnPressed, this, &DiffPage::compare);
+  connect(apply_, &QPushButton::clicked, this, &DiffPage::applySelected);
+  connect(&model_, &QAbstractItemModel::dataChanged, this, [this] { apply_->setEnabled(!model_.checkedKeys().empty()); });
+  connect(document_, &RunDocument::resultsChanged, this, &DiffPage::compare);
+  compare();
+}
+
+void DiffPage::setRegistryRoot(const QString& root) {
+  root_->setText(root);
+  QSettings().setValue(QStringLiteral("folders/registry"), root);
+}
+
+QString DiffPage::registryRoot() const { return root_->text(); }
+
+QString DiffPage::statusText() const { return status_->text(); }
+
+void DiffPage::showMessage(const QString& text, bool error) {
+  status_->setText(text);
+  status_->setStyleSheet(error ? QStringLiteral("color:#c62828") : QString());
+}
+
+bool DiffPage::compare() {
+  model_.setDiff({});
+  apply_->setEnabled(false);
+  if (!document_->results()) {
+    showMessage(document_->hasRun() ? tr("This run has no results.json yet (it did not finish): resume it, then compare.")
+                                    : tr("Open a finished run (File → Open Run…) or run one to compare it with the registry."),
+                false);
+    return false;
+  }
+  try {
+    model_.setDiff(diff_run(*document_->results(), sstr(root_->text())));
+  } catch (const InputError& e) {
+    showMessage(tr("Cannot compare: %1").arg(QString::fromUtf8(e.what())), true);
+    return false;
+  }
+  int counts[4] = {0, 0, 0, 0};
+  for (const DiffEntry& e : model_.diff().entries) ++counts[static_cast<int>(e.cls)];
+  showMessage(tr("Against %1: %2 new, %3 faster, %4 slower, %5 same. New and faster rows are checked; "
+                 "slower ones need a confirmation.")
+                  .arg(qstr(model_.diff().registry_file.string()))
+                  .arg(counts[0]).arg(counts[1]).arg(counts[2]).arg(counts[3]),
+              false);
+  apply_->setEnabled(!model_.checkedKeys().empty());
+  return true;
+}
+
+std::optional<ApplyReport> DiffPage::applySelected() {
+  const std::vector<std::string> keys = model_.checkedKeys();
+  if (keys.empty() || !document_->results()) {
+    showMessage(tr("Nothing is checked: tick the rows to write into the registry."), true);
+    return std::nullopt;
+  }
+  ApplyOptions options;
+  options.keys = keys;
+  options.force = model_.forcedAny();
+  ApplyReport report;
+  try {
+    report = apply_run(*document_->results(), sstr(root_->text()), options);
+  } catch (const std::exception& e) {
+    showMessage(tr("Nothing was written: %1").arg(QString::fromUtf8(e.what())), true);
+    return std::nullopt;
+  }
+  QString html = tr("<b>Wrote %1 entr%2 to %3</b>").arg(report.written.size()).arg(report.written.size() == 1 ? "y" : "ies")
+                     .arg(qstr(report.registry_file.string()).toHtmlEscaped());
+  if (!report.backup_file.empty()) html += tr("<br>previous file kept as %1").arg(qstr(report.backup_file.string()).toHtmlEscaped());
+  html += QStringLiteral("<ul>");
+  for (const DiffEntry& e : report.written)
+    html += QStringLiteral("<li>%1: %2 (%3)</li>").arg(qstr(e.key).toHtmlEscaped(), qstr(e.new_entry.config.key()).toHtmlEscaped(),
+                                                        formatNs(e.new_entry.latency_median_ns));
+  for (std::size_t i = 0; i < report.skipped.size(); ++i)
+    html += tr("<li style='color:#757575'>skipped %1: %2</li>").arg(qstr(report.skipped[i].key).toHtmlEscaped(),
+                                                                    qstr(report.skip_reasons[i]).toHtmlEscaped());
+  html += QStringLiteral("</ul>");
+  compare();
+  report_->setHtml(html);
+  emit applied(report);
+  return report;
+}
+
+}  // namespace ktune::gui

@@ -1,0 +1,213 @@
+#include "ktune/widgets/landscape_page.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QSettings>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "ktune/error.h"
+#include "ktune/widgets/heatmap_view.h"
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trial_chart.h"
+#include "ktune/widgets/trials_model.h"
+
+namespace ktune::gui {
+
+LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+  order_ = new LatencyOrderChart(model_);
+  parameter_ = new ParameterChart(model_);
+  heatmap_ = new HeatmapView(model_);
+  throughput_ = new ThroughputChart(model_);
+
+  shape_ = new QComboBox;
+  shape_->setMinimumWidth(240);
+  log_ = new QCheckBox(tr("Log latency axis"));
+  xParam_ = new QComboBox;
+  heatX_ = new QComboBox;
+  heatY_ = new QComboBox;
+  metric_ = new QComboBox;
+  metric_->addItem(tr("TFLOP/s"));
+  metric_->addItem(tr("GB/s"));
+  auto* top = new QHBoxLayout;
+  top->addWidget(new QLabel(tr("Shape:")));
+  top->addWidget(shape_);
+  top->addWidget(log_);
+  top->addStretch();
+  top->addWidget(new QLabel(tr("Wheel or drag a box to zoom · Shift-drag to pan · double-click to reset")));
+
+  auto* paramOptions = new QWidget;
+  auto* pl = new QHBoxLayout(paramOptions);
+  pl->setContentsMargins(0, 0, 0, 0);
+  pl->addWidget(new QLabel(tr("x:")));
+  pl->addWidget(xParam_);
+  auto* heatOptions = new QWidget;
+  auto* hl = new QHBoxLayout(heatOptions);
+  hl->setContentsMargins(0, 0, 0, 0);
+  hl->addWidget(new QLabel(tr("x:")));
+  hl->addWidget(heatX_);
+  hl->addWidget(new QLabel(tr("y:")));
+  hl->addWidget(heatY_);
+  auto* metricOptions = new QWidget;
+  auto* ml = new QHBoxLayout(metricOptions);
+  ml->setContentsMargins(0, 0, 0, 0);
+  ml->addWidget(metric_);
+
+  auto* grid = new QGridLayout;
+  grid->addWidget(framed(order_, QStringLiteral("latency_order"), nullptr), 0, 0);
+  grid->addWidget(framed(parameter_, QStringLiteral("latency_vs_parameter"), paramOptions), 0, 1);
+  grid->addWidget(framed(heatmap_, QStringLiteral("heatmap"), heatOptions), 1, 0);
+  grid->addWidget(framed(throughput_, QStringLiteral("throughput"), metricOptions), 1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addLayout(grid, 1);
+
+  connect(shape_, &QComboBox::currentIndexChanged, this, &LandscapePage::applyShape);
+  connect(log_, &QCheckBox::toggled, this, [this](bool on) {
+    order_->setLogScale(on);
+    parameter_->setLogScale(on);
+  });
+  connect(xParam_, &QComboBox::currentTextChanged, parameter_, &ParameterChart::setParameter);
+  const auto heat = [this] { heatmap_->setParameters(heatX_->currentText(), heatY_->currentText()); };
+  connect(heatX_, &QComboBox::currentTextChanged, this, heat);
+  connect(heatY_, &QComboBox::currentTextChanged, this, heat);
+  connect(metric_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    throughput_->setMetric(i == 0 ? ThroughputChart::Metric::Tflops : ThroughputChart::Metric::Gbps);
+  });
+  for (TrialChartView* chart : std::initializer_list<TrialChartView*>{order_, parameter_, throughput_})
+    connect(chart, &TrialChartView::trialClicked, this, &LandscapePage::trialClicked);
+  connect(heatmap_, &HeatmapView::trialClicked, this, &LandscapePage::trialClicked);
+  connect(model_, &TrialsModel::problemKeysChanged, this, &LandscapePage::refreshChoices);
+  connect(model_, &QAbstractItemModel::columnsInserted, this, &LandscapePage::refreshChoices);
+  connect(model_, &QAbstractItemModel::modelReset, this, &LandscapePage::refreshChoices);
+  refreshChoices();
+}
+
+QWidget* LandscapePage::framed(QWidget* chart, const QString& name, QWidget* options) {
+  auto* frame = new QWidget;
+  auto* exportButton = new QToolButton;
+  exportButton->setIcon(QIcon(QStringLiteral(":/icons/export.svg")));
+  exportButton->setText(tr("Export"));
+  exportButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  exportButton->setPopupMode(QToolButton::InstantPopup);
+  auto* menu = new QMenu(exportButton);
+  for (const QString& suffix : {QStringLiteral("png"), QStringLiteral("svg")}) {
+    menu->addAction(tr("Save as %1…").arg(suffix.toUpper()), this, [this, chart, name, suffix] {
+      QSettings settings;
+      const QString dir = settings.value(QStringLiteral("folders/export"), QDir::homePath()).toString();
+      const QString file = QFileDialog::getSaveFileName(this, tr("Export chart"), dir + QLatin1Char('/') + name + QLatin1Char('.') + suffix,
+                                                        suffix.toUpper() + QStringLiteral(" (*.") + suffix + QLatin1Char(')'));
+      if (file.isEmpty()) return;
+      settings.setValue(QStringLiteral("folders/export"), QFileInfo(file).absolutePath());
+      try {
+        exportWidget(chart, file);
+      } catch (const InputError& e) {
+        QMessageBox::warning(this, tr("Export failed"), QString::fromUtf8(e.what()));
+      }
+    });
+  }
+  exportButton->setMenu(menu);
+  auto* bar = new QHBoxLayout;
+  bar->setContentsMargins(0, 0, 0, 0);
+  if (options) bar->addWidget(options);
+  bar->addStretch();
+  bar->addWidget(exportButton);
+  auto* layout = new QVBoxLayout(frame);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addLayout(bar);
+  layout->addWidget(chart, 1);
+  frame->setObjectName(name);
+  return frame;
+}
+
+void LandscapePage::setDevice(const DeviceInfo& device) {
+  throughput_->setPeaks(device.property("peak_gflops_f32"), device.property("peak_gflops_f16"),
+                        device.property("mem_bandwidth_gbs"));
+}
+
+void LandscapePage::refreshChoices() {
+  const auto refill = [](QComboBox* combo, const QStringList& items, int fallback) {
+    const QString current = combo->currentText();
+    QSignalBlocker block(combo);
+    combo->clear();
+    combo->addItems(items);
+    int index = items.indexOf(current);
+    if (index < 0) index = std::min<int>(fallback, static_cast<int>(items.size()) - 1);
+    combo->setCurrentIndex(index);
+    return combo->currentText() != current;
+  };
+  {
+    const QString current = shape_->currentData().toString();
+    QSignalBlocker block(shape_);
+    shape_->clear();
+    shape_->addItem(tr("all shapes"), QString());
+    for (const QString& key : model_->problemKeys()) shape_->addItem(key, key);
+    shape_->setCurrentIndex(std::max(0, shape_->findData(current)));
+  }
+  const QStringList params = model_->parameters();
+  if (refill(xParam_, params, 0)) parameter_->setParameter(xParam_->currentText());
+  const bool hx = refill(heatX_, params, 0);
+  const bool hy = refill(heatY_, params, 1);
+  if (hx || hy) heatmap_->setParameters(heatX_->currentText(), heatY_->currentText());
+}
+
+void LandscapePage::applyShape() {
+  const QString key = shape_->currentData().toString();
+  order_->setShapeFilter(key);
+  parameter_->setShapeFilter(key);
+  heatmap_->setShapeFilter(key);
+  throughput_->setShapeFilter(key);
+}
+
+void LandscapePage::setHighlightedTrial(qint64 id) {
+  order_->setHighlightedTrial(id);
+  parameter_->setHighlightedTrial(id);
+  heatmap_->setHighlightedTrial(id);
+  throughput_->setHighlightedTrial(id);
+}
+
+void LandscapePage::saveSettings(QSettings& settings) const {
+  settings.setValue(QStringLiteral("charts/log"), log_->isChecked());
+  settings.setValue(QStringLiteral("charts/x_parameter"), xParam_->currentText());
+  settings.setValue(QStringLiteral("charts/heat_x"), heatX_->currentText());
+  settings.setValue(QStringLiteral("charts/heat_y"), heatY_->currentText());
+  settings.setValue(QStringLiteral("charts/metric"), metric_->currentIndex());
+}
+
+void LandscapePage::restoreSettings(const QSettings& settings) {
+  log_->setChecked(settings.value(QStringLiteral("charts/log"), false).toBool());
+  metric_->setCurrentIndex(settings.value(QStringLiteral("charts/metric"), 0).toInt());
+  // Parameter choices apply once a run with those parameters is loaded.
+  const auto prefer = [](QComboBox* combo, const QString& name) {
+    const int i = combo->findText(name);
+    if (i >= 0) combo->setCurrentIndex(i);
+  };
+  prefer(xParam_, settings.value(QStringLiteral("charts/x_parameter")).toString());
+  prefer(heatX_, settings.value(QStringLiteral("charts/heat_x")).toString());
+  prefer(heatY_, settings.value(QStringLiteral("charts/heat_y")).toString());
+}
+
+QStringList LandscapePage::exportAll(const QString& folder, const QString& stem) {
+  QStringList files;
+  const std::pair<QWidget*, QString> charts[] = {{order_, QStringLiteral("latency_order")},
+                                                 {parameter_, QStringLiteral("latency_vs_parameter")},
+                                                 {heatmap_, QStringLiteral("heatmap")},
+                                                 {throughput_, QStringLiteral("throughput")}};
+  for (const auto& [widget, name] : charts) {
+    for (const QString& suffix : {QStringLiteral("png"), QStringLiteral("svg")}) {
+      const QString file = QDir(folder).filePath(stem + QLatin1Char('_') + name + QLatin1Char('.') + suffix);
+      exportWidget(widget, file);
+      files << file;
+    }
+  }
+  return files;
+}
+
+}  // namespace ktune::gui

@@ -1,0 +1,224 @@
+#include "ktune/widgets/run_page.h"
+
+#include <QDateTime>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QTableWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trials_model.h"
+
+namespace ktune::gui {
+
+RunPage::RunPage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+  start_ = new QAction(QIcon(QStringLiteral(":/icons/start.svg")), tr("&Start"), this);
+  start_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  start_->setToolTip(tr("Start tuning with the Setup page's settings (Ctrl+R)"));
+  pause_ = new QAction(QIcon(QStringLiteral(":/icons/pause.svg")), tr("&Pause"), this);
+  pause_->setCheckable(true);
+  pause_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+  stop_ = new QAction(QIcon(QStringLiteral(":/icons/stop.svg")), tr("S&top"), this);
+  stop_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+  stop_->setToolTip(tr("Stop after the trial in flight; everything measured is kept (Ctrl+.)"));
+
+  const auto button = [](QAction* action) {
+    auto* b = new QToolButton;
+    b->setDefaultAction(action);
+    b->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    b->setIconSize(QSize(22, 22));
+    return b;
+  };
+  title_ = new QLabel(tr("No run yet: set one up on the Setup page and press Start."));
+  QFont big = title_->font();
+  big.setPointSizeF(big.pointSizeF() * 1.2);
+  big.setBold(true);
+  title_->setFont(big);
+  problem_ = new QLabel;
+  problem_->setWordWrap(true);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(button(start_));
+  buttons->addWidget(button(pause_));
+  buttons->addWidget(button(stop_));
+  buttons->addSpacing(16);
+  buttons->addWidget(title_, 1);
+
+  progress_ = new QProgressBar;
+  progress_->setFormat(tr("%v / %m trials (%p%)"));
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  rate_ = new QLabel(QStringLiteral("–"));
+  eta_ = new QLabel(QStringLiteral("–"));
+  elapsed_ = new QLabel(QStringLiteral("–"));
+  auto* numbers = new QHBoxLayout;
+  for (auto [name, label] : {std::pair{tr("Trials per second:"), rate_}, std::pair{tr("ETA:"), eta_}, std::pair{tr("Elapsed:"), elapsed_}}) {
+    numbers->addWidget(new QLabel(name));
+    numbers->addWidget(label);
+    numbers->addSpacing(20);
+  }
+  numbers->addStretch();
+
+  statusTable_ = new QTableWidget(0, 2);
+  statusTable_->setHorizontalHeaderLabels({tr("Status"), tr("Trials")});
+  bestTable_ = new QTableWidget(0, 5);
+  bestTable_->setHorizontalHeaderLabels({tr("Shape"), tr("Best config"), tr("Median"), tr("TFLOP/s"), tr("Trials")});
+  for (QTableWidget* t : {statusTable_, bestTable_}) {
+    t->verticalHeader()->hide();
+    t->verticalHeader()->setDefaultSectionSize(22);
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->horizontalHeader()->setStretchLastSection(true);
+  }
+  bestTable_->setColumnWidth(0, 230);
+  bestTable_->setColumnWidth(1, 300);
+  statusTable_->setMaximumWidth(260);
+  log_ = new QPlainTextEdit;
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(5000);
+
+  auto* statusBox = new QGroupBox(tr("Trials per status"));
+  (new QVBoxLayout(statusBox))->addWidget(statusTable_);
+  auto* bestBox = new QGroupBox(tr("Best so far per shape"));
+  (new QVBoxLayout(bestBox))->addWidget(bestTable_);
+  auto* tables = new QHBoxLayout;
+  tables->addWidget(statusBox);
+  tables->addWidget(bestBox, 1);
+  auto* logBox = new QGroupBox(tr("Log"));
+  (new QVBoxLayout(logBox))->addWidget(log_);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(buttons);
+  layout->addWidget(problem_);
+  layout->addWidget(progress_);
+  layout->addLayout(numbers);
+  layout->addLayout(tables, 3);
+  layout->addWidget(logBox, 2);
+
+  connect(model_, &QAbstractItemModel::rowsInserted, this, [this](const QModelIndex&, int first, int last) {
+    countRows(first, last);
+    refreshTables();
+  });
+  connect(model_, &QAbstractItemModel::modelReset, this, &RunPage::recountAll);
+  setRunning(false);
+  recountAll();
+}
+
+void RunPage::setRunning(bool running) {
+  start_->setEnabled(!running);
+  pause_->setEnabled(running);
+  stop_->setEnabled(running);
+  if (!running) pause_->setChecked(false);
+}
+
+void RunPage::setPaused(bool paused) {
+  pause_->setChecked(paused);
+  if (paused) appendLog(tr("Paused: the trial in flight finishes, then the tuner waits."));
+}
+
+void RunPage::setRunTitle(const QString& title) { title_->setText(title); }
+
+std::uint64_t RunPage::statusCount(TrialStatus status) const {
+  const auto it = counts_.find(status);
+  return it == counts_.end() ? 0 : it->second;
+}
+
+void RunPage::countRows(int first, int last) {
+  for (int row = first; row <= last; ++row) {
+    const Trial& t = model_->trial(row);
+    ++counts_[t.status];
+    const QString key = qstr(t.problem_key);
+    ++trialsPerShape_[key];
+    if (t.status != TrialStatus::Ok) continue;
+    auto it = best_.find(key);
+    if (it == best_.end() || t.stats.median_ns < it->median_ns) best_[key] = Best{t.stats.median_ns, row, 0};
+  }
+}
+
+void RunPage::recountAll() {
+  counts_.clear();
+  best_.clear();
+  trialsPerShape_.clear();
+  if (model_->rowCount() > 0) {
+    countRows(0, model_->rowCount() - 1);
+    progress_->setRange(0, model_->rowCount());
+    progress_->setValue(model_->rowCount());
+  }
+  refreshTables();
+}
+
+void RunPage::refreshTables() {
+  statusTable_->setRowCount(0);
+  for (TrialStatus s : kAllTrialStatuses) {
+    const std::uint64_t n = statusCount(s);
+    if (n == 0) continue;
+    const int row = statusTable_->rowCount();
+    statusTable_->insertRow(row);
+    auto* name = new QTableWidgetItem(statusLabel(s));
+    name->setForeground(statusColor(s));
+    QFont bold = name->font();
+    bold.setBold(true);
+    name->setFont(bold);
+    statusTable_->setItem(row, 0, name);
+    auto* count = new QTableWidgetItem(QLocale().toString(static_cast<qulonglong>(n)));
+    count->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    statusTable_->setItem(row, 1, count);
+  }
+  bestTable_->setRowCount(static_cast<int>(trialsPerShape_.size()));
+  int row = 0;
+  for (auto it = trialsPerShape_.cbegin(); it != trialsPerShape_.cend(); ++it, ++row) {
+    bestTable_->setItem(row, 0, new QTableWidgetItem(it.key()));
+    const auto best = best_.constFind(it.key());
+    if (best == best_.cend()) {
+      bestTable_->setItem(row, 1, new QTableWidgetItem(tr("(no config passed yet)")));
+      for (int c = 2; c < 4; ++c) bestTable_->setItem(row, c, new QTableWidgetItem);
+    } else {
+      const Trial& t = model_->trial(best->row);
+      bestTable_->setItem(row, 1, new QTableWidgetItem(qstr(t.config.key())));
+      bestTable_->setItem(row, 2, new QTableWidgetItem(formatNs(t.stats.median_ns)));
+      bestTable_->setItem(row, 3, new QTableWidgetItem(t.tflops > 0 ? QString::number(t.tflops, 'f', 3) : QString()));
+    }
+    bestTable_->setItem(row, 4, new QTableWidgetItem(QString::number(it.value())));
+  }
+}
+
+void RunPage::onRunStarted(const event::RunStarted& info) {
+  progress_->setRange(0, static_cast<int>(std::min<std::uint64_t>(info.planned_trials, INT_MAX)));
+  progress_->setValue(0);
+  appendLog(tr("Run started on %1: %2 shape(s), %3 trials planned.").arg(qstr(info.device.name)).arg(info.problems).arg(info.planned_trials));
+}
+
+void RunPage::onProblemStarted(const event::ProblemStarted& info) {
+  problem_->setText(tr("Shape %1: <b>%2</b> — space %L3 configs, %L4 valid, %L5 planned")
+                        .arg(info.index + 1)
+                        .arg(qstr(info.problem.key()).toHtmlEscaped())
+                        .arg(static_cast<qulonglong>(info.space.total))
+                        .arg(static_cast<qulonglong>(info.space.valid))
+                        .arg(static_cast<qulonglong>(info.planned)));
+}
+
+void RunPage::onProgress(const event::Progress& p) {
+  progress_->setRange(0, static_cast<int>(std::min<std::uint64_t>(std::max<std::uint64_t>(p.total, 1), INT_MAX)));
+  progress_->setValue(static_cast<int>(std::min<std::uint64_t>(p.done, INT_MAX)));
+  rate_->setText(QString::number(p.trials_per_s, 'f', p.trials_per_s < 10 ? 2 : 1));
+  eta_->setText(p.done >= p.total ? tr("done") : formatDuration(p.eta_s));
+  elapsed_->setText(formatDuration(p.elapsed_s));
+}
+
+void RunPage::onFinished(const RunSummary& summary) {
+  elapsed_->setText(formatDuration(summary.elapsed_s));
+  eta_->setText(summary.cancelled ? tr("stopped") : tr("done"));
+  appendLog(summary.cancelled ? tr("Run stopped after %1; measured trials are saved in %2.")
+                                    .arg(formatDuration(summary.elapsed_s), qstr(summary.run_dir.string()))
+                              : tr("Run finished in %1; results in %2.").arg(formatDuration(summary.elapsed_s), qstr(summary.run_dir.string())));
+}
+
+void RunPage::appendLog(const QString& message) {
+  log_->appendPlainText(QStringLiteral("%1  %2").arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss")), message));
+}
+
+}  // namespace ktune::gui

@@ -1,0 +1,218 @@
+#include "ktune/widgets/trials_page.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QSplitter>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/status_delegate.h"
+#include "ktune/widgets/trials_model.h"
+#include "ktune/widgets/trials_proxy.h"
+
+namespace ktune::gui {
+
+TrialDetailView::TrialDetailView(QWidget* parent) : QWidget(parent) {
+  text_ = new QTextBrowser;
+  text_->setOpenLinks(false);
+  auto* chart = new QChart;
+  chart->setTitle(tr("Samples in order"));
+  chart->legend()->hide();
+  chart->setMargins(QMargins(2, 2, 2, 2));
+  samples_ = new QScatterSeries;
+  samples_->setMarkerSize(6);
+  samples_->setColor(QColor(0x15, 0x65, 0xc0));
+  samples_->setPen(Qt::NoPen);
+  median_ = new QLineSeries;
+  median_->setPen(QPen(QColor(0xc6, 0x28, 0x28), 1.5, Qt::DashLine));
+  chart->addSeries(samples_);
+  chart->addSeries(median_);
+  chart->createDefaultAxes();
+  for (QAbstractAxis* axis : chart->axes()) static_cast<QValueAxis*>(axis)->setLabelFormat(QStringLiteral("%g"));
+  chart->axes(Qt::Horizontal).first()->setTitleText(tr("sample"));
+  chart->axes(Qt::Vertical).first()->setTitleText(tr("µs"));
+  samplesView_ = new QChartView(chart);
+  samplesView_->setRenderHint(QPainter::Antialiasing);
+  samplesView_->setMinimumHeight(200);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(text_, 2);
+  layout->addWidget(samplesView_, 3);
+  showTrial(nullptr);
+}
+
+int TrialDetailView::sampleCount() const { return static_cast<int>(samples_->count()); }
+
+void TrialDetailView::showTrial(const Trial* t) {
+  if (!t) {
+    text_->setHtml(tr("<i>Select a trial in the table or click a point in a chart.</i>"));
+    samples_->clear();
+    median_->clear();
+    return;
+  }
+  QString html = QStringLiteral("<b>#%1</b> &nbsp; <span style='color:%2'><b>%3</b></span><br><small>%4</small><table>")
+                     .arg(t->id)
+                     .arg(statusColor(t->status).name(), statusLabel(t->status), qstr(t->problem_key).toHtmlEscaped());
+  for (const auto& [name, value] : t->config.values())
+    html += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(qstr(name)).arg(value);
+  html += QStringLiteral("</table>");
+  if (t->stats.count) {
+    html += tr("<p>median %1 · mean %2 · std %3 · min %4 · max %5 · %6 samples (rel. error %7 %)</p>")
+                .arg(formatNs(t->stats.median_ns), formatNs(t->stats.mean_ns), formatNs(t->stats.std_ns),
+                     formatNs(t->stats.min_ns), formatNs(t->stats.max_ns))
+                .arg(t->stats.count)
+                .arg(t->stats.rel_error() * 100, 0, 'f', 2);
+    if (t->tflops > 0) html += tr("<p>%1 TFLOP/s · %2 GB/s</p>").arg(t->tflops, 0, 'f', 3).arg(t->gbps, 0, 'f', 1);
+  }
+  if (t->compile_time_s > 0) html += tr("<p>compile %1 s</p>").arg(t->compile_time_s, 0, 'f', 3);
+  if (t->max_abs_error > 0 || t->mismatch_fraction > 0)
+    html += tr("<p>max abs error %1 · mismatched %2 %</p>").arg(t->max_abs_error, 0, 'g', 3).arg(t->mismatch_fraction * 100, 0, 'g', 3);
+  if (!t->error.empty()) html += QStringLiteral("<pre style='color:#c62828'>%1</pre>").arg(qstr(t->error).toHtmlEscaped());
+  text_->setHtml(html);
+
+  QList<QPointF> points;
+  double lo = 0, hi = 1;
+  for (std::size_t i = 0; i < t->samples_ns.size(); ++i) {
+    const double us = t->samples_ns[i] / 1e3;
+    points.append(QPointF(static_cast<double>(i), us));
+    lo = i ? std::min(lo, us) : us;
+    hi = i ? std::max(hi, us) : us;
+  }
+  samples_->replace(points);
+  const double n = std::max<double>(1, static_cast<double>(points.size()) - 1);
+  median_->replace(t->stats.count ? QList<QPointF>{{0, t->stats.median_ns / 1e3}, {n, t->stats.median_ns / 1e3}} : QList<QPointF>{});
+  QChart* chart = samplesView_->chart();
+  chart->axes(Qt::Horizontal).first()->setRange(-0.5, n + 0.5);
+  const double pad = std::max((hi - lo) * 0.1, hi * 0.01);
+  chart->axes(Qt::Vertical).first()->setRange(std::max(0.0, lo - pad), hi + pad);
+}
+
+TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+  proxy_ = new TrialsFilterProxy(this);
+  proxy_->setSourceModel(model_);
+  table_ = new QTableView;
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(TrialsModel::IdColumn, Qt::AscendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->setAlternatingRowColors(true);
+  table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(22);
+  // Fixed row heights and no per-row sizing keep 100k rows cheap.
+  table_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setItemDelegateForColumn(TrialsModel::StatusColumn, new StatusDelegate(table_));
+  table_->setColumnWidth(TrialsModel::IdColumn, 60);
+  table_->setColumnWidth(TrialsModel::ShapeColumn, 200);
+  table_->setColumnWidth(TrialsModel::StatusColumn, 110);
+  detail_ = new TrialDetailView;
+
+  shapeFilter_ = new QComboBox;
+  shapeFilter_->setMinimumWidth(220);
+  textFilter_ = new QLineEdit;
+  textFilter_->setPlaceholderText(tr("Filter by config, shape or error text"));
+  textFilter_->setClearButtonEnabled(true);
+  countLabel_ = new QLabel;
+  auto* filters = new QHBoxLayout;
+  filters->addWidget(new QLabel(tr("Status:")));
+  for (TrialStatus s : kAllTrialStatuses) {
+    auto* b = new QToolButton;
+    b->setText(statusLabel(s));
+    b->setCheckable(true);
+    b->setProperty("status", static_cast<int>(s));
+    b->setStyleSheet(QStringLiteral("QToolButton:checked { background:%1; color:white; border-radius:3px; }").arg(statusColor(s).name()));
+    connect(b, &QToolButton::toggled, this, &TrialsPage::applyStatusFilter);
+    statusButtons_.append(b);
+    filters->addWidget(b);
+  }
+  filters->addSpacing(12);
+  filters->addWidget(new QLabel(tr("Shape:")));
+  filters->addWidget(shapeFilter_);
+  filters->addWidget(textFilter_, 1);
+  filters->addWidget(countLabel_);
+
+  auto* splitter = new QSplitter;
+  splitter->addWidget(table_);
+  splitter->addWidget(detail_);
+  splitter->setStretchFactor(0, 3);
+  splitter->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(filters);
+  layout->addWidget(splitter, 1);
+
+  auto* textDebounce = new QTimer(this);
+  textDebounce->setSingleShot(true);
+  textDebounce->setInterval(200);
+  connect(textFilter_, &QLineEdit::textChanged, textDebounce, qOverload<>(&QTimer::start));
+  connect(textDebounce, &QTimer::timeout, this, [this] { proxy_->setText(textFilter_->text()); });
+  connect(shapeFilter_, &QComboBox::currentIndexChanged, this, [this] { proxy_->setShape(shapeFilter_->currentData().toString()); });
+  connect(model_, &TrialsModel::problemKeysChanged, this, &TrialsPage::refreshShapes);
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &TrialsPage::onCurrentChanged);
+  const auto updateCount = [this] {
+    countLabel_->setText(tr("%L1 of %L2 trials").arg(proxy_->rowCount()).arg(model_->rowCount()));
+  };
+  connect(proxy_, &QAbstractItemModel::rowsInserted, this, updateCount);
+  connect(proxy_, &QAbstractItemModel::rowsRemoved, this, updateCount);
+  connect(proxy_, &QAbstractItemModel::modelReset, this, updateCount);
+  connect(proxy_, &QAbstractItemModel::layoutChanged, this, updateCount);
+  refreshShapes();
+  updateCount();
+}
+
+void TrialsPage::refreshShapes() {
+  const QString current = shapeFilter_->currentData().toString();
+  QSignalBlocker block(shapeFilter_);
+  shapeFilter_->clear();
+  shapeFilter_->addItem(tr("all shapes"), QString());
+  for (const QString& key : model_->problemKeys()) shapeFilter_->addItem(key, key);
+  shapeFilter_->setCurrentIndex(std::max(0, shapeFilter_->findData(current)));
+}
+
+void TrialsPage::applyStatusFilter() {
+  QSet<TrialStatus> statuses;
+  for (QToolButton* b : statusButtons_)
+    if (b->isChecked()) statuses.insert(static_cast<TrialStatus>(b->property("status").toInt()));
+  proxy_->setStatuses(statuses);
+}
+
+qint64 TrialsPage::currentTrial() const {
+  const QModelIndex index = table_->currentIndex();
+  return index.isValid() ? index.data(TrialsModel::TrialIdRole).toLongLong() : -1;
+}
+
+void TrialsPage::onCurrentChanged() {
+  const qint64 id = currentTrial();
+  const int row = model_->rowForId(id);
+  detail_->showTrial(row >= 0 ? &model_->trial(row) : nullptr);
+  emit currentTrialChanged(id);
+}
+
+void TrialsPage::selectTrial(qint64 id) {
+  const int row = model_->rowForId(id);
+  if (row < 0 || id == currentTrial()) return;
+  QModelIndex index = proxy_->mapFromSource(model_->index(row, 0));
+  if (!index.isValid()) {
+    for (QToolButton* b : statusButtons_) b->setChecked(false);
+    shapeFilter_->setCurrentIndex(0);
+    textFilter_->clear();
+    proxy_->setText({});
+    index = proxy_->mapFromSource(model_->index(row, 0));
+  }
+  table_->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  table_->scrollTo(index, QAbstractItemView::PositionAtCenter);
+}
+
+}  // namespace ktune::gui
