@@ -68,22 +68,15 @@ void ProgressPrinter::on_event(const TuneEvent& e) {
           clear_bar();
           current_problem_ = ev.problem.key();
           best_text_.clear();
-          pruned_ = 0;
           std::fprintf(out_, "problem %zu: %s  space %llu configs, %llu after pruning, %llu to measure\n", ev.index + 1,
                        current_problem_.c_str(), static_cast<unsigned long long>(ev.space.total),
                        static_cast<unsigned long long>(ev.space.valid), static_cast<unsigned long long>(ev.planned));
         } else if constexpr (std::is_same_v<T, event::TrialFinished>) {
           const Trial& t = ev.trial;
-          if (t.status == TrialStatus::Pruned) {
-            ++pruned_;
-            return;
-          }
+          if (t.status == TrialStatus::Pruned) return;  // counted in the problem's space line
           if (ev.new_best) best_text_ = "best " + format_ns(t.stats.median_ns);
-          if (!tty_) {
-            std::fprintf(out_, "  trial %lld %s: %s%s%s\n", static_cast<long long>(t.id), t.config.key().c_str(),
-                         to_string(t.status),
-                         t.status == TrialStatus::Ok ? ("  median " + format_ns(t.stats.median_ns)).c_str() : "",
-                         ev.new_best ? "  (new best)" : "");
+          if (!tty_ && ev.new_best) {
+            std::fprintf(out_, "  new best %s: %s\n", format_ns(t.stats.median_ns).c_str(), t.config.key().c_str());
           } else if (t.status != TrialStatus::Ok && t.status != TrialStatus::SlowAbort) {
             clear_bar();
             std::string first_line = t.error.substr(0, t.error.find('\n'));
@@ -91,7 +84,15 @@ void ProgressPrinter::on_event(const TuneEvent& e) {
             std::fprintf(out_, "  %s %s: %s\n", to_string(t.status), t.config.key().c_str(), first_line.c_str());
           }
         } else if constexpr (std::is_same_v<T, event::Progress>) {
-          if (tty_) draw_bar(ev);
+          if (tty_) {
+            draw_bar(ev);
+          } else if (ev.elapsed_s >= next_line_s_ || ev.done == ev.total) {
+            // Logs get a progress line every few seconds rather than one per trial.
+            next_line_s_ = ev.elapsed_s + 5;
+            std::fprintf(out_, "  %llu/%llu trials, %.1f/s, elapsed %s, ETA %s\n", static_cast<unsigned long long>(ev.done),
+                         static_cast<unsigned long long>(ev.total), ev.trials_per_s, format_duration(ev.elapsed_s).c_str(),
+                         format_duration(ev.eta_s).c_str());
+          }
         } else if constexpr (std::is_same_v<T, event::ProblemFinished>) {
           clear_bar();
           const auto& r = ev.result;

@@ -22,7 +22,7 @@ class ProgressPrinter : public TuneObserver {
   bool bar_drawn_ = false;
   std::string current_problem_;
   std::string best_text_;
-  std::uint64_t pruned_ = 0;
+  double next_line_s_ = 0;
 };
 
 std::string format_ns(double ns);  // "12.3 us", "1.20 ms"
