@@ -105,7 +105,10 @@ ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, cons
     const bool known = std::any_of(entries.begin(), entries.end(), [&](const DiffEntry& d) { return d.key == key; });
     if (!known) {
       std::string valid;
-      for (const auto& d : entries) valid += (valid.empty() ? "" : ", ") + ("'" + d.key + "'");
+      for (const auto& d : entries) {
+        if (!valid.empty()) valid += ", ";
+        valid += "'" + d.key + "'";
+      }
       throw InputError("run " + run.run_name + " has no result for key '" + key + "'; its keys are: " +
                        (valid.empty() ? "(none)" : valid));
     }

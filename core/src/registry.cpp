@@ -60,7 +60,10 @@ std::string tune_command(const std::string& backend, const KernelFamily& family,
   if (problem.tp_size > 1 && !split_field.empty() && has_field(problem, split_field))
     global.set(split_field, std::to_string(problem.num(split_field) * problem.tp_size));
   std::string shape;
-  for (const auto& [k, v] : global.fields) shape += (shape.empty() ? "" : " ") + k + "=" + v;
+  for (const auto& [k, v] : global.fields) {
+    if (!shape.empty()) shape += ' ';
+    shape += k + "=" + v;
+  }
   std::string cmd = "ktune tune " + family.name + " --backend " + backend + " --shape \"" + shape + "\"";
   if (problem.tp_size > 1)
     cmd += " --tp-size " + std::to_string(problem.tp_size) + " --tp-split-dim " + to_string(problem.tp_split_dim);

@@ -54,7 +54,10 @@ std::vector<std::string> param_names(const SearchSpace& space) {
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
   return out;
 }
 
@@ -83,7 +86,10 @@ std::int64_t parse_int(const std::string& text, const std::string& column) {
 
 std::string format_samples(const std::vector<double>& samples) {
   std::string out;
-  for (std::size_t i = 0; i < samples.size(); ++i) out += (i ? ";" : "") + format_double(samples[i]);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (i) out += ';';
+    out += format_double(samples[i]);
+  }
   return out;
 }
 
@@ -262,6 +268,16 @@ RunResults results_from(const JsonPath& p) {
   const JsonPath list = p["results"];
   for (std::size_t i = 0; i < list.size(); ++i) run.entries.push_back(result_from(list[i]));
   return run;
+}
+
+// JSON objects do not keep the order of a config's parameters; the run's space does.
+Config in_space_order(const Config& c, const SearchSpace& space) {
+  Config out;
+  for (const auto& p : space.parameters())
+    if (c.has(p.name)) out.set(p.name, c.get(p.name));
+  for (const auto& [name, value] : c.values())
+    if (!out.has(name)) out.set(name, value);
+  return out;
 }
 
 json trial_json(const Trial& t) {
@@ -575,12 +591,16 @@ RunResults RunStore::read_results(const fs::path& dir) {
   const fs::path file = dir / kResultsFile;
   if (!fs::exists(file))
     throw InputError(file.string() + " not found: the run has not finished (resume it with --resume)");
+  const SearchSpace space = read_metadata(dir).space;
   const json j = parse_json_file(file);
+  RunResults run;
   try {
-    return results_from(JsonPath(j));
+    run = results_from(JsonPath(j));
   } catch (const InputError& e) {
     throw InputError(file.string() + ": " + e.what());
   }
+  for (auto& e : run.entries) e.config = in_space_order(e.config, space);
+  return run;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -96,7 +96,8 @@ class RunStore {
   // Parses trials.csv; a malformed row is an InputError naming the file and line. A torn last
   // line (the run was killed while writing it) is dropped, not an error.
   static std::vector<Trial> read_trials(const std::filesystem::path& dir);
-  static RunResults read_results(const std::filesystem::path& dir);         // throws InputError
+  // Configs come back in the order of the run's space. Throws InputError.
+  static RunResults read_results(const std::filesystem::path& dir);
 
  private:
   RunStore(std::filesystem::path dir, RunMetadata metadata);

@@ -1,0 +1,225 @@
+// Registry files: round trip, backup on save, errors that name the file and the JSON path (and
+// leave the file alone), and lookup's exact / bucket / default fallbacks with their warnings.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+
+#include "ktune/kernel_family.h"
+#include "ktune/registry.h"
+#include "ktune/run_store.h"
+#include "store_test_support.h"
+
+using namespace ktune;
+namespace fs = std::filesystem;
+
+namespace {
+
+KernelFamily gemm_family() {
+  KernelFamily f;
+  f.name = "gemm";
+  f.backend = "cpu";
+  f.bucket_field = "M";
+  f.tp_out_field = "N";
+  f.tp_in_field = "K";
+  f.default_config = Config({{"BM", 32}, {"BN", 32}});
+  return f;
+}
+
+Problem gemm(const std::string& m, const std::string& n = "4096", const std::string& k = "4096") {
+  Problem p;
+  p.family = "gemm";
+  p.fields = {{"M", m}, {"N", n}, {"K", k}, {"dtype", "f32"}};
+  return p;
+}
+
+RegistryEntry entry(ParamValue bm, double median) {
+  RegistryEntry e;
+  e.config = Config({{"BM", bm}, {"BN", 64}});
+  e.latency_avg_ns = median * 1.01;
+  e.latency_median_ns = median;
+  e.latency_std_ns = median * 0.02;
+  e.compile_time_s = 0.5;
+  e.benchmarking_method = "amortized";
+  e.samples_ns = {median * 0.99, median, median * 1.03, 1.0 / 3.0};
+  e.run = "gemm_20261123_043000";
+  e.tuned_at = "2026-11-23T04:30:00Z";
+  e.ktune_version = "0.1.0";
+  return e;
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+const std::string kKey16 = "M=16,N=4096,K=4096,dtype=f32";
+
+}  // namespace
+
+class TestRegistry : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp_;
+  fs::path root() const { return fs::path(tmp_.path().toStdString()); }
+
+  // A saved registry file with one gemm entry, and its text.
+  fs::path saved(const std::string& name, std::string* text = nullptr) {
+    Registry reg("cpu", name);
+    reg.set("gemm", kKey16, entry(64, 1000));
+    const fs::path file = Registry::file_for(root(), "cpu", name);
+    reg.save(file);
+    if (text) *text = read_text_file(file);
+    return file;
+  }
+
+  // Loading `text` from a file fails naming the file; the file is left as it was.
+  std::string load_error(const std::string& name, const std::string& text) {
+    const fs::path file = saved(name);
+    write_file(file, text);
+    const std::string err = input_error_of([&] { Registry::load(file); });
+    if (read_text_file(file) != text) return "the file was changed";
+    if (!contains(err, file.string())) return "the error does not name the file: " + err;
+    return err;
+  }
+
+ private slots:
+  void fileFor() {
+    QCOMPARE(Registry::file_for("td", "cuda", "nvidia-h100"), fs::path("td/cuda/nvidia-h100.json"));
+    QVERIFY(contains(input_error_of([] { Registry::file_for("td", "cpu", "../x"); }), "../x"));
+    QVERIFY(contains(input_error_of([] { Registry::file_for("td", "", "x"); }), "backend"));
+  }
+
+  void saveLoadRoundTripWithBackup() {
+    Registry reg("cpu", "test-cpu");
+    reg.set("gemm", kKey16, entry(64, 1000));
+    reg.set("gemm", "M=32,N=4096,K=4096,dtype=f32", entry(128, 1500));
+    reg.set("qmatmul", "batch=1,out=8,in=8", entry(16, 10));
+    const fs::path file = root() / "td" / "cpu" / "test-cpu.json";  // folders created by save
+    reg.save(file);
+    QVERIFY(!fs::exists(file.string() + ".bak"));
+    const std::string first = read_text_file(file);
+    const auto j = nlohmann::json::parse(first);
+    QCOMPARE(j["ktune_registry"].get<int>(), 1);
+    QCOMPARE(j["device"].get<std::string>(), std::string("test-cpu"));
+    QCOMPARE(j["entries"]["gemm"][kKey16]["stats"]["latency_median_ns"].get<double>(), 1000.0);
+    QCOMPARE(j["entries"]["gemm"][kKey16]["metadata"]["benchmarking_method"].get<std::string>(), std::string("amortized"));
+
+    const Registry back = Registry::load(file);
+    QCOMPARE(back.size(), std::size_t(3));
+    QCOMPARE(back.backend(), std::string("cpu"));
+    QVERIFY(back.to_json() == reg.to_json());
+    QCOMPARE(back.find("gemm", kKey16)->samples_ns[3], 1.0 / 3.0);
+    QVERIFY(back.find("gemm", "M=64") == nullptr);
+
+    reg.set("gemm", kKey16, entry(32, 900));
+    reg.save(file);
+    QCOMPARE(read_text_file(file.string() + ".bak"), first);
+    QCOMPARE(Registry::load(file).find("gemm", kKey16)->latency_median_ns, 900.0);
+  }
+
+  void missingFileIsEmpty() {
+    const Registry reg = Registry::load(root() / "cuda" / "nvidia-h100.json");
+    QCOMPARE(reg.size(), std::size_t(0));
+    QCOMPARE(reg.backend(), std::string("cuda"));
+    QCOMPARE(reg.device(), std::string("nvidia-h100"));
+    QVERIFY(!fs::exists(root() / "cuda"));
+  }
+
+  void malformedJsonSuggestsBackup() {
+    std::string text;
+    const fs::path file = saved("broken", &text);
+    Registry::load(file).save(file);  // a second save leaves a .bak to restore from
+    const std::string err = load_error("broken", text.substr(0, text.size() / 2));
+    QVERIFY2(contains(err, "not valid JSON") && contains(err, file.string() + ".bak"), err.c_str());
+    // Without a backup the advice is to fix or move the file.
+    const std::string no_bak = load_error("broken-nobak", "{\"ktune_registry\": 1,");
+    QVERIFY2(contains(no_bak, "move it away"), no_bak.c_str());
+  }
+
+  void wrongTypesNameTheJsonPath() {
+    std::string text;
+    saved("types", &text);
+    auto with = [&](const std::string& from, const std::string& to) {
+      std::string t = text;
+      const auto at = t.find(from);
+      return at == std::string::npos ? std::string("test setup: '" + from + "' not found") : t.replace(at, from.size(), to);
+    };
+    std::string err = load_error("types", with("\"latency_median_ns\": 1000.0", "\"latency_median_ns\": \"fast\""));
+    QVERIFY2(contains(err, "entries.gemm[\"" + kKey16 + "\"].stats.latency_median_ns: expected a number"), err.c_str());
+    err = load_error("types", with("\"BM\": 64", "\"BM\": \"64\""));
+    QVERIFY2(contains(err, "entries.gemm[\"" + kKey16 + "\"].config") && contains(err, "BM"), err.c_str());
+    err = load_error("types", with("\"run\": ", "\"rum\": "));
+    QVERIFY2(contains(err, "entries.gemm[\"" + kKey16 + "\"].metadata: missing field \"run\""), err.c_str());
+    err = load_error("types", with("1000.0,\n", "null,\n"));
+    QVERIFY2(contains(err, "metadata.samples_ns[1]: expected a number"), err.c_str());
+    err = load_error("types", with("\"ktune_registry\": 1", "\"ktune_registry\": 2"));
+    QVERIFY2(contains(err, "format 2"), err.c_str());
+    err = load_error("types", with("\"ktune_registry\": 1", "\"registry\": 1"));
+    QVERIFY2(contains(err, "not a ktune registry"), err.c_str());
+    err = load_error("types", "[1, 2]");
+    QVERIFY2(contains(err, "not a ktune registry"), err.c_str());
+  }
+
+  void lookupExactBucketDefault() {
+    Registry reg("cpu", "test-cpu");
+    reg.set("gemm", kKey16, entry(16, 500));
+    reg.set("gemm", "M=32,N=4096,K=4096,dtype=f32", entry(32, 800));
+    const KernelFamily fam = gemm_family();
+
+    LookupResult r = reg.lookup(fam, gemm("16"));
+    QCOMPARE(int(r.source), int(LookupSource::Exact));
+    QCOMPARE(r.config.get("BM"), ParamValue(16));
+    QVERIFY(r.warning.empty());
+    QVERIFY(r.entry == reg.find("gemm", kKey16));
+
+    r = reg.lookup(fam, gemm("20"));
+    QCOMPARE(int(r.source), int(LookupSource::Bucket));
+    QCOMPARE(r.matched_key, std::string("M=32,N=4096,K=4096,dtype=f32"));
+    QCOMPARE(r.config.get("BM"), ParamValue(32));
+    QVERIFY2(contains(r.warning, "M=20,N=4096,K=4096,dtype=f32") &&
+                 contains(r.warning, "ktune tune gemm --backend cpu --shape \"M=20 N=4096 K=4096 dtype=f32\""),
+             r.warning.c_str());
+
+    r = reg.lookup(fam, gemm("100"));  // bucket M=128 is not tuned either
+    QCOMPARE(int(r.source), int(LookupSource::Default));
+    QVERIFY(r.config == fam.default_config);
+    QVERIFY(r.entry == nullptr);
+    QVERIFY2(contains(r.warning, "M=100,N=4096,K=4096,dtype=f32") && contains(r.warning, "M=128") &&
+                 contains(r.warning, "--shape \"M=100 N=4096 K=4096 dtype=f32\"") && contains(r.warning, "BM=32,BN=32"),
+             r.warning.c_str());
+
+    r = reg.lookup(fam, gemm("16", "1024"));  // other N: no bucket of its own
+    QCOMPARE(int(r.source), int(LookupSource::Default));
+    QVERIFY(!contains(r.warning, "bucket"));
+  }
+
+  void lookupShardedNamesGlobalShape() {
+    Registry reg("cpu", "test-cpu");
+    Problem bucket = gemm("32", "512");
+    bucket.tp_size = 8;
+    bucket.tp_split_dim = TpSplitDim::Out;
+    reg.set("gemm", bucket.key(), entry(32, 300));
+
+    Problem local = gemm("20", "512");  // N=4096 split 8 ways, column parallel
+    local.tp_size = 8;
+    local.tp_split_dim = TpSplitDim::Out;
+    LookupResult r = reg.lookup(gemm_family(), local);
+    QCOMPARE(int(r.source), int(LookupSource::Bucket));
+    QCOMPARE(r.matched_key, std::string("M=32,N=512,K=4096,dtype=f32,tp=8/out"));
+    QVERIFY2(contains(r.warning, "M=20,N=512,K=4096,dtype=f32,tp=8/out") &&
+                 contains(r.warning, "--shape \"M=20 N=4096 K=4096 dtype=f32\" --tp-size 8 --tp-split-dim out"),
+             r.warning.c_str());
+
+    Problem row = gemm("64", "4096", "1024");  // K=4096 split 4 ways, row parallel
+    row.tp_size = 4;
+    row.tp_split_dim = TpSplitDim::In;
+    r = reg.lookup(gemm_family(), row);
+    QCOMPARE(int(r.source), int(LookupSource::Default));
+    QVERIFY2(contains(r.warning, "--shape \"M=64 N=4096 K=4096 dtype=f32\" --tp-size 4 --tp-split-dim in"),
+             r.warning.c_str());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestRegistry)
+#include "test_registry.moc"
