@@ -86,10 +86,13 @@ DeviceInfo first_device(Backend& b) {
   return devices.front();
 }
 
-class Quiet : public TuneObserver {
+// Keeps the measured trials, to show the runners-up.
+class Collect : public TuneObserver {
  public:
+  std::vector<Trial> ok;
   void on_event(const TuneEvent& e) override {
     if (auto* l = std::get_if<event::Log>(&e)) std::fprintf(stderr, "  %s\n", l->message.c_str());
+    if (auto* f = std::get_if<event::TrialFinished>(&e); f && f->trial.status == TrialStatus::Ok) ok.push_back(f->trial);
   }
 };
 
@@ -141,13 +144,13 @@ int tune(const Args& a) {
     req.problems = {p};
     req.space = gemm.default_space;
     req.record_pruned = false;
-    Quiet quiet;
+    Collect collect[2];
     double walls[2] = {0, 0};
     RunSummary runs[2];
     for (int pass = 0; pass < 2; ++pass) {  // 0: empty compile cache, 1: warm
       Tuner tuner(*backend, dev);
       const auto t0 = std::chrono::steady_clock::now();
-      runs[pass] = tuner.run(req, quiet);
+      runs[pass] = tuner.run(req, collect[pass]);
       walls[pass] = seconds_since(t0);
     }
     const ProblemResult& r = runs[0].results.at(0);
@@ -163,6 +166,10 @@ int tune(const Args& a) {
     std::printf("%s %s: best %s  %.2f us (%.1f TFLOP/s, %.0f GB/s)  cuBLAS %.2f us  ratio %.3f  [%llu trials:%s]\n",
                 shape.c_str(), a.dtype.c_str(), r.best->config.key().c_str(), r.best->stats.median_ns / 1e3, r.best->tflops,
                 r.best->gbps, r.baseline->median_ns / 1e3, ratio, static_cast<unsigned long long>(trials), statuses.c_str());
+    auto& top = collect[0].ok;
+    std::sort(top.begin(), top.end(), [](const Trial& x, const Trial& y) { return x.stats.median_ns < y.stats.median_ns; });
+    for (std::size_t i = 1; i < std::min<std::size_t>(top.size(), 5); ++i)
+      std::printf("    #%zu %s  %.2f us\n", i + 1, top[i].config.key().c_str(), top[i].stats.median_ns / 1e3);
     std::printf("    tuning wall time: cold %.2f s (%.1f configs/s), warm %.2f s (%.1f configs/s)\n", walls[0],
                 static_cast<double>(trials) / walls[0], walls[1], static_cast<double>(trials) / walls[1]);
     figures.emplace_back("ratio_warm_l2_" + shape, ratio);

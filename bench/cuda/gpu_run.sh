@@ -10,7 +10,7 @@ export LD_LIBRARY_PATH=$PWD/.deps/muparser/lib:$LD_LIBRARY_PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/gpu.txt"
 cmake -S . -B build-gpu -G Ninja -DMUPARSER_ROOT=$PWD/.deps/muparser -DKTUNE_WITH_GUI=OFF -DKTUNE_BUILD_TESTS=ON \
   >"$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
-cmake --build build-gpu --target cuda_test_kernel_spec cuda_test_gemm_gpu cuda_test_failures_gpu cuda_bench_gemm \
+cmake --build build-gpu --target cuda_test_kernel_spec cuda_test_gemm_gpu cuda_test_failures_gpu cuda_test_resume_gpu cuda_bench_gemm \
   >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
 echo "built in ${SECONDS}s"
 stages=()

@@ -91,7 +91,10 @@ void test_builtin_gemm_spec() {
   CHECK(g.grid[0] == 32 && g.grid[1] == 8 && g.grid[2] == 1);
   CHECK(g.block[0] == 128 && g.block[1] == 1);
   CHECK(g.shared_bytes == 4u * (16 * 136 + 128 * 136) * 2);
-  CHECK(s.arg_count(*s.argument("ws"), p, c) == 8u * 16 * 4096);
+  CHECK(s.arg_count(*s.argument("ws"), p, c, h100()) == 1);  // Hopper: reduced in a cluster
+  Variables ampere = h100();
+  ampere["cc_major"] = 8;
+  CHECK(s.arg_count(*s.argument("ws"), p, c, ampere) == 8u * 16 * 4096);
   CHECK(s.arg_count(*s.argument("locks"), p, c) == 32u);
   CHECK(s.arg_type(*s.argument("A"), p, c) == ElemType::F16);
   CHECK(s.arg_type(*s.argument("A"), gemm_problem(16, 64, 64, "bf16"), c) == ElemType::BF16);
@@ -134,7 +137,7 @@ void test_pruning_with_h100_properties() {
     for (const auto& c : valid) {
       const LaunchGeometry g = s.geometry(s.launches()[0], p, c, h100());
       CHECK(g.shared_bytes <= 232448);
-      CHECK(g.threads() >= 128 && g.threads() <= 256);
+      CHECK(g.threads() >= 64 && g.threads() <= 256);
       CHECK(c.get("VEC") == 8);
     }
   }
@@ -174,6 +177,10 @@ void test_nvrtc_compile_and_cache() {
   CHECK(!first.from_cache && first.cubin.size() > 1000);
   const auto second = compiler.compile(s.source(), "gemm.cu", opts, {"gemm"});
   CHECK(second.from_cache && second.cubin == first.cubin && second.lowered == first.lowered);
+  // Split-K on Hopper: the slices form a cluster (distributed shared memory reduction).
+  Config split = s.family().default_config;
+  for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 32}, {"SPLITK", 8}}) split.set(k, v);
+  CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(gemm_problem(16, 4096, 4096, "bf16"), split), {"gemm"}).cubin.size() > 1000);
   try {
     compiler.compile("extern \"C\" __global__ void k() { this is not C++; }", "broken.cu", {}, {"k"});
     CHECK_MSG(false, "a broken source compiled");

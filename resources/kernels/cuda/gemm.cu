@@ -31,6 +31,15 @@ static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "mma tiles are 16x8x
 static_assert(VEC == 8 || VEC == 4 || VEC == 2, "cp.async moves 16, 8 or 4 bytes");
 static_assert(STAGES >= 2, "the pipeline needs two stages at least");
 
+#if SPLITK > 1 && SPLITK <= 8 && __CUDA_ARCH__ >= 900
+#define CLUSTER_REDUCE 1
+#define RED_STRIDE (BN + 4)  // f32 partial rows, padded: the quads of a warp hit distinct banks
+#define KERNEL_CLUSTER __cluster_dims__(1, SPLITK, 1)
+#else
+#define CLUSTER_REDUCE 0
+#define KERNEL_CLUSTER
+#endif
+
 __device__ __forceinline__ u32 smem_addr(const void* p) { return (u32)__cvta_generic_to_shared(p); }
 
 // Copies VEC elements, or writes zeros when `valid` is false (rows past M, columns past K or N).
@@ -97,7 +106,7 @@ __device__ __forceinline__ void load_tile(u16* As, u16* Bs, const u16* A, const 
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
     gemm(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, float* __restrict__ ws,
          int* __restrict__ locks, int M, int N, int K) {
   extern __shared__ __align__(16) u16 smem[];
@@ -179,7 +188,59 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   cp_async_wait<0>();
 
   const int row_in = lane >> 2, col_in = (lane & 3) * 2;
-#if SPLITK > 1
+#if CLUSTER_REDUCE
+  // Each slice leaves its f32 partial in its own shared memory; after a cluster barrier, slice r
+  // sums rows [r*BM/SPLITK, (r+1)*BM/SPLITK) of every slice's partial (in slice order) and
+  // writes them; a second barrier keeps each partial alive until all have been read.
+  __syncthreads();
+  float* red = (float*)smem;
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = warp_m * WM + i * 16 + row_in + h * 8;
+        const int c = warp_n * WN + j * 8 + col_in;
+        *(float2*)(red + r * RED_STRIDE + c) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+      }
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  {
+    u32 rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    constexpr int CHUNKS = BM * BN / 4, PER_SLICE = CHUNKS / SPLITK;
+    const u32 base = smem_addr(red);
+    for (int q = rank * PER_SLICE + tid; q < (int)(rank + 1) * PER_SLICE; q += THREADS) {
+      const int r = q / (BN / 4), c = (q % (BN / 4)) * 4;
+      const int m = m0 + r, n = n0 + c;
+      if (m >= M || n >= N) continue;
+      const u32 off = (u32)(r * RED_STRIDE + c) * 4;
+      float x = 0.f, y = 0.f, z = 0.f, w = 0.f;
+#pragma unroll
+      for (int s = 0; s < SPLITK; ++s) {
+        u32 remote;
+        float a, b, cc, d;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(base + off), "r"(s));
+        asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(a), "=f"(b), "=f"(cc), "=f"(d) : "r"(remote));
+        x += a;
+        y += b;
+        z += cc;
+        w += d;
+      }
+      u16* out = C + (long long)m * N + n;
+      if (n + 3 < N && (N & 3) == 0) {
+        *(uint2*)out = make_uint2(pack2(x, y), pack2(z, w));
+      } else {
+        const u32 lo = pack2(x, y), hi = pack2(z, w);
+        out[0] = (u16)lo;
+        if (n + 1 < N) out[1] = (u16)(lo >> 16);
+        if (n + 2 < N) out[2] = (u16)hi;
+        if (n + 3 < N) out[3] = (u16)(hi >> 16);
+      }
+    }
+  }
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#elif SPLITK > 1
   // Every slice writes its f32 partial; the last slice of the tile to finish sums them in slice
   // order (deterministic) and writes C. The counter is reset for the next launch.
   float* part = ws + (long long)blockIdx.y * M * N;

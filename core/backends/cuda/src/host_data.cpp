@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 namespace ktune::cuda {
@@ -128,17 +129,34 @@ std::vector<unsigned char> generate(ElemType t, std::size_t count, const ArgInit
 }
 
 Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol) {
+  // Per-thread partial results, merged in thread order: the same answer for any thread count.
+  struct Part {
+    std::size_t mismatches = 0, worst_index = 0;
+    double worst = -1, got = 0, want = 0;
+  };
+  std::mutex mutex;
+  std::vector<std::pair<std::size_t, Part>> parts;
+  parallel_for(want.size(), [&](std::size_t begin, std::size_t end) {
+    Part p;
+    for (std::size_t i = begin; i < end; ++i) {
+      const double g = load_elem(got, t, i), w = want[i];
+      const double err = std::isnan(g) || std::isnan(w) ? INFINITY : std::abs(g - w);
+      if (!(err <= tol.atol + tol.rtol * std::abs(w))) ++p.mismatches;
+      if (err > p.worst) p = {p.mismatches, i, err, g, w};
+    }
+    std::lock_guard lock(mutex);
+    parts.emplace_back(begin, p);
+  });
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   Comparison c;
   double worst = -1;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const double g = load_elem(got, t, i), w = want[i];
-    const double err = std::isnan(g) || std::isnan(w) ? INFINITY : std::abs(g - w);
-    if (!(err <= tol.atol + tol.rtol * std::abs(w))) ++c.mismatches;
-    if (err > worst) {
-      worst = err;
-      c.worst_index = i;
-      c.worst_got = g;
-      c.worst_want = w;
+  for (const auto& [begin, p] : parts) {
+    c.mismatches += p.mismatches;
+    if (p.worst > worst) {
+      worst = p.worst;
+      c.worst_index = p.worst_index;
+      c.worst_got = p.got;
+      c.worst_want = p.want;
     }
   }
   c.validation.max_abs_error = std::max(worst, 0.0);

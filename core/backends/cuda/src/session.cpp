@@ -48,20 +48,26 @@ bool no_deadline(Clock::time_point t) { return t == Clock::time_point{}; }
 // ---------------------------------------------------------------------------------------------
 DeviceContext::DeviceContext(const Driver& driver, int index) : d(driver) {
   check(d.cuDeviceGet(&device, index), "cuDeviceGet");
-  check(d.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
+  check(d.cuCtxCreate(&ctx, nullptr, 0, device), "cuCtxCreate");
 }
 
-DeviceContext::~DeviceContext() { d.cuDevicePrimaryCtxRelease(device); }
+DeviceContext::~DeviceContext() { d.cuCtxDestroy(ctx); }
 
 void DeviceContext::make_current() const { check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); }
 
 void DeviceContext::reset() {
   std::unique_lock lock(mutex);
-  // Reset destroys the faulted context whoever else holds it (cuBLAS's runtime does); our retain
-  // count stays, so the new handle comes from a retain balanced by a release.
-  d.cuDevicePrimaryCtxReset(device);
-  check(d.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain after reset");
-  d.cuDevicePrimaryCtxRelease(device);
+  const CUresult destroyed = d.cuCtxDestroy(ctx);
+  ctx = nullptr;
+  CUresult created = d.cuCtxCreate(&ctx, nullptr, 0, device);
+  if (created != CUDA_SUCCESS) {
+    // Some faults poison more than their context: clear the device's primary state and retry.
+    d.cuDevicePrimaryCtxReset(device);
+    created = d.cuCtxCreate(&ctx, nullptr, 0, device);
+  }
+  if (created != CUDA_SUCCESS)
+    throw RunError("the GPU stays unusable after a faulting kernel (destroying its context: " + error_text(destroyed) +
+                   "; a new one: " + error_text(created) + "); resume the run in a new process (--resume)");
   ++generation;
   make_current();
 }

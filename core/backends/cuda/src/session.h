@@ -18,9 +18,11 @@
 
 namespace ktune::cuda {
 
-// The device's primary context, shared by a session and its kernels so that a kernel freed
-// after its session never touches a released context. `generation` grows at every reset: a
-// handle made in an older generation is dead.
+// A context of our own on the device (not the primary one: a context that faulted must be
+// destroyed to recover, and the primary one is shared with cuBLAS's runtime), shared by a
+// session and its kernels so that a kernel freed after its session never touches a destroyed
+// context. cuBLAS uses it too: the runtime adopts the current driver context. `generation`
+// grows at every reset: a handle made in an older generation is dead.
 struct DeviceContext {
   const Driver& d;
   CUdevice device = 0;
