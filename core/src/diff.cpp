@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "ktune/error.h"
-#include "ktune/stats.h"
 #include "ktune/version.h"
 
 namespace ktune {
@@ -24,12 +23,27 @@ const char* to_string(DiffClass c) {
 
 namespace {
 
-// Relative standard error of the median estimate from the samples; 0 when they cannot tell
-// (fewer than two samples), so the fixed threshold alone decides.
-double rel_std_error(const std::vector<double>& samples) {
+double median_of(std::vector<double> v) {
+  const std::size_t n = v.size();
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(n / 2), v.end());
+  const double upper = v[n / 2];
+  if (n % 2) return upper;
+  return 0.5 * (*std::max_element(v.begin(), v.begin() + static_cast<long>(n / 2)) + upper);
+}
+
+// Standard error of the median estimate relative to the median: sqrt(pi/2) * sigma / sqrt(n),
+// with sigma estimated as 1.4826 x the median absolute deviation rather than the standard
+// deviation, so that one preempted sample does not make every comparison "same". 0 when the
+// samples cannot tell (fewer than two), so the fixed threshold alone decides.
+double median_rel_std_error(const std::vector<double>& samples) {
   if (samples.size() < 2) return 0;
-  const Stats s = summarize(samples);
-  return s.median_ns > 0 ? s.std_ns / std::sqrt(static_cast<double>(s.count)) / s.median_ns : 0;
+  const double median = median_of(samples);
+  if (!(median > 0)) return 0;
+  std::vector<double> deviations;
+  deviations.reserve(samples.size());
+  for (double x : samples) deviations.push_back(std::abs(x - median));
+  const double sigma = 1.4826 * median_of(std::move(deviations));
+  return 1.2533 * sigma / std::sqrt(static_cast<double>(samples.size())) / median;
 }
 
 RegistryEntry registry_entry(const RunResults& run, const ResultEntry& r) {
@@ -82,7 +96,7 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
     if (const RegistryEntry* old = out.registry.find(d.family, d.key)) {
       d.old_entry = *old;
       d.ratio = old->latency_median_ns / new_median;
-      d.threshold = std::max(same_threshold, 2 * std::hypot(rel_std_error(old->samples_ns), rel_std_error(r.samples_ns)));
+      d.threshold = std::max(same_threshold, 2 * std::hypot(median_rel_std_error(old->samples_ns), median_rel_std_error(r.samples_ns)));
       // Symmetric: 2x faster and 2x slower are the same distance from "same".
       const double rel_diff = std::max(d.ratio, 1 / d.ratio) - 1;
       d.cls = rel_diff <= d.threshold ? DiffClass::Same : d.ratio > 1 ? DiffClass::Faster : DiffClass::Slower;

@@ -72,6 +72,15 @@ std::string tune_command(const std::string& backend, const KernelFamily& family,
 
 }  // namespace
 
+Config in_space_order(const Config& config, const SearchSpace& space) {
+  Config out;
+  for (const auto& p : space.parameters())
+    if (config.has(p.name)) out.set(p.name, config.get(p.name));
+  for (const auto& [name, value] : config.values())
+    if (!out.has(name)) out.set(name, value);
+  return out;
+}
+
 json RegistryEntry::to_json() const {
   return {{"config", config.to_json()},
           {"stats",
@@ -148,7 +157,7 @@ LookupResult Registry::lookup(const KernelFamily& family, const Problem& problem
   LookupResult r;
   const std::string key = problem.key();
   if (const RegistryEntry* e = find(family.name, key)) {
-    r.config = e->config;
+    r.config = in_space_order(e->config, family.default_space);
     r.source = LookupSource::Exact;
     r.matched_key = key;
     r.entry = e;
@@ -172,7 +181,7 @@ LookupResult Registry::lookup(const KernelFamily& family, const Problem& problem
   }
   if (!bucket_key.empty()) {
     if (const RegistryEntry* e = find(family.name, bucket_key)) {
-      r.config = e->config;
+      r.config = in_space_order(e->config, family.default_space);
       r.source = LookupSource::Bucket;
       r.matched_key = bucket_key;
       r.entry = e;

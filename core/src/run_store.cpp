@@ -15,6 +15,7 @@
 #include "json_path.h"
 #include "ktune/csv.h"
 #include "ktune/error.h"
+#include "ktune/registry.h"
 #include "ktune/tuner.h"
 #include "ktune/version.h"
 
@@ -268,16 +269,6 @@ RunResults results_from(const JsonPath& p) {
   const JsonPath list = p["results"];
   for (std::size_t i = 0; i < list.size(); ++i) run.entries.push_back(result_from(list[i]));
   return run;
-}
-
-// JSON objects do not keep the order of a config's parameters; the run's space does.
-Config in_space_order(const Config& c, const SearchSpace& space) {
-  Config out;
-  for (const auto& p : space.parameters())
-    if (c.has(p.name)) out.set(p.name, c.get(p.name));
-  for (const auto& [name, value] : c.values())
-    if (!out.has(name)) out.set(name, value);
-  return out;
 }
 
 json trial_json(const Trial& t) {

@@ -143,6 +143,17 @@ class TestDiffApply : public QObject {
     QCOMPARE(to_string(find(diff.entries, 2).cls), "faster");
   }
 
+  void outlierDoesNotWidenSame() {
+    // One preempted sample 100x slower must not hide a 5% gain.
+    std::vector<double> old_samples = around(1000, 0.001), new_samples = around(950, 0.001);
+    old_samples.push_back(100000);
+    new_samples.push_back(95000);
+    apply_run(run("old", {result(1, 16, old_samples)}), root_, {});
+    const RegistryDiff diff = diff_run(run("new", {result(1, 32, new_samples)}), root_);
+    QCOMPARE(to_string(find(diff.entries, 1).cls), "faster");
+    QCOMPARE(find(diff.entries, 1).threshold, 0.02);
+  }
+
   void applyDefaultsToNewAndFaster() {
     apply_run(base_run(), root_, {});
     const ApplyReport rep = apply_run(run2(), root_, {});

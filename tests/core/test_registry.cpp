@@ -23,6 +23,7 @@ KernelFamily gemm_family() {
   f.tp_out_field = "N";
   f.tp_in_field = "K";
   f.default_config = Config({{"BM", 32}, {"BN", 32}});
+  f.default_space = SearchSpace({{"BN", {32, 64}, ""}, {"BM", {16, 32, 64}, ""}}, {});
   return f;
 }
 
@@ -170,6 +171,7 @@ class TestRegistry : public QObject {
     LookupResult r = reg.lookup(fam, gemm("16"));
     QCOMPARE(int(r.source), int(LookupSource::Exact));
     QCOMPARE(r.config.get("BM"), ParamValue(16));
+    QCOMPARE(r.config.key(), std::string("BN=64,BM=16"));  // the space's order, not the file's
     QVERIFY(r.warning.empty());
     QVERIFY(r.entry == reg.find("gemm", kKey16));
 

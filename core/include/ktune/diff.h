@@ -21,7 +21,8 @@ struct DiffEntry {
   RegistryEntry new_entry;             // built from the run's result
   double ratio = 0;                    // old median / new median (> 1: the run is faster); 0 for new
   // Relative difference within which the two count as the same: the larger of same_threshold
-  // and twice the combined relative standard error of the two medians; 0 for new.
+  // and twice the combined relative standard error of the two medians (estimated from their
+  // samples' median absolute deviation, robust to outliers); 0 for new.
   double threshold = 0;
 };
 

@@ -12,6 +12,7 @@
 
 #include "ktune/config.h"
 #include "ktune/problem.h"
+#include "ktune/search_space.h"
 
 namespace ktune {
 
@@ -43,6 +44,10 @@ struct LookupResult {
   const RegistryEntry* entry = nullptr;  // null for the default
 };
 
+// `config` with its parameters in the space's order (JSON objects, as in the registry and
+// results.json, do not keep it); parameters the space lacks follow in their own order.
+Config in_space_order(const Config& config, const SearchSpace& space);
+
 class Registry {
  public:
   Registry() = default;
@@ -65,6 +70,7 @@ class Registry {
   std::size_t size() const;
 
   // Exact key, else the bucket (bucket field rounded up to a power of two), else the default.
+  // The config comes back in the order of the family's default space.
   LookupResult lookup(const KernelFamily& family, const Problem& problem) const;
 
   nlohmann::json to_json() const;
