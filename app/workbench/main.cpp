@@ -1,5 +1,5 @@
 // ktune-workbench: the Qt desktop front end of ktune.
-//   ktune-workbench [--open RUN_DIR] [--session FILE] [--start] [--page NAME]
+//   ktune-workbench [--open RUN_DIR] [--load-session FILE] [--start] [--page NAME]
 //                   [--registry DIR] [--screenshot FILE [--screenshot-delay MS]]
 #include <QApplication>
 #include <QCommandLineParser>
@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
   parser.addHelpOption();
   parser.addVersionOption();
   const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open the run folder DIR."), QStringLiteral("DIR"));
-  const QCommandLineOption session(QStringLiteral("session"), QStringLiteral("Load a session JSON file into the Setup page."), QStringLiteral("FILE"));
-  const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start tuning right away (with --session)."));
+  const QCommandLineOption session(QStringLiteral("load-session"), QStringLiteral("Load a session JSON file into the Setup page (Qt keeps -session for itself)."), QStringLiteral("FILE"));
+  const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start tuning right away (with --load-session)."));
   const QCommandLineOption page(QStringLiteral("page"), QStringLiteral("Show this page: setup, run, trials, landscape or apply."), QStringLiteral("NAME"));
   const QCommandLineOption registry(QStringLiteral("registry"), QStringLiteral("Registry folder to compare runs with (tuned_data)."), QStringLiteral("DIR"));
   const QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window once rendered, then exit."), QStringLiteral("FILE"));
@@ -39,16 +39,6 @@ int main(int argc, char** argv) {
   MainWindow window(!headless);
   window.setReportErrorsToStderr(headless);
   if (parser.isSet(registry)) window.diffPage()->setRegistryRoot(parser.value(registry));
-  const QStringList pages{QStringLiteral("setup"), QStringLiteral("run"), QStringLiteral("trials"), QStringLiteral("landscape"), QStringLiteral("apply")};
-  if (parser.isSet(page)) {
-    const int index = static_cast<int>(pages.indexOf(parser.value(page)));
-    if (index < 0) {
-      std::fprintf(stderr, "ktune-workbench: unknown page '%s'; use one of %s\n", qPrintable(parser.value(page)),
-                   qPrintable(pages.join(QStringLiteral(", "))));
-      return 2;
-    }
-    window.showPage(static_cast<MainWindow::Page>(index));
-  }
   window.show();
 
   int exitCode = 0;
@@ -77,6 +67,16 @@ int main(int argc, char** argv) {
   if (parser.isSet(session)) window.loadSession(parser.value(session));
   if (parser.isSet(open)) window.openRun(parser.value(open));
   if (parser.isSet(start)) window.startRun();
+  const QStringList pages{QStringLiteral("setup"), QStringLiteral("run"), QStringLiteral("trials"), QStringLiteral("landscape"), QStringLiteral("apply")};
+  if (parser.isSet(page)) {
+    const int index = static_cast<int>(pages.indexOf(parser.value(page)));
+    if (index < 0) {
+      std::fprintf(stderr, "ktune-workbench: unknown page '%s'; use one of %s\n", qPrintable(parser.value(page)),
+                   qPrintable(pages.join(QStringLiteral(", "))));
+      return 2;
+    }
+    window.showPage(static_cast<MainWindow::Page>(index));
+  }
   const int rc = app.exec();
   return headless ? exitCode : rc;
 }

@@ -12,6 +12,7 @@
 #include <QSettings>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <set>
 
 #include "ktune/error.h"
 #include "ktune/widgets/heatmap_view.h"
@@ -86,7 +87,13 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   connect(heatmap_, &HeatmapView::trialClicked, this, &LandscapePage::trialClicked);
   connect(model_, &TrialsModel::problemKeysChanged, this, &LandscapePage::refreshChoices);
   connect(model_, &QAbstractItemModel::columnsInserted, this, &LandscapePage::refreshChoices);
-  connect(model_, &QAbstractItemModel::modelReset, this, &LandscapePage::refreshChoices);
+  connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+    choicesInformed_ = false;
+    refreshChoices();
+  });
+  connect(model_, &QAbstractItemModel::rowsInserted, this, [this] {
+    if (!choicesInformed_) refreshChoices();
+  });
   refreshChoices();
 }
 
@@ -132,17 +139,24 @@ void LandscapePage::setDevice(const DeviceInfo& device) {
                         device.property("mem_bandwidth_gbs"));
 }
 
+QStringList LandscapePage::rankedParameters() const {
+  // Parameters that vary most make the most telling axes; a one-value parameter is a flat line.
+  const QStringList params = model_->parameters();
+  std::vector<std::pair<int, int>> ranked;  // (-distinct values, position)
+  for (qsizetype i = 0; i < params.size(); ++i) {
+    const std::string name = sstr(params[i]);
+    std::set<ParamValue> values;
+    for (const Trial& t : model_->trials())
+      if (t.config.has(name)) values.insert(t.config.get(name));
+    ranked.emplace_back(-static_cast<int>(values.size()), static_cast<int>(i));
+  }
+  std::stable_sort(ranked.begin(), ranked.end());
+  QStringList out;
+  for (const auto& r : ranked) out << params[r.second];
+  return out;
+}
+
 void LandscapePage::refreshChoices() {
-  const auto refill = [](QComboBox* combo, const QStringList& items, int fallback) {
-    const QString current = combo->currentText();
-    QSignalBlocker block(combo);
-    combo->clear();
-    combo->addItems(items);
-    int index = items.indexOf(current);
-    if (index < 0) index = std::min<int>(fallback, static_cast<int>(items.size()) - 1);
-    combo->setCurrentIndex(index);
-    return combo->currentText() != current;
-  };
   {
     const QString current = shape_->currentData().toString();
     QSignalBlocker block(shape_);
@@ -151,11 +165,26 @@ void LandscapePage::refreshChoices() {
     for (const QString& key : model_->problemKeys()) shape_->addItem(key, key);
     shape_->setCurrentIndex(std::max(0, shape_->findData(current)));
   }
+  const bool informed = model_->rowCount() > 0;
   const QStringList params = model_->parameters();
-  if (refill(xParam_, params, 0)) parameter_->setParameter(xParam_->currentText());
-  const bool hx = refill(heatX_, params, 0);
-  const bool hy = refill(heatY_, params, 1);
+  const QStringList ranked = informed ? rankedParameters() : params;
+  // Until trials arrive the choices are provisional; the first trials pick the defaults, after
+  // which the user's (or the saved) choice stays while it exists.
+  const auto choose = [&](QComboBox* combo, const QString& preferred, int rank) {
+    const QString current = combo->currentText();
+    QSignalBlocker block(combo);
+    combo->clear();
+    combo->addItems(params);
+    QString pick = current;
+    if (!params.contains(pick) || (informed && !choicesInformed_)) pick = params.contains(preferred) ? preferred : ranked.value(rank);
+    combo->setCurrentIndex(std::max<int>(0, static_cast<int>(params.indexOf(pick))));
+    return combo->currentText() != current;
+  };
+  if (choose(xParam_, preferred_[0], 0)) parameter_->setParameter(xParam_->currentText());
+  const bool hx = choose(heatX_, preferred_[1], 0);
+  const bool hy = choose(heatY_, preferred_[2], 1);
   if (hx || hy) heatmap_->setParameters(heatX_->currentText(), heatY_->currentText());
+  choicesInformed_ = informed;
 }
 
 void LandscapePage::applyShape() {
@@ -184,14 +213,12 @@ void LandscapePage::saveSettings(QSettings& settings) const {
 void LandscapePage::restoreSettings(const QSettings& settings) {
   log_->setChecked(settings.value(QStringLiteral("charts/log"), false).toBool());
   metric_->setCurrentIndex(settings.value(QStringLiteral("charts/metric"), 0).toInt());
-  // Parameter choices apply once a run with those parameters is loaded.
-  const auto prefer = [](QComboBox* combo, const QString& name) {
-    const int i = combo->findText(name);
-    if (i >= 0) combo->setCurrentIndex(i);
-  };
-  prefer(xParam_, settings.value(QStringLiteral("charts/x_parameter")).toString());
-  prefer(heatX_, settings.value(QStringLiteral("charts/heat_x")).toString());
-  prefer(heatY_, settings.value(QStringLiteral("charts/heat_y")).toString());
+  // Parameter choices apply to the runs that have those parameters.
+  preferred_ = {settings.value(QStringLiteral("charts/x_parameter")).toString(),
+                settings.value(QStringLiteral("charts/heat_x")).toString(),
+                settings.value(QStringLiteral("charts/heat_y")).toString()};
+  choicesInformed_ = false;
+  refreshChoices();
 }
 
 QStringList LandscapePage::exportAll(const QString& folder, const QString& stem) {

@@ -107,7 +107,14 @@ void TrialChartView::addExtraSeries(QXYSeries* series, bool inLegend) {
   chart()->addSeries(highlight_);
   attach(highlight_);
   chart()->legend()->markers(highlight_).first()->setVisible(false);
-  if (!inLegend) chart()->legend()->markers(series).first()->setVisible(false);
+  if (!inLegend) notInLegend_.insert(series);
+  applyLegend();
+}
+
+void TrialChartView::applyLegend() {
+  for (QXYSeries* s : extraSeries_)
+    chart()->legend()->markers(s).first()->setVisible(!notInLegend_.contains(s) && s->count() > 0);
+  chart()->legend()->markers(highlight_).first()->setVisible(false);
 }
 
 void TrialChartView::markDirty() {
@@ -202,13 +209,12 @@ void TrialChartView::syncGroups() {
     QList<QXYSeries*> above(extraSeries_.begin(), extraSeries_.end());
     above << highlight_;
     for (QXYSeries* a : above) {
-      const bool legend = chart()->legend()->markers(a).first()->isVisible();
       chart()->removeSeries(a);
       chart()->addSeries(a);
       attach(a);
-      chart()->legend()->markers(a).first()->setVisible(legend);
     }
   }
+  applyLegend();
   for (qsizetype i = 0; i < groupSeries_.size(); ++i) {
     groupSeries_[i]->setName(wanted[static_cast<std::size_t>(i)].name);
     QColor c = wanted[static_cast<std::size_t>(i)].color;
@@ -240,6 +246,7 @@ void TrialChartView::rebuild() {
   if (!zoomed_) fitAxes();
   decimate();
   rebuildExtras(points_);
+  applyLegend();
   updateHighlight();
 }
 
@@ -258,13 +265,17 @@ void TrialChartView::fitAxes() {
   const double xpad = x1 > x0 ? (x1 - x0) * 0.03 : std::max(1.0, std::abs(x0) * 0.1);
   settingRange_ = true;
   xAxis_->setRange(x0 - xpad, x1 + xpad);
+  xAxis_->applyNiceNumbers();
   if (log_) {
     yAxis_->setRange(y0 / 1.3, y1 * 1.3);
   } else {
     const double ypad = y1 > y0 ? (y1 - y0) * 0.06 : std::max(1e-3, std::abs(y0) * 0.1);
-    yAxis_->setRange(y0 >= 0 ? std::max(0.0, y0 - ypad) : y0 - ypad, y1 + ypad);
+    auto* axis = static_cast<QValueAxis*>(yAxis_);
+    axis->setRange(y0 >= 0 ? std::max(0.0, y0 - ypad) : y0 - ypad, y1 + ypad);
+    axis->applyNiceNumbers();
   }
   settingRange_ = false;
+  saveRanges();
 }
 
 void TrialChartView::ensureYIncludes(double value) {
@@ -281,13 +292,39 @@ void TrialChartView::ensureYIncludes(double value) {
     axis->setMax(value);
   }
   settingRange_ = false;
+  saveRanges();
   decimate();
 }
 
 void TrialChartView::onRangeChanged() {
-  if (settingRange_) return;
+  // Zooming and panning mark zoomed_ themselves; anything else moving the axes (Qt Charts
+  // fitting a series it was handed) gets the fitted or zoomed view back on the next turn.
+  if (!settingRange_) decimateTimer_.start(0);
+}
+
+void TrialChartView::zoomTo(const QRectF& plotRect) {
   zoomed_ = true;
-  decimateTimer_.start(0);
+  chart()->zoomIn(plotRect);
+  saveRanges();
+}
+
+void TrialChartView::saveRanges() {
+  ranges_ = {xAxis_->min(), xAxis_->max(), yMin(), yMax()};
+}
+
+double TrialChartView::yMin() const {
+  return log_ ? static_cast<QLogValueAxis*>(yAxis_)->min() : static_cast<QValueAxis*>(yAxis_)->min();
+}
+double TrialChartView::yMax() const {
+  return log_ ? static_cast<QLogValueAxis*>(yAxis_)->max() : static_cast<QValueAxis*>(yAxis_)->max();
+}
+
+void TrialChartView::restoreRanges() {
+  if (xAxis_->min() == ranges_[0] && xAxis_->max() == ranges_[1] && yMin() == ranges_[2] && yMax() == ranges_[3]) return;
+  settingRange_ = true;
+  xAxis_->setRange(ranges_[0], ranges_[1]);
+  yAxis_->setRange(ranges_[2], ranges_[3]);
+  settingRange_ = false;
 }
 
 QPointF TrialChartView::toPixels(double x, double y, const QRectF& plot) const {
@@ -308,6 +345,7 @@ QPointF TrialChartView::toPixels(double x, double y, const QRectF& plot) const {
 }
 
 void TrialChartView::decimate() {
+  restoreRanges();
   QRectF plot = chart()->plotArea();
   if (plot.width() < 10 || plot.height() < 10) plot = QRectF(0, 0, 800, 500);  // not laid out yet
   const int cols = static_cast<int>(plot.width()) / kCellPixels + 1;
@@ -333,6 +371,7 @@ void TrialChartView::decimate() {
     const auto markers = chart()->legend()->markers(groupSeries_[g]);
     if (!markers.isEmpty()) markers.first()->setVisible(!lists[static_cast<std::size_t>(g)].isEmpty());
   }
+  restoreRanges();
 }
 
 void TrialChartView::updateHighlight() {
@@ -378,8 +417,7 @@ void TrialChartView::wheelEvent(QWheelEvent* event) {
   const QPointF c = chartPosition(event->position().toPoint());
   if (!plot.contains(c) || event->angleDelta().y() == 0) return;
   const double f = event->angleDelta().y() > 0 ? 0.8 : 1.25;
-  chart()->zoomIn(QRectF(c.x() - (c.x() - plot.left()) * f, c.y() - (c.y() - plot.top()) * f, plot.width() * f,
-                         plot.height() * f));
+  zoomTo(QRectF(c.x() - (c.x() - plot.left()) * f, c.y() - (c.y() - plot.top()) * f, plot.width() * f, plot.height() * f));
   event->accept();
 }
 
@@ -406,7 +444,9 @@ void TrialChartView::mouseMoveEvent(QMouseEvent* event) {
   const QPoint pos = event->position().toPoint();
   if (panning_) {
     const QPoint d = pos - panFrom_;
+    zoomed_ = true;
     chart()->scroll(-d.x(), d.y());
+    saveRanges();
     panFrom_ = pos;
     return;
   }
@@ -440,7 +480,7 @@ void TrialChartView::mouseReleaseEvent(QMouseEvent* event) {
       }
     } else {
       const QRectF chartRect(chartPosition(r.topLeft()), chartPosition(r.bottomRight()));
-      chart()->zoomIn(chartRect.intersected(chart()->plotArea()));
+      zoomTo(chartRect.intersected(chart()->plotArea()));
     }
     return;
   }
@@ -628,10 +668,10 @@ void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
   if (!peak.isEmpty()) peak.append(QPointF(lastX, lastPeak));
   if (!roof.isEmpty()) roof.append(QPointF(lastX, lastRoof));
   peakLine_->replace(peak);
-  roofLine_->replace(roof);
   peakLine_->setName(metric_ == Metric::Tflops ? tr("device peak") : tr("memory bandwidth"));
   roofLine_->setName(tr("roofline bound of the shape"));
-  chart()->legend()->markers(roofLine_).first()->setVisible(metric_ == Metric::Tflops && !roof.isEmpty());
+  if (metric_ == Metric::Gbps) roof.clear();  // the bandwidth line is the whole roof here
+  roofLine_->replace(roof);
   // Keep the peak in view: the point of this chart is the distance to it.
   if (!peak.isEmpty()) ensureYIncludes(lastPeak * 1.05);
 }

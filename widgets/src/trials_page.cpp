@@ -205,9 +205,16 @@ void TrialsPage::selectTrial(qint64 id) {
   if (row < 0 || id == currentTrial()) return;
   QModelIndex index = proxy_->mapFromSource(model_->index(row, 0));
   if (!index.isValid()) {
-    for (QToolButton* b : statusButtons_) b->setChecked(false);
+    for (QToolButton* b : statusButtons_) {
+      QSignalBlocker block(b);
+      b->setChecked(false);
+    }
+    QSignalBlocker blockShape(shapeFilter_);
+    QSignalBlocker blockText(textFilter_);
     shapeFilter_->setCurrentIndex(0);
     textFilter_->clear();
+    proxy_->setStatuses({});
+    proxy_->setShape({});
     proxy_->setText({});
     index = proxy_->mapFromSource(model_->index(row, 0));
   }

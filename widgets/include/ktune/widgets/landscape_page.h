@@ -41,6 +41,7 @@ class LandscapePage : public QWidget {
 
  private:
   void refreshChoices();
+  QStringList rankedParameters() const;
   void applyShape();
   QWidget* framed(QWidget* chart, const QString& name, QWidget* options);
 
@@ -55,6 +56,8 @@ class LandscapePage : public QWidget {
   QComboBox* heatX_;
   QComboBox* heatY_;
   QComboBox* metric_;
+  QStringList preferred_{QString(), QString(), QString()};  // saved x, heat x, heat y
+  bool choicesInformed_ = false;  // the current choices were made with trials in the model
 };
 
 }  // namespace ktune::gui

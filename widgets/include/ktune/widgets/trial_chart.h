@@ -10,9 +10,11 @@
 //  - log-scale y and PNG/SVG export.
 #include <QChartView>
 #include <QHash>
+#include <QSet>
 #include <QList>
 #include <QPointF>
 #include <QTimer>
+#include <array>
 #include <QRubberBand>
 #include <vector>
 
@@ -43,6 +45,8 @@ class TrialChartView : public QChartView {
   void setHighlightedTrial(qint64 id);  // -1: none
   qint64 highlightedTrial() const { return highlighted_; }
   void resetZoom();
+  // Shows `plotRect` (chart item coordinates, within the plot area) as the whole plot.
+  void zoomTo(const QRectF& plotRect);
   void exportTo(const QString& file) { exportWidget(this, file); }
 
   // Rebuilds now instead of on the next event-loop turn (benchmarks, screenshots).
@@ -102,7 +106,15 @@ class TrialChartView : public QChartView {
   void decimate();
   void updateHighlight();
   void attach(QXYSeries* series);
+  // Extras show in the legend when they have points and were not added as unlisted.
+  void applyLegend();
   void onRangeChanged();
+  // The view (fitted or zoomed) the markers were decimated for; Qt Charts may refit axes when
+  // series change, and restoreRanges() puts this view back.
+  void saveRanges();
+  void restoreRanges();
+  double yMin() const;
+  double yMax() const;
   QPointF toPixels(double x, double y, const QRectF& plot) const;
   QPointF chartPosition(const QPoint& viewPosition) const;
 
@@ -111,6 +123,7 @@ class TrialChartView : public QChartView {
   QAbstractAxis* yAxis_ = nullptr;
   QList<QScatterSeries*> groupSeries_;
   QList<QXYSeries*> extraSeries_;
+  QSet<QXYSeries*> notInLegend_;
   QScatterSeries* highlight_;
   std::vector<Point> points_;
   struct Marker {
@@ -122,6 +135,7 @@ class TrialChartView : public QChartView {
   QString shape_;
   bool log_ = false;
   bool zoomed_ = false;
+  std::array<double, 4> ranges_{0, 1, 0, 1};  // x min, x max, y min, y max
   bool settingRange_ = false;
   bool dirty_ = true;
   qint64 highlighted_ = -1;

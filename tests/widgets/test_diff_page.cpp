@@ -1,0 +1,169 @@
+// The Apply page writes exactly the checked keys, pre-checks new and faster ones, and refuses a
+// slower one unless the user confirms forcing it.
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "ktune/diff.h"
+#include "ktune/widgets/diff_page.h"
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/run_document.h"
+#include "run_fixture.h"
+
+using namespace ktune;
+using namespace ktune::gui;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A registry entry for `key` with a flat `median_ns` and a marker config (BM=1) that no run uses.
+RegistryEntry entry(double median_ns) {
+  RegistryEntry e;
+  e.config = Config({{"BM", 1}, {"BN", 1}, {"BK", 1}, {"unroll", 1}, {"threads", 1}});
+  e.samples_ns.assign(21, median_ns);
+  e.latency_avg_ns = e.latency_median_ns = median_ns;
+  e.benchmarking_method = "amortized";
+  e.run = "older";
+  return e;
+}
+
+}  // namespace
+
+class TestDiffPage : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<QTemporaryDir> tmp_;
+  fs::path registryRoot_;
+  fs::path registryFile_;
+  std::unique_ptr<RunDocument> doc_;
+  std::vector<std::string> keys_;      // the run's problem keys
+  std::vector<double> runMedians_;     // the run's best median per key
+
+  const Registry registry() const { return Registry::load(registryFile_); }
+  bool fromRun(const std::string& key) const {
+    const RegistryEntry* e = registry().find("gemm", key);
+    return e && e->config.get("BM") != 1;
+  }
+  int row(const DiffModel& model, const std::string& key) const {
+    for (int r = 0; r < model.rowCount(); ++r)
+      if (model.diff().entries[static_cast<std::size_t>(r)].key == key) return r;
+    return -1;
+  }
+
+ private slots:
+  void initTestCase() { initialize(); }
+
+  void init() {
+    tmp_ = std::make_unique<QTemporaryDir>();
+    const fs::path root(sstr(tmp_->path()));
+    fixture::write_run(root / "run", 2000, 4);
+    doc_ = std::make_unique<RunDocument>();
+    QSignalSpy opened(doc_.get(), &RunDocument::opened);
+    doc_->open(qstr((root / "run").string()));
+    QVERIFY(opened.wait(30000));
+    keys_.clear();
+    runMedians_.clear();
+    for (const ResultEntry& r : doc_->results()->entries) {
+      keys_.push_back(r.problem.key());
+      runMedians_.push_back(r.stats.median_ns);
+    }
+    QCOMPARE(keys_.size(), std::size_t(4));
+    // Registry before: key 0 absent (new), key 1 twice as slow (faster), key 2 twice as fast
+    // (slower), key 3 equal (same).
+    registryRoot_ = root / "tuned_data";
+    Registry reg("cpu", doc_->results()->device_slug);
+    reg.set("gemm", keys_[1], entry(runMedians_[1] * 2));
+    reg.set("gemm", keys_[2], entry(runMedians_[2] / 2));
+    reg.set("gemm", keys_[3], entry(runMedians_[3]));
+    registryFile_ = Registry::file_for(registryRoot_, "cpu", doc_->results()->device_slug);
+    fs::create_directories(registryFile_.parent_path());
+    reg.save(registryFile_);
+  }
+
+  void classifiesAndPrechecks() {
+    DiffPage page(doc_.get());
+    page.setRegistryRoot(qstr(registryRoot_.string()));
+    QVERIFY(page.compare());
+    const DiffModel& m = *page.model();
+    QCOMPARE(m.rowCount(), 4);
+    const char* expected[] = {"new", "faster", "slower", "same"};
+    for (std::size_t i = 0; i < 4; ++i) {
+      const int r = row(m, keys_[i]);
+      QCOMPARE(m.index(r, DiffModel::ClassColumn).data().toString(), QString::fromLatin1(expected[i]));
+      QCOMPARE(m.isChecked(r), i < 2);
+    }
+    // "same" rows have no checkbox at all.
+    QVERIFY(!(m.flags(m.index(row(m, keys_[3]), DiffModel::ApplyColumn)) & Qt::ItemIsUserCheckable));
+    QVERIFY(page.statusText().contains(QStringLiteral("1 new")));
+  }
+
+  void appliesExactlyTheCheckedKeys() {
+    DiffPage page(doc_.get());
+    page.setRegistryRoot(qstr(registryRoot_.string()));
+    QVERIFY(page.compare());
+    DiffModel& m = *page.model();
+    // Uncheck the faster one: only the new key may be written.
+    QVERIFY(m.setData(m.index(row(m, keys_[1]), DiffModel::ApplyColumn), Qt::Unchecked, Qt::CheckStateRole));
+    const auto report = page.applySelected();
+    QVERIFY(report);
+    QCOMPARE(report->written.size(), std::size_t(1));
+    QCOMPARE(report->written.front().key, keys_[0]);
+    QVERIFY(fromRun(keys_[0]));
+    QVERIFY(!fromRun(keys_[1]));
+    QVERIFY(!fromRun(keys_[2]));
+    QVERIFY(!fromRun(keys_[3]));
+    QVERIFY(!report->backup_file.empty() && fs::exists(report->backup_file));
+    // The page compares again after applying: the applied key is now "same".
+    QCOMPARE(m.index(row(m, keys_[0]), DiffModel::ClassColumn).data().toString(), QStringLiteral("same"));
+  }
+
+  void refusesSlowerUnlessForced() {
+    DiffPage page(doc_.get());
+    page.setRegistryRoot(qstr(registryRoot_.string()));
+    QVERIFY(page.compare());
+    DiffModel& m = *page.model();
+    int asked = 0;
+    bool answer = false;
+    m.setConfirmForce([&](const DiffEntry& e) {
+      ++asked;
+      [&] { QCOMPARE(e.key, keys_[2]); }();
+      return answer;
+    });
+    const QModelIndex slower = m.index(row(m, keys_[2]), DiffModel::ApplyColumn);
+    QVERIFY(!m.setData(slower, Qt::Checked, Qt::CheckStateRole));
+    QCOMPARE(asked, 1);
+    QVERIFY(!m.isChecked(slower.row()));
+    QVERIFY(!m.forcedAny());
+    auto report = page.applySelected();
+    QVERIFY(report);
+    QCOMPARE(report->written.size(), std::size_t(2));  // new and faster
+    QVERIFY(!fromRun(keys_[2]));
+
+    QVERIFY(page.compare());
+    const QModelIndex again = m.index(row(m, keys_[2]), DiffModel::ApplyColumn);
+    answer = true;
+    QVERIFY(m.setData(again, Qt::Checked, Qt::CheckStateRole));
+    QCOMPARE(asked, 2);
+    QVERIFY(m.forcedAny());
+    report = page.applySelected();
+    QVERIFY(report);
+    QCOMPARE(report->written.size(), std::size_t(1));
+    QCOMPARE(report->written.front().key, keys_[2]);
+    QVERIFY(fromRun(keys_[2]));
+    QVERIFY(!fromRun(keys_[3]));
+  }
+
+  void nothingCheckedWritesNothing() {
+    DiffPage page(doc_.get());
+    page.setRegistryRoot(qstr(registryRoot_.string()));
+    QVERIFY(page.compare());
+    DiffModel& m = *page.model();
+    for (int r = 0; r < m.rowCount(); ++r) m.setData(m.index(r, DiffModel::ApplyColumn), Qt::Unchecked, Qt::CheckStateRole);
+    const auto before = registry().to_json();
+    QVERIFY(!page.applySelected());
+    QCOMPARE(registry().to_json(), before);
+    QVERIFY(page.statusText().contains(QStringLiteral("Nothing is checked")));
+  }
+};
+
+QTEST_MAIN(TestDiffPage)
+#include "test_diff_page.moc"

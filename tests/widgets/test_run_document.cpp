@@ -1,0 +1,163 @@
+// Opening run folders off the UI thread (a malformed one changes nothing and says why), and
+// exports that read back to what the trials table shows.
+#include <QSignalSpy>
+#include <QtTest>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "ktune/csv.h"
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/run_document.h"
+#include "ktune/widgets/trials_model.h"
+#include "run_fixture.h"
+
+using namespace ktune;
+using namespace ktune::gui;
+namespace fs = std::filesystem;
+
+class TestRunDocument : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<QTemporaryDir> tmp_;
+  fs::path root_;
+
+  static bool openAndWait(RunDocument& doc, const fs::path& dir, QString* error = nullptr) {
+    QSignalSpy opened(&doc, &RunDocument::opened);
+    QSignalSpy failed(&doc, &RunDocument::failed);
+    doc.open(qstr(dir.string()));
+    QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty() || !failed.isEmpty(), 30000);
+    if (!failed.isEmpty() && error) *error = failed.first().first().toString();
+    return !opened.isEmpty();
+  }
+
+  static void write(const fs::path& file, const std::string& text) {
+    std::ofstream(file, std::ios::trunc) << text;
+  }
+
+ private slots:
+  void initTestCase() { initialize(); }
+  void init() {
+    tmp_ = std::make_unique<QTemporaryDir>();
+    root_ = fs::path(sstr(tmp_->path()));
+  }
+
+  void opensARunOffTheUiThread() {
+    const auto trials = fixture::write_run(root_ / "good", 3000, 3);
+    RunDocument doc;
+    QVERIFY(openAndWait(doc, root_ / "good"));
+    QCOMPARE(doc.trials()->rowCount(), 3000);
+    QCOMPARE(doc.trials()->trial(1234).config, trials[1234].config);
+    QCOMPARE(doc.trials()->trial(1234).samples_ns, trials[1234].samples_ns);
+    QVERIFY(doc.results().has_value());
+    QCOMPARE(doc.results()->entries.size(), std::size_t(3));
+    QCOMPARE(doc.metadata()->run_name, std::string("good"));
+    QVERIFY(!doc.canResume());
+  }
+
+  void unfinishedRunCanBeResumed() {
+    fixture::write_run(root_ / "killed", 500, 2, /*finished=*/false);
+    // A torn last line, as a kill mid-write leaves it, is dropped.
+    std::ofstream(root_ / "killed" / "trials.csv", std::ios::app) << "500,\"M=16,N=5";
+    RunDocument doc;
+    QVERIFY(openAndWait(doc, root_ / "killed"));
+    QCOMPARE(doc.trials()->rowCount(), 500);
+    QVERIFY(!doc.results());
+    QVERIFY(doc.canResume());
+  }
+
+  void malformedFolderShowsErrorAndChangesNothing() {
+    fixture::write_run(root_ / "good", 800, 2);
+    RunDocument doc;
+    QVERIFY(openAndWait(doc, root_ / "good"));
+    const auto before = doc.trials()->trials();
+    const auto beforeName = doc.metadata()->run_name;
+
+    // Cases: not a folder, no metadata, metadata not JSON, trials.csv with a bad row.
+    fs::create_directories(root_ / "empty");
+    fs::create_directories(root_ / "badjson");
+    write(root_ / "badjson" / "run_metadata.json", "{ \"run_name\": ");
+    fixture::write_run(root_ / "badrow", 100, 1);
+    {
+      std::ifstream in(root_ / "badrow" / "trials.csv");
+      std::string text((std::istreambuf_iterator<char>(in)), {});
+      const auto line2 = text.find('\n', text.find('\n') + 1);
+      text.insert(line2 + 1, "oops,not,a,trial\n");
+      write(root_ / "badrow" / "trials.csv", text);
+    }
+    const std::pair<fs::path, QString> cases[] = {{root_ / "missing", QStringLiteral("not a folder")},
+                                                  {root_ / "empty", QStringLiteral("run_metadata.json")},
+                                                  {root_ / "badjson", QStringLiteral("run_metadata.json")},
+                                                  {root_ / "badrow", QStringLiteral("trials.csv")}};
+    QSignalSpy reset(doc.trials(), &QAbstractItemModel::modelReset);
+    QSignalSpy results(&doc, &RunDocument::resultsChanged);
+    for (const auto& [dir, culprit] : cases) {
+      QString error;
+      QVERIFY2(!openAndWait(doc, dir, &error), dir.c_str());
+      QVERIFY2(error.contains(culprit), qPrintable(error));
+      QVERIFY2(error.contains(qstr(dir.filename().string())), qPrintable(error));
+    }
+    QCOMPARE(reset.count(), 0);
+    QCOMPARE(results.count(), 0);
+    QCOMPARE(doc.trials()->rowCount(), static_cast<int>(before.size()));
+    QCOMPARE(doc.metadata()->run_name, beforeName);
+    QCOMPARE(doc.dir(), root_ / "good");
+  }
+
+  void exportsRoundTrip() {
+    fixture::write_run(root_ / "run", 1200, 2);
+    RunDocument doc;
+    QVERIFY(openAndWait(doc, root_ / "run"));
+    const TrialsModel& model = *doc.trials();
+
+    const QString jsonFile = qstr((root_ / "out" / "run.json").string());
+    const QString csvFile = qstr((root_ / "out" / "trials.csv").string());
+    fs::create_directories(root_ / "out");
+    for (const auto& [format, file] : {std::pair{RunDocument::ExportFormat::RunJson, jsonFile},
+                                       std::pair{RunDocument::ExportFormat::TrialsCsv, csvFile}}) {
+      QSignalSpy exported(&doc, &RunDocument::exported);
+      doc.exportTo(format, file);
+      QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, 30000);
+      QCOMPARE(exported.first().first().toString(), file);
+    }
+
+    std::ifstream in(sstr(jsonFile));
+    const nlohmann::json j = nlohmann::json::parse(in);
+    QCOMPARE(j.at("trials").size(), std::size_t(model.rowCount()));
+    QCOMPARE(j.at("metadata").at("run_name").get<std::string>(), std::string("run"));
+    QVERIFY(j.at("results").is_object());
+    for (int row : {0, 17, 1199}) {
+      const Trial& t = model.trial(row);
+      const nlohmann::json& jt = j.at("trials").at(static_cast<std::size_t>(row));
+      QCOMPARE(jt.at("id").get<std::int64_t>(), t.id);
+      QCOMPARE(jt.at("status").get<std::string>(), std::string(to_string(t.status)));
+      QCOMPARE(Config::from_json(jt.at("config")), t.config);
+    }
+
+    std::ifstream csvIn(sstr(csvFile));
+    const std::string text((std::istreambuf_iterator<char>(csvIn)), {});
+    const auto records = csv::parse(text, sstr(csvFile));
+    QCOMPARE(records.size(), std::size_t(model.rowCount() + 1));
+    const auto& header = records.front().fields;
+    const auto column = [&](const std::string& name) {
+      return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    QVERIFY(column("config") < header.size() && column("median_ns") < header.size() && column("status") < header.size());
+    for (int row = 0; row < model.rowCount(); ++row) {
+      const Trial& t = model.trial(row);
+      const auto& f = records[static_cast<std::size_t>(row) + 1].fields;
+      QCOMPARE(f[column("config")], t.config.key());
+      QCOMPARE(f[column("status")], std::string(to_string(t.status)));
+      if (t.stats.count) QCOMPARE(std::stod(f[column("median_ns")]), t.stats.median_ns);
+    }
+
+    // A file that cannot be written is reported, not thrown.
+    QSignalSpy failed(&doc, &RunDocument::failed);
+    doc.exportTo(RunDocument::ExportFormat::RunJson, qstr((root_ / "no" / "such" / "dir" / "x.json").string()));
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 30000);
+    QVERIFY(failed.first().first().toString().contains(QStringLiteral("x.json")));
+  }
+};
+
+QTEST_MAIN(TestRunDocument)
+#include "test_run_document.moc"
