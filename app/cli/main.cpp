@@ -223,9 +223,9 @@ int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::ve
     for (const auto& p : req.problems) {
       Variables ctx = device.variables();
       for (const auto& [k, v] : family.variables(p)) ctx[k] = v;
-      const PruneReport r = req.space.prune_report(ctx);
+      PruneReport r;
       auto s = make_strategy(req.strategy);
-      s->reset(req.space.enumerate(ctx));
+      s->reset(req.space.enumerate(ctx, nullptr, &r));
       total += s->planned();
       std::cout << "  " << p.key() << ": " << r.total << " configs, " << r.valid << " after pruning, " << s->planned()
                 << " to measure\n";

@@ -108,32 +108,46 @@ std::string describe(const Constraint& c) { return c.description.empty() ? c.exp
 
 }  // namespace
 
-std::vector<Config> SearchSpace::enumerate(const Variables& context,
-                                           std::vector<std::pair<Config, std::string>>* pruned) const {
+namespace {
+
+// One pass over the space that feeds the counts of a report and, optionally, the configs.
+template <typename OnValid, typename OnPruned>
+PruneReport classify(const std::vector<Parameter>& params, const std::vector<Constraint>& constraints,
+                     const Variables& context, OnValid&& on_valid, OnPruned&& on_pruned) {
+  PruneReport r;
+  std::vector<std::uint64_t> counts(constraints.size(), 0);
+  walk(params, constraints, context, [&](Config&& c, int failed) {
+    ++r.total;
+    if (failed < 0) {
+      ++r.valid;
+      on_valid(std::move(c));
+    } else {
+      ++counts[static_cast<std::size_t>(failed)];
+      on_pruned(std::move(c), constraints[static_cast<std::size_t>(failed)]);
+    }
+  });
+  for (std::size_t i = 0; i < constraints.size(); ++i) r.pruned_by.emplace_back(constraints[i].expr, counts[i]);
+  return r;
+}
+
+}  // namespace
+
+std::vector<Config> SearchSpace::enumerate(const Variables& context, std::vector<std::pair<Config, std::string>>* pruned,
+                                           PruneReport* report) const {
   validate(context);
   std::vector<Config> valid;
-  walk(params_, constraints_, context, [&](Config&& c, int failed) {
-    if (failed < 0)
-      valid.push_back(std::move(c));
-    else if (pruned)
-      pruned->emplace_back(std::move(c), "pruned by " + describe(constraints_[static_cast<std::size_t>(failed)]));
-  });
+  PruneReport r = classify(
+      params_, constraints_, context, [&](Config&& c) { valid.push_back(std::move(c)); },
+      [&](Config&& c, const Constraint& why) {
+        if (pruned) pruned->emplace_back(std::move(c), "pruned by " + describe(why));
+      });
+  if (report) *report = std::move(r);
   return valid;
 }
 
 PruneReport SearchSpace::prune_report(const Variables& context) const {
   validate(context);
-  PruneReport r;
-  r.total = total_size();
-  std::vector<std::uint64_t> counts(constraints_.size(), 0);
-  walk(params_, constraints_, context, [&](Config&&, int failed) {
-    if (failed < 0)
-      ++r.valid;
-    else
-      ++counts[static_cast<std::size_t>(failed)];
-  });
-  for (std::size_t i = 0; i < constraints_.size(); ++i) r.pruned_by.emplace_back(constraints_[i].expr, counts[i]);
-  return r;
+  return classify(params_, constraints_, context, [](Config&&) {}, [](Config&&, const Constraint&) {});
 }
 
 std::optional<std::string> SearchSpace::violated(const Config& config, const Variables& context) const {

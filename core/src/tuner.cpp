@@ -99,8 +99,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
     Variables context = device_.variables();
     for (const auto& [k, v] : req.family.variables(problem)) context[k] = v;
     PlannedProblem pp{problem, {}, {}, {}};
-    pp.valid = req.space.enumerate(context, req.record_pruned ? &pp.pruned : nullptr);
-    pp.report = req.space.prune_report(context);
+    pp.valid = req.space.enumerate(context, req.record_pruned ? &pp.pruned : nullptr, &pp.report);
     if (pp.valid.empty()) {
       std::string worst;
       std::uint64_t most = 0;

@@ -58,9 +58,10 @@ class SearchSpace {
 
   // Enumerate all configs in odometer order (last parameter fastest). `context` holds problem
   // and device variables. Returns valid configs; pruned ones go to `pruned` with the
-  // description of the first failing constraint, when `pruned` is given.
-  std::vector<Config> enumerate(const Variables& context,
-                                std::vector<std::pair<Config, std::string>>* pruned = nullptr) const;
+  // description of the first failing constraint, and the counts to `report`, when given.
+  std::vector<Config> enumerate(const Variables& context, std::vector<std::pair<Config, std::string>>* pruned = nullptr,
+                                PruneReport* report = nullptr) const;
+  // Counts only, without keeping the configs.
   PruneReport prune_report(const Variables& context) const;
   // The reason `config` is pruned, or nullopt if it satisfies every constraint.
   std::optional<std::string> violated(const Config& config, const Variables& context) const;
