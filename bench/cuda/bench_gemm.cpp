@@ -144,6 +144,9 @@ int tune(const Args& a) {
     req.problems = {p};
     req.space = gemm.default_space;
     req.record_pruned = false;
+    // The GPU stays busy (and clocked up) for the whole run, so a config needs only a short
+    // warm-up of its own: the first sample already absorbs module load and graph creation.
+    req.measure.warmup_ms = 5;
     Collect collect[2];
     double walls[2] = {0, 0};
     RunSummary runs[2];

@@ -118,6 +118,7 @@ class CudaBackend final : public Backend {
       if (!comp) comp = std::make_shared<Compiler>(arch, cache_dir_);
       compiler = comp;
     }
+    ctx->check_usable();
     std::shared_lock lock(ctx->mutex);
     ctx->make_current();
     lock.unlock();

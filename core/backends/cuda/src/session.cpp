@@ -55,21 +55,25 @@ DeviceContext::~DeviceContext() { d.cuCtxDestroy(ctx); }
 
 void DeviceContext::make_current() const { check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); }
 
-void DeviceContext::reset() {
+bool DeviceContext::reset() {
   std::unique_lock lock(mutex);
   const CUresult destroyed = d.cuCtxDestroy(ctx);
   ctx = nullptr;
-  CUresult created = d.cuCtxCreate(&ctx, nullptr, 0, device);
-  if (created != CUDA_SUCCESS) {
-    // Some faults poison more than their context: clear the device's primary state and retry.
-    d.cuDevicePrimaryCtxReset(device);
-    created = d.cuCtxCreate(&ctx, nullptr, 0, device);
-  }
-  if (created != CUDA_SUCCESS)
-    throw RunError("the GPU stays unusable after a faulting kernel (destroying its context: " + error_text(destroyed) +
-                   "; a new one: " + error_text(created) + "); resume the run in a new process (--resume)");
+  const CUresult created = d.cuCtxCreate(&ctx, nullptr, 0, device);
   ++generation;
+  if (created != CUDA_SUCCESS) {
+    ctx = nullptr;
+    lost = "after a faulting kernel the driver refuses a new context (destroying the old one: " + error_text(destroyed) +
+           "; creating one: " + error_text(created) + ")";
+    return false;
+  }
   make_current();
+  return true;
+}
+
+void DeviceContext::check_usable() const {
+  if (!lost.empty())
+    throw RunError("the GPU is unusable in this process: " + lost + "; resume the run in a new process (ktune tune --resume)");
 }
 
 Launchable::~Launchable() { drop_graph(); }
@@ -219,6 +223,7 @@ Session::Session(std::shared_ptr<DeviceContext> dev, const DeviceInfo& info, std
 }
 
 Session::~Session() {
+  if (!dev_->lost.empty()) return;  // the context and every handle are gone
   d().cuCtxSetCurrent(dev_->ctx);
   if (cublas_ && cublas_generation_ == dev_->generation) cublasDestroy(cublas_);
   if (probe_module_ && probe_generation_ == dev_->generation) d().cuModuleUnload(probe_module_);
@@ -431,6 +436,7 @@ std::unique_ptr<CublasKernel> Session::make_cublas() {
 std::string Session::baseline_name() const { return spec_->reference().kind == "cublas_gemm" ? "cuBLAS" : ""; }
 
 std::unique_ptr<PreparedKernel> Session::prepare(const Config& config) {
+  dev_->check_usable();
   auto k = std::make_unique<SpecKernel>();
   k->dev = dev_;
   k->config = config;
@@ -485,17 +491,18 @@ std::unique_ptr<PreparedKernel> Session::prepare(const Config& config) {
 // ---------------------------------------------------------------------------------------------
 template <class F>
 auto Session::guarded(const std::string& what, F&& fn) -> decltype(fn()) {
+  dev_->check_usable();
   try {
     return fn();
   } catch (const DriverError& e) {
     if (!e.sticky()) throw TrialFailure(TrialStatus::LaunchError, what + ": " + e.what());
     const std::string message = what + ": " + e.what();
-    recover();
-    throw TrialFailure(TrialStatus::Crashed, message + " (the context was reset and the run goes on)");
+    if (recover()) throw TrialFailure(TrialStatus::Crashed, message + " (the context was reset and the run goes on)");
+    throw TrialFailure(TrialStatus::Crashed, message + "; " + dev_->lost + ": resume the run in a new process (--resume)");
   }
 }
 
-void Session::recover() {
+bool Session::recover() {
   ++recoveries_;
   // Every handle of the faulted context dies with it; only host state survives.
   if (cublas_) cublasDestroy(cublas_);
@@ -506,9 +513,10 @@ void Session::recover() {
   launch_events_.clear();
   stream_ = nullptr;
   ev_start_ = ev_stop_ = nullptr;
-  dev_->reset();
+  if (!dev_->reset()) return false;
   create_stream_and_events();
   allocate_buffers();
+  return true;
 }
 
 void Session::wait(CUevent event, Clock::time_point deadline, const std::string& what) {

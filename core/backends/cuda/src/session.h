@@ -32,9 +32,16 @@ struct DeviceContext {
 
   DeviceContext(const Driver& driver, int index);
   ~DeviceContext();
+  // Why this process can no longer use the device (a fault that outlived its context), or empty.
+  std::string lost;
+
   void make_current() const;
-  // After a sticky fault: destroys everything on the device and starts a fresh context.
-  void reset();
+  // After a sticky fault: destroys the context and starts a fresh one. Some drivers keep the
+  // fault for the whole process (H100, driver 580: a new context fails with the same error);
+  // then `lost` says so and false is returned: only a new process can go on (--resume).
+  bool reset();
+  // Throws RunError when `lost`.
+  void check_usable() const;
 };
 
 struct Buffer {
@@ -107,7 +114,7 @@ class Session final : public ProblemSession, public CudaSessionInfo {
   // Runs `fn`, mapping driver errors to trial failures; a sticky fault resets the context first.
   template <class F>
   auto guarded(const std::string& what, F&& fn) -> decltype(fn());
-  void recover();
+  bool recover();
   std::unique_ptr<CublasKernel> make_cublas();
   void create_stream_and_events();
   void destroy_stream_and_events();
