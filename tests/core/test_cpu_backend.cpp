@@ -67,6 +67,12 @@ class TestCpuBackend : public QObject {
   int hw_ = 1;
   int lanes_ = 4;
 
+  // One thread, and several when the machine has them (a parameter's values must be distinct).
+  std::vector<ParamValue> thread_counts() const {
+    if (hw_ == 1) return {1};
+    return {1, std::min(hw_, 3)};
+  }
+
  private slots:
   void initTestCase() {
     const auto devs = backend_->devices();
@@ -139,7 +145,7 @@ class TestCpuBackend : public QObject {
     const KernelFamily g = backend_->family("gemm");
     const SearchSpace space(
         {{"MR", {4, 6, 8, 14}}, {"NR", {8, 16, 32}}, {"vec", {4, 8, 16}}, {"MC", {28, 56}}, {"KC", {16, 40}},
-         {"NC", {32, 96}}, {"loop_order", {0, 1}}, {"threads", {1, std::min(hw_, 3)}}},
+         {"NC", {32, 96}}, {"loop_order", {0, 1}}, {"threads", thread_counts()}},
         {{"vec <= simd_width_f32"}, {"ceil_div(NR, vec) * vec == NR && NR / vec <= 4"},
          {"MR * (NR / vec) + NR / vec + 1 <= (vec < simd_width_f32 ? 16 : simd_registers)"}});
     const Problem p = gemm_problem(M, 45, 83);
@@ -171,7 +177,7 @@ class TestCpuBackend : public QObject {
     QFETCH(int, batch);
     const KernelFamily q = backend_->family("qmatmul");
     const SearchSpace space({{"OB", {4, 12}}, {"IB", {16, 48}}, {"BT", {1, 2, 4, 8}}, {"U", {1, 2, 4}},
-                             {"vec", {4, 8, 16}}, {"threads", {1, std::min(hw_, 3)}}},
+                             {"vec", {4, 8, 16}}, {"threads", thread_counts()}},
                             {{"vec <= simd_width_f32"}});
     const Problem p = qmm_problem(batch, 45, 83);
     const auto configs = space.enumerate(context(q, p, dev_));

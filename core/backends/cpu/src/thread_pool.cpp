@@ -1,5 +1,8 @@
 #include "thread_pool.h"
 
+#include <stdexcept>
+#include <string>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -35,6 +38,8 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run(int n, const std::function<void(int)>& fn) {
+  if (n > size())
+    throw std::logic_error("thread pool of " + std::to_string(size()) + " asked to run " + std::to_string(n) + " tasks");
   if (n <= 1) {
     fn(0);
     return;
