@@ -1,8 +1,14 @@
 #include "ktune/diff.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "ktune/error.h"
 #include "ktune/version.h"
@@ -112,8 +118,41 @@ RegistryDiff diff_run(const RunResults& run, const fs::path& registry_root, doub
   return load_and_diff(run, registry_root, same_threshold).diff;
 }
 
-ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, const ApplyOptions& options) {
-  Loaded loaded = load_and_diff(run, registry_root, options.same_threshold);
+namespace {
+
+// An exclusive flock(2) on a hidden file beside the registry, held while it is read, changed and
+// written, so that concurrent applies (one tuning job per GPU of a node, each with
+// --update-registry) do not lose each other's entries. The kernel drops it when the process dies.
+class RegistryLock {
+ public:
+  explicit RegistryLock(const fs::path& registry_file) {
+    const fs::path dir = registry_file.parent_path();
+    std::error_code ec;
+    if (!dir.empty()) fs::create_directories(dir, ec);
+    if (ec) throw RunError("cannot create " + dir.string() + ": " + ec.message());
+    std::string name = ".";
+    name += registry_file.filename().string();
+    name += ".lock";
+    const fs::path lock = dir / name;
+    fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw RunError("cannot open " + lock.string() + ": " + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd_);
+      throw RunError("cannot lock " + lock.string() + ": " + std::strerror(err));
+    }
+  }
+  ~RegistryLock() { ::close(fd_); }
+  RegistryLock(const RegistryLock&) = delete;
+  RegistryLock& operator=(const RegistryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// What applying would write and skip, against the registry as it is now.
+ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyOptions& options) {
   const auto& entries = loaded.diff.entries;
   for (const auto& key : options.keys) {
     const bool known = std::any_of(entries.begin(), entries.end(), [&](const DiffEntry& d) { return d.key == key; });
@@ -148,8 +187,20 @@ ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, cons
       report.written.push_back(d);
     }
   }
+  return report;
+}
+
+}  // namespace
+
+ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, const ApplyOptions& options) {
+  ApplyReport report = plan_apply(run, load_and_diff(run, registry_root, options.same_threshold), options);
   if (report.written.empty() || options.dry_run) return report;
 
+  // Plan again under the lock: another apply may have changed the registry since it was read.
+  const RegistryLock lock(report.registry_file);
+  Loaded loaded = load_and_diff(run, registry_root, options.same_threshold);
+  report = plan_apply(run, loaded, options);
+  if (report.written.empty()) return report;
   const bool had_file = fs::exists(report.registry_file);
   for (const auto& d : report.written) loaded.registry.set(d.family, d.key, d.new_entry);
   loaded.registry.save(report.registry_file);

@@ -55,7 +55,8 @@ struct ApplyReport {
 // Applies the chosen keys atomically. Slower entries are skipped unless force; same ones are
 // skipped (nothing to change). Unknown keys in options.keys are an InputError. Nothing is
 // written when dry_run or when nothing changes; otherwise the registry file is written once, its
-// previous version kept as <file>.bak. A registry file for another backend or device than the
+// previous version kept as <file>.bak, under an exclusive lock (.<file>.lock beside it) so that
+// concurrent applies to one registry do not lose each other's entries. A registry file for another backend or device than the
 // run's is an InputError.
 ApplyReport apply_run(const RunResults& run, const std::filesystem::path& registry_root, const ApplyOptions& options);
 
