@@ -11,8 +11,8 @@
 #include <QChartView>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QScatterSeries>
-#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QValueAxis>
@@ -45,11 +45,17 @@ Summary summarize_ms(std::vector<double> v) {
   return {v[v.size() / 2], v.back()};
 }
 
-bool waitFor(QSignalSpy& spy, int timeoutMs) {
-  QElapsedTimer t;
-  t.start();
-  while (spy.isEmpty() && t.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-  return !spy.isEmpty();
+// Runs the event loop (without spinning a core) until `flag` is set or the time is up.
+bool waitFor(const bool& flag, int timeoutMs) {
+  QEventLoop loop;
+  QTimer poll;
+  QObject::connect(&poll, &QTimer::timeout, &loop, [&] {
+    if (flag) loop.quit();
+  });
+  QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
+  poll.start(10);
+  if (!flag) loop.exec();
+  return flag;
 }
 
 }  // namespace
@@ -83,7 +89,8 @@ int main(int argc, char** argv) {
   trialsPage.resize(1400, 900);
   landscape.show();
   trialsPage.show();
-  QSignalSpy opened(&document, &RunDocument::opened);
+  bool opened = false;
+  QObject::connect(&document, &RunDocument::opened, [&] { opened = true; });
   t.restart();
   QElapsedTimer parse;
   parse.start();
@@ -175,8 +182,13 @@ int main(int argc, char** argv) {
   RunController controller;
   QObject::connect(&controller, &RunController::trialsAvailable, document.trials(), &TrialsModel::appendTrials);
   QObject::connect(&controller, &RunController::progress, &runPage, &RunPage::onProgress);
-  QSignalSpy finished(&controller, &RunController::finished);
-  QSignalSpy failed(&controller, &RunController::failed);
+  bool finished = false;
+  QString failure;
+  QObject::connect(&controller, &RunController::finished, [&] { finished = true; });
+  QObject::connect(&controller, &RunController::failed, [&](const QString& message) {
+    failure = message;
+    finished = true;
+  });
 
   QTimer probe;
   probe.setTimerType(Qt::PreciseTimer);
@@ -196,10 +208,10 @@ int main(int argc, char** argv) {
   sinceTick.start();
   probe.start();
   QTimer::singleShot(static_cast<int>(liveSeconds * 1000), &controller, &RunController::stop);
-  while (finished.isEmpty() && failed.isEmpty()) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+  waitFor(finished, 3600 * 1000);
   probe.stop();
-  if (!failed.isEmpty()) {
-    std::fprintf(stderr, "live run failed: %s\n", qPrintable(failed.first().first().toString()));
+  if (!failure.isEmpty()) {
+    std::fprintf(stderr, "live run failed: %s\n", qPrintable(failure));
     return 1;
   }
   std::sort(gaps.begin(), gaps.end());
