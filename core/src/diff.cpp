@@ -1,14 +1,8 @@
 #include "ktune/diff.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 
 #include "ktune/error.h"
 #include "ktune/version.h"
@@ -120,37 +114,6 @@ RegistryDiff diff_run(const RunResults& run, const fs::path& registry_root, doub
 
 namespace {
 
-// An exclusive flock(2) on a hidden file beside the registry, held while it is read, changed and
-// written, so that concurrent applies (one tuning job per GPU of a node, each with
-// --update-registry) do not lose each other's entries. The kernel drops it when the process dies.
-class RegistryLock {
- public:
-  explicit RegistryLock(const fs::path& registry_file) {
-    const fs::path dir = registry_file.parent_path();
-    std::error_code ec;
-    if (!dir.empty()) fs::create_directories(dir, ec);
-    if (ec) throw RunError("cannot create " + dir.string() + ": " + ec.message());
-    std::string name = ".";
-    name += registry_file.filename().string();
-    name += ".lock";
-    const fs::path lock = dir / name;
-    fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw RunError("cannot open " + lock.string() + ": " + std::strerror(errno));
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd_);
-      throw RunError("cannot lock " + lock.string() + ": " + std::strerror(err));
-    }
-  }
-  ~RegistryLock() { ::close(fd_); }
-  RegistryLock(const RegistryLock&) = delete;
-  RegistryLock& operator=(const RegistryLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
 // What applying would write and skip, against the registry as it is now.
 ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyOptions& options) {
   const auto& entries = loaded.diff.entries;
@@ -196,8 +159,13 @@ ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, cons
   ApplyReport report = plan_apply(run, load_and_diff(run, registry_root, options.same_threshold), options);
   if (report.written.empty() || options.dry_run) return report;
 
-  // Plan again under the lock: another apply may have changed the registry since it was read.
-  const RegistryLock lock(report.registry_file);
+  // Plan again under an exclusive lock beside the registry: another apply may have changed it
+  // since it was read, and concurrent applies (one tuning job per GPU of a node, each with
+  // --update-registry) must not lose each other's entries.
+  std::string lock_name = ".";
+  lock_name += report.registry_file.filename().string();
+  lock_name += ".lock";
+  const FileLock lock = FileLock::acquire(report.registry_file.parent_path() / lock_name);
   Loaded loaded = load_and_diff(run, registry_root, options.same_threshold);
   report = plan_apply(run, loaded, options);
   if (report.written.empty()) return report;

@@ -1,6 +1,7 @@
 #include "ktune/run_store.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@ namespace {
 constexpr const char* kMetadataFile = "run_metadata.json";
 constexpr const char* kTrialsFile = "trials.csv";
 constexpr const char* kResultsFile = "results.json";
+constexpr const char* kLockFile = ".ktune.lock";
 constexpr int kRunFormat = 1;
 
 // trials.csv: these columns, with one column per space parameter between them.
@@ -359,6 +361,56 @@ std::string now_iso8601() { return format_utc("%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string default_run_name(const std::string& family) { return family + "_" + format_utc("%Y%m%d_%H%M%S"); }
 
+namespace {
+
+int open_lock_file(const fs::path& file) {
+  std::error_code ec;
+  if (file.has_parent_path()) fs::create_directories(file.parent_path(), ec);
+  if (ec) throw RunError("cannot create " + file.parent_path().string() + ": " + ec.message());
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) io_error("cannot open lock file", file, errno);
+  return fd;
+}
+
+// flock(fd, op), retried on EINTR; false when a non-blocking request finds the lock taken.
+bool lock_fd(int fd, int op, const fs::path& file) {
+  while (::flock(fd, op) != 0) {
+    if (errno == EINTR) continue;
+    const int err = errno;
+    if (err == EWOULDBLOCK) return false;
+    ::close(fd);
+    io_error("cannot lock", file, err);
+  }
+  return true;
+}
+
+}  // namespace
+
+FileLock FileLock::acquire(const fs::path& file) {
+  const int fd = open_lock_file(file);
+  lock_fd(fd, LOCK_EX, file);
+  return FileLock(fd);
+}
+
+std::optional<FileLock> FileLock::try_acquire(const fs::path& file) {
+  const int fd = open_lock_file(file);
+  if (lock_fd(fd, LOCK_EX | LOCK_NB, file)) return FileLock(fd);
+  ::close(fd);
+  return std::nullopt;
+}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 // ---------------------------------------------------------------------------------------------
 // RunMetadata
 
@@ -471,21 +523,32 @@ void write_metadata(const fs::path& dir, const RunMetadata& m) {
   write_file_atomic(dir / kMetadataFile, m.to_json().dump(2) + "\n");
 }
 
+void refuse_existing_run(const fs::path& dir) {
+  if (fs::exists(dir / kMetadataFile))
+    throw InputError(dir.string() + " already holds a run; use --resume or another --run-name");
+}
+
+FileLock lock_run_folder(const fs::path& dir) {
+  std::optional<FileLock> lock = FileLock::try_acquire(dir / kLockFile);
+  if (!lock)
+    throw InputError(dir.string() + " is in use by another ktune process (a run still going?); wait for it to end or "
+                     "use another --run-name");
+  return std::move(*lock);
+}
+
 }  // namespace
 
 RunStore RunStore::create(const fs::path& dir, const RunMetadata& metadata) {
-  if (fs::exists(dir / kMetadataFile))
-    throw InputError(dir.string() + " already holds a run; use --resume or another --run-name");
+  refuse_existing_run(dir);
   for (const auto& name : param_names(metadata.space)) {
     const bool clashes = std::find(kLeadColumns.begin(), kLeadColumns.end(), name) != kLeadColumns.end() ||
                          std::find(kTailColumns.begin(), kTailColumns.end(), name) != kTailColumns.end();
     if (clashes)
       throw InputError("parameter '" + name + "' has the name of a trials.csv column; rename the parameter");
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw RunError("cannot create run folder " + dir.string() + ": " + ec.message());
   RunStore store(dir, metadata);
+  store.lock_ = lock_run_folder(dir);
+  refuse_existing_run(dir);  // again under the lock: another process may have created it since
   // trials.csv first: run_metadata.json is what marks a folder as a run, so a kill in between
   // leaves no run that cannot be resumed.
   write_file_atomic(dir / kTrialsFile, csv::format_record(trial_header(store.param_names_)));
@@ -497,7 +560,9 @@ RunStore RunStore::create(const fs::path& dir, const RunMetadata& metadata) {
 RunStore RunStore::open_for_resume(const fs::path& dir) {
   if (!fs::is_directory(dir))
     throw InputError(dir.string() + " is not a folder; --resume needs the folder of an earlier run");
+  FileLock lock = lock_run_folder(dir);
   RunStore store(dir, read_metadata(dir));
+  store.lock_ = std::move(lock);
   const fs::path trials = dir / kTrialsFile;
   const TrialsFile file = read_trials_file(trials);
   if (file.params != store.param_names_)

@@ -352,6 +352,29 @@ class TestRunStore : public QObject {
     QVERIFY2(contains(err, "run_metadata.json") && contains(err, "not valid JSON"), err.c_str());
   }
 
+  void runFolderLockedWhileInUse() {
+    QTemporaryDir tmp;
+    const fs::path dir = fs::path(tmp.path().toStdString()) / "run";
+    {
+      RunStore store = RunStore::create(dir, sample_metadata());
+      std::string err = input_error_of([&] { RunStore::open_for_resume(dir); });
+      QVERIFY2(contains(err, "in use by another ktune process"), err.c_str());
+      // Another process is refused too.
+      const pid_t child = fork();
+      QVERIFY(child >= 0);
+      if (child == 0) {
+        err = input_error_of([&] { RunStore::open_for_resume(dir); });
+        _exit(contains(err, "in use") ? 0 : 1);
+      }
+      int status = 0;
+      QCOMPARE(waitpid(child, &status, 0), child);
+      QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 0, "another process could resume a run in use");
+      store.append(ok_trial(0, kKey, 16, 8, {1, 2, 3}));
+    }
+    RunStore::open_for_resume(dir).append(ok_trial(1, kKey, 32, 8, {1, 2, 3}));  // free again
+    QCOMPARE(RunStore::read_trials(dir).size(), std::size_t(2));
+  }
+
   void resultsRoundTrip() {
     QTemporaryDir tmp;
     const fs::path dir = fs::path(tmp.path().toStdString()) / "run";
@@ -402,7 +425,8 @@ class TestRunStore : public QObject {
     const RunMetadata after = RunStore::read_metadata(dir);
     QCOMPARE(after.state, std::string("finished"));
     QCOMPARE(after.finished_at, r.finished_at);
-    QCOMPARE(folder_names(dir), (std::vector<std::string>{"results.json", "run_metadata.json", "trials.csv"}));
+    QCOMPARE(folder_names(dir),
+             (std::vector<std::string>{".ktune.lock", "results.json", "run_metadata.json", "trials.csv"}));
 
     std::string text = read_file(dir / "results.json");
     text.replace(text.find("\"tflops\""), 8, "\"tflopz\"");

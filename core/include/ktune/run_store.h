@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,26 @@
 namespace ktune {
 
 struct ProblemResult;
+
+// An exclusive flock(2) on `file` (created if missing, its folder too), released when the
+// FileLock is destroyed or its process dies, however it dies.
+class FileLock {
+ public:
+  // Waits for the lock. Throws RunError when the file cannot be opened.
+  static FileLock acquire(const std::filesystem::path& file);
+  // Nothing when another process (or another FileLock) holds it.
+  static std::optional<FileLock> try_acquire(const std::filesystem::path& file);
+
+  FileLock(FileLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
 
 struct RunMetadata {
   std::string run_name;
@@ -73,6 +94,8 @@ class RunStore {
  public:
   // Creates dir with run_metadata.json and an empty trials.csv (header from the space's
   // parameters). Throws InputError if dir already holds a run (use open_for_resume).
+  // The store holds a lock on the folder (.ktune.lock) while it lives: a second create or
+  // resume of the same folder meanwhile, from any process, is an InputError.
   static RunStore create(const std::filesystem::path& dir, const RunMetadata& metadata);
   // Opens an existing run to append to it. Throws InputError when it is missing or malformed, or
   // when trials.csv's columns do not match the run's space. A torn last row is cut off so the
@@ -104,6 +127,7 @@ class RunStore {
   std::filesystem::path dir_;
   RunMetadata metadata_;
   std::vector<std::string> param_names_;
+  std::optional<FileLock> lock_;
   std::unique_ptr<std::ofstream> trials_;
 };
 
