@@ -347,6 +347,12 @@ class TestRunStore : public QObject {
     std::string err = input_error_of([&] { RunStore::open_for_resume(dir); });
     QVERIFY2(contains(err, "BM,BN") && contains(err, "BM,BK") && contains(err, "trials.csv"), err.c_str());
 
+    std::string meta = read_file(dir / "run_metadata.json");
+    meta.replace(meta.find("\"noise_target\": 0.005"), 21, "\"noise_target\": \"low\"");
+    write_file(dir / "run_metadata.json", meta);
+    err = input_error_of([&] { RunStore::read_metadata(dir); });
+    QVERIFY2(contains(err, "run_metadata.json: measure.noise_target: expected a number"), err.c_str());
+
     write_file(dir / "run_metadata.json", "{\"ktune_run\": 1, \"run\": ");
     err = input_error_of([&] { RunStore::open_for_resume(dir); });
     QVERIFY2(contains(err, "run_metadata.json") && contains(err, "not valid JSON"), err.c_str());
