@@ -22,9 +22,10 @@ done
 bench=build-gpu/bench/cuda/cuda_bench_gemm
 for s in "${stages[@]}"; do
   case $s in
-    tests) ctest --test-dir build-gpu -R '^cuda/' --output-on-failure 2>&1 | tee "$OUT/tests.log" ;;
-    tune) $bench tune --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" "${extra[@]}" 2>&1 | tee "$OUT/tune.log" ;;
-    repeat) $bench repeat --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" 2>&1 | tee "$OUT/repeat.log" ;;
+    tests) ctest --test-dir build-gpu -R '^cuda/' --timeout 240 --output-on-failure 2>&1 | tee "$OUT/tests.log" ;;
+    tune) timeout 300 $bench tune --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" "${extra[@]}" 2>&1 | tee "$OUT/tune.log" ;;
+    repeat) timeout 200 $bench repeat --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" 2>&1 | tee "$OUT/repeat.log" ;;
+    failures) timeout 120 build-gpu/tests/cuda/cuda_test_failures_gpu 2>&1 | tee "$OUT/failures.log" ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac
   echo "stage $s done at ${SECONDS}s"

@@ -30,9 +30,13 @@ std::pair<TrialStatus, std::string> status_of(F&& fn) {
   return {TrialStatus::Ok, ""};
 }
 
-class Quiet : public TuneObserver {
+// Prints each trial as it finishes: a hang shows where it is.
+class Progress : public TuneObserver {
  public:
-  void on_event(const TuneEvent&) override {}
+  void on_event(const TuneEvent& e) override {
+    if (auto* t = std::get_if<event::TrialStarted>(&e)) std::printf("  trial %s ...\n", t->config.key().c_str());
+    if (auto* f = std::get_if<event::TrialFinished>(&e)) std::printf("  ... %s\n", to_string(f->trial.status));
+  }
 };
 
 }  // namespace
@@ -43,6 +47,7 @@ int main() {
   const Problem p = ktune_test::make_problem(faults, {{"n", "1048576"}});
   const Tolerance tol;
 
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
   // Through the tuner: every mode but the fault becomes one trial with its status, and the run
   // finishes with MODE=0 as the best.
   {
@@ -52,7 +57,7 @@ int main() {
     req.space = SearchSpace({{"MODE", {0, 1, 2, 4, 5, 6}, ""}, {"THREADS", {256}, ""}}, {});
     req.measure.max_ms_per_config = 100;
     req.measure.warmup_ms = 5;
-    Quiet quiet;
+    Progress quiet;
     Tuner tuner(*gpu.backend, gpu.device);
     const RunSummary sum = tuner.run(req, quiet);
     auto count = [&](const char* status) { return sum.status_counts.count(status) ? sum.status_counts.at(status) : 0; };
@@ -64,6 +69,7 @@ int main() {
     CHECK(sum.results.size() == 1 && sum.results[0].best && sum.results[0].best->config.get("MODE") == 0);
   }
 
+  std::printf("step: %s\n", "auto s = gpu.backend->open(gpu.device, faults, p, 7);");
   auto s = gpu.backend->open(gpu.device, faults, p, 7);
   auto* info = dynamic_cast<CudaSessionInfo*>(s.get());
   CHECK(info != nullptr);
@@ -80,11 +86,13 @@ int main() {
   auto [st6, msg6] = status_of([&] { s->prepare(mode(6)); });
   CHECK_MSG(st6 == TrialStatus::LaunchError && msg6.find("threads") != std::string::npos, msg6);
 
+  std::printf("step: %s\n", "auto wrong = s->prepare(mode(5));");
   auto wrong = s->prepare(mode(5));
   auto [st5, msg5] = status_of([&] { s->validate(*wrong, tol); });
   CHECK_MSG(st5 == TrialStatus::WrongResult && msg5.find("elements") != std::string::npos, msg5);
 
   // 300 ms per launch against a 50 ms deadline.
+  std::printf("step: %s\n", "auto slow = s->prepare(mode(4));");
   auto slow = s->prepare(mode(4));
   CHECK(status_of([&] { s->validate(*slow, tol); }).first == TrialStatus::Ok);
   SampleRequest r;
@@ -108,6 +116,7 @@ int main() {
   // works (kernels prepared before the fault are reloaded) or the driver keeps the fault for
   // the process and every later call says to resume in a new process (test_resume_gpu covers
   // resuming).
+  std::printf("step: %s\n", "auto oob = s->prepare(mode(3));");
   auto oob = s->prepare(mode(3));
   auto [st3, msg3] = status_of([&] { s->validate(*oob, tol); });
   CHECK_MSG(st3 == TrialStatus::Crashed, msg3);
