@@ -371,8 +371,8 @@ int main(int argc, char** argv) {
   tune->add_option("--shape,-s", ta.shapes, "Shape, e.g. \"M=1,16,64 N=4096 K=4096\"; lists expand to their product; repeatable")
       ->take_all();
   tune->add_option("--space", ta.space_file, "Search space JSON file (default: the family's)");
-  tune->add_option("--strategy", ta.strategy, "exhaustive | random")->capture_default_str();
-  tune->add_option("--budget", ta.budget, "random: configs per problem (0 = all)")->capture_default_str();
+  tune->add_option("--strategy", ta.strategy, "exhaustive | random | local (model-guided hill climbing)")->capture_default_str();
+  tune->add_option("--budget", ta.budget, "random, local: configs per problem (0 = all)")->capture_default_str();
   tune->add_option("--seed", ta.seed, "Seed of the workload and of random strategies")->capture_default_str();
   tune->add_option("--method", ta.method, "amortized (serving throughput) | per_launch (cold-cache latency)")->capture_default_str();
   tune->add_option("--noise-target", ta.noise_target, "Stop sampling at this relative noise")->capture_default_str();

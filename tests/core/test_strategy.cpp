@@ -58,6 +58,32 @@ class TestStrategy : public QObject {
     QCOMPARE(std::set<std::string>(keys.begin(), keys.end()).size(), std::size_t(20));
   }
 
+  void localSearchFindsTheBottomOfABowlQuickly() {
+    // 16 x 16 configs, latency grows with the distance from (11, 3): a smooth landscape.
+    std::vector<Config> grid;
+    for (int x = 0; x < 16; ++x)
+      for (int y = 0; y < 16; ++y) grid.push_back(Config({{"x", x}, {"y", y}}));
+    for (std::uint64_t seed : {1, 2, 3, 4, 5}) {
+      auto s = make_strategy({"local", 48, seed});
+      s->reset(grid);
+      QCOMPARE(s->planned(), std::size_t(48));
+      std::set<std::string> seen;
+      double best = 1e300;
+      for (auto batch = s->next(16); !batch.empty(); batch = s->next(16))
+        for (const auto& c : batch) {
+          QVERIFY2(seen.insert(c.key()).second, "a config was proposed twice");
+          Trial t;
+          t.config = c;
+          const double dx = double(c.get("x") - 11), dy = double(c.get("y") - 3);
+          t.stats.median_ns = 1000 + 100 * (dx * dx + dy * dy);
+          best = std::min(best, t.stats.median_ns);
+          s->report(t);
+        }
+      QCOMPARE(seen.size(), std::size_t(48));
+      QVERIFY2(best == 1000, qPrintable(QString("seed %1 ended at %2").arg(seed).arg(best)));
+    }
+  }
+
   void unknownStrategy() {
     try {
       make_strategy({"bayesian-magic", 0, 0});

@@ -25,8 +25,8 @@ class Strategy {
 };
 
 struct StrategySpec {
-  std::string kind = "exhaustive";  // exhaustive | random
-  std::size_t budget = 0;           // random: configs per problem (0 = all)
+  std::string kind = "exhaustive";  // exhaustive | random | local (model-guided hill climbing)
+  std::size_t budget = 0;           // random, local: configs per problem (0 = all)
   std::uint64_t seed = 0;
 };
 
