@@ -10,6 +10,7 @@
 //   cuda_bench_gemm repeat --best FILE [--runs 5]
 //       3. re-measures each shape's best config in fresh processes; spread = max/min - 1.
 //   cuda_bench_gemm measure --shape MxNxK --dtype f16 --config KEY   (one fresh-process sample)
+// --dtype f16 | bf16 tunes the gemm family; --dtype w8a16 the qmatmul family (batch x out x in).
 //
 // Each mode ends with `name=value` lines, one per figure.
 #include <unistd.h>
@@ -71,12 +72,18 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
+// "MxNxK"; for qmatmul (--dtype w8a16) batch x out x in.
 Problem problem_of(const std::string& shape, const std::string& dtype) {
   int m = 0, n = 0, k = 0;
   if (std::sscanf(shape.c_str(), "%dx%dx%d", &m, &n, &k) != 3) throw InputError("shape '" + shape + "' is not MxNxK");
   Problem p;
-  p.family = "gemm";
-  p.fields = {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}, {"dtype", dtype}};
+  if (dtype == "w8a16") {
+    p.family = "qmatmul";
+    p.fields = {{"batch", std::to_string(m)}, {"out", std::to_string(n)}, {"in", std::to_string(k)}, {"x_dtype", "f16"}, {"w_dtype", "i8"}};
+  } else {
+    p.family = "gemm";
+    p.fields = {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}, {"dtype", dtype}};
+  }
   return p;
 }
 
@@ -106,8 +113,7 @@ struct Remeasured {
 
 // The config and cuBLAS timed with `settings` in one fresh session.
 Remeasured remeasure(Backend& b, const DeviceInfo& dev, const Problem& p, const Config& c, const MeasureSettings& settings) {
-  const KernelFamily gemm = b.family("gemm");
-  auto s = b.open(dev, gemm, p, 1);
+  auto s = b.open(dev, b.family(p.family), p, 1);
   auto k = s->prepare(c);
   s->validate(*k, Tolerance{});
   auto base = s->prepare_baseline();
@@ -134,11 +140,12 @@ int tune(const Args& a) {
               dev.property("mem_bandwidth_gbs"));
   nlohmann::json best = nlohmann::json::object();
   std::vector<std::pair<std::string, double>> figures;
+  const std::string tag = a.dtype == "f16" ? "" : a.dtype + "_";  // figure names of other dtypes
   for (const auto& shape : a.shapes) {
     const Problem p = problem_of(shape, a.dtype);
     // A compile cache of its own per shape: the cold pass compiles everything.
     auto backend = make_cuda_backend(CudaBackendOptions{a.cache / shape});
-    const KernelFamily gemm = backend->family("gemm");
+    const KernelFamily gemm = backend->family(p.family);
     TuneRequest req;
     req.family = gemm;
     req.problems = {p};
@@ -175,11 +182,11 @@ int tune(const Args& a) {
       std::printf("    #%zu %s  %.2f us\n", i + 1, top[i].config.key().c_str(), top[i].stats.median_ns / 1e3);
     std::printf("    tuning wall time: cold %.2f s (%.1f configs/s), warm %.2f s (%.1f configs/s)\n", walls[0],
                 static_cast<double>(trials) / walls[0], walls[1], static_cast<double>(trials) / walls[1]);
-    figures.emplace_back("ratio_warm_l2_" + shape, ratio);
-    figures.emplace_back("tune_cold_s_" + shape, walls[0]);
-    figures.emplace_back("tune_warm_s_" + shape, walls[1]);
-    figures.emplace_back("configs_per_s_warm_" + shape, static_cast<double>(trials) / walls[1]);
-    figures.emplace_back("space_valid_" + shape, static_cast<double>(r.space_valid));
+    figures.emplace_back(tag + "ratio_warm_l2_" + shape, ratio);
+    figures.emplace_back(tag + "tune_cold_s_" + shape, walls[0]);
+    figures.emplace_back(tag + "tune_warm_s_" + shape, walls[1]);
+    figures.emplace_back(tag + "configs_per_s_warm_" + shape, static_cast<double>(trials) / walls[1]);
+    figures.emplace_back(tag + "space_valid_" + shape, static_cast<double>(r.space_valid));
 
     // The same winner with cold caches: rotating input copies larger than L2 (amortized), and
     // one event pair per launch after an L2 flush.
@@ -193,8 +200,8 @@ int tune(const Args& a) {
     std::printf("    cold L2: rotating buffers %.2f us vs cuBLAS %.2f us (ratio %.3f); per-launch + flush %.2f us vs %.2f us (ratio %.3f)\n",
                 cold.kernel_ns / 1e3, cold.cublas_ns / 1e3, cold.cublas_ns / cold.kernel_ns, pl.kernel_ns / 1e3,
                 pl.cublas_ns / 1e3, pl.cublas_ns / pl.kernel_ns);
-    figures.emplace_back("ratio_rotating_" + shape, cold.cublas_ns / cold.kernel_ns);
-    figures.emplace_back("ratio_per_launch_" + shape, pl.cublas_ns / pl.kernel_ns);
+    figures.emplace_back(tag + "ratio_rotating_" + shape, cold.cublas_ns / cold.kernel_ns);
+    figures.emplace_back(tag + "ratio_per_launch_" + shape, pl.cublas_ns / pl.kernel_ns);
     best[shape] = {{"config", r.best->config.key()}, {"median_ns", r.best->stats.median_ns}, {"cublas_ns", r.baseline->median_ns}};
     std::fflush(stdout);
   }
@@ -207,8 +214,7 @@ int measure_once(const Args& a) {
   auto backend = make_cuda_backend(CudaBackendOptions{a.cache});
   const DeviceInfo dev = first_device(*backend);
   const Problem p = problem_of(a.shapes.at(0), a.dtype);
-  const KernelFamily gemm = backend->family("gemm");
-  auto s = backend->open(dev, gemm, p, 1);
+  auto s = backend->open(dev, backend->family(p.family), p, 1);
   auto k = s->prepare(Config::from_key(a.config));
   s->validate(*k, Tolerance{});
   const auto out = measure(bench_settings(), [&](const SampleRequest& q) { return s->sample(*k, q); }, std::nullopt);

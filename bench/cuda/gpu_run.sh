@@ -2,7 +2,7 @@
 # Builds the CUDA backend, its tests and benchmarks on the GPU machine and runs the stages named
 # on the command line (tests, tune, repeat), logging to $OUT. The machine has no Qt and no
 # muparser: muparser comes from the carried .deps/muparser.
-#   bench/cuda/gpu_run.sh tests tune repeat [-- extra tune arguments]
+#   bench/cuda/gpu_run.sh tests tune repeat qmatmul failures [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
 mkdir -p "$OUT"
@@ -25,6 +25,7 @@ for s in "${stages[@]}"; do
     tests) ctest --test-dir build-gpu -R '^cuda/' --timeout 240 --output-on-failure 2>&1 | tee "$OUT/tests.log" ;;
     tune) timeout 300 $bench tune --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" "${extra[@]}" 2>&1 | tee "$OUT/tune.log" ;;
     repeat) timeout 200 $bench repeat --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" 2>&1 | tee "$OUT/repeat.log" ;;
+    qmatmul) timeout 200 $bench tune --dtype w8a16 --shapes 16x4096x4096,16x14336x4096,128x4096x4096 --cache /tmp/ktune_bench_cache_q --best "$OUT/qmatmul_best.json" 2>&1 | tee "$OUT/qmatmul.log" ;;
     failures) timeout 120 build-gpu/tests/cuda/cuda_test_failures_gpu 2>&1 | tee "$OUT/failures.log" ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac

@@ -1,6 +1,7 @@
-// The built-in gemm family against cuBLAS on odd shapes (M = 1, 7, 1000; K and N not multiples
-// of any tile; K needing narrow vectors), f16 and bf16, across the configs its space allows,
-// every split-K depth included; both timing methods and the cuBLAS baseline produce times.
+// The built-in families against cuBLAS on odd shapes (M = 1, 7, 1000; K and N not multiples
+// of any tile; K needing narrow vectors): gemm in f16 and bf16, qmatmul (w8a16), across the
+// configs their spaces allow, every split-K depth included; both timing methods and the cuBLAS
+// baseline produce times.
 #include <map>
 #include <set>
 
@@ -12,16 +13,23 @@ using namespace ktune;
 
 int main() {
   auto gpu = ktune_test::gpu_or_skip("test_gemm_gpu");
-  const KernelFamily gemm = gpu.backend->family("gemm");
+  const KernelFamily gemm = gpu.backend->family("gemm"), qmatmul = gpu.backend->family("qmatmul");
   Tolerance tol;  // 1e-2 relative and absolute against cuBLAS's f32 output
   int validated = 0;
-  for (const std::string dtype : {"f16", "bf16"}) {
-    for (auto [m, n, k] : {std::tuple{1, 520, 1000}, {7, 1032, 1000}, {1000, 1288, 1000}, {16, 4096, 4096}, {7, 520, 1002}, {130, 264, 2040}}) {
-      const Problem p = ktune_test::make_problem(
-          gemm, {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}, {"dtype", dtype}});
+  std::vector<Problem> problems;
+  for (const std::string dtype : {"f16", "bf16"})
+    for (auto [m, n, k] : {std::tuple{1, 520, 1000}, {7, 1032, 1000}, {1000, 1288, 1000}, {16, 4096, 4096}, {7, 520, 1002}, {130, 264, 2040}})
+      problems.push_back(ktune_test::make_problem(
+          gemm, {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}, {"dtype", dtype}}));
+  for (auto [b, o, i] : {std::tuple{1, 520, 1008}, {7, 1032, 1008}, {1000, 1288, 1008}, {16, 4096, 4096}})
+    problems.push_back(ktune_test::make_problem(qmatmul, {{"batch", std::to_string(b)}, {"out", std::to_string(o)},
+                                                          {"in", std::to_string(i)}, {"x_dtype", "f16"}, {"w_dtype", "i8"}}));
+  {
+    for (const Problem& p : problems) {
+      const KernelFamily& family = p.family == "gemm" ? gemm : qmatmul;
       Variables ctx = gpu.device.variables();
-      for (const auto& [name, v] : gemm.variables(p)) ctx[name] = v;
-      const auto valid = gemm.default_space.enumerate(ctx);
+      for (const auto& [name, v] : family.variables(p)) ctx[name] = v;
+      const auto valid = family.default_space.enumerate(ctx);
       CHECK_MSG(!valid.empty(), p.key());
       // Every combination of split-K depth and block shape once.
       std::vector<Config> chosen;
@@ -31,7 +39,7 @@ int main() {
                                 std::to_string(valid[i].get("BN"));
         if (covered.insert(tag).second) chosen.push_back(valid[i]);
       }
-      auto session = gpu.backend->open(gpu.device, gemm, p, 1234);
+      auto session = gpu.backend->open(gpu.device, family, p, 1234);
       for (const auto& c : chosen) {
         try {
           auto kernel = session->prepare(c);
@@ -42,7 +50,7 @@ int main() {
           CHECK_MSG(false, p.key() + " " + c.key() + ": " + to_string(e.status()) + ": " + e.what());
         }
       }
-      std::printf("%s: %zu of %zu configs validated against cuBLAS\n", p.key().c_str(), chosen.size(), valid.size());
+      std::printf("%s %s: %zu of %zu configs validated against cuBLAS\n", p.family.c_str(), p.key().c_str(), chosen.size(), valid.size());
       // Timing: both methods, and the baseline, give positive times.
       auto kernel = session->prepare(chosen.front());
       auto base = session->prepare_baseline();

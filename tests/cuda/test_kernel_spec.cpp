@@ -107,6 +107,28 @@ void test_builtin_gemm_spec() {
   CHECK_THROWS(InputError, s.substitute("${nope}", p, c), "nope");
 }
 
+// qmatmul is the gemm source built for int8 weights; tensor parallelism shards its out or in.
+void test_builtin_qmatmul_spec() {
+  const KernelSpec s = KernelSpec::load(kGemmSpec.parent_path() / "qmatmul.json");
+  CHECK(s.family().tp_out_field == "out" && s.family().tp_in_field == "in");
+  Problem p;
+  p.family = "qmatmul";
+  p.fields = {{"batch", "16"}, {"out", "4096"}, {"in", "4096"}, {"x_dtype", "f16"}, {"w_dtype", "i8"}};
+  const Config c = s.family().default_config;
+  const auto opts = s.compile_options(p, c);
+  CHECK(std::find(opts.begin(), opts.end(), "-DW8=1") != opts.end());
+  CHECK(s.arg_type(*s.argument("W"), p, c) == ElemType::I8);
+  CHECK(s.reference().fields.at("b_layout") == "nk");
+  Variables ctx = h100();
+  for (const auto& [k, x] : s.family().variables(p)) ctx[k] = x;
+  const auto valid = s.family().default_space.enumerate(ctx);
+  std::printf("qmatmul space for batch=16 out=4096 in=4096 on an H100: %zu valid configs\n", valid.size());
+  CHECK(valid.size() >= 24 && valid.size() <= 200);
+  const cuda::Compiler compiler("sm_90", {});
+  for (std::size_t i = 0; i < valid.size(); i += std::max<std::size_t>(1, valid.size() / 4))
+    CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(p, valid[i]), {"gemm"}).cubin.size() > 1000);
+}
+
 void test_spec_errors_name_the_culprit() {
   CHECK(parse_error([](nlohmann::json&) {}).empty());
   CHECK(parse_error([](nlohmann::json& j) { j.erase("name"); }).find("\"name\"") != std::string::npos);
@@ -247,6 +269,7 @@ void test_backend_without_device() {
 
 int main() {
   test_builtin_gemm_spec();
+  test_builtin_qmatmul_spec();
   test_spec_errors_name_the_culprit();
   test_pruning_with_h100_properties();
   test_cache_keys();

@@ -7,9 +7,14 @@
 //   SWIZZLE      tile rows per rasterization group (L2 reuse of B across neighbouring blocks)
 //   VEC          elements per cp.async (8: 16 bytes; 4 and 2 serve K or N not a multiple of 8)
 //   KT_BF16      1 for bf16 storage
+//   W8           1 for w8a16 (the qmatmul family): B is int8 weights stored N x K (out x in), with
+//                one f16 scale per output column applied to the f32 sum; A and C stay f16
 // Compiled by NVRTC: no headers, so half/bf16 values are raw 16-bit words and conversions are PTX.
 #ifndef KT_BF16
 #define KT_BF16 0
+#endif
+#ifndef W8
+#define W8 0
 #endif
 
 typedef unsigned short u16;
@@ -24,7 +29,13 @@ typedef unsigned int u32;
 #define AS_STRIDE (BK + PAD)
 #define BS_STRIDE (BN + PAD)
 #define A_STAGE (BM * AS_STRIDE)
+#if W8
+#define BS8_STRIDE (BK + 16)                // bytes per weight row (N x K int8), padded like A
+#define B_STAGE (BN * BS8_STRIDE / 2)       // in 16-bit units, so stages index like A's
+static_assert(!KT_BF16, "w8a16 takes f16 activations");
+#else
 #define B_STAGE (BK * BS_STRIDE)
+#endif
 
 static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide block tile");
 static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "mma tiles are 16x8x16; B fragments go in pairs");
@@ -96,6 +107,20 @@ __device__ __forceinline__ void load_tile(u16* As, u16* Bs, const u16* A, const 
     const bool ok = gm < M && gk < K;
     cp_async(smem_addr(As + r * AS_STRIDE + col), ok ? A + (long long)gm * K + gk : A, ok);
   }
+#if W8
+  // 16 weights per copy: K must be a multiple of 16 (the spec's constraint).
+  const unsigned char* W = (const unsigned char*)B;
+  unsigned char* Ws = (unsigned char*)Bs;
+  constexpr int W_CHUNKS = BN * BK / 16, W_PER_ROW = BK / 16;
+#pragma unroll
+  for (int c = tid; c < W_CHUNKS; c += THREADS) {
+    const int r = c / W_PER_ROW, col = (c % W_PER_ROW) * 16;
+    const int gn = n0 + r, gk = k0 + col;
+    const bool ok = gn < N && gk < K;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(Ws + r * BS8_STRIDE + col)),
+                 "l"(ok ? W + (long long)gn * K + gk : W), "r"(ok ? 16 : 0));
+  }
+#else
   constexpr int B_CHUNKS = BK * BN / VEC, B_PER_ROW = BN / VEC;
 #pragma unroll
   for (int c = tid; c < B_CHUNKS; c += THREADS) {
@@ -104,11 +129,36 @@ __device__ __forceinline__ void load_tile(u16* As, u16* Bs, const u16* A, const 
     const bool ok = gk < K && gn < N;
     cp_async(smem_addr(Bs + r * BS_STRIDE + col), ok ? B + (long long)gk * N + gn : B, ok);
   }
+#endif
 }
+
+#if W8
+// Two int8 (low bytes of `two`) to f16x2, exactly: 0x6400|u is the half 1024+u, so with
+// u = s+128, subtracting 1152 leaves s.
+__device__ __forceinline__ u32 i8x2_to_f16x2(u32 two) {
+  const u32 u = two ^ 0x8080u;
+  const u32 h = (u & 0xffu) | ((u & 0xff00u) << 8) | 0x64006400u;
+  u32 r;
+  asm("sub.f16x2 %0, %1, %2;\n" : "=r"(r) : "r"(h), "r"(0x64806480u));
+  return r;
+}
+__device__ __forceinline__ float column_scale(const u16* scales, int n) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;\n" : "=f"(f) : "h"(scales[n]));
+  return f;
+}
+#define SCALE(n) column_scale(scales, n)
+#else
+#define SCALE(n) 1.f
+#endif
 
 extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
     gemm(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, float* __restrict__ ws,
-         int* __restrict__ locks, int M, int N, int K) {
+         int* __restrict__ locks, int M, int N, int K
+#if W8
+         , const u16* __restrict__ scales
+#endif
+    ) {
   extern __shared__ __align__(16) u16 smem[];
   u16* As = smem;
   u16* Bs = smem + STAGES * A_STAGE;
@@ -167,6 +217,16 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
         const int c = kk + (lane >> 4) * 8;
         ldmatrix_x4(af[i], smem_addr(as + r * AS_STRIDE + c));
       }
+#if W8
+      // Weights are N x K in shared memory: the "col" B fragment is two adjacent bytes.
+      const unsigned char* ws8 = (const unsigned char*)bs;
+#pragma unroll
+      for (int j = 0; j < NI; ++j) {
+        const unsigned char* p = ws8 + (warp_n * WN + j * 8 + (lane >> 2)) * BS8_STRIDE + kk + (lane & 3) * 2;
+        bf[j][0] = i8x2_to_f16x2(*(const unsigned short*)p);
+        bf[j][1] = i8x2_to_f16x2(*(const unsigned short*)(p + 8));
+      }
+#else
 #pragma unroll
       for (int j = 0; j < NI; j += 2) {
         const int q = lane >> 3;
@@ -179,6 +239,7 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
         bf[j + 1][0] = t4[2];
         bf[j + 1][1] = t4[3];
       }
+#endif
 #pragma unroll
       for (int i = 0; i < MI; ++i)
 #pragma unroll
@@ -227,6 +288,12 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
         z += cc;
         w += d;
       }
+#if W8
+      x *= SCALE(n);
+      if (n + 1 < N) y *= SCALE(n + 1);
+      if (n + 2 < N) z *= SCALE(n + 2);
+      if (n + 3 < N) w *= SCALE(n + 3);
+#endif
       u16* out = C + (long long)m * N + n;
       if (n + 3 < N && (N & 3) == 0) {
         *(uint2*)out = make_uint2(pack2(x, y), pack2(z, w));
@@ -282,7 +349,7 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
           x += p.x;
           y += p.y;
         }
-        *(u32*)(C + (long long)m * N + n) = pack2(x, y);
+        *(u32*)(C + (long long)m * N + n) = pack2(x * SCALE(n), y * SCALE(n + 1));
       }
 #else
 #pragma unroll
@@ -293,7 +360,7 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
       for (int h = 0; h < 2; ++h) {
         const int m = m0 + warp_m * WM + i * 16 + row_in + h * 8;
         const int n = n0 + warp_n * WN + j * 8 + col_in;
-        if (m < M && n < N) *(u32*)(C + (long long)m * N + n) = pack2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        if (m < M && n < N) *(u32*)(C + (long long)m * N + n) = pack2(acc[i][j][2 * h] * SCALE(n), acc[i][j][2 * h + 1] * SCALE(n + 1));
       }
 #endif
 }

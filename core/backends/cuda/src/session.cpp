@@ -51,7 +51,9 @@ DeviceContext::DeviceContext(const Driver& driver, int index) : d(driver) {
   check(d.cuCtxCreate(&ctx, nullptr, 0, device), "cuCtxCreate");
 }
 
-DeviceContext::~DeviceContext() { d.cuCtxDestroy(ctx); }
+DeviceContext::~DeviceContext() {
+  if (ctx) d.cuCtxDestroy(ctx);
+}
 
 void DeviceContext::make_current() const { check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); }
 
@@ -573,8 +575,8 @@ double Session::sample(PreparedKernel& kernel, const SampleRequest& req) {
     zero_workspaces();
     if (req.method == Method::Amortized) {
       // Buffers may have moved (workspace growth, a reset) since the graph was captured.
-      const int generation = epoch_;
-      if (!k.graph || k.graph_launches != launches || k.graph_copies != copies || k.graph_generation != generation) {
+      if (!k.graph || k.graph_launches != launches || k.graph_copies != copies || k.graph_epoch != epoch_ ||
+          k.graph_generation != dev_->generation) {
         k.drop_graph();
         check(d().cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
         CUgraph g = nullptr;
@@ -591,7 +593,8 @@ double Session::sample(PreparedKernel& kernel, const SampleRequest& req) {
         check(r, "cuGraphInstantiate");
         k.graph_launches = launches;
         k.graph_copies = copies;
-        k.graph_generation = generation;
+        k.graph_epoch = epoch_;
+        k.graph_generation = dev_->generation;
       }
       check(d().cuEventRecord(ev_start_, stream_), "cuEventRecord");
       check(d().cuGraphLaunch(k.graph, stream_), "cuGraphLaunch");

@@ -64,7 +64,9 @@ class Launchable : public PreparedKernel {
   // The amortized method's captured graph, reused while the request stays the same.
   std::shared_ptr<DeviceContext> dev;
   CUgraphExec graph = nullptr;
-  int graph_launches = 0, graph_copies = 0, graph_generation = -1;
+  int graph_launches = 0, graph_copies = 0;
+  int graph_epoch = -1;       // session buffers it was captured with
+  int graph_generation = -1;  // context it lives in
   void drop_graph();
 };
 
