@@ -26,6 +26,13 @@ for s in "${stages[@]}"; do
     tune) timeout 300 $bench tune --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" "${extra[@]}" 2>&1 | tee "$OUT/tune.log" ;;
     repeat) timeout 200 $bench repeat --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" 2>&1 | tee "$OUT/repeat.log" ;;
     qmatmul) timeout 200 $bench tune --dtype w8a16 --shapes 16x4096x4096,16x14336x4096,128x4096x4096 --cache /tmp/ktune_bench_cache_q --best "$OUT/qmatmul_best.json" 2>&1 | tee "$OUT/qmatmul.log" ;;
+    cli)  # the ktune CLI on this backend: a user spec, a built-in family with tensor parallelism
+      cmake --build build-gpu --target ktune >"$OUT/build_cli.log" 2>&1 || { tail -20 "$OUT/build_cli.log"; exit 1; }
+      { build-gpu/app/cli/ktune devices &&
+        timeout 120 build-gpu/app/cli/ktune tune --backend cuda --kernel-spec resources/kernels/cuda/examples/axpy.json \
+          --shape "n=16777216" --no-save &&
+        timeout 120 build-gpu/app/cli/ktune tune --backend cuda qmatmul --shape "batch=16 out=28672 in=4096" \
+          --tp-size 2 --tp-split-dim out --no-save; } 2>&1 | tee "$OUT/cli.log" ;;
     failures) timeout 120 build-gpu/tests/cuda/cuda_test_failures_gpu 2>&1 | tee "$OUT/failures.log" ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac

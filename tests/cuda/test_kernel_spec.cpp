@@ -129,6 +129,20 @@ void test_builtin_qmatmul_spec() {
     CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(p, valid[i]), {"gemm"}).cubin.size() > 1000);
 }
 
+// The example user spec: the config reference and scalar arguments of several types parse.
+void test_example_user_spec() {
+  const KernelSpec s = KernelSpec::load(kGemmSpec.parent_path() / "examples/axpy.json");
+  CHECK(s.family().name == "axpy" && s.reference().kind == "config");
+  CHECK(s.argument("a") && !s.argument("a")->is_buffer && s.argument("n")->dtype == "i64");
+  Problem p;
+  p.family = "axpy";
+  p.fields = {{"n", "1000"}};
+  Config c = s.family().default_config;
+  c.set("ITEMS", 4);
+  CHECK(s.geometry(s.launches()[0], p, c, h100()).grid[0] == 1);  // ceil(1000 / 1024)
+  CHECK(s.family().default_space.enumerate(h100()).size() == 20);
+}
+
 void test_spec_errors_name_the_culprit() {
   CHECK(parse_error([](nlohmann::json&) {}).empty());
   CHECK(parse_error([](nlohmann::json& j) { j.erase("name"); }).find("\"name\"") != std::string::npos);
@@ -270,6 +284,7 @@ void test_backend_without_device() {
 int main() {
   test_builtin_gemm_spec();
   test_builtin_qmatmul_spec();
+  test_example_user_spec();
   test_spec_errors_name_the_culprit();
   test_pruning_with_h100_properties();
   test_cache_keys();
