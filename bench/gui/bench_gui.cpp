@@ -18,6 +18,7 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 
 #include "ktune/backends.h"
 #include "ktune/widgets/landscape_page.h"
@@ -37,14 +38,6 @@ namespace {
 
 double ms(const QElapsedTimer& t) { return static_cast<double>(t.nsecsElapsed()) / 1e6; }
 
-struct Summary {
-  double median, max;
-};
-Summary summarize_ms(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.back()};
-}
-
 // Runs the event loop (without spinning a core) until `flag` is set or the time is up.
 bool waitFor(const bool& flag, int timeoutMs) {
   QEventLoop loop;
@@ -58,6 +51,44 @@ bool waitFor(const bool& flag, int timeoutMs) {
   return flag;
 }
 
+// CPU time of the calling thread: what the UI thread itself spent, preemption excluded.
+double threadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// Longest gap between ticks of a 5 ms timer over `seconds`, the event loop otherwise idle
+// (apart from what is running already): the machine's own scheduling noise.
+double probeStall(double seconds, std::vector<double>* gaps) {
+  QTimer probe;
+  probe.setTimerType(Qt::PreciseTimer);
+  probe.setInterval(5);
+  QElapsedTimer sinceTick;
+  double worst = 0;
+  QObject::connect(&probe, &QTimer::timeout, [&] {
+    const double gap = ms(sinceTick);
+    sinceTick.restart();
+    gaps->push_back(gap);
+    worst = std::max(worst, gap);
+  });
+  sinceTick.start();
+  probe.start();
+  bool done = false;
+  QTimer::singleShot(static_cast<int>(seconds * 1000), [&] { done = true; });
+  waitFor(done, static_cast<int>(seconds * 1000) + 1000);
+  return worst;
+}
+
+struct Summary {
+  double median, max;
+};
+Summary summarize_ms(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.back()};
+}
+
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,7 +98,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption trialsOpt(QStringLiteral("trials"), QStringLiteral("Synthetic trials."), QStringLiteral("N"), QStringLiteral("100000"));
   const QCommandLineOption liveOpt(QStringLiteral("live-seconds"), QStringLiteral("Length of the live CPU run."), QStringLiteral("S"), QStringLiteral("15"));
   const QCommandLineOption shapeOpt(QStringLiteral("shape"), QStringLiteral("Shapes of the live gemm run."), QStringLiteral("SPEC"),
-                                    QStringLiteral("M=1,2,4,8,16,32,64 N=128 K=128"));
+                                    QStringLiteral("M=1,2,4,8,16,32,64 N=128,256 K=128,256"));
   parser.addOptions({trialsOpt, liveOpt, shapeOpt});
   parser.addHelpOption();
   parser.process(app);
@@ -180,7 +211,16 @@ int main(int argc, char** argv) {
   runPage.resize(1200, 800);
   runPage.show();
   RunController controller;
-  QObject::connect(&controller, &RunController::trialsAvailable, document.trials(), &TrialsModel::appendTrials);
+  // The append (model, proxy, table, run page) is timed, to tell its share of any stall.
+  double worstAppend = 0;
+  qsizetype worstBatch = 0, biggestBatch = 0;
+  QObject::connect(&controller, &RunController::trialsAvailable, document.trials(), [&](const QList<Trial>& batch) {
+    const double start = threadCpuMs();
+    document.trials()->appendTrials(batch);
+    const double took = threadCpuMs() - start;
+    biggestBatch = std::max(biggestBatch, batch.size());
+    if (took > worstAppend) worstAppend = took, worstBatch = batch.size();
+  });
   QObject::connect(&controller, &RunController::progress, &runPage, &RunPage::onProgress);
   bool finished = false;
   QString failure;
@@ -189,6 +229,12 @@ int main(int argc, char** argv) {
     failure = message;
     finished = true;
   });
+
+  std::vector<double> idleGaps;
+  const double idleWorst = probeStall(3, &idleGaps);
+  std::sort(idleGaps.begin(), idleGaps.end());
+  std::printf("stall baseline (no run, same pages shown, 3 s): longest gap %.1f ms (p99 %.1f ms)\n", idleWorst,
+              idleGaps[idleGaps.size() * 99 / 100]);
 
   QTimer probe;
   probe.setTimerType(Qt::PreciseTimer);
@@ -204,12 +250,14 @@ int main(int argc, char** argv) {
   });
   QElapsedTimer wall;
   wall.start();
+  const double cpuBefore = threadCpuMs();
   controller.start(cpu, device, request);
   sinceTick.start();
   probe.start();
   QTimer::singleShot(static_cast<int>(liveSeconds * 1000), &controller, &RunController::stop);
   waitFor(finished, 3600 * 1000);
   probe.stop();
+  const double uiCpu = threadCpuMs() - cpuBefore;
   if (!failure.isEmpty()) {
     std::fprintf(stderr, "live run failed: %s\n", qPrintable(failure));
     return 1;
@@ -219,6 +267,9 @@ int main(int argc, char** argv) {
   std::printf("live CPU run (%s, %s): %d trials in %.1f s (%.0f trials/s), %d UI updates (%.1f per s)\n",
               device.name.c_str(), qPrintable(parser.value(shapeOpt)), document.trials()->rowCount(), secs,
               document.trials()->rowCount() / secs, controller.updatesDelivered(), controller.updatesDelivered() / secs);
+  std::printf("UI thread CPU during the run: %.0f ms of %.0f ms wall (%.0f %%)\n", uiCpu, secs * 1e3, 100 * uiCpu / (secs * 1e3));
+  std::printf("append (model, proxy, table, run page): slowest batch %.1f ms UI-thread CPU (%lld trials), biggest batch %lld trials\n", worstAppend,
+              static_cast<long long>(worstBatch), static_cast<long long>(biggestBatch));
   std::printf("stall: longest UI-thread gap of a 5 ms timer %.1f ms (p99 %.1f ms, median %.1f ms, %zu ticks)\n", worst,
               gaps[gaps.size() * 99 / 100], gaps[gaps.size() / 2], gaps.size());
   return 0;

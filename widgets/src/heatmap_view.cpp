@@ -33,7 +33,10 @@ HeatmapView::HeatmapView(TrialsModel* model, QWidget* parent) : QWidget(parent),
 
 void HeatmapView::markDirty() {
   dirty_ = true;
-  if (isVisible() && !rebuildTimer_.isActive()) rebuildTimer_.start(0);
+  // Same pace as the scatter charts while trials stream in.
+  if (!isVisible() || rebuildTimer_.isActive()) return;
+  const qint64 since = sinceRebuild_.isValid() ? sinceRebuild_.elapsed() : TrialChartView::kMinRebuildMs;
+  rebuildTimer_.start(static_cast<int>(std::max<qint64>(0, TrialChartView::kMinRebuildMs - since)));
 }
 
 void HeatmapView::showEvent(QShowEvent* event) {
@@ -69,6 +72,7 @@ void HeatmapView::exportTo(const QString& file) {
 
 void HeatmapView::rebuild() {
   dirty_ = false;
+  sinceRebuild_.start();
   xs_.clear();
   ys_.clear();
   cells_.clear();

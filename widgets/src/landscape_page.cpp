@@ -146,8 +146,11 @@ QStringList LandscapePage::rankedParameters() const {
   for (qsizetype i = 0; i < params.size(); ++i) {
     const std::string name = sstr(params[i]);
     std::set<ParamValue> values;
-    for (const Trial& t : model_->trials())
-      if (t.config.has(name)) values.insert(t.config.get(name));
+    const auto& trials = model_->trials();
+    // A strided sample is enough to tell a varying parameter from a fixed one.
+    const std::size_t stride = std::max<std::size_t>(1, trials.size() / 20000);
+    for (std::size_t r = 0; r < trials.size(); r += stride)
+      if (trials[r].config.has(name)) values.insert(trials[r].config.get(name));
     ranked.emplace_back(-static_cast<int>(values.size()), static_cast<int>(i));
   }
   std::stable_sort(ranked.begin(), ranked.end());
@@ -167,16 +170,20 @@ void LandscapePage::refreshChoices() {
   }
   const bool informed = model_->rowCount() > 0;
   const QStringList params = model_->parameters();
-  const QStringList ranked = informed ? rankedParameters() : params;
+  QStringList ranked;  // computed only when a default has to be picked
+  const auto rank = [&](int i) {
+    if (ranked.isEmpty()) ranked = informed ? rankedParameters() : params;
+    return ranked.value(i);
+  };
   // Until trials arrive the choices are provisional; the first trials pick the defaults, after
   // which the user's (or the saved) choice stays while it exists.
-  const auto choose = [&](QComboBox* combo, const QString& preferred, int rank) {
+  const auto choose = [&](QComboBox* combo, const QString& preferred, int position) {
     const QString current = combo->currentText();
     QSignalBlocker block(combo);
     combo->clear();
     combo->addItems(params);
     QString pick = current;
-    if (!params.contains(pick) || (informed && !choicesInformed_)) pick = params.contains(preferred) ? preferred : ranked.value(rank);
+    if (!params.contains(pick) || (informed && !choicesInformed_)) pick = params.contains(preferred) ? preferred : rank(position);
     combo->setCurrentIndex(std::max<int>(0, static_cast<int>(params.indexOf(pick))));
     return combo->currentText() != current;
   };

@@ -131,11 +131,10 @@ void RunPage::countRows(int first, int last) {
   for (int row = first; row <= last; ++row) {
     const Trial& t = model_->trial(row);
     ++counts_[t.status];
-    const QString key = qstr(t.problem_key);
-    ++trialsPerShape_[key];
+    ++trialsPerShape_[t.problem_key];
     if (t.status != TrialStatus::Ok) continue;
-    auto it = best_.find(key);
-    if (it == best_.end() || t.stats.median_ns < it->median_ns) best_[key] = Best{t.stats.median_ns, row, 0};
+    auto it = best_.find(t.problem_key);
+    if (it == best_.end() || t.stats.median_ns < it->second.median_ns) best_[t.problem_key] = Best{t.stats.median_ns, row};
   }
 }
 
@@ -170,19 +169,20 @@ void RunPage::refreshTables() {
   }
   bestTable_->setRowCount(static_cast<int>(trialsPerShape_.size()));
   int row = 0;
-  for (auto it = trialsPerShape_.cbegin(); it != trialsPerShape_.cend(); ++it, ++row) {
-    bestTable_->setItem(row, 0, new QTableWidgetItem(it.key()));
-    const auto best = best_.constFind(it.key());
-    if (best == best_.cend()) {
+  for (const auto& [key, trials] : trialsPerShape_) {
+    bestTable_->setItem(row, 0, new QTableWidgetItem(qstr(key)));
+    const auto best = best_.find(key);
+    if (best == best_.end()) {
       bestTable_->setItem(row, 1, new QTableWidgetItem(tr("(no config passed yet)")));
       for (int c = 2; c < 4; ++c) bestTable_->setItem(row, c, new QTableWidgetItem);
     } else {
-      const Trial& t = model_->trial(best->row);
+      const Trial& t = model_->trial(best->second.row);
       bestTable_->setItem(row, 1, new QTableWidgetItem(qstr(t.config.key())));
       bestTable_->setItem(row, 2, new QTableWidgetItem(formatNs(t.stats.median_ns)));
       bestTable_->setItem(row, 3, new QTableWidgetItem(t.tflops > 0 ? QString::number(t.tflops, 'f', 3) : QString()));
     }
-    bestTable_->setItem(row, 4, new QTableWidgetItem(QString::number(it.value())));
+    bestTable_->setItem(row, 4, new QTableWidgetItem(QString::number(trials)));
+    ++row;
   }
 }
 

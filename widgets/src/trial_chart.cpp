@@ -85,8 +85,8 @@ TrialChartView::TrialChartView(TrialsModel* model, QWidget* parent)
     decimate();
     updateHighlight();
   });
-  for (auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved})
-    connect(model_, signal, this, &TrialChartView::markDirty);
+  connect(model_, &QAbstractItemModel::rowsInserted, this, [this] { markDirty(/*full=*/false); });
+  connect(model_, &QAbstractItemModel::rowsRemoved, this, [this] { markDirty(); });
   connect(model_, &QAbstractItemModel::modelReset, this, [this] {
     zoomed_ = false;
     markDirty();
@@ -117,10 +117,14 @@ void TrialChartView::applyLegend() {
   chart()->legend()->markers(highlight_).first()->setVisible(false);
 }
 
-void TrialChartView::markDirty() {
+void TrialChartView::markDirty(bool full) {
   dirty_ = true;
-  // Hidden charts catch up when shown; the model already batches at the UI rate.
-  if (isVisible() && !rebuildTimer_.isActive()) rebuildTimer_.start(0);
+  fullRebuild_ = fullRebuild_ || full;
+  // Hidden charts catch up when shown. Visible ones redraw at most every kMinRebuildMs while
+  // trials stream in: a rebuild walks every trial, and the table needs the UI thread too.
+  if (!isVisible() || rebuildTimer_.isActive()) return;
+  const qint64 since = sinceRebuild_.isValid() ? sinceRebuild_.elapsed() : kMinRebuildMs;
+  rebuildTimer_.start(static_cast<int>(std::max<qint64>(0, kMinRebuildMs - since)));
 }
 
 void TrialChartView::showEvent(QShowEvent* event) {
@@ -135,6 +139,7 @@ void TrialChartView::resizeEvent(QResizeEvent* event) {
 
 void TrialChartView::refresh() {
   rebuildTimer_.stop();
+  fullRebuild_ = true;
   rebuild();
 }
 
@@ -172,7 +177,7 @@ void TrialChartView::setLogScale(bool on) {
   chart()->addAxis(yAxis_, Qt::AlignLeft);
   for (QXYSeries* s : all) s->attachAxis(yAxis_);
   zoomed_ = false;
-  dirty_ = true;
+  fullRebuild_ = true;
   rebuild();
 }
 
@@ -223,26 +228,56 @@ void TrialChartView::syncGroups() {
   }
 }
 
-void TrialChartView::rebuild() {
-  dirty_ = false;
-  syncGroups();
-  xAxis_->setTitleText(xTitle());
-  yAxis_->setTitleText(yTitle());
-  points_.clear();
-  pointById_.clear();
+void TrialChartView::collect(std::size_t fromRow, std::vector<Point>* out) const {
   const std::vector<Trial>& trials = model_->trials();
-  points_.reserve(trials.size());
   const std::string shape = sstr(shape_);
-  for (std::size_t row = 0; row < trials.size(); ++row) {
+  for (std::size_t row = fromRow; row < trials.size(); ++row) {
     const Trial& t = trials[row];
     if (!shape.empty() && t.problem_key != shape) continue;
     double x, y;
     int group;
     if (!pointFor(t, &x, &y, &group) || !std::isfinite(x) || !std::isfinite(y)) continue;
     if (log_ && y <= 0) continue;
-    pointById_.insert(t.id, static_cast<int>(points_.size()));
-    points_.push_back(Point{x, y, group, static_cast<int>(row)});
+    out->push_back(Point{x, y, group, static_cast<int>(row)});
   }
+}
+
+void TrialChartView::rebuild() {
+  dirty_ = false;
+  sinceRebuild_.start();
+  const std::size_t rows = model_->trials().size();
+  // Appended trials only: place the new points into the cells already drawn, unless they fall
+  // outside the fitted view or bring a new group, which need the full pass.
+  if (!fullRebuild_ && rows >= builtRows_ && groups().size() == static_cast<std::size_t>(groupSeries_.size())) {
+    std::vector<Point> fresh;
+    collect(builtRows_, &fresh);
+    const bool inView = std::all_of(fresh.begin(), fresh.end(), [&](const Point& p) {
+      return p.x >= ranges_[0] && p.x <= ranges_[1] && p.y >= ranges_[2] && p.y <= ranges_[3];
+    });
+    if (zoomed_ || inView) {
+      builtRows_ = rows;
+      const std::size_t first = points_.size();
+      for (const Point& p : fresh) {
+        pointById_.insert(model_->trial(p.row).id, static_cast<int>(points_.size()));
+        points_.push_back(p);
+      }
+      placeMarkers(first, /*replace=*/false);
+      rebuildExtras(points_);
+      applyLegend();
+      updateHighlight();
+      return;
+    }
+  }
+  fullRebuild_ = false;
+  builtRows_ = rows;
+  syncGroups();
+  xAxis_->setTitleText(xTitle());
+  yAxis_->setTitleText(yTitle());
+  points_.clear();
+  pointById_.clear();
+  points_.reserve(rows);
+  collect(0, &points_);
+  for (std::size_t i = 0; i < points_.size(); ++i) pointById_.insert(model_->trial(points_[i].row).id, static_cast<int>(i));
   if (!zoomed_) fitAxes();
   decimate();
   rebuildExtras(points_);
@@ -264,7 +299,8 @@ void TrialChartView::fitAxes() {
   }
   const double xpad = x1 > x0 ? (x1 - x0) * 0.03 : std::max(1.0, std::abs(x0) * 0.1);
   settingRange_ = true;
-  xAxis_->setRange(x0 - xpad, x1 + xpad);
+  // Room on the right: a live run's next trials land there without refitting every batch.
+  xAxis_->setRange(x0 - xpad, x1 + std::max(xpad, (x1 - x0) * kHeadroom));
   xAxis_->applyNiceNumbers();
   if (log_) {
     yAxis_->setRange(y0 / 1.3, y1 * 1.3);
@@ -344,32 +380,46 @@ QPointF TrialChartView::toPixels(double x, double y, const QRectF& plot) const {
           plot.bottom() - (yv - ymin) / (ymax - ymin) * plot.height()};
 }
 
-void TrialChartView::decimate() {
+void TrialChartView::decimate() { placeMarkers(0, /*replace=*/true); }
+
+void TrialChartView::placeMarkers(std::size_t first, bool replace) {
   restoreRanges();
   QRectF plot = chart()->plotArea();
   if (plot.width() < 10 || plot.height() < 10) plot = QRectF(0, 0, 800, 500);  // not laid out yet
   const int cols = static_cast<int>(plot.width()) / kCellPixels + 1;
   const int rows = static_cast<int>(plot.height()) / kCellPixels + 1;
   const int groupCount = static_cast<int>(groupSeries_.size());
-  std::vector<bool> taken(static_cast<std::size_t>(cols) * rows * std::max(groupCount, 1), false);
+  const std::size_t cells = static_cast<std::size_t>(cols) * rows * std::max(groupCount, 1);
+  if (replace || plot != cellPlot_ || taken_.size() != cells) {
+    // A new view: every point competes for the cells again.
+    replace = true;
+    first = 0;
+    taken_.assign(cells, false);
+    drawn_.clear();
+    cellPlot_ = plot;
+  }
   std::vector<QList<QPointF>> lists(static_cast<std::size_t>(groupCount));
-  drawn_.clear();
-  for (const Point& p : points_) {
+  for (std::size_t i = first; i < points_.size(); ++i) {
+    const Point& p = points_[i];
     if (p.group < 0 || p.group >= groupCount) continue;
     const QPointF px = toPixels(p.x, p.y, plot);
     const int cx = static_cast<int>(std::floor((px.x() - plot.left()) / kCellPixels));
     const int cy = static_cast<int>(std::floor((px.y() - plot.top()) / kCellPixels));
     if (cx < 0 || cy < 0 || cx >= cols || cy >= rows) continue;  // outside the zoomed view
     const std::size_t cell = (static_cast<std::size_t>(p.group) * rows + cy) * cols + cx;
-    if (taken[cell]) continue;
-    taken[cell] = true;
+    if (taken_[cell]) continue;
+    taken_[cell] = true;
     lists[static_cast<std::size_t>(p.group)].append(QPointF(p.x, p.y));
     drawn_.push_back(Marker{px, p.row});
   }
   for (int g = 0; g < groupCount; ++g) {
-    groupSeries_[g]->replace(lists[static_cast<std::size_t>(g)]);
+    const QList<QPointF>& list = lists[static_cast<std::size_t>(g)];
+    if (replace)
+      groupSeries_[g]->replace(list);
+    else if (!list.isEmpty())
+      groupSeries_[g]->append(list);  // one call for the whole batch
     const auto markers = chart()->legend()->markers(groupSeries_[g]);
-    if (!markers.isEmpty()) markers.first()->setVisible(!lists[static_cast<std::size_t>(g)].isEmpty());
+    if (!markers.isEmpty()) markers.first()->setVisible(groupSeries_[g]->count() > 0);
   }
   restoreRanges();
 }

@@ -2,6 +2,8 @@
 
 #include "ktune/widgets/qt_types.h"
 
+#include <set>
+
 namespace ktune::gui {
 
 TrialsModel::TrialsModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -66,6 +68,38 @@ QVariant TrialsModel::sortValue(int row, int column) const {
   return {};
 }
 
+int TrialsModel::compare(int rowA, int rowB, int column) const {
+  const Trial& a = trial(rowA);
+  const Trial& b = trial(rowB);
+  const auto cmp = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+  // Trials without a value (no samples, parameter absent) sort after every valued one.
+  const auto missingLast = [&](bool hasA, bool hasB, auto x, auto y) {
+    if (hasA != hasB) return hasA ? -1 : 1;
+    return hasA ? cmp(x, y) : 0;
+  };
+  if (column == IdColumn) return cmp(a.id, b.id);
+  if (column == ShapeColumn) return a.problem_key.compare(b.problem_key);
+  if (column == StatusColumn) return cmp(static_cast<int>(a.status), static_cast<int>(b.status));
+  const int p = column - FirstParamColumn;
+  if (p < parameters_.size()) {
+    const std::string name = sstr(parameters_[p]);
+    return missingLast(a.config.has(name), b.config.has(name), a.config.get_or(name, 0), b.config.get_or(name, 0));
+  }
+  const bool ma = a.stats.count > 0, mb = b.stats.count > 0;
+  switch (tailColumn(column)) {
+    case Median: return missingLast(ma, mb, a.stats.median_ns, b.stats.median_ns);
+    case Mean: return missingLast(ma, mb, a.stats.mean_ns, b.stats.mean_ns);
+    case Std: return missingLast(ma, mb, a.stats.std_ns, b.stats.std_ns);
+    case Min: return missingLast(ma, mb, a.stats.min_ns, b.stats.min_ns);
+    case Samples: return cmp(a.stats.count, b.stats.count);
+    case Tflops: return cmp(a.tflops, b.tflops);
+    case Gbps: return cmp(a.gbps, b.gbps);
+    case Compile: return cmp(a.compile_time_s, b.compile_time_s);
+    case Error: return a.error.compare(b.error);
+  }
+  return 0;
+}
+
 QVariant TrialsModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
   const Trial& t = trial(index.row());
@@ -127,12 +161,16 @@ void TrialsModel::setTrials(const QStringList& parameters, std::vector<Trial> tr
   rowById_.clear();
   rowById_.reserve(static_cast<qsizetype>(trials_.size()));
   problemKeys_.clear();
+  // Compare std::strings against what was seen: converting 100k keys to QString costs more
+  // than the rest of the load.
+  std::set<std::string> keys, params;
+  for (const QString& p : parameters_) params.insert(sstr(p));
   for (std::size_t i = 0; i < trials_.size(); ++i) {
     const Trial& t = trials_[i];
     rowById_.insert(t.id, static_cast<int>(i));
-    if (!problemKeys_.contains(qstr(t.problem_key))) problemKeys_.append(qstr(t.problem_key));
+    if (keys.insert(t.problem_key).second) problemKeys_.append(qstr(t.problem_key));
     for (const auto& kv : t.config.values())
-      if (!parameters_.contains(qstr(kv.first))) parameters_.append(qstr(kv.first));
+      if (params.insert(kv.first).second) parameters_.append(qstr(kv.first));
   }
   endResetModel();
   emit problemKeysChanged();
@@ -143,7 +181,8 @@ void TrialsModel::appendTrials(const QList<Trial>& batch) {
   for (const Trial& t : batch) addParameters(t);
   const int first = rowCount();
   beginInsertRows({}, first, first + static_cast<int>(batch.size()) - 1);
-  trials_.reserve(trials_.size() + static_cast<std::size_t>(batch.size()));
+  // No exact reserve here: it would defeat the vector's geometric growth and copy every trial
+  // on each batch.
   for (const Trial& t : batch) {
     rowById_.insert(t.id, static_cast<int>(trials_.size()));
     trials_.push_back(t);

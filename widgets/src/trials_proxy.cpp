@@ -44,12 +44,7 @@ bool TrialsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) cons
 }
 
 bool TrialsFilterProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {
-  const QVariant a = trials_->sortValue(left.row(), left.column());
-  const QVariant b = trials_->sortValue(right.row(), right.column());
-  // Missing values (failed trials' latencies) go last in ascending order.
-  if (!a.isValid() || !b.isValid()) return a.isValid() && !b.isValid();
-  if (a.typeId() == QMetaType::QString) return a.toString().compare(b.toString(), Qt::CaseInsensitive) < 0;
-  return a.toDouble() < b.toDouble();
+  return trials_->compare(left.row(), right.row(), left.column()) < 0;
 }
 
 }  // namespace ktune::gui

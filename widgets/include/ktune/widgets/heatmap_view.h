@@ -2,6 +2,7 @@
 // Heatmap over two parameters: each cell is the lowest median latency among the ok trials with
 // those two values (the best over every other parameter). Hover shows that trial; clicking a
 // cell selects it. Qt Charts has no heatmap series, so this paints its own grid.
+#include <QElapsedTimer>
 #include <QTimer>
 #include <QWidget>
 #include <vector>
@@ -56,6 +57,7 @@ class HeatmapView : public QWidget {
   qint64 highlighted_ = -1;
   bool dirty_ = true;
   QTimer rebuildTimer_;
+  QElapsedTimer sinceRebuild_;
 };
 
 }  // namespace ktune::gui

@@ -3,7 +3,6 @@
 // best config so far per shape, counts per status, and the run's log. Counts and bests follow
 // the trials model, so a live run and a reopened one read the same.
 #include <QAction>
-#include <QMap>
 #include <QWidget>
 #include <map>
 
@@ -65,10 +64,9 @@ class RunPage : public QWidget {
   struct Best {
     double median_ns;
     int row;
-    int trials;
   };
-  QMap<QString, Best> best_;
-  QMap<QString, int> trialsPerShape_;
+  std::map<std::string, Best> best_;  // by problem key
+  std::map<std::string, int> trialsPerShape_;
 };
 
 }  // namespace ktune::gui

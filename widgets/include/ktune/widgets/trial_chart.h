@@ -9,6 +9,7 @@
 //  - wheel zoom, rubber-band zoom, middle-button or Shift-drag pan, double-click to reset;
 //  - log-scale y and PNG/SVG export.
 #include <QChartView>
+#include <QElapsedTimer>
 #include <QHash>
 #include <QSet>
 #include <QList>
@@ -60,6 +61,8 @@ class TrialChartView : public QChartView {
   bool viewPositionOf(qint64 id, QPoint* position) const;
 
   static constexpr int kCellPixels = 3;
+  static constexpr int kMinRebuildMs = 250;
+  static constexpr double kHeadroom = 0.15;  // of the x span, right of the last point
 
  signals:
   void trialClicked(qint64 id);
@@ -87,7 +90,8 @@ class TrialChartView : public QChartView {
   QValueAxis* xAxis() const { return xAxis_; }
   // Extra series share the axes and are kept across log/linear switches.
   void addExtraSeries(QXYSeries* series, bool inLegend = true);
-  void markDirty();
+  // `full` false: only rows were appended since the last rebuild.
+  void markDirty(bool full = true);
   // Widens the y axis to show `value` (a peak line) unless the user has zoomed.
   void ensureYIncludes(double value);
 
@@ -104,6 +108,9 @@ class TrialChartView : public QChartView {
   void syncGroups();
   void fitAxes();
   void decimate();
+  // Draws points_[first...] into the free cells; `replace` starts the cells over.
+  void placeMarkers(std::size_t first, bool replace);
+  void collect(std::size_t fromRow, std::vector<Point>* out) const;
   void updateHighlight();
   void attach(QXYSeries* series);
   // Extras show in the legend when they have points and were not added as unlisted.
@@ -138,8 +145,13 @@ class TrialChartView : public QChartView {
   std::array<double, 4> ranges_{0, 1, 0, 1};  // x min, x max, y min, y max
   bool settingRange_ = false;
   bool dirty_ = true;
+  bool fullRebuild_ = true;
+  std::size_t builtRows_ = 0;   // model rows the points were collected from
+  std::vector<bool> taken_;     // decimation cells in use, per group
+  QRectF cellPlot_;             // the plot area the cells were laid over
   qint64 highlighted_ = -1;
   QTimer rebuildTimer_;
+  QElapsedTimer sinceRebuild_;
   QTimer decimateTimer_;
   QPoint pressAt_;
   QPoint panFrom_;

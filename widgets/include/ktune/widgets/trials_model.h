@@ -40,6 +40,8 @@ class TrialsModel : public QAbstractTableModel {
 
   // Value used to sort a column: numbers for numeric columns, text otherwise.
   QVariant sortValue(int row, int column) const;
+  // Orders two rows by a column without building QVariants (sorting 100k rows); < 0, 0, > 0.
+  int compare(int rowA, int rowB, int column) const;
 
  signals:
   void problemKeysChanged();
