@@ -58,22 +58,28 @@ int tune(const fs::path& dir, bool resume, const fs::path& cache, const fs::path
 
 int run_child(const fs::path& dir, bool resume, const fs::path& cache, const fs::path& report, std::size_t kill_after) {
   const pid_t pid = fork();
-  if (pid == 0) _exit(tune(dir, resume, cache, report));
+  if (pid == 0) {
+    const int rc = tune(dir, resume, cache, report);
+    std::fflush(nullptr);  // _exit skips stdio buffers
+    _exit(rc);
+  }
+  int status = 0;
+  bool reaped = false;
   if (kill_after > 0) {
     const auto trials = dir / "trials.csv";
-    for (int i = 0; i < 6000; ++i) {
+    for (int i = 0; i < 12000 && !reaped; ++i) {
+      if (waitpid(pid, &status, WNOHANG) == pid) reaped = true;  // ended (or skipped) on its own
       std::ifstream in(trials);
       std::size_t lines = 0;
       for (std::string l; std::getline(in, l);) ++lines;
-      if (lines > kill_after) {
+      if (!reaped && lines > kill_after) {
         kill(pid, SIGKILL);
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
-  int status = 0;
-  waitpid(pid, &status, 0);
+  if (!reaped) waitpid(pid, &status, 0);
   if (WIFSIGNALED(status)) return -WTERMSIG(status);
   return WEXITSTATUS(status);
 }

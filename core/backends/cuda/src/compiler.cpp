@@ -10,7 +10,6 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
-#include <thread>
 
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
