@@ -427,20 +427,9 @@ json RunMetadata::to_json() const {
           {"arguments", arguments},
           {"problems", problems_json},
           {"space", space.to_json()},
-          {"strategy", {{"kind", strategy.kind}, {"budget", strategy.budget}, {"seed", strategy.seed}}},
-          {"measure",
-           {{"method", ktune::to_string(measure.method)},
-            {"noise_target", measure.noise_target},
-            {"min_samples", measure.min_samples},
-            {"max_samples", measure.max_samples},
-            {"warmup_ms", measure.warmup_ms},
-            {"min_sample_ms", measure.min_sample_ms},
-            {"max_ms_per_config", measure.max_ms_per_config},
-            {"slow_abort", measure.slow_abort},
-            {"slow_abort_margin", measure.slow_abort_margin},
-            {"rotate_buffers", measure.rotate_buffers}}},
-          {"tolerance",
-           {{"atol", tolerance.atol}, {"rtol", tolerance.rtol}, {"max_mismatch_fraction", tolerance.max_mismatch_fraction}}},
+          {"strategy", ktune::to_json(strategy)},
+          {"measure", ktune::to_json(measure)},
+          {"tolerance", ktune::to_json(tolerance)},
           {"seed", seed},
           {"ktune_version", ktune_version},
           {"versions", versions_json},
@@ -464,31 +453,9 @@ RunMetadata RunMetadata::from_json(const json& j) {
   for (std::size_t i = 0; i < root["problems"].size(); ++i) m.problems.push_back(root["problems"][i].parse(Problem::from_json));
   m.space = root["space"].parse(SearchSpace::from_json);
 
-  const JsonPath strategy = root["strategy"];
-  m.strategy.kind = strategy["kind"].string();
-  m.strategy.budget = strategy["budget"].unsigned_integer();
-  m.strategy.seed = strategy["seed"].unsigned_integer();
-
-  const JsonPath ms = root["measure"];
-  try {
-    m.measure.method = method_from_string(ms["method"].string());
-  } catch (const InputError& e) {
-    ms["method"].fail(e.what());
-  }
-  m.measure.noise_target = ms["noise_target"].number();
-  m.measure.min_samples = static_cast<int>(ms["min_samples"].integer());
-  m.measure.max_samples = static_cast<int>(ms["max_samples"].integer());
-  m.measure.warmup_ms = ms["warmup_ms"].number();
-  m.measure.min_sample_ms = ms["min_sample_ms"].number();
-  m.measure.max_ms_per_config = ms["max_ms_per_config"].number();
-  m.measure.slow_abort = ms["slow_abort"].boolean();
-  m.measure.slow_abort_margin = ms["slow_abort_margin"].number();
-  m.measure.rotate_buffers = ms["rotate_buffers"].boolean();
-
-  const JsonPath tol = root["tolerance"];
-  m.tolerance.atol = tol["atol"].number();
-  m.tolerance.rtol = tol["rtol"].number();
-  m.tolerance.max_mismatch_fraction = tol["max_mismatch_fraction"].number();
+  m.strategy = strategy_spec_from_json(root["strategy"].json());
+  m.measure = measure_settings_from_json(root["measure"].json());
+  m.tolerance = tolerance_from_json(root["tolerance"].json());
 
   m.seed = root["seed"].unsigned_integer();
   m.ktune_version = root["ktune_version"].string();

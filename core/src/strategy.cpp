@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "json_fields.h"
 #include "ktune/error.h"
 
 namespace ktune {
@@ -144,6 +145,16 @@ class LocalSearchStrategy : public Strategy {
 };
 
 }  // namespace
+
+nlohmann::json to_json(const StrategySpec& s) { return {{"kind", s.kind}, {"budget", s.budget}, {"seed", s.seed}}; }
+
+StrategySpec strategy_spec_from_json(const nlohmann::json& j, StrategySpec s) {
+  const detail::FieldReader read(j, "strategy");
+  read("kind", s.kind);
+  read("budget", s.budget);
+  read("seed", s.seed);
+  return s;
+}
 
 std::vector<std::string> strategy_names() { return {"exhaustive", "random", "local"}; }
 

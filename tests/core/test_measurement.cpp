@@ -6,6 +6,8 @@
 #include "ktune/error.h"
 #include "ktune/measurement.h"
 #include "ktune/stats.h"
+#include "ktune/strategy.h"
+#include <nlohmann/json.hpp>
 
 using namespace ktune;
 
@@ -119,6 +121,36 @@ class TestMeasurement : public QObject {
     QVERIFY_THROWS_EXCEPTION(TrialFailure, measure(m, [](const SampleRequest&) -> double {
       throw TrialFailure(TrialStatus::Crashed, "illegal address");
     }, std::nullopt));
+  }
+
+  void settingsJsonRoundTripAndErrors() {
+    MeasureSettings m;
+    m.method = Method::PerLaunch;
+    m.noise_target = 0.003;
+    m.max_samples = 17;
+    m.rotate_buffers = true;
+    const MeasureSettings back = measure_settings_from_json(to_json(m));
+    QCOMPARE(back.method, Method::PerLaunch);
+    QCOMPARE(back.noise_target, 0.003);
+    QCOMPARE(back.max_samples, 17);
+    QCOMPARE(back.rotate_buffers, true);
+    // Missing keys keep the base values (older files load); wrong types are named.
+    QCOMPARE(measure_settings_from_json(nlohmann::json::object(), m).max_samples, 17);
+    try {
+      measure_settings_from_json(nlohmann::json{{"min_samples", "five"}});
+      QFAIL("expected InputError");
+    } catch (const InputError& e) {
+      QVERIFY2(QString(e.what()).contains("measure.min_samples: expected an integer"), e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(InputError, measure_settings_from_json(nlohmann::json{{"method", "xprof"}}));
+    QVERIFY_THROWS_EXCEPTION(InputError, tolerance_from_json(nlohmann::json{{"atol", true}}));
+    const Tolerance t = tolerance_from_json(to_json(Tolerance{1e-4, 2e-4, 0.5}));
+    QCOMPARE(t.rtol, 2e-4);
+    QCOMPARE(t.max_mismatch_fraction, 0.5);
+    const StrategySpec st = strategy_spec_from_json(to_json(StrategySpec{"local", 30, 9}));
+    QCOMPARE(st.kind, std::string("local"));
+    QCOMPARE(st.budget, std::size_t(30));
+    QVERIFY_THROWS_EXCEPTION(InputError, strategy_spec_from_json(nlohmann::json{{"budget", -3}}));
   }
 
   void methodNames() {

@@ -3,6 +3,7 @@
 // timed samples until a relative noise target or a time cap, keeping every sample.
 #include <chrono>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,14 @@ struct MeasureSettings {
   double slow_abort_margin = 0.25;  // ... when its fastest sample is this much slower than the best median
   bool rotate_buffers = false;    // amortized with input copies larger than the last-level cache
 };
+
+// JSON spellings shared by run metadata and saved sessions. Reading: a missing key keeps the
+// value of `base`; a key of the wrong type is an InputError naming it (e.g. "measure.noise_target:
+// expected a number"), so old files still load and typos do not pass silently.
+nlohmann::json to_json(const MeasureSettings& m);
+nlohmann::json to_json(const Tolerance& t);
+MeasureSettings measure_settings_from_json(const nlohmann::json& j, MeasureSettings base = {});
+Tolerance tolerance_from_json(const nlohmann::json& j, Tolerance base = {});
 
 // What the measurer asks a backend for: run `launches` launches and return ns per launch for
 // that one sample. `deadline` lets long-running work stop early (it then throws a TrialFailure

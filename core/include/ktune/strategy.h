@@ -2,6 +2,7 @@
 // Strategy: proposes the next configs to measure from the space's valid configs.
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct StrategySpec {
   std::size_t budget = 0;           // random, local: configs per problem (0 = all)
   std::uint64_t seed = 0;
 };
+
+nlohmann::json to_json(const StrategySpec& s);
+// Missing keys keep `base`; wrong types are an InputError naming the key ("strategy.budget: ...").
+StrategySpec strategy_spec_from_json(const nlohmann::json& j, StrategySpec base = {});
 
 std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec);  // throws InputError
 std::vector<std::string> strategy_names();
