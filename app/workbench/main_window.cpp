@@ -215,6 +215,7 @@ void MainWindow::onRunOpened() {
   setWindowTitle(tr("%1 — ktune workbench").arg(qstr(meta.run_name)));
   runPage_->setRunTitle(tr("Run %1 (%2, %3)").arg(qstr(meta.run_name), qstr(meta.state), qstr(meta.device.name)));
   landscapePage_->setDevice(meta.device);
+  landscapePage_->setSpace(meta.space);
   try {
     setupPage_->setSession(Session::from_run(meta, document_->dir()));
   } catch (const InputError& e) {
@@ -244,6 +245,7 @@ void MainWindow::startRun() {
     Backend* backend = setupPage_->currentBackend();
     const DeviceInfo device = setupPage_->currentDevice();
     document_->beginLiveRun(request);
+    landscapePage_->setSpace(request.space);
     setWindowTitle(tr("%1 — ktune workbench").arg(qstr(request.run_dir.filename().string())));
     runPage_->setRunTitle(tr("Run %1 on %2").arg(qstr(request.run_dir.filename().string()), qstr(device.name)));
     controller_->start(*backend, device, request);

@@ -2,6 +2,7 @@
 // selection kept in step between the trials table and the charts.
 #include <QSignalSpy>
 #include <QTableView>
+#include <QValueAxis>
 #include <QtTest>
 
 #include "ktune/widgets/heatmap_view.h"
@@ -134,10 +135,16 @@ class TestModels : public QObject {
     QVERIFY2(chart.drawnPoints() < chart.dataPoints() / 2, "20k points on 800 px should share pixel cells");
     // Zooming in re-decimates from the full data: a narrow window draws its points again.
     const QRectF plot = chart.chart()->plotArea();
-    chart.zoomTo(QRectF(plot.center().x(), plot.top(), plot.width() / 50, plot.height()));
+    const auto* x = static_cast<QValueAxis*>(chart.chart()->axes(Qt::Horizontal).first());
+    // A window 1/50 of the data wide, in the middle of the trials.
+    const double pxPerTrial = plot.width() / (x->max() - x->min());
+    const double from = plot.left() + (10000 - x->min()) * pxPerTrial;
+    chart.zoomTo(QRectF(from, plot.top(), 20000.0 / 50 * pxPerTrial, plot.height()));
     // About 1/50 of the points are in view, and nearly all get their own marker again.
     QTRY_VERIFY2(chart.drawnPoints() > measured / 50 / 2 && chart.drawnPoints() < 2 * measured / 50 + 50,
-                 qPrintable(QStringLiteral("%1 of %2 drawn").arg(chart.drawnPoints()).arg(measured)));
+                 qPrintable(QStringLiteral("%1 of %2 drawn, x %3..%4").arg(chart.drawnPoints()).arg(measured)
+                                .arg(static_cast<QValueAxis*>(chart.chart()->axes(Qt::Horizontal).first())->min())
+                                .arg(static_cast<QValueAxis*>(chart.chart()->axes(Qt::Horizontal).first())->max())));
   }
 
   void chartClickSelectsRowAndRowHighlightsChart() {

@@ -139,12 +139,23 @@ void LandscapePage::setDevice(const DeviceInfo& device) {
                         device.property("mem_bandwidth_gbs"));
 }
 
+void LandscapePage::setSpace(const SearchSpace& space) {
+  space_ = space;
+  choicesInformed_ = false;
+  refreshChoices();
+}
+
 QStringList LandscapePage::rankedParameters() const {
   // Parameters that vary most make the most telling axes; a one-value parameter is a flat line.
+  // The space's candidate lists say it from the start; without them, the trials seen so far.
   const QStringList params = model_->parameters();
   std::vector<std::pair<int, int>> ranked;  // (-distinct values, position)
   for (qsizetype i = 0; i < params.size(); ++i) {
     const std::string name = sstr(params[i]);
+    if (const Parameter* p = space_.find(name)) {
+      ranked.emplace_back(-static_cast<int>(p->values.size()), static_cast<int>(i));
+      continue;
+    }
     std::set<ParamValue> values;
     const auto& trials = model_->trials();
     // A strided sample is enough to tell a varying parameter from a fixed one.
@@ -168,11 +179,11 @@ void LandscapePage::refreshChoices() {
     for (const QString& key : model_->problemKeys()) shape_->addItem(key, key);
     shape_->setCurrentIndex(std::max(0, shape_->findData(current)));
   }
-  const bool informed = model_->rowCount() > 0;
+  const bool informed = model_->rowCount() > 0 || !space_.parameters().empty();
   const QStringList params = model_->parameters();
   QStringList ranked;  // computed only when a default has to be picked
   const auto rank = [&](int i) {
-    if (ranked.isEmpty()) ranked = informed ? rankedParameters() : params;
+    if (ranked.isEmpty()) ranked = rankedParameters();
     return ranked.value(i);
   };
   // Until trials arrive the choices are provisional; the first trials pick the defaults, after

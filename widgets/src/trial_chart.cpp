@@ -61,9 +61,12 @@ TrialChartView::TrialChartView(TrialsModel* model, QWidget* parent)
   chart()->setAnimationOptions(QChart::NoAnimation);
   xAxis_ = new QValueAxis(this);
   xAxis_->setLabelFormat(QStringLiteral("%g"));
+  // More ticks let nice numbers hug the data (3 ticks round 517 up to 1000).
+  xAxis_->setTickCount(6);
   chart()->addAxis(xAxis_, Qt::AlignBottom);
   auto* y = new QValueAxis(this);
   y->setLabelFormat(QStringLiteral("%g"));
+  y->setTickCount(6);
   yAxis_ = y;
   chart()->addAxis(yAxis_, Qt::AlignLeft);
   connect(xAxis_, &QValueAxis::rangeChanged, this, &TrialChartView::onRangeChanged);
@@ -112,8 +115,11 @@ void TrialChartView::addExtraSeries(QXYSeries* series, bool inLegend) {
 }
 
 void TrialChartView::applyLegend() {
-  for (QXYSeries* s : extraSeries_)
-    chart()->legend()->markers(s).first()->setVisible(!notInLegend_.contains(s) && s->count() > 0);
+  for (QXYSeries* s : extraSeries_) {
+    QLegendMarker* marker = chart()->legend()->markers(s).first();
+    const bool show = !notInLegend_.contains(s) && s->count() > 0;
+    if (marker->isVisible() != show) marker->setVisible(show);
+  }
   chart()->legend()->markers(highlight_).first()->setVisible(false);
 }
 
@@ -170,6 +176,7 @@ void TrialChartView::setLogScale(bool on) {
   } else {
     auto* axis = new QValueAxis(this);
     axis->setLabelFormat(QStringLiteral("%g"));
+    axis->setTickCount(6);
     connect(axis, &QValueAxis::rangeChanged, this, &TrialChartView::onRangeChanged);
     yAxis_ = axis;
   }
@@ -248,7 +255,8 @@ void TrialChartView::rebuild() {
   const std::size_t rows = model_->trials().size();
   // Appended trials only: place the new points into the cells already drawn, unless they fall
   // outside the fitted view or bring a new group, which need the full pass.
-  if (!fullRebuild_ && rows >= builtRows_ && groups().size() == static_cast<std::size_t>(groupSeries_.size())) {
+  const bool growing = !fullRebuild_ && rows >= builtRows_;
+  if (growing && groups().size() == static_cast<std::size_t>(groupSeries_.size())) {
     std::vector<Point> fresh;
     collect(builtRows_, &fresh);
     const bool inView = std::all_of(fresh.begin(), fresh.end(), [&](const Point& p) {
@@ -278,14 +286,14 @@ void TrialChartView::rebuild() {
   points_.reserve(rows);
   collect(0, &points_);
   for (std::size_t i = 0; i < points_.size(); ++i) pointById_.insert(model_->trial(points_[i].row).id, static_cast<int>(i));
-  if (!zoomed_) fitAxes();
+  if (!zoomed_) fitAxes(growing);
   decimate();
   rebuildExtras(points_);
   applyLegend();
   updateHighlight();
 }
 
-void TrialChartView::fitAxes() {
+void TrialChartView::fitAxes(bool growing) {
   double x0 = std::numeric_limits<double>::max(), x1 = std::numeric_limits<double>::lowest();
   double y0 = x0, y1 = x1;
   for (const Point& p : points_) {
@@ -299,8 +307,9 @@ void TrialChartView::fitAxes() {
   }
   const double xpad = x1 > x0 ? (x1 - x0) * 0.03 : std::max(1.0, std::abs(x0) * 0.1);
   settingRange_ = true;
-  // Room on the right: a live run's next trials land there without refitting every batch.
-  xAxis_->setRange(x0 - xpad, x1 + std::max(xpad, (x1 - x0) * kHeadroom));
+  // While trials stream in, room on the right lets the next ones land without a refit.
+  const double right = growing ? std::max(xpad, (x1 - x0) * kHeadroom) : xpad;
+  xAxis_->setRange(x0 >= 0 ? std::max(0.0, x0 - xpad) : x0 - xpad, x1 + right);
   xAxis_->applyNiceNumbers();
   if (log_) {
     yAxis_->setRange(y0 / 1.3, y1 * 1.3);
@@ -326,6 +335,7 @@ void TrialChartView::ensureYIncludes(double value) {
     if (value <= axis->max()) return;
     settingRange_ = true;
     axis->setMax(value);
+    axis->applyNiceNumbers();
   }
   settingRange_ = false;
   saveRanges();
@@ -419,7 +429,8 @@ void TrialChartView::placeMarkers(std::size_t first, bool replace) {
     else if (!list.isEmpty())
       groupSeries_[g]->append(list);  // one call for the whole batch
     const auto markers = chart()->legend()->markers(groupSeries_[g]);
-    if (!markers.isEmpty()) markers.first()->setVisible(groupSeries_[g]->count() > 0);
+    const bool show = groupSeries_[g]->count() > 0;
+    if (!markers.isEmpty() && markers.first()->isVisible() != show) markers.first()->setVisible(show);
   }
   restoreRanges();
 }

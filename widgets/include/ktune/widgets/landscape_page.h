@@ -4,6 +4,7 @@
 #include <QWidget>
 
 #include "ktune/device.h"
+#include "ktune/search_space.h"
 
 class QCheckBox;
 class QComboBox;
@@ -23,6 +24,8 @@ class LandscapePage : public QWidget {
   explicit LandscapePage(TrialsModel* model, QWidget* parent = nullptr);
 
   void setDevice(const DeviceInfo& device);
+  // The run's space: its candidate lists choose the default axes before trials arrive.
+  void setSpace(const SearchSpace& space);
   LatencyOrderChart* orderChart() const { return order_; }
   ParameterChart* parameterChart() const { return parameter_; }
   HeatmapView* heatmap() const { return heatmap_; }
@@ -57,7 +60,8 @@ class LandscapePage : public QWidget {
   QComboBox* heatY_;
   QComboBox* metric_;
   QStringList preferred_{QString(), QString(), QString()};  // saved x, heat x, heat y
-  bool choicesInformed_ = false;  // the current choices were made with trials in the model
+  bool choicesInformed_ = false;
+  SearchSpace space_;  // the current choices were made with trials in the model
 };
 
 }  // namespace ktune::gui

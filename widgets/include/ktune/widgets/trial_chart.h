@@ -106,7 +106,7 @@ class TrialChartView : public QChartView {
  private:
   void rebuild();
   void syncGroups();
-  void fitAxes();
+  void fitAxes(bool growing = false);
   void decimate();
   // Draws points_[first...] into the free cells; `replace` starts the cells over.
   void placeMarkers(std::size_t first, bool replace);
