@@ -53,6 +53,7 @@ struct TuneArgs {
   bool rotate_buffers = false;
   double atol = 1e-2, rtol = 1e-2, max_mismatch = 0;
   int compile_threads = 0;
+  std::string cache_dir;
   std::string run_name;
   std::string output_dir = "tuning_runs";
   bool no_save = false, resume = false, update_registry = false, dry_run = false, quiet = false;
@@ -63,7 +64,9 @@ struct TuneArgs {
 DeviceInfo pick_device(Backend& backend, int index) {
   const auto devices = backend.devices();
   if (devices.empty())
-    throw InputError("the " + backend.name() + " backend has no device on this machine; `ktune devices` shows what is available");
+    throw InputError("the " + backend.name() + " backend has no device on this machine" +
+                     (backend.unavailable_reason().empty() ? "" : " (" + backend.unavailable_reason() + ")") +
+                     "; `ktune devices` shows what is available");
   if (index < 0 || static_cast<std::size_t>(index) >= devices.size())
     throw InputError("--device " + std::to_string(index) + " does not exist: the " + backend.name() + " backend has " +
                      std::to_string(devices.size()) + " device(s)");
@@ -126,7 +129,9 @@ int cmd_devices(const std::vector<std::unique_ptr<Backend>>& backends, bool json
       for (const auto& d : devices) all.push_back(d.to_json());
       continue;
     }
-    std::cout << b->name() << ": " << devices.size() << " device(s)\n";
+    std::cout << b->name() << ": " << devices.size() << " device(s)";
+    if (devices.empty() && !b->unavailable_reason().empty()) std::cout << " (" << b->unavailable_reason() << ")";
+    std::cout << '\n';
     for (const auto& d : devices) {
       std::cout << "  [" << d.index << "] " << d.name << "  (registry file " << d.slug() << ".json)\n";
       for (const auto& [k, v] : d.properties) std::cout << "      " << k << " = " << v << '\n';
@@ -386,6 +391,7 @@ int main(int argc, char** argv) {
   tune->add_option("--rtol", ta.rtol, "Validation relative tolerance")->capture_default_str();
   tune->add_option("--max-mismatch", ta.max_mismatch, "Allowed fraction of elements outside tolerance")->capture_default_str();
   tune->add_option("--compile-threads", ta.compile_threads, "Threads preparing configs ahead (0 = all cores)");
+  tune->add_option("--cache-dir", ta.cache_dir, "Compile cache of GPU backends (default $KTUNE_CUDA_CACHE or ~/.cache/ktune)");
   tune->add_option("--run-name", ta.run_name, "Run folder name (default <family>_<date>_<time>)");
   tune->add_option("--output-dir", ta.output_dir, "Where runs are saved")->capture_default_str();
   tune->add_flag("--no-save", ta.no_save, "Do not save the run");
@@ -442,6 +448,8 @@ int main(int argc, char** argv) {
 
   try {
     const std::vector<std::string> args(argv, argv + argc);
+    // Backends read their cache location when they are created.
+    if (!ta.cache_dir.empty()) setenv("KTUNE_CUDA_CACHE", ta.cache_dir.c_str(), 1);
     auto backends = make_backends();
     if (*devices) return cmd_devices(backends, json);
     if (*kernels) return cmd_kernels(backends, kernels_backend);

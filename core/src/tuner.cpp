@@ -72,6 +72,7 @@ struct Prepared {
   TrialStatus status = TrialStatus::Ok;
   std::string error;
   double compile_time_s = 0;
+  std::exception_ptr fatal;  // a RunError: the run cannot go on
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -161,140 +162,153 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
     if (store) store->append(t);
   };
 
-  for (std::size_t pi = 0; pi < plan.size() && !cancelled_; ++pi) {
-    auto& pp = plan[pi];
-    const Problem& problem = pp.problem;
-    const std::string pkey = problem.key();
-    auto& already = done[pkey];
-    auto strategy = make_strategy(req.strategy);
-    strategy->reset(pp.valid);
-    observer.on_event(event::ProblemStarted{pi, problem, pp.report, strategy->planned()});
+  // A RunError (device lost, disk full) or a failing backend ends the run: what was measured
+  // is kept, the run is marked failed, and --resume continues it in a fresh process.
+  try {
+    for (std::size_t pi = 0; pi < plan.size() && !cancelled_; ++pi) {
+      auto& pp = plan[pi];
+      const Problem& problem = pp.problem;
+      const std::string pkey = problem.key();
+      auto& already = done[pkey];
+      auto strategy = make_strategy(req.strategy);
+      strategy->reset(pp.valid);
+      observer.on_event(event::ProblemStarted{pi, problem, pp.report, strategy->planned()});
 
-    ProblemResult result;
-    result.problem = problem;
-    result.space_total = pp.report.total;
-    result.space_valid = pp.report.valid;
-    auto consider_best = [&](const Trial& t) {
-      if (t.status == TrialStatus::Ok && (!result.best || t.stats.median_ns < result.best->stats.median_ns)) {
-        result.best = t;
-        return true;
-      }
-      return false;
-    };
-    for (const auto& [ck, t] : already) consider_best(t);
+      ProblemResult result;
+      result.problem = problem;
+      result.space_total = pp.report.total;
+      result.space_valid = pp.report.valid;
+      auto consider_best = [&](const Trial& t) {
+        if (t.status == TrialStatus::Ok && (!result.best || t.stats.median_ns < result.best->stats.median_ns)) {
+          result.best = t;
+          return true;
+        }
+        return false;
+      };
+      for (const auto& [ck, t] : already) consider_best(t);
 
-    for (auto& [config, why] : pp.pruned) {
-      if (already.count(config.key())) continue;
-      Trial t;
-      t.id = next_id++;
-      t.problem_key = pkey;
-      t.config = std::move(config);
-      t.status = TrialStatus::Pruned;
-      t.error = why;
-      t.started_at_s = seconds_since(start);
-      record(t);
-      observer.on_event(event::TrialFinished{t, false});
-    }
-
-    const double flops = req.family.flops(problem);
-    const double bytes = req.family.bytes(problem);
-    std::unique_ptr<ProblemSession> session = backend_.open(device_, req.family, problem, req.seed);
-
-    MeasureSettings baseline_settings = req.measure;
-    baseline_settings.slow_abort = false;
-    try {
-      if (auto base = session->prepare_baseline()) {
-        result.baseline_name = session->baseline_name();
-        auto out = measure(baseline_settings, [&](const SampleRequest& r) { return session->sample(*base, r); }, std::nullopt);
-        result.baseline = out.stats;
-      }
-    } catch (const std::exception& e) {
-      observer.on_event(event::Log{"baseline " + session->baseline_name() + " failed on " + pkey + ": " + e.what()});
-    }
-
-    PreparePool pool(threads);
-    while (!cancelled_) {
-      const auto proposed = strategy->next(std::max<std::size_t>(2 * threads, 16));
-      if (proposed.empty()) break;
-      std::vector<Config> batch;
-      for (const auto& c : proposed) {
-        if (already.count(c.key()))
-          ++measured;  // recorded before a resume: done, not measured again
-        else
-          batch.push_back(c);
-      }
-      if (batch.empty()) continue;
-      std::vector<std::future<Prepared>> futures;
-      futures.reserve(batch.size());
-      for (const auto& c : batch)
-        futures.push_back(pool.submit([&session, c] {
-          Prepared p;
-          const auto t0 = Clock::now();
-          try {
-            p.kernel = session->prepare(c);
-            p.compile_time_s = p.kernel->compile_time_s > 0 ? p.kernel->compile_time_s : seconds_since(t0);
-          } catch (const TrialFailure& e) {
-            p.status = e.status();
-            p.error = e.what();
-            p.compile_time_s = seconds_since(t0);
-          } catch (const std::exception& e) {
-            p.status = TrialStatus::CompileError;
-            p.error = e.what();
-          }
-          return p;
-        }));
-
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        while (paused_ && !cancelled_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        if (cancelled_) break;
+      for (auto& [config, why] : pp.pruned) {
+        if (already.count(config.key())) continue;
         Trial t;
         t.id = next_id++;
         t.problem_key = pkey;
-        t.config = batch[i];
+        t.config = std::move(config);
+        t.status = TrialStatus::Pruned;
+        t.error = why;
         t.started_at_s = seconds_since(start);
-        observer.on_event(event::TrialStarted{t.id, pkey, t.config});
-        Prepared p = futures[i].get();
-        t.compile_time_s = p.compile_time_s;
-        t.status = p.status;
-        t.error = p.error;
-        if (p.kernel) {
-          try {
-            const Validation v = session->validate(*p.kernel, req.tolerance);
-            t.max_abs_error = v.max_abs_error;
-            t.mismatch_fraction = v.mismatch_fraction;
-            std::optional<double> best;
-            if (result.best) best = result.best->stats.median_ns;
-            auto out = measure(req.measure, [&](const SampleRequest& r) { return session->sample(*p.kernel, r); }, best);
-            t.status = out.status;
-            t.error = out.note;
-            t.samples_ns = std::move(out.samples_ns);
-            t.stats = out.stats;
-          } catch (const TrialFailure& e) {
-            t.status = e.status();
-            t.error = e.what();
-          } catch (const std::exception& e) {
-            t.status = TrialStatus::Crashed;
-            t.error = e.what();
-          }
-          p.kernel.reset();
-        }
-        if (t.stats.median_ns > 0) {
-          t.tflops = flops / t.stats.median_ns / 1e3;
-          t.gbps = bytes / t.stats.median_ns;
-        }
-        const bool new_best = consider_best(t);
         record(t);
-        strategy->report(t);
-        ++measured;
-        observer.on_event(event::TrialFinished{t, new_best});
-        const double elapsed = seconds_since(start);
-        const double rate = elapsed > 0 ? static_cast<double>(measured) / elapsed : 0;
-        const double eta = rate > 0 ? static_cast<double>(planned_total - std::min(planned_total, measured)) / rate : 0;
-        observer.on_event(event::Progress{measured, planned_total, elapsed, eta, rate});
+        observer.on_event(event::TrialFinished{t, false});
       }
+
+      const double flops = req.family.flops(problem);
+      const double bytes = req.family.bytes(problem);
+      std::unique_ptr<ProblemSession> session = backend_.open(device_, req.family, problem, req.seed);
+
+      MeasureSettings baseline_settings = req.measure;
+      baseline_settings.slow_abort = false;
+      try {
+        if (auto base = session->prepare_baseline()) {
+          result.baseline_name = session->baseline_name();
+          auto out = measure(baseline_settings, [&](const SampleRequest& r) { return session->sample(*base, r); }, std::nullopt);
+          result.baseline = out.stats;
+        }
+      } catch (const std::exception& e) {
+        observer.on_event(event::Log{"baseline " + session->baseline_name() + " failed on " + pkey + ": " + e.what()});
+      }
+
+      PreparePool pool(threads);
+      while (!cancelled_) {
+        const auto proposed = strategy->next(std::max<std::size_t>(2 * threads, 16));
+        if (proposed.empty()) break;
+        std::vector<Config> batch;
+        for (const auto& c : proposed) {
+          if (already.count(c.key()))
+            ++measured;  // recorded before a resume: done, not measured again
+          else
+            batch.push_back(c);
+        }
+        if (batch.empty()) continue;
+        std::vector<std::future<Prepared>> futures;
+        futures.reserve(batch.size());
+        for (const auto& c : batch)
+          futures.push_back(pool.submit([&session, c] {
+            Prepared p;
+            const auto t0 = Clock::now();
+            try {
+              p.kernel = session->prepare(c);
+              p.compile_time_s = p.kernel->compile_time_s > 0 ? p.kernel->compile_time_s : seconds_since(t0);
+            } catch (const TrialFailure& e) {
+              p.status = e.status();
+              p.error = e.what();
+              p.compile_time_s = seconds_since(t0);
+            } catch (const RunError&) {
+              p.fatal = std::current_exception();
+            } catch (const std::exception& e) {
+              p.status = TrialStatus::CompileError;
+              p.error = e.what();
+            }
+            return p;
+          }));
+
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+          while (paused_ && !cancelled_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          if (cancelled_) break;
+          Trial t;
+          t.id = next_id++;
+          t.problem_key = pkey;
+          t.config = batch[i];
+          t.started_at_s = seconds_since(start);
+          observer.on_event(event::TrialStarted{t.id, pkey, t.config});
+          Prepared p = futures[i].get();
+          if (p.fatal) std::rethrow_exception(p.fatal);
+          t.compile_time_s = p.compile_time_s;
+          t.status = p.status;
+          t.error = p.error;
+          if (p.kernel) {
+            try {
+              const Validation v = session->validate(*p.kernel, req.tolerance);
+              t.max_abs_error = v.max_abs_error;
+              t.mismatch_fraction = v.mismatch_fraction;
+              std::optional<double> best;
+              if (result.best) best = result.best->stats.median_ns;
+              auto out = measure(req.measure, [&](const SampleRequest& r) { return session->sample(*p.kernel, r); }, best);
+              t.status = out.status;
+              t.error = out.note;
+              t.samples_ns = std::move(out.samples_ns);
+              t.stats = out.stats;
+            } catch (const TrialFailure& e) {
+              t.status = e.status();
+              t.error = e.what();
+            } catch (const RunError&) {
+              throw;
+            } catch (const std::exception& e) {
+              t.status = TrialStatus::Crashed;
+              t.error = e.what();
+            }
+            p.kernel.reset();
+          }
+          if (t.stats.median_ns > 0) {
+            t.tflops = flops / t.stats.median_ns / 1e3;
+            t.gbps = bytes / t.stats.median_ns;
+          }
+          const bool new_best = consider_best(t);
+          record(t);
+          strategy->report(t);
+          ++measured;
+          observer.on_event(event::TrialFinished{t, new_best});
+          const double elapsed = seconds_since(start);
+          const double rate = elapsed > 0 ? static_cast<double>(measured) / elapsed : 0;
+          const double eta = rate > 0 ? static_cast<double>(planned_total - std::min(planned_total, measured)) / rate : 0;
+          observer.on_event(event::Progress{measured, planned_total, elapsed, eta, rate});
+        }
+      }
+      observer.on_event(event::ProblemFinished{result});
+      summary.results.push_back(std::move(result));
     }
-    observer.on_event(event::ProblemFinished{result});
-    summary.results.push_back(std::move(result));
+  } catch (const std::exception& e) {
+    if (store) store->finish(summary.results, "failed");
+    observer.on_event(event::RunFailed{e.what()});
+    throw;
   }
 
   summary.cancelled = cancelled_;

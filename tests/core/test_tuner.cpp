@@ -18,7 +18,7 @@ namespace {
 
 // y = a*x + y over n floats, processed in chunks with an unrolled inner loop.
 struct AxpyKernel : PreparedKernel {
-  int unroll = 1, chunk = 1, tail = 1, stride = 1, delay_us = 0;
+  int unroll = 1, chunk = 1, tail = 1, stride = 1, delay_us = 0, lose_device = 0;
 };
 
 class AxpySession : public ProblemSession {
@@ -37,6 +37,7 @@ class AxpySession : public ProblemSession {
     k->tail = static_cast<int>(c.get_or("tail", 1));
     k->stride = static_cast<int>(c.get_or("stride", 1));
     k->delay_us = static_cast<int>(c.get_or("delay_us", 0));
+    k->lose_device = static_cast<int>(c.get_or("lose_device", 0));
     if (k->unroll != 1 && k->unroll != 2 && k->unroll != 4)
       throw TrialFailure(TrialStatus::CompileError, "no specialization for unroll=" + std::to_string(k->unroll));
     if (k->chunk * 4 > 64 * 1024)
@@ -44,6 +45,8 @@ class AxpySession : public ProblemSession {
     return k;
   }
   Validation validate(PreparedKernel& pk, const Tolerance& tol) override {
+    // As a GPU whose context a fault poisoned: nothing can run in this process any more.
+    if (static_cast<AxpyKernel&>(pk).lose_device) throw RunError("device lost; run again with --resume");
     run(static_cast<AxpyKernel&>(pk), Clock::time_point::max());
     std::size_t bad = 0;
     double worst = 0;
@@ -265,6 +268,22 @@ class TestTuner : public QObject {
     resume.join();
     QVERIFY(Clock::now() - t0 >= std::chrono::milliseconds(290));
     QCOMPARE(rec.all<event::TrialFinished>().size(), std::size_t(1));
+  }
+
+  void lostDeviceEndsTheRunAsFailed() {
+    QTemporaryDir dir;
+    AxpyBackend b;
+    Tuner tuner(b, b.devices()[0]);
+    Recorder rec;
+    auto req = request(b, "n=512", SearchSpace({{"lose_device", {0, 1}, ""}, {"unroll", {1, 2}, ""}, {"chunk", {64}, ""}}, {}));
+    req.run_dir = std::filesystem::path(dir.path().toStdString()) / "lost";
+    QVERIFY_THROWS_EXCEPTION(RunError, tuner.run(req, rec));
+    QCOMPARE(rec.all<event::RunFailed>().size(), std::size_t(1));
+    // The two configs measured before the loss are kept; none is recorded as crashed.
+    const auto trials = RunStore::read_trials(req.run_dir);
+    QCOMPARE(trials.size(), std::size_t(2));
+    for (const auto& t : trials) QCOMPARE(t.status, TrialStatus::Ok);
+    QCOMPARE(RunStore::read_metadata(req.run_dir).state, std::string("failed"));
   }
 
   void runFolderHoldsEveryTrial() {

@@ -52,6 +52,7 @@ class CudaBackend final : public Backend {
       : cache_dir_(options.cache_dir.value_or(cuda_default_cache_dir())), specs_(builtin_specs()) {}
 
   std::string name() const override { return "cuda"; }
+  std::string unavailable_reason() const override { return cuda_unavailable_reason(); }
 
   std::vector<DeviceInfo> devices() override {
     std::string why;
