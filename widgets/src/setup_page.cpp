@@ -414,6 +414,7 @@ Session SetupPage::session() const {
   s.measure.max_ms_per_config = maxMsPerConfig_->value();
   s.measure.slow_abort = slowAbort_->isChecked();
   s.measure.rotate_buffers = rotateBuffers_->isChecked();
+  s.tolerance = tolerance_;
   s.seed = static_cast<std::uint64_t>(seed_->value());
   s.run_name = sstr(runName_->text().trimmed());
   s.output_dir = sstr(outputDir_->text().trimmed());
@@ -444,6 +445,7 @@ void SetupPage::setSession(const Session& s) {
   maxMsPerConfig_->setValue(s.measure.max_ms_per_config);
   slowAbort_->setChecked(s.measure.slow_abort);
   rotateBuffers_->setChecked(s.measure.rotate_buffers);
+  tolerance_ = s.tolerance;
   seed_->setValue(static_cast<int>(s.seed));
   runName_->setText(qstr(s.run_name));
   outputDir_->setText(qstr(s.output_dir));

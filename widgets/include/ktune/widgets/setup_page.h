@@ -86,6 +86,7 @@ class SetupPage : public QWidget {
   QSpinBox* seed_;
   QLineEdit* runName_;
   QLineEdit* outputDir_;
+  Tolerance tolerance_;  // no widget of its own: kept from a loaded session or run
 };
 
 }  // namespace ktune::gui
