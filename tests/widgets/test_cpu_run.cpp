@@ -143,6 +143,28 @@ class TestCpuRun : public QObject {
     QCOMPARE(static_cast<std::size_t>(doc.trials()->rowCount()), RunStore::read_trials(request.run_dir).size());
   }
 
+  void closingMidRunStopsAndJoins() {
+    SetupPage setup(backends_);
+    Session s = quickSession(setup, QStringLiteral("closed"));
+    s.space = setup.currentFamily().default_space;
+    setup.setSession(s);
+    const TuneRequest request = setup.request();
+    RunDocument doc;
+    auto controller = std::make_unique<RunController>();
+    connect(controller.get(), &RunController::trialsAvailable, doc.trials(), &TrialsModel::appendTrials);
+    doc.beginLiveRun(request);
+    controller->start(*setup.currentBackend(), setup.currentDevice(), request);
+    QTRY_VERIFY_WITH_TIMEOUT(doc.trials()->rowCount() >= 1, 60000);
+    // What closing the window does: stop, then join the worker without running the event loop.
+    QElapsedTimer joined;
+    joined.start();
+    controller->stop();
+    controller->waitForFinished();
+    controller.reset();
+    QVERIFY2(joined.elapsed() < 30000, "the worker thread was not joined");
+    QVERIFY(RunStore::read_trials(request.run_dir).size() >= static_cast<std::size_t>(doc.trials()->rowCount()));
+  }
+
   void badSetupIsRefusedBeforeRunning() {
     SetupPage setup(backends_);
     Session s = quickSession(setup, QStringLiteral("bad"));

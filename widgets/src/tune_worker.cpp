@@ -54,6 +54,7 @@ RunController::RunController(QObject* parent) : QObject(parent) {
 RunController::~RunController() {
   stop();
   waitForFinished();
+  delete worker_;  // its thread has ended; the thread itself is our child
 }
 
 void RunController::start(Backend& backend, const DeviceInfo& device, const TuneRequest& request) {
@@ -62,7 +63,6 @@ void RunController::start(Backend& backend, const DeviceInfo& device, const Tune
   thread_->setObjectName(QStringLiteral("ktune-tuner"));
   worker_ = new TuneWorker(backend, device);
   worker_->moveToThread(thread_);
-  connect(thread_, &QThread::finished, worker_, &QObject::deleteLater);
   connect(worker_, &TuneWorker::dataAvailable, this, &RunController::scheduleFlush);
   connect(worker_, &TuneWorker::finished, this, [this](const RunSummary& summary) {
     flush();
@@ -74,6 +74,10 @@ void RunController::start(Backend& backend, const DeviceInfo& device, const Tune
     endRun();
     emit failed(message);
   });
+  // The thread ends as soon as run() returns, so waitForFinished() (closing the window, the
+  // destructor) can join it without the GUI thread's event loop.
+  connect(worker_, &TuneWorker::finished, thread_, &QThread::quit, Qt::DirectConnection);
+  connect(worker_, &TuneWorker::failed, thread_, &QThread::quit, Qt::DirectConnection);
   paused_ = false;
   updates_ = 0;
   thread_->start();
@@ -99,9 +103,11 @@ void RunController::waitForFinished() {
 }
 
 void RunController::endRun() {
-  worker_ = nullptr;  // deleted on its own thread when the thread finishes
   thread_->quit();
   thread_->wait();
+  // Deleted here, not by the thread's finished(): the queued finished()/failed() handlers still
+  // drain its event queue after the thread has ended.
+  delete std::exchange(worker_, nullptr);
   thread_->deleteLater();
   thread_ = nullptr;
   if (paused_) {
