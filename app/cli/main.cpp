@@ -178,7 +178,15 @@ int cmd_space(Backend& backend, const Common& c, const std::string& family_name,
     std::cout << "  " << k.expr << (k.description.empty() ? "" : "  (" + k.description + ")") << '\n';
   const DeviceInfo device = pick_device(backend, c.device);
   std::vector<std::string> use = shapes;
-  if (use.empty()) use.push_back("");  // the family's default shape, when it has one
+  if (use.empty()) {
+    // Pruning depends on the problem; count it for the family's default shape when it has one.
+    for (const auto& f : family.key_fields)
+      if (f.default_value.empty()) {
+        std::cout << "give --shape (e.g. --shape \"" << f.name << "=4096 ...\") to count the configs left after pruning\n";
+        return kExitOk;
+      }
+    use.push_back("");
+  }
   for (const auto& p : expand_shapes(family, use, 1, "none")) {
     Variables ctx = device.variables();
     for (const auto& [k, v] : family.variables(p)) ctx[k] = v;

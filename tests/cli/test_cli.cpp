@@ -115,6 +115,9 @@ class TestCli : public QObject {
     const Result r = run({"space", "gemm", "--backend", "cpu", "--shape", "M=16 N=512 K=512"});
     QCOMPARE(r.code, 0);
     QVERIFY2(QRegularExpression("\\d+ configs, \\d+ after pruning").match(r.out).hasMatch(), qPrintable(r.out));
+    const Result noShape = run({"space", "gemm", "--backend", "cpu"});
+    QCOMPARE(noShape.code, 0);
+    QVERIFY(noShape.out.contains("give --shape"));
     const Result j = run({"space", "gemm", "--backend", "cpu", "--json"});
     QCOMPARE(j.code, 0);
     QVERIFY(QJsonDocument::fromJson(j.out.toUtf8()).object().contains("parameters"));
