@@ -321,10 +321,8 @@ class GemmSession final : public CpuSession {
   }
 
   std::unique_ptr<PreparedKernel> prepare(const Config& config) override {
-    const auto t0 = Clock::now();
-    auto k = std::make_unique<Kernel>(this, cpu::plan_gemm(config, state_->hw_threads, state_->workspace_limit));
-    k->compile_time_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    return k;
+    // Planning is the CPU's "compile"; the tuner times it.
+    return std::make_unique<Kernel>(this, cpu::plan_gemm(config, state_->hw_threads, state_->workspace_limit));
   }
 
  protected:
@@ -391,10 +389,8 @@ class QmatmulSession final : public CpuSession {
   }
 
   std::unique_ptr<PreparedKernel> prepare(const Config& config) override {
-    const auto t0 = Clock::now();
-    auto k = std::make_unique<Kernel>(this, cpu::plan_qmatmul(config, state_->hw_threads));
-    k->compile_time_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    return k;
+    // Planning is the CPU's "compile"; the tuner times it.
+    return std::make_unique<Kernel>(this, cpu::plan_qmatmul(config, state_->hw_threads));
   }
 
  protected:
