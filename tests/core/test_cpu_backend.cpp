@@ -73,6 +73,27 @@ class TestCpuBackend : public QObject {
     return {1, std::min(hw_, 3)};
   }
 
+ private:
+  // Prepares and validates every config at atol = rtol = 1e-4; a failing one fails the test with
+  // its key. Returns the validations of those that passed.
+  std::vector<Validation> validateAll(const KernelFamily& f, const Problem& p, const std::vector<Config>& configs) {
+    auto session = backend_->open(dev_, f, p, 7);
+    Tolerance tol;
+    tol.atol = 1e-4;
+    tol.rtol = 1e-4;
+    std::vector<Validation> out;
+    for (const Config& c : configs) {
+      try {
+        auto k = session->prepare(c);
+        out.push_back(session->validate(*k, tol));
+      } catch (const TrialFailure& e) {
+        QTest::qFail(qPrintable(QString::fromStdString(c.key() + ": " + e.what())), __FILE__, __LINE__);
+        return out;
+      }
+    }
+    return out;
+  }
+
  private slots:
   void initTestCase() {
     const auto devs = backend_->devices();
@@ -151,19 +172,9 @@ class TestCpuBackend : public QObject {
     const Problem p = gemm_problem(M, 45, 83);
     const auto configs = space.enumerate(context(g, p, dev_));
     QVERIFY(configs.size() >= 32);
-    auto session = backend_->open(dev_, g, p, 7);
-    Tolerance tol;
-    tol.atol = 1e-4;
-    tol.rtol = 1e-4;
-    for (const Config& c : configs) {
-      try {
-        auto k = session->prepare(c);
-        const Validation v = session->validate(*k, tol);
-        QVERIFY(v.max_abs_error < 1e-4);
-        QCOMPARE(v.mismatch_fraction, 0.0);
-      } catch (const TrialFailure& e) {
-        QFAIL(qPrintable(QString::fromStdString(c.key() + ": " + e.what())));
-      }
+    for (const Validation& v : validateAll(g, p, configs)) {
+      QVERIFY(v.max_abs_error < 1e-4);
+      QCOMPARE(v.mismatch_fraction, 0.0);
     }
   }
 
@@ -182,18 +193,7 @@ class TestCpuBackend : public QObject {
     const Problem p = qmm_problem(batch, 45, 83);
     const auto configs = space.enumerate(context(q, p, dev_));
     QVERIFY(configs.size() >= 48);
-    auto session = backend_->open(dev_, q, p, 7);
-    Tolerance tol;
-    tol.atol = 1e-4;
-    tol.rtol = 1e-4;
-    for (const Config& c : configs) {
-      try {
-        auto k = session->prepare(c);
-        session->validate(*k, tol);
-      } catch (const TrialFailure& e) {
-        QFAIL(qPrintable(QString::fromStdString(c.key() + ": " + e.what())));
-      }
-    }
+    QCOMPARE(validateAll(q, p, configs).size(), configs.size());
   }
 
   void badConfigsFailWithTheirStatus() {
