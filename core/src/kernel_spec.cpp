@@ -239,17 +239,36 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
     arg.name = req_string(a, "name", ctx, where);
     if (s.argument(arg.name)) ctx.fail(where, "duplicate argument '" + arg.name + "'");
     if (a.contains("buffer")) {
-      arg.is_buffer = true;
       arg.dtype = req_string(a, "buffer", ctx, where);
       if (!a.contains("count")) ctx.fail(where, "buffer '" + arg.name + "' needs \"count\" (an element count expression)");
       arg.count = as_text(a["count"], ctx, where + ".count");
     } else if (a.contains("scalar")) {
-      arg.is_buffer = false;
+      arg.kind = SpecArgument::Kind::Scalar;
       arg.dtype = req_string(a, "scalar", ctx, where);
       if (!a.contains("value")) ctx.fail(where, "scalar '" + arg.name + "' needs \"value\" (an expression)");
       arg.value = as_text(a["value"], ctx, where + ".value");
+    } else if (a.contains("tensor_map")) {
+      arg.kind = SpecArgument::Kind::TensorMap;
+      arg.tensor = req_string(a, "tensor_map", ctx, where);
+      const SpecArgument* of = s.argument(arg.tensor);
+      if (!of || !of->is_buffer())
+        ctx.fail(where + ".tensor_map", "'" + arg.tensor + "' is not a buffer declared before this argument");
+      arg.dtype = of->dtype;
+      for (const char* key : {"dims", "box"}) {
+        auto& out = std::string(key) == "dims" ? arg.dims : arg.box;
+        if (!a.contains(key) || !a[key].is_array() || a[key].empty() || a[key].size() > 5)
+          ctx.fail(where, std::string("tensor map '") + arg.name + "' needs \"" + key + "\": 1 to 5 expressions, innermost first");
+        for (const auto& e : a[key]) out.push_back(as_text(e, ctx, where + "." + key));
+      }
+      if (arg.dims.size() != arg.box.size()) ctx.fail(where, "tensor map '" + arg.name + "': \"dims\" and \"box\" differ in rank");
+      if (a.contains("swizzle")) {
+        if (!a["swizzle"].is_number_integer()) ctx.fail(where + ".swizzle", "expected 0, 32, 64 or 128 (bytes)");
+        arg.swizzle = a["swizzle"].get<int>();
+        if (arg.swizzle != 0 && arg.swizzle != 32 && arg.swizzle != 64 && arg.swizzle != 128)
+          ctx.fail(where + ".swizzle", "expected 0, 32, 64 or 128 (bytes), got " + std::to_string(arg.swizzle));
+      }
     } else {
-      ctx.fail(where, "argument '" + arg.name + "' needs \"buffer\": dtype or \"scalar\": dtype");
+      ctx.fail(where, "argument '" + arg.name + "' needs \"buffer\": dtype, \"scalar\": dtype or \"tensor_map\": buffer");
     }
     if (arg.dtype.find("${") == std::string::npos) {
       try {
@@ -276,10 +295,10 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
       } else {
         ctx.fail(where + ".init", "expected \"zero\", \"none\" or {\"uniform\": [lo, hi]}, got " + in.dump());
       }
-    } else if (arg.is_buffer && arg.role == ArgRole::Input) {
+    } else if (arg.is_buffer() && arg.role == ArgRole::Input) {
       arg.init.kind = ArgInit::Kind::Uniform;  // inputs are random unless said otherwise: zeros hide bugs
     }
-    if (arg.role == ArgRole::Output && !arg.is_buffer) ctx.fail(where, "an output must be a buffer");
+    if (arg.role != ArgRole::Input && !arg.is_buffer()) ctx.fail(where, "only a buffer can be an output or a workspace");
     s.args_.push_back(std::move(arg));
   }
   {
@@ -366,7 +385,11 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
   check_expr(f.flops_expr, "flops");
   check_expr(f.bytes_expr, "bytes");
   for (const auto& d : s.defines_) check_expr(d.expr, "compile.defines." + d.name);
-  for (const auto& a : s.args_) check_expr(a.is_buffer ? a.count : a.value, "arguments." + a.name);
+  for (const auto& a : s.args_) {
+    check_expr(a.is_buffer() ? a.count : a.value, "arguments." + a.name);
+    for (const auto& e : a.dims) check_expr(e, "arguments." + a.name + ".dims");
+    for (const auto& e : a.box) check_expr(e, "arguments." + a.name + ".box");
+  }
   for (std::size_t i = 0; i < s.launches_.size(); ++i) {
     const auto& l = s.launches_[i];
     const std::string where = "launches[" + std::to_string(i) + "]";
@@ -474,7 +497,7 @@ ElemType KernelSpec::arg_type(const SpecArgument& a, const Problem& p, const Con
 }
 
 std::uint64_t KernelSpec::arg_count(const SpecArgument& a, const Problem& p, const Config& c, const Variables& device) const {
-  if (!a.is_buffer) throw InputError("argument " + a.name + " is a scalar; it has a value, not a count");
+  if (!a.is_buffer()) throw InputError("argument " + a.name + " is not a buffer; it has no element count");
   return to_count(Expression(a.count).eval(variables(p, c, device)), "count \"" + a.count + "\" of buffer " + a.name);
 }
 

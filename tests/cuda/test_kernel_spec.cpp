@@ -133,7 +133,7 @@ void test_builtin_qmatmul_spec() {
 void test_example_user_spec() {
   const KernelSpec s = KernelSpec::load(kGemmSpec.parent_path() / "examples/axpy.json");
   CHECK(s.family().name == "axpy" && s.reference().kind == "config");
-  CHECK(s.argument("a") && !s.argument("a")->is_buffer && s.argument("n")->dtype == "i64");
+  CHECK(s.argument("a") && !s.argument("a")->is_buffer() && s.argument("n")->dtype == "i64");
   Problem p;
   p.family = "axpy";
   p.fields = {{"n", "1000"}};
@@ -170,12 +170,21 @@ void test_pruning_with_h100_properties() {
     const auto valid = space.enumerate(ctx);
     std::printf("gemm space for M=%d N=%d K=%d on an H100: %zu valid configs\n", m, n, k, valid.size());
     CHECK_MSG(valid.size() >= 24 && valid.size() <= 200, "M=" + std::to_string(m) + ": " + std::to_string(valid.size()) + " configs");
+    int wgmma = 0;
     for (const auto& c : valid) {
-      const LaunchGeometry g = s.geometry(s.launches()[0], p, c, h100());
+      // Exactly one kernel launches: mma.sync (64 to 256 threads) or wgmma (2 or 3 warpgroups).
+      std::vector<LaunchGeometry> active;
+      for (const auto& l : s.launches())
+        if (LaunchGeometry g = s.geometry(l, p, c, h100()); g.active) active.push_back(g);
+      CHECK(active.size() == 1);
+      const LaunchGeometry& g = active.front();
       CHECK(g.shared_bytes <= 232448);
-      CHECK(g.threads() >= 64 && g.threads() <= 256);
+      CHECK_MSG(c.get("WGMMA") ? g.threads() == 256 || g.threads() == 384 : g.threads() >= 64 && g.threads() <= 256, c.key() + " " + std::to_string(g.threads()));
       CHECK(c.get("VEC") == 8);
+      wgmma += static_cast<int>(c.get("WGMMA"));
     }
+    std::printf("  of which %d use wgmma\n", wgmma);
+    CHECK(wgmma > 0 && wgmma < static_cast<int>(valid.size()));
   }
   // Five deep stages of 128x256 B tiles need 360 KB: pruned by the shared-memory constraint.
   Config big = s.family().default_config;
@@ -185,7 +194,7 @@ void test_pruning_with_h100_properties() {
   // K = 1002 only allows 4-byte vectors.
   const auto odd = space.enumerate(context(s, gemm_problem(7, 520, 1002)));
   CHECK(!odd.empty());
-  for (const auto& c : odd) CHECK(c.get("VEC") == 2);
+  for (const auto& c : odd) CHECK(c.get("VEC") == 2 && c.get("WGMMA") == 0);  // TMA needs 16-byte aligned rows
 }
 
 void test_cache_keys() {

@@ -24,7 +24,8 @@
 //   "arguments": [{"name": "A", "buffer": "${dtype}", "count": "M*K", "init": {"uniform": [-1, 1]}},
 //                 {"name": "C", "buffer": "${dtype}", "count": "M*N", "role": "output"},
 //                 {"name": "ws", "buffer": "f32", "count": "SPLITK*M*N", "role": "workspace", "init": "zero"},
-//                 {"name": "M", "scalar": "i32", "value": "M"}],
+//                 {"name": "M", "scalar": "i32", "value": "M"},
+//                 {"name": "tmA", "tensor_map": "A", "dims": ["K", "M"], "box": ["64", "BM"], "swizzle": 128}],
 //   "launches": [{"entry": "gemm<${T}>", "grid": ["ceil_div(N,BN)", "ceil_div(M,BM)", "SPLITK"],
 //                 "block": ["WARPS*32"], "shared_bytes": "...", "args": ["A", "B", "C", "M"],
 //                 "when": "1"}],
@@ -60,14 +61,22 @@ struct ArgInit {
   double lo = -1, hi = 1;  // Uniform: integers types draw integers in [lo, hi]
 };
 
+// A kernel argument: a device buffer, a scalar, or a tensor map (a TMA descriptor, passed by
+// value, describing a buffer of the spec as a dense row-major tensor: dims innermost first, and
+// the box of elements one copy moves).
 struct SpecArgument {
+  enum class Kind { Buffer, Scalar, TensorMap };
   std::string name;
-  bool is_buffer = true;
-  std::string dtype;   // may hold "${field}"; resolved per problem
+  Kind kind = Kind::Buffer;
+  std::string dtype;   // buffer, scalar; may hold "${field}"; resolved per problem
   std::string count;   // buffer: element count expression
   std::string value;   // scalar: value expression
+  std::string tensor;                  // tensor map: the buffer it describes
+  std::vector<std::string> dims, box;  // tensor map: expressions, innermost first
+  int swizzle = 0;                     // tensor map: shared-memory swizzle span in bytes (0, 32, 64, 128)
   ArgRole role = ArgRole::Input;
   ArgInit init;
+  bool is_buffer() const { return kind == Kind::Buffer; }
 };
 
 struct SpecLaunch {

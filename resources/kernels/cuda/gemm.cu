@@ -1,12 +1,14 @@
 // ktune gemm: C[M,N] = A[M,K] * B[K,N], row-major, f16 or bf16 storage, f32 accumulation.
-// Tensor cores through mma.sync m16n8k16, operands staged in shared memory by a cp.async
-// pipeline STAGES deep, fragments loaded with ldmatrix. Every tunable is a -D define set by
-// the spec (gemm.json):
+// Two kernels, picked by WGMMA: `gemm` (any NVIDIA tensor-core GPU) multiplies with mma.sync
+// m16n8k16, operands staged in shared memory by a cp.async pipeline STAGES deep, fragments
+// loaded with ldmatrix; `gemm_wgmma` (Hopper) is described above it. Every tunable is a -D
+// define set by the spec (gemm.json):
 //   BM, BN, BK   block tile          WM, WN   warp tile (the block has (BM/WM)*(BN/WN) warps)
 //   STAGES       cp.async depth      SPLITK   K slices per tile, reduced in-kernel by the last
 //   SWIZZLE      tile rows per rasterization group (L2 reuse of B across neighbouring blocks)
 //   VEC          elements per cp.async (8: 16 bytes; 4 and 2 serve K or N not a multiple of 8)
 //   KT_BF16      1 for bf16 storage
+//   WGMMA        1 for the Hopper kernel (TMA + wgmma; WM = 64 rows per consumer, WN = BN)
 //   W8           1 for w8a16 (the qmatmul family): B is int8 weights stored N x K (out x in), with
 //                one f16 scale per output column applied to the f32 sum; A and C stay f16
 // Compiled by NVRTC: no headers, so half/bf16 values are raw 16-bit words and conversions are PTX.
@@ -16,6 +18,9 @@
 #ifndef W8
 #define W8 0
 #endif
+#ifndef WGMMA
+#define WGMMA 0
+#endif
 
 typedef unsigned short u16;
 typedef unsigned int u32;
@@ -23,7 +28,11 @@ typedef unsigned int u32;
 #define PAD 8  // halves added to every shared row: ldmatrix rows land on distinct banks
 #define WARPS_M (BM / WM)
 #define WARPS_N (BN / WN)
+#if WGMMA
+#define THREADS ((BM / 64 + 1) * 128)  // a producer warpgroup and one consumer per 64 rows
+#else
 #define THREADS (WARPS_M * WARPS_N * 32)
+#endif
 #define MI (WM / 16)
 #define NI (WN / 8)
 #define AS_STRIDE (BK + PAD)
@@ -152,22 +161,12 @@ __device__ __forceinline__ float column_scale(const u16* scales, int n) {
 #define SCALE(n) 1.f
 #endif
 
-extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
-    gemm(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, float* __restrict__ ws,
-         int* __restrict__ locks, int M, int N, int K
-#if W8
-         , const u16* __restrict__ scales
-#endif
-    ) {
-  extern __shared__ __align__(16) u16 smem[];
-  u16* As = smem;
-  u16* Bs = smem + STAGES * A_STAGE;
-
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
-
-  // Rasterization: groups of SWIZZLE tile rows walk N together, so blocks running at the same
-  // time share B columns in L2.
+// This block's output tile and K slice. Rasterization: groups of SWIZZLE tile rows walk N
+// together, so blocks running at the same time share B columns in L2.
+struct Tile {
+  int m0, n0, tile, kt_begin, kt_count;
+};
+__device__ __forceinline__ Tile block_tile(int M, int N, int K) {
   const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
   const int pid = blockIdx.x;
   const int group = SWIZZLE * tiles_n;
@@ -175,13 +174,127 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
   const int group_m = min(tiles_m - first_m, SWIZZLE);
   const int tile_m = first_m + (pid % group) % group_m;
   const int tile_n = (pid % group) / group_m;
-  const int m0 = tile_m * BM, n0 = tile_n * BN;
-
-  // This block's K slice.
   const int k_tiles = (K + BK - 1) / BK;
   const int per_split = (k_tiles + SPLITK - 1) / SPLITK;
   const int kt_begin = blockIdx.y * per_split;
-  const int kt_count = max(0, min(k_tiles, kt_begin + per_split) - kt_begin);
+  return {tile_m * BM, tile_n * BN, tile_m * tiles_n + tile_n, kt_begin, max(0, min(k_tiles, kt_begin + per_split) - kt_begin)};
+}
+
+// Writes the tile of C from the f32 accumulators, summing the SPLITK slices of the tile first.
+// `visit(f)` calls f(r, c, x, y) for each pair of adjacent accumulators the thread holds (r, c:
+// row and even column in the tile), so both kernels share this whatever their fragment layout.
+// Every thread of the block calls it when SPLITK > 1 (the reductions synchronize the block).
+template <class Visit>
+__device__ __forceinline__ void epilogue(const Visit& visit, void* smem, u16* __restrict__ C, float* __restrict__ ws,
+                                         int* __restrict__ locks, const Tile& t, int M, int N, const u16* __restrict__ scales) {
+#if CLUSTER_REDUCE
+  const int tid = threadIdx.x;
+  // Each slice leaves its f32 partial in its own shared memory; after a cluster barrier, slice r
+  // sums rows [r*BM/SPLITK, (r+1)*BM/SPLITK) of every slice's partial (in slice order) and
+  // writes them; a second barrier keeps each partial alive until all have been read.
+  __syncthreads();
+  float* red = (float*)smem;
+  visit([&](int r, int c, float x, float y) { *(float2*)(red + r * RED_STRIDE + c) = make_float2(x, y); });
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  {
+    u32 rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    constexpr int CHUNKS = BM * BN / 4, PER_SLICE = CHUNKS / SPLITK;
+    const u32 base = smem_addr(red);
+    for (int q = rank * PER_SLICE + tid; q < (int)(rank + 1) * PER_SLICE; q += THREADS) {
+      const int r = q / (BN / 4), c = (q % (BN / 4)) * 4;
+      const int m = t.m0 + r, n = t.n0 + c;
+      if (m >= M || n >= N) continue;
+      const u32 off = (u32)(r * RED_STRIDE + c) * 4;
+      float x = 0.f, y = 0.f, z = 0.f, w = 0.f;
+#pragma unroll
+      for (int s = 0; s < SPLITK; ++s) {
+        u32 remote;
+        float a, b, cc, d;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(base + off), "r"(s));
+        asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(a), "=f"(b), "=f"(cc), "=f"(d) : "r"(remote));
+        x += a;
+        y += b;
+        z += cc;
+        w += d;
+      }
+#if W8
+      x *= SCALE(n);
+      if (n + 1 < N) y *= SCALE(n + 1);
+      if (n + 2 < N) z *= SCALE(n + 2);
+      if (n + 3 < N) w *= SCALE(n + 3);
+#endif
+      u16* out = C + (long long)m * N + n;
+      if (n + 3 < N && (N & 3) == 0) {
+        *(uint2*)out = make_uint2(pack2(x, y), pack2(z, w));
+      } else {
+        const u32 lo = pack2(x, y), hi = pack2(z, w);
+        out[0] = (u16)lo;
+        if (n + 1 < N) out[1] = (u16)(lo >> 16);
+        if (n + 2 < N) out[2] = (u16)hi;
+        if (n + 3 < N) out[3] = (u16)(hi >> 16);
+      }
+    }
+  }
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#elif SPLITK > 1
+  // Every slice writes its f32 partial; the last slice of the tile to finish sums them in slice
+  // order (deterministic) and writes C. The counter is reset for the next launch.
+  float* part = ws + (long long)blockIdx.y * M * N;
+  visit([&](int r, int c, float x, float y) {
+    const int m = t.m0 + r, n = t.n0 + c;
+    if (m < M && n < N) *(float2*)(part + (long long)m * N + n) = make_float2(x, y);
+  });
+  __threadfence();
+  __syncthreads();
+  __shared__ int is_last;
+  if (threadIdx.x == 0) {
+    is_last = atomicAdd(&locks[t.tile], 1) == SPLITK - 1;
+    if (is_last) locks[t.tile] = 0;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  visit([&](int r, int c, float mx, float my) {
+    const int m = t.m0 + r, n = t.n0 + c;
+    if (m >= M || n >= N) return;
+    float x = 0.f, y = 0.f;
+    for (int z = 0; z < SPLITK; ++z) {
+      float2 p;
+      if (z == (int)blockIdx.y) p = make_float2(mx, my);
+      else p = __ldcg((const float2*)(ws + (long long)z * M * N + (long long)m * N + n));
+      x += p.x;
+      y += p.y;
+    }
+    *(u32*)(C + (long long)m * N + n) = pack2(x * SCALE(n), y * SCALE(n + 1));
+  });
+#else
+  visit([&](int r, int c, float x, float y) {
+    const int m = t.m0 + r, n = t.n0 + c;
+    if (m < M && n < N) *(u32*)(C + (long long)m * N + n) = pack2(x * SCALE(n), y * SCALE(n + 1));
+  });
+#endif
+}
+
+#if !WGMMA
+extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
+    gemm(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, float* __restrict__ ws,
+         int* __restrict__ locks, int M, int N, int K
+#if W8
+         , const u16* __restrict__ scales
+#endif
+    ) {
+#if !W8
+  const u16* scales = nullptr;
+#endif
+  extern __shared__ __align__(16) u16 smem[];
+  u16* As = smem;
+  u16* Bs = smem + STAGES * A_STAGE;
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+  const Tile t = block_tile(M, N, K);
+  const int m0 = t.m0, n0 = t.n0, kt_begin = t.kt_begin, kt_count = t.kt_count;
 
   float acc[MI][NI][4];
 #pragma unroll
@@ -197,17 +310,17 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
     cp_async_commit();
   }
 
-  for (int t = 0; t < kt_count; ++t) {
+  for (int kt = 0; kt < kt_count; ++kt) {
     cp_async_wait<STAGES - 2>();
     __syncthreads();
     {
-      const int next = t + STAGES - 1;
+      const int next = kt + STAGES - 1;
       const int s = next % STAGES;
       if (next < kt_count) load_tile(As + s * A_STAGE, Bs + s * B_STAGE, A, B, M, N, K, m0, n0, (kt_begin + next) * BK, tid);
       cp_async_commit();
     }
-    const u16* as = As + (t % STAGES) * A_STAGE;
-    const u16* bs = Bs + (t % STAGES) * B_STAGE;
+    const u16* as = As + (kt % STAGES) * A_STAGE;
+    const u16* bs = Bs + (kt % STAGES) * B_STAGE;
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
       u32 af[MI][4], bf[NI][2];
@@ -249,118 +362,176 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
   cp_async_wait<0>();
 
   const int row_in = lane >> 2, col_in = (lane & 3) * 2;
-#if CLUSTER_REDUCE
-  // Each slice leaves its f32 partial in its own shared memory; after a cluster barrier, slice r
-  // sums rows [r*BM/SPLITK, (r+1)*BM/SPLITK) of every slice's partial (in slice order) and
-  // writes them; a second barrier keeps each partial alive until all have been read.
-  __syncthreads();
-  float* red = (float*)smem;
+  epilogue(
+      [&](auto&& f) {
 #pragma unroll
-  for (int i = 0; i < MI; ++i)
+        for (int i = 0; i < MI; ++i)
 #pragma unroll
-    for (int j = 0; j < NI; ++j)
+          for (int j = 0; j < NI; ++j)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = warp_m * WM + i * 16 + row_in + h * 8;
-        const int c = warp_n * WN + j * 8 + col_in;
-        *(float2*)(red + r * RED_STRIDE + c) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-      }
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-  {
-    u32 rank;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-    constexpr int CHUNKS = BM * BN / 4, PER_SLICE = CHUNKS / SPLITK;
-    const u32 base = smem_addr(red);
-    for (int q = rank * PER_SLICE + tid; q < (int)(rank + 1) * PER_SLICE; q += THREADS) {
-      const int r = q / (BN / 4), c = (q % (BN / 4)) * 4;
-      const int m = m0 + r, n = n0 + c;
-      if (m >= M || n >= N) continue;
-      const u32 off = (u32)(r * RED_STRIDE + c) * 4;
-      float x = 0.f, y = 0.f, z = 0.f, w = 0.f;
-#pragma unroll
-      for (int s = 0; s < SPLITK; ++s) {
-        u32 remote;
-        float a, b, cc, d;
-        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(base + off), "r"(s));
-        asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(a), "=f"(b), "=f"(cc), "=f"(d) : "r"(remote));
-        x += a;
-        y += b;
-        z += cc;
-        w += d;
-      }
-#if W8
-      x *= SCALE(n);
-      if (n + 1 < N) y *= SCALE(n + 1);
-      if (n + 2 < N) z *= SCALE(n + 2);
-      if (n + 3 < N) w *= SCALE(n + 3);
+            for (int h = 0; h < 2; ++h)
+              f(warp_m * WM + i * 16 + row_in + h * 8, warp_n * WN + j * 8 + col_in, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+      },
+      smem, C, ws, locks, t, M, N, scales);
+}
+#else
+// ---------------------------------------------------------------------------------------------
+// Hopper (sm_90a): warpgroup MMA fed by the Tensor Memory Accelerator. Warpgroup 0 is the
+// producer: one thread issues TMA copies of each K tile into a ring of STAGES buffers, each
+// guarded by a "full" mbarrier (the copy landed) and an "empty" one (every consumer is done
+// with it). Warpgroups 1..BM/64 are consumers: each owns 64 rows of the tile and multiplies
+// them by all BN columns with wgmma.m64nBNk16, reading both operands straight from shared
+// memory. Tiles are 128-byte swizzled (what TMA writes and wgmma reads, free of bank
+// conflicts); B is row-major K x N, i.e. "MN-major" for wgmma, which transposes it in flight.
+// TMA zero-fills rows and columns past M, N and K, so only the stores check bounds.
+#if KT_BF16
+#define WG_T "bf16"
+#else
+#define WG_T "f16"
 #endif
-      u16* out = C + (long long)m * N + n;
-      if (n + 3 < N && (N & 3) == 0) {
-        *(uint2*)out = make_uint2(pack2(x, y), pack2(z, w));
-      } else {
-        const u32 lo = pack2(x, y), hi = pack2(z, w);
-        out[0] = (u16)lo;
-        if (n + 1 < N) out[1] = (u16)(lo >> 16);
-        if (n + 2 < N) out[2] = (u16)hi;
-        if (n + 3 < N) out[3] = (u16)(hi >> 16);
+static_assert(!W8, "w8a16 uses the mma.sync kernel");
+static_assert(BK == 64 && WM == 64 && WN == BN && BM % 64 == 0, "wgmma tiles: BK = 64 (one swizzle atom), 64 rows per consumer");
+#define A_BYTES (BM * 128)  // a stage of A: BM rows of 64 elements
+#define B_BYTES (BN * 128)  // a stage of B: BN/64 boxes of 64 K-rows x 64 columns
+#define B_BOX_BYTES 8192
+
+#if BN == 64
+#define WG_N 64
+__device__ __forceinline__ void wgmma(float (&d)[32], unsigned long long da, unsigned long long db) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 0, 1;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "l"(da), "l"(db));
+}
+#endif
+#if BN == 128
+#define WG_N 128
+__device__ __forceinline__ void wgmma(float (&d)[64], unsigned long long da, unsigned long long db) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, 1, 1, 0, 1;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+               : "l"(da), "l"(db));
+}
+#endif
+#if BN == 256
+#define WG_N 256
+__device__ __forceinline__ void wgmma(float (&d)[128], unsigned long long da, unsigned long long db) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, 1, 1, 0, 1;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+               : "l"(da), "l"(db));
+}
+#endif
+
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];  // CUtensorMap, encoded on the host (cuTensorMapEncodeTiled)
+};
+
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+  u32 done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, int inner, int outer, u32 bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+               ::"r"(dst), "l"((unsigned long long)map), "r"(inner), "r"(outer), "r"(bar) : "memory");
+}
+// Shared memory matrix descriptor, 128-byte swizzle: start, leading and stride byte offsets.
+__device__ __forceinline__ unsigned long long smem_desc(u32 addr, u32 lead, u32 stride) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lead >> 4) << 16) |
+         ((unsigned long long)(stride >> 4) << 32) | (1ull << 62);
+}
+
+#define CONSUMERS (BM / 64)
+
+extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
+    gemm_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB, u16* __restrict__ C,
+               float* __restrict__ ws, int* __restrict__ locks, int M, int N, int K) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
+  const u32 raw = smem_addr(smem_raw);
+  const u32 base = (raw + 1023) & ~1023u;
+  unsigned char* smem = smem_raw + (base - raw);
+  const u32 sA = base, sB = base + STAGES * A_BYTES, bars = sB + STAGES * B_BYTES;
+#define FULL(s) (bars + 8 * (s))
+#define EMPTY(s) (bars + 8 * (STAGES + (s)))
+  const int tid = threadIdx.x, wg = tid / 128;
+  const Tile t = block_tile(M, N, K);
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(FULL(s), 1);
+      mbar_init(EMPTY(s), CONSUMERS);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  float acc[BN / 2];
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+
+  if (wg == 0) {
+#if SPLITK == 1
+    // The producer needs few registers: hand them to the consumers' accumulators.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+#endif
+    if (tid == 0) {
+      for (int i = 0; i < t.kt_count; ++i) {
+        const int s = i % STAGES;
+        if (i >= STAGES) mbar_wait(EMPTY(s), ((i / STAGES) - 1) & 1);
+        mbar_expect_tx(FULL(s), A_BYTES + B_BYTES);
+        const int k0 = (t.kt_begin + i) * BK;
+        tma_load(sA + s * A_BYTES, &tmA, k0, t.m0, FULL(s));
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j) tma_load(sB + s * B_BYTES + j * B_BOX_BYTES, &tmB, t.n0 + j * 64, k0, FULL(s));
       }
     }
-  }
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#elif SPLITK > 1
-  // Every slice writes its f32 partial; the last slice of the tile to finish sums them in slice
-  // order (deterministic) and writes C. The counter is reset for the next launch.
-  float* part = ws + (long long)blockIdx.y * M * N;
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NI; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int m = m0 + warp_m * WM + i * 16 + row_in + h * 8;
-        const int n = n0 + warp_n * WN + j * 8 + col_in;
-        if (m < M && n < N) *(float2*)(part + (long long)m * N + n) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-      }
-  __threadfence();
-  __syncthreads();
-  __shared__ int is_last;
-  if (tid == 0) {
-    const int lock = tile_m * tiles_n + tile_n;
-    is_last = atomicAdd(&locks[lock], 1) == SPLITK - 1;
-    if (is_last) locks[lock] = 0;
-  }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NI; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int m = m0 + warp_m * WM + i * 16 + row_in + h * 8;
-        const int n = n0 + warp_n * WN + j * 8 + col_in;
-        if (m >= M || n >= N) continue;
-        float x = 0.f, y = 0.f;
-        for (int z = 0; z < SPLITK; ++z) {
-          float2 p;
-          if (z == (int)blockIdx.y) p = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-          else p = __ldcg((const float2*)(ws + (long long)z * M * N + (long long)m * N + n));
-          x += p.x;
-          y += p.y;
-        }
-        *(u32*)(C + (long long)m * N + n) = pack2(x * SCALE(n), y * SCALE(n + 1));
-      }
-#else
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NI; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int m = m0 + warp_m * WM + i * 16 + row_in + h * 8;
-        const int n = n0 + warp_n * WN + j * 8 + col_in;
-        if (m < M && n < N) *(u32*)(C + (long long)m * N + n) = pack2(acc[i][j][2 * h] * SCALE(n), acc[i][j][2 * h + 1] * SCALE(n + 1));
-      }
+#if SPLITK == 1
+    return;  // no reduction to take part in
 #endif
+  } else {
+#if SPLITK == 1
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMERS == 1 ? 240 : 232));
+#endif
+    const u32 a_rows = sA + (wg - 1) * 64 * 128;
+    for (int i = 0; i < t.kt_count; ++i) {
+      const int s = i % STAGES;
+      mbar_wait(FULL(s), (i / STAGES) & 1);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk)
+        // A: K-major, 8-row groups 1 KiB apart, +32 bytes per k16 step inside the swizzle atom.
+        // B: MN-major, 64-column boxes B_BOX_BYTES apart, +16 rows (2 KiB) per k16 step.
+        wgmma(acc, smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024),
+              smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      // Keep one group in flight; the one before it is done, so its stage can be refilled.
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      if (i > 0 && tid % 128 == 0) mbar_arrive(EMPTY((i - 1) % STAGES));
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  }
+#undef FULL
+#undef EMPTY
+
+  const int warp = (tid % 128) / 32, lane = tid % 32;
+  epilogue(
+      [&](auto&& f) {
+        if (wg == 0) return;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            f((wg - 1) * 64 + warp * 16 + (lane >> 2) + 8 * h, j * 8 + (lane & 3) * 2, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      },
+      smem, C, ws, locks, t, M, N, nullptr);
 }
+#endif

@@ -114,8 +114,12 @@ class CudaBackend final : public Backend {
       auto& c = contexts_[device.index];
       if (!c) c = std::make_shared<DeviceContext>(d, device.index);
       ctx = c;
-      const std::string arch = device.text.count("arch") ? device.text.at("arch") : "sm_" + std::to_string(static_cast<int>(device.property("cc_major"))) +
-                                                                                     std::to_string(static_cast<int>(device.property("cc_minor")));
+      // Hopper and later: the arch-specific target ("sm_90a"), whose features (wgmma, setmaxnreg)
+      // kernels may use; such a cubin runs only on that architecture, which is the one tuned.
+      const int major = static_cast<int>(device.property("cc_major"));
+      const std::string arch = (device.text.count("arch") ? device.text.at("arch")
+                                                          : "sm_" + std::to_string(major) + std::to_string(static_cast<int>(device.property("cc_minor")))) +
+                               (major >= 9 ? "a" : "");
       auto& comp = compilers_[arch];
       if (!comp) comp = std::make_shared<Compiler>(arch, cache_dir_);
       compiler = comp;

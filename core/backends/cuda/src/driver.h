@@ -17,7 +17,7 @@ namespace ktune::cuda {
   X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)   \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventElapsedTime) X(cuEventQuery)            \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)        \
-  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuGetErrorName) X(cuGetErrorString)
+  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuGetErrorName) X(cuGetErrorString) X(cuTensorMapEncodeTiled)
 
 struct Driver {
 #define KTUNE_DECLARE(name) decltype(&::name) name = nullptr;

@@ -36,6 +36,30 @@ cudaDataType cuda_type(ElemType t, const std::string& what) {
   }
 }
 
+CUtensorMapDataType tensor_map_type(ElemType t) {
+  switch (t) {
+    case ElemType::F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case ElemType::BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case ElemType::F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case ElemType::F64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+    case ElemType::I8:
+    case ElemType::U8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    case ElemType::I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case ElemType::U32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    case ElemType::I64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
+  }
+  return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+CUtensorMapSwizzle tensor_map_swizzle(int bytes) {
+  switch (bytes) {
+    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 128: return CU_TENSOR_MAP_SWIZZLE_128B;
+    default: return CU_TENSOR_MAP_SWIZZLE_NONE;
+  }
+}
+
 void check_cublas(cublasStatus_t s, const std::string& what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw TrialFailure(TrialStatus::LaunchError, what + ": " + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) + ")");
@@ -95,6 +119,16 @@ class SpecKernel final : public Launchable {
   std::vector<LaunchGeometry> geometry;                              // active launches only
   std::vector<std::vector<std::string>> launch_args;
   std::map<std::string, std::uint64_t> scalars;                       // raw 8-byte slots
+  // A tensor map argument sized for this config, and its encodings per input copy.
+  struct TensorMapArg {
+    std::string tensor;
+    ElemType type{};
+    int swizzle = 0;
+    std::vector<cuuint64_t> dims;
+    std::vector<cuuint32_t> box;
+    std::map<int, std::pair<CUdeviceptr, CUtensorMap>> encoded;
+  };
+  std::map<std::string, TensorMapArg> tensor_maps;
   std::vector<std::pair<std::string, std::size_t>> workspace_bytes;
   CUmodule module = nullptr;
   std::vector<CUfunction> functions;
@@ -156,6 +190,30 @@ class SpecKernel final : public Launchable {
     for (const auto& [name, bytes] : workspace_bytes) s.ensure_workspace(name, bytes);
   }
 
+  // Encoded once per buffer: the per-launch timing must not wait on the host between its events.
+  const CUtensorMap& tensor_map(Session& s, const std::string& name, TensorMapArg& t, int copy) {
+    const CUdeviceptr ptr = s.buffer(t.tensor, copy);
+    auto& [encoded_ptr, map] = t.encoded[copy];
+    if (encoded_ptr == ptr) return map;
+    // Row-major: each dimension's stride is the product of the ones inside it.
+    const std::size_t rank = t.dims.size();
+    std::vector<cuuint64_t> strides;
+    std::vector<cuuint32_t> element_strides(rank, 1);
+    cuuint64_t stride = elem_size(t.type);
+    for (std::size_t i = 0; i + 1 < rank; ++i) strides.push_back(stride *= t.dims[i]);
+    const CUresult r = s.d().cuTensorMapEncodeTiled(
+        &map, tensor_map_type(t.type), static_cast<cuuint32_t>(rank), reinterpret_cast<void*>(ptr), t.dims.data(), strides.data(),
+        t.box.data(), element_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, tensor_map_swizzle(t.swizzle),
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+      throw TrialFailure(TrialStatus::LaunchError,
+                         "tensor map " + name + " over " + t.tensor + ": the driver rejects it (" + error_text(r) +
+                             "); rows must be 16-byte aligned, boxes at most 256 elements a side and, when swizzled, "
+                             "the inner box no wider than the swizzle span");
+    encoded_ptr = ptr;
+    return map;
+  }
+
   void enqueue(Session& s, int copy) override {
     const Driver& d = s.d();
     for (std::size_t i = 0; i < geometry.size(); ++i) {
@@ -166,6 +224,8 @@ class SpecKernel final : public Launchable {
         const std::string& name = launch_args[i][a];
         if (auto it = scalars.find(name); it != scalars.end()) {
           params[a] = &it->second;
+        } else if (auto tm = tensor_maps.find(name); tm != tensor_maps.end()) {
+          params[a] = const_cast<CUtensorMap*>(&tensor_map(s, name, tm->second, copy));
         } else {
           ptrs[a] = s.buffer(name, copy);
           params[a] = &ptrs[a];
@@ -215,7 +275,7 @@ Session::Session(std::shared_ptr<DeviceContext> dev, const DeviceInfo& info, std
   dev_->make_current();
   create_stream_and_events();
   for (const auto& a : spec_->arguments()) {
-    if (!a.is_buffer || a.role != ArgRole::Input) continue;
+    if (!a.is_buffer() || a.role != ArgRole::Input) continue;
     const ElemType t = spec_->arg_type(a, problem_, sizing_config_);
     const std::uint64_t count = spec_->arg_count(a, problem_, sizing_config_, device_vars_);
     host_inputs_[a.name] = {t, generate(t, count, a.init, seed_ ^ fnv1a64(problem_.key() + "/" + a.name))};
@@ -269,7 +329,7 @@ void Session::allocate_buffers() {
   copies_.assign(1, {});
   auto& main = copies_[0];
   for (const auto& a : spec_->arguments()) {
-    if (!a.is_buffer || a.role == ArgRole::Workspace) continue;
+    if (!a.is_buffer() || a.role == ArgRole::Workspace) continue;
     const ElemType t = spec_->arg_type(a, problem_, sizing_config_);
     const std::size_t bytes = spec_->arg_count(a, problem_, sizing_config_, device_vars_) * elem_size(t);
     main[a.name] = alloc(d(), bytes, "buffer " + a.name);
@@ -454,14 +514,24 @@ std::unique_ptr<PreparedKernel> Session::prepare(const Config& config) {
       k->geometry.push_back(g);
       k->launch_args.push_back(l.args);
     }
+    const Variables vars = spec_->variables(problem_, config, device_vars_);
     for (const auto& a : spec_->arguments()) {
-      if (a.is_buffer) {
+      if (a.is_buffer()) {
         if (a.role == ArgRole::Workspace)
           k->workspace_bytes.emplace_back(a.name, spec_->arg_count(a, problem_, config, device_vars_) *
                                                       elem_size(spec_->arg_type(a, problem_, config)));
         continue;
       }
-      const double v = Expression(a.value).eval(spec_->variables(problem_, config, device_vars_));
+      if (a.kind == SpecArgument::Kind::TensorMap) {
+        auto& t = k->tensor_maps[a.name];
+        t.tensor = a.tensor;
+        t.type = spec_->arg_type(a, problem_, config);
+        t.swizzle = a.swizzle;
+        for (const auto& e : a.dims) t.dims.push_back(static_cast<cuuint64_t>(Expression(e).eval(vars)));
+        for (const auto& e : a.box) t.box.push_back(static_cast<cuuint32_t>(Expression(e).eval(vars)));
+        continue;
+      }
+      const double v = Expression(a.value).eval(vars);
       std::uint64_t slot = 0;
       switch (spec_->arg_type(a, problem_, config)) {
         case ElemType::I32: { const auto x = static_cast<std::int32_t>(v); std::memcpy(&slot, &x, 4); break; }
