@@ -466,6 +466,9 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
   const int tid = threadIdx.x, wg = tid / 128;
   const Tile t = block_tile(M, N, K);
   if (tid == 0) {
+    // Fetch the descriptors while the barriers are set up, not on the first copy's critical path.
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tmA) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tmB) : "memory");
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(FULL(s), 1);
       mbar_init(EMPTY(s), CONSUMERS);
