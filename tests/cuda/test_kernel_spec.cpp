@@ -169,7 +169,7 @@ void test_pruning_with_h100_properties() {
     const Variables ctx = context(s, p);
     const auto valid = space.enumerate(ctx);
     std::printf("gemm space for M=%d N=%d K=%d on an H100: %zu valid configs\n", m, n, k, valid.size());
-    CHECK_MSG(valid.size() >= 24 && valid.size() <= 200, "M=" + std::to_string(m) + ": " + std::to_string(valid.size()) + " configs");
+    CHECK_MSG(valid.size() >= 12, "M=" + std::to_string(m) + ": " + std::to_string(valid.size()) + " configs");
     int wgmma = 0;
     for (const auto& c : valid) {
       // Exactly one kernel launches: mma.sync (64 to 256 threads) or wgmma (2 or 3 warpgroups).
@@ -183,13 +183,21 @@ void test_pruning_with_h100_properties() {
       CHECK(c.get("VEC") == 8);
       wgmma += static_cast<int>(c.get("WGMMA"));
     }
-    std::printf("  of which %d use wgmma\n", wgmma);
-    CHECK(wgmma > 0 && wgmma < static_cast<int>(valid.size()));
+    CHECK(wgmma == static_cast<int>(valid.size()));  // aligned shapes on Hopper: wgmma only
+    CHECK(valid.size() <= 80);                       // the issue's ~72-config tuning budget
+    // An Ampere device gets the mma.sync kernel instead.
+    Variables a100 = ctx;
+    a100["cc_major"] = 8;
+    const auto ampere = space.enumerate(a100);
+    CHECK(!ampere.empty());
+    for (const auto& c : ampere) CHECK(c.get("WGMMA") == 0);
   }
   // Five deep stages of 128x256 B tiles need 360 KB: pruned by the shared-memory constraint.
   Config big = s.family().default_config;
   for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 64}, {"BK", 128}, {"STAGES", 5}}) big.set(k, v);
-  const auto why = space.violated(big, context(s, gemm_problem(16, 4096, 4096)));
+  Variables ampere = context(s, gemm_problem(16, 4096, 4096));
+  ampere["cc_major"] = 8;
+  const auto why = space.violated(big, ampere);
   CHECK(why && why->find("shared memory") != std::string::npos);
   // K = 1002 only allows 4-byte vectors.
   const auto odd = space.enumerate(context(s, gemm_problem(7, 520, 1002)));
