@@ -41,7 +41,7 @@ int main() {
       std::vector<Config> chosen;
       std::set<std::string> covered;
       for (std::size_t i = 0; i < valid.size(); ++i) {
-        const std::string tag = "W" + std::to_string(valid[i].get_or("WGMMA", 0)) + "S" + std::to_string(valid[i].get("SPLITK")) + "BM" + std::to_string(valid[i].get("BM")) + "BN" +
+        const std::string tag = "W" + std::to_string(valid[i].get_or("WGMMA", 0)) + "X" + std::to_string(valid[i].get_or("SWAP_AB", 0)) + "S" + std::to_string(valid[i].get("SPLITK")) + "BM" + std::to_string(valid[i].get("BM")) + "BN" +
                                 std::to_string(valid[i].get("BN"));
         if (covered.insert(tag).second) chosen.push_back(valid[i]);
       }

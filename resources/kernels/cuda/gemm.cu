@@ -9,6 +9,8 @@
 //   VEC          elements per cp.async (8: 16 bytes; 4 and 2 serve K or N not a multiple of 8)
 //   KT_BF16      1 for bf16 storage
 //   WGMMA        1 for the Hopper kernel (TMA + wgmma; WM = 64 rows per consumer, WN = BN)
+//   SWAP_AB      1 (with WGMMA, for skinny M): computes C^T = B^T A^T, so the weights fill
+//                wgmma's 64-row side and the BM activation rows its narrow N side
 //   W8           1 for w8a16 (the qmatmul family): B is int8 weights stored N x K (out x in), with
 //                one f16 scale per output column applied to the f32 sum; A and C stay f16
 // Compiled by NVRTC: no headers, so half/bf16 values are raw 16-bit words and conversions are PTX.
@@ -21,6 +23,9 @@
 #ifndef WGMMA
 #define WGMMA 0
 #endif
+#ifndef SWAP_AB
+#define SWAP_AB 0
+#endif
 
 typedef unsigned short u16;
 typedef unsigned int u32;
@@ -29,7 +34,8 @@ typedef unsigned int u32;
 #define WARPS_M (BM / WM)
 #define WARPS_N (BN / WN)
 #if WGMMA
-#define THREADS ((BM / 64 + 1) * 128)  // a producer warpgroup and one consumer per 64 rows
+#define CONSUMERS (SWAP_AB ? 1 : BM / 64)
+#define THREADS ((CONSUMERS + 1) * 128)  // a producer warpgroup and one consumer per 64 rows
 #else
 #define THREADS (WARPS_M * WARPS_N * 32)
 #endif
@@ -390,32 +396,53 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
 #define WG_T "f16"
 #endif
 static_assert(!W8, "w8a16 uses the mma.sync kernel");
-static_assert(BK == 64 && WM == 64 && WN == BN && BM % 64 == 0, "wgmma tiles: BK = 64 (one swizzle atom), 64 rows per consumer");
+static_assert(BK == 64 && WN == BN, "wgmma tiles: BK = 64 (one swizzle atom), a consumer spans BN");
+static_assert(SWAP_AB ? BM % 16 == 0 && BM <= 64 : WM == 64 && BM % 64 == 0, "64 rows per consumer; swapped, BM is wgmma's N");
 #define A_BYTES (BM * 128)  // a stage of A: BM rows of 64 elements
 #define B_BYTES (BN * 128)  // a stage of B: BN/64 boxes of 64 K-rows x 64 columns
 #define B_BOX_BYTES 8192
 
-#if BN == 64
-#define WG_N 64
+// d += A*B for one k16 step; the immediates are scale-d, scale-a, scale-b, transpose-a, transpose-b
+// (B, or with SWAP_AB the A operand, is MN-major).
+#if !SWAP_AB && BN == 64
 __device__ __forceinline__ void wgmma(float (&d)[32], unsigned long long da, unsigned long long db) {
   asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 0, 1;\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
                : "l"(da), "l"(db));
 }
 #endif
-#if BN == 128
-#define WG_N 128
+#if !SWAP_AB && BN == 128
 __device__ __forceinline__ void wgmma(float (&d)[64], unsigned long long da, unsigned long long db) {
   asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, 1, 1, 0, 1;\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                : "l"(da), "l"(db));
 }
 #endif
-#if BN == 256
-#define WG_N 256
+#if !SWAP_AB && BN == 256
 __device__ __forceinline__ void wgmma(float (&d)[128], unsigned long long da, unsigned long long db) {
   asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, 1, 1, 0, 1;\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+               : "l"(da), "l"(db));
+}
+#endif
+#if SWAP_AB && BM == 16
+__device__ __forceinline__ void wgmma(float (&d)[8], unsigned long long da, unsigned long long db) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 1, 0;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+               : "l"(da), "l"(db));
+}
+#endif
+#if SWAP_AB && BM == 32
+__device__ __forceinline__ void wgmma(float (&d)[16], unsigned long long da, unsigned long long db) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, 1, 1, 1, 1, 0;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+               : "l"(da), "l"(db));
+}
+#endif
+#if SWAP_AB && BM == 64
+__device__ __forceinline__ void wgmma(float (&d)[32], unsigned long long da, unsigned long long db) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 1, 0;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
                : "l"(da), "l"(db));
 }
 #endif
@@ -450,7 +477,6 @@ __device__ __forceinline__ unsigned long long smem_desc(u32 addr, u32 lead, u32 
          ((unsigned long long)(stride >> 4) << 32) | (1ull << 62);
 }
 
-#define CONSUMERS (BM / 64)
 
 extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
     gemm_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB, u16* __restrict__ C,
@@ -477,9 +503,15 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
   }
   __syncthreads();
 
-  float acc[BN / 2];
+#if SWAP_AB
+  float acc[BN / 64][BM / 2];  // D^T: 64 columns of C per wgmma, BM rows of C across
+#else
+  float acc[1][BN / 2];
+#endif
 #pragma unroll
-  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+  for (int j = 0; j < (int)(sizeof(acc) / sizeof(acc[0])); ++j)
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(acc[0]) / sizeof(float)); ++i) acc[j][i] = 0.f;
 
   if (wg == 0) {
 #if SPLITK == 1
@@ -510,11 +542,19 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
       mbar_wait(FULL(s), (i / STAGES) & 1);
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk)
+      for (int kk = 0; kk < BK / 16; ++kk) {
         // A: K-major, 8-row groups 1 KiB apart, +32 bytes per k16 step inside the swizzle atom.
         // B: MN-major, 64-column boxes B_BOX_BYTES apart, +16 rows (2 KiB) per k16 step.
-        wgmma(acc, smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024),
-              smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
+        const unsigned long long da = smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024);
+#if SWAP_AB
+        // Each 64-column box of B, transposed, is the A operand; the activations are B.
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j)
+          wgmma(acc[j], smem_desc(sB + s * B_BYTES + j * B_BOX_BYTES + kk * 2048, B_BOX_BYTES, 1024), da);
+#else
+        wgmma(acc[0], da, smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
+#endif
+      }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       // Keep one group in flight; the one before it is done, so its stage can be refilled.
       asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
@@ -529,11 +569,29 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
   epilogue(
       [&](auto&& f) {
         if (wg == 0) return;
+#if SWAP_AB
+        // A thread holds D^T[n][m], D^T[n][m+1]: two rows of C. Lanes a row of D^T apart (lane
+        // ^ 4) trade one value, so each ends up with two adjacent columns of one row of C.
+        const bool even = ((lane >> 2) & 1) == 0;
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j)
+#pragma unroll
+          for (int q = 0; q < BM / 8; ++q)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const float x = acc[j][4 * q + 2 * h], y = acc[j][4 * q + 2 * h + 1];
+              const float other = __shfl_xor_sync(0xffffffffu, even ? y : x, 4);
+              const int n = j * 64 + warp * 16 + (lane >> 2) + 8 * h, m = q * 8 + (lane & 3) * 2;
+              if (even) f(m, n, x, other);
+              else f(m + 1, n - 1, other, y);
+            }
+#else
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h)
-            f((wg - 1) * 64 + warp * 16 + (lane >> 2) + 8 * h, j * 8 + (lane & 3) * 2, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            f((wg - 1) * 64 + warp * 16 + (lane >> 2) + 8 * h, j * 8 + (lane & 3) * 2, acc[0][4 * j + 2 * h], acc[0][4 * j + 2 * h + 1]);
+#endif
       },
       smem, C, ws, locks, t, M, N, nullptr);
 }
