@@ -415,9 +415,17 @@ const SpecArgument* KernelSpec::argument(const std::string& name) const {
 
 const SpecArgument& KernelSpec::output() const { return *argument(output_); }
 
+Config KernelSpec::complete(const Config& c) const {
+  Config out = c;
+  for (const auto& [name, value] : family_.default_config.values())
+    if (!out.has(name)) out.set(name, value);
+  return out;
+}
+
 Variables KernelSpec::variables(const Problem& p, const Config& c, const Variables& device) const {
   Variables vars = device;
-  for (const auto& [name, value] : c.values()) vars[name] = static_cast<double>(value);
+  const Config full = complete(c);
+  for (const auto& [name, value] : full.values()) vars[name] = static_cast<double>(value);
   for (const auto& [name, value] : family_.variables(p)) vars[name] = value;
   return vars;
 }
@@ -449,8 +457,10 @@ std::string KernelSpec::substitute(const std::string& text, const Problem& p, co
 
 std::vector<std::pair<std::string, std::string>> KernelSpec::defines(const Problem& p, const Config& c) const {
   std::vector<std::pair<std::string, std::string>> out;
-  if (params_as_defines_)
-    for (const auto& [name, value] : c.values()) out.emplace_back(name, std::to_string(value));
+  if (params_as_defines_) {
+    const Config full = complete(c);
+    for (const auto& [name, value] : full.values()) out.emplace_back(name, std::to_string(value));
+  }
   const Variables vars = variables(p, c);
   for (const auto& d : defines_) {
     if (!d.field.empty()) {

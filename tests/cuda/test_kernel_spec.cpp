@@ -107,6 +107,38 @@ void test_builtin_gemm_spec() {
   CHECK_THROWS(InputError, s.substitute("${nope}", p, c), "nope");
 }
 
+// The Hopper kernel: its own launch, fed by two tensor maps over A and B.
+void test_gemm_wgmma_launch() {
+  const KernelSpec s = KernelSpec::load(kGemmSpec);
+  const Problem p = gemm_problem(4096, 4096, 4096);
+  Config c = s.family().default_config;
+  for (auto [k, v] : {std::pair{"BM", 128}, {"WM", 64}, {"BN", 256}, {"WN", 256}, {"STAGES", 4}, {"WGMMA", 1}}) c.set(k, v);
+  CHECK(!s.family().default_space.violated(c, context(s, p)));
+  CHECK(!s.geometry(s.launches()[0], p, c, h100()).active);
+  const LaunchGeometry g = s.geometry(s.launches()[1], p, c, h100());
+  CHECK(g.active && g.entry == "gemm_wgmma");
+  CHECK(g.block[0] == 384);                                       // producer + 2 consumers
+  CHECK(g.shared_bytes == 1024u + 4 * (128 + 256) * 128 + 16 * 4);  // 1 KiB alignment slack
+  const SpecArgument& tm = *s.argument("tmA");
+  CHECK(tm.kind == SpecArgument::Kind::TensorMap && tm.tensor == "A" && tm.swizzle == 128);
+  CHECK(tm.dims == (std::vector<std::string>{"K", "M"}) && tm.box == (std::vector<std::string>{"64", "BM"}));
+  CHECK_THROWS(InputError, s.arg_count(tm, p, c), "not a buffer");
+  // Swapped for a decode shape: one consumer warpgroup.
+  c.set("BM", 16);
+  c.set("WM", 16);
+  c.set("SWAP_AB", 1);
+  CHECK(s.geometry(s.launches()[1], gemm_problem(16, 4096, 4096), c, h100()).block[0] == 256);
+  // A registry entry from before WGMMA existed still names the mma.sync kernel.
+  Config old = s.family().default_config;
+  std::vector<std::pair<std::string, ParamValue>> kept;
+  for (const auto& [k, v] : old.values())
+    if (k != "WGMMA" && k != "SWAP_AB") kept.emplace_back(k, v);
+  const Config legacy(kept);
+  CHECK(s.geometry(s.launches()[0], p, legacy, h100()).active);
+  const auto opts = s.compile_options(p, legacy);
+  CHECK(std::find(opts.begin(), opts.end(), "-DWGMMA=0") != opts.end());
+}
+
 // qmatmul is the gemm source built for int8 weights; tensor parallelism shards its out or in.
 void test_builtin_qmatmul_spec() {
   const KernelSpec s = KernelSpec::load(kGemmSpec.parent_path() / "qmatmul.json");
@@ -152,6 +184,10 @@ void test_spec_errors_name_the_culprit() {
   CHECK(parse_error([](nlohmann::json& j) { j["arguments"][0]["role"] = "output"; }).find("exactly one") != std::string::npos);
   CHECK(parse_error([](nlohmann::json& j) { j["arguments"][3]["buffer"] = "f8"; }).find("f8") != std::string::npos);
   CHECK(parse_error([](nlohmann::json& j) { j["reference"]["kind"] = "magic"; }).find("reference.kind") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["tensor_map"] = "Z"; }).find("'Z' is not a buffer") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["box"].push_back("8"); }).find("differ in rank") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["swizzle"] = 48; }).find("swizzle") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["role"] = "output"; }).find("only a buffer") != std::string::npos);
   CHECK(parse_error([](nlohmann::json& j) { j["source"] = "missing.cu"; }).find("missing.cu") != std::string::npos);
   CHECK(parse_error([](nlohmann::json& j) { j["compile"]["defines"]["KT_BF16"]["map"].erase("bf16"); }).find("dtype=bf16") !=
         std::string::npos);
@@ -300,6 +336,7 @@ void test_backend_without_device() {
 
 int main() {
   test_builtin_gemm_spec();
+  test_gemm_wgmma_launch();
   test_builtin_qmatmul_spec();
   test_example_user_spec();
   test_spec_errors_name_the_culprit();

@@ -132,6 +132,9 @@ class KernelSpec {
   // The output buffer compared with the reference.
   const SpecArgument& output() const;
 
+  // `c` with the parameters it lacks taken from the default config: a registry entry written
+  // before the family gained a parameter (gemm's WGMMA) still builds the kernel it named.
+  Config complete(const Config& c) const;
   // Variables for every expression: problem numeric fields, config parameters, device properties
   // (`device` may be empty), in that order of precedence.
   Variables variables(const Problem& p, const Config& c, const Variables& device = {}) const;
