@@ -2,7 +2,7 @@
 # Builds the CUDA backend, its tests and benchmarks on the GPU machine and runs the stages named
 # on the command line (tests, tune, repeat), logging to $OUT. The machine has no Qt and no
 # muparser: muparser comes from the carried .deps/muparser.
-#   bench/cuda/gpu_run.sh tests tune repeat qmatmul failures [-- extra tune arguments]
+#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
 mkdir -p "$OUT"
@@ -33,6 +33,14 @@ for s in "${stages[@]}"; do
           --shape "n=16777216" --no-save &&
         timeout 120 build-gpu/app/cli/ktune tune --backend cuda qmatmul --shape "batch=16 out=28672 in=4096" \
           --tp-size 2 --tp-split-dim out --no-save; } 2>&1 | tee "$OUT/cli.log" ;;
+    registry)  # refresh the shipped H100 registry: tune its keys, apply what is new or faster
+      cmake --build build-gpu --target ktune >"$OUT/build_cli.log" 2>&1 || { tail -20 "$OUT/build_cli.log"; exit 1; }
+      rm -rf /tmp/ktune_reg && mkdir -p /tmp/ktune_reg/cuda && cp tuned_data/cuda/*.json /tmp/ktune_reg/cuda/
+      { timeout 200 build-gpu/app/cli/ktune tune gemm --backend cuda --shape "M=1,16,128,1024,4096 N=4096 K=4096" \
+          --shape "M=16 N=14336 K=4096" --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name h100_gemm &&
+        timeout 200 build-gpu/app/cli/ktune tune qmatmul --backend cuda --shape "batch=16 out=4096,14336 in=4096" \
+          --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name h100_qmatmul; } 2>&1 | tail -40 | tee "$OUT/registry.log"
+      cp /tmp/ktune_reg/cuda/nvidia-h100-80gb-hbm3.json "$OUT/" ;;
     failures) timeout 120 build-gpu/tests/cuda/cuda_test_failures_gpu 2>&1 | tee "$OUT/failures.log" ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac

@@ -265,6 +265,7 @@ __device__ __forceinline__ void epilogue(const Visit& visit, void* smem, u16* __
     const int m = t.m0 + r, n = t.n0 + c;
     if (m >= M || n >= N) return;
     float x = 0.f, y = 0.f;
+#pragma unroll 1  // unrolled into every visited pair this loop only costs compile time
     for (int z = 0; z < SPLITK; ++z) {
       float2 p;
       if (z == (int)blockIdx.y) p = make_float2(mx, my);
