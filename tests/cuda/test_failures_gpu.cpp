@@ -3,6 +3,8 @@
 // (through the tuner: one trial each, and the run goes on), and last a write far out of bounds:
 // a sticky fault recorded as `crashed`, never an abort.
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "check.h"
@@ -90,6 +92,13 @@ int main() {
   auto wrong = s->prepare(mode(5));
   auto [st5, msg5] = status_of([&] { s->validate(*wrong, tol); });
   CHECK_MSG(st5 == TrialStatus::WrongResult && msg5.find("elements") != std::string::npos, msg5);
+  {
+    // Validation runs on the device; the element it reports must be a real one: got = 1.5 * want.
+    double got = 0, want = 0;
+    const auto at = msg5.find("got ");
+    CHECK_MSG(at != std::string::npos && std::sscanf(msg5.c_str() + at, "got %lf, want %lf", &got, &want) == 2, msg5);
+    CHECK_MSG(std::abs(want) > 0.5 && std::abs(got - 1.5 * want) < 1e-5, msg5);
+  }
 
   // 300 ms per launch against a 50 ms deadline.
   std::printf("step: %s\n", "auto slow = s->prepare(mode(4));");

@@ -15,8 +15,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Busy-waits `ns` nanoseconds of wall time on every block and records the SM cycles it took.
-constexpr const char* kClockProbeSource = R"(
+// The session's own kernels.
+// ktune_clock_probe busy-waits `ns` nanoseconds of wall time on every block and records the SM
+// cycles it took.
+// ktune_compare validates an output on the device, so a config of a large problem costs no
+// download and no host pass over its output. It counts the elements of `got` (0: f16, 1: bf16,
+// 2: f32) outside atol + rtol*|want| (NaN never matches) and keeps the largest error: the error's
+// bits in the high word (non-negative floats order like integers), its index in the low one.
+constexpr const char* kUtilitySource = R"(
 extern "C" __global__ void ktune_clock_probe(unsigned long long* out, unsigned long long ns) {
   unsigned long long t0, t1;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -24,6 +30,31 @@ extern "C" __global__ void ktune_clock_probe(unsigned long long* out, unsigned l
   do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1)); } while (t1 - t0 < ns);
   const long long c1 = clock64();
   if (threadIdx.x == 0) { out[2 * blockIdx.x] = c1 - c0; out[2 * blockIdx.x + 1] = t1 - t0; }
+}
+
+extern "C" __global__ void ktune_compare(const void* got, int type, const float* want, unsigned int n, float atol,
+                                         float rtol, unsigned long long* out) {
+  unsigned long long bad = 0, worst = 0;
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    float g;
+    if (type == 0) asm("cvt.f32.f16 %0, %1;" : "=f"(g) : "h"(((const unsigned short*)got)[i]));
+    else if (type == 1) g = __uint_as_float((unsigned int)((const unsigned short*)got)[i] << 16);
+    else g = ((const float*)got)[i];
+    const float w = want[i];
+    const float err = (g != g || w != w) ? __uint_as_float(0x7f800000u) : fabsf(g - w);
+    if (!(err <= atol + rtol * fabsf(w))) ++bad;
+    const unsigned long long key = ((unsigned long long)__float_as_uint(err) << 32) | i;
+    worst = key > worst ? key : worst;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    bad += __shfl_down_sync(0xffffffffu, bad, o);
+    const unsigned long long w = __shfl_down_sync(0xffffffffu, worst, o);
+    worst = w > worst ? w : worst;
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&out[0], bad);
+    atomicMax(&out[1], worst);
+  }
 }
 )";
 
@@ -288,7 +319,7 @@ Session::~Session() {
   if (!dev_->lost.empty()) return;  // the context and every handle are gone
   d().cuCtxSetCurrent(dev_->ctx);
   if (cublas_ && cublas_generation_ == dev_->generation) cublasDestroy(cublas_);
-  if (probe_module_ && probe_generation_ == dev_->generation) d().cuModuleUnload(probe_module_);
+  if (utility_module_ && utility_generation_ == dev_->generation) d().cuModuleUnload(utility_module_);
   release_buffers();
   destroy_stream_and_events();
 }
@@ -344,7 +375,7 @@ void Session::release_buffers() {
   copies_.clear();
   for (auto& [name, b] : workspaces_) d().cuMemFree(b.ptr);
   workspaces_.clear();
-  for (Buffer* b : {&flush_, &ref_b_, &ref_c_, &baseline_c_, &cublas_ws_})
+  for (Buffer* b : {&flush_, &ref_b_, &ref_dev_, &compare_out_, &baseline_c_, &cublas_ws_})
     if (b->ptr) d().cuMemFree(b->ptr), *b = {};
 }
 
@@ -434,17 +465,19 @@ void Session::compute_reference() {
     throw InputError(spec_->family().source + ": reference m*n (" + std::to_string(m) + "*" + std::to_string(n) +
                      ") differs from the output's element count " + std::to_string(out_count));
   const auto baseline = make_cublas();
-  ref_c_ = alloc(d(), static_cast<std::size_t>(m) * n * 4, "reference output");
+  Buffer raw = alloc(d(), static_cast<std::size_t>(m) * n * 4, "reference output");
   const float alpha = 1.f, beta = 0.f;
   const CUdeviceptr bp = baseline->b.empty() ? baseline->converted_b : buffer(baseline->b, 0);
   check_cublas(cublasGemmEx(cublas(), baseline->op_b, CUBLAS_OP_N, n, m, k, &alpha, reinterpret_cast<const void*>(bp),
                             baseline->type_b, baseline->ldb, reinterpret_cast<const void*>(buffer(baseline->a, 0)),
-                            baseline->type_a, k, &beta, reinterpret_cast<void*>(ref_c_.ptr), CUDA_R_32F, n,
+                            baseline->type_a, k, &beta, reinterpret_cast<void*>(raw.ptr), CUDA_R_32F, n,
                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx (reference)");
   check(d().cuStreamSynchronize(stream_), "reference gemm");
   std::vector<float> host(static_cast<std::size_t>(m) * n);
-  check(d().cuMemcpyDtoH(host.data(), ref_c_.ptr, host.size() * 4), "download reference");
+  const CUresult r = d().cuMemcpyDtoH(host.data(), raw.ptr, host.size() * 4);
+  d().cuMemFree(raw.ptr);  // compare_on_device uploads the final (scaled) reference
+  check(r, "download reference");
   reference_.assign(host.begin(), host.end());
   if (auto it = f.find("b_scale"); it != f.end()) {
     const auto& scale = host_inputs_.at(it->second);
@@ -581,7 +614,7 @@ bool Session::recover() {
   cublas_ = nullptr;
   copies_.clear();
   workspaces_.clear();
-  flush_ = ref_b_ = ref_c_ = baseline_c_ = cublas_ws_ = {};
+  flush_ = ref_b_ = ref_dev_ = compare_out_ = baseline_c_ = cublas_ws_ = {};
   launch_events_.clear();
   stream_ = nullptr;
   ev_start_ = ev_stop_ = nullptr;
@@ -608,6 +641,7 @@ Validation Session::validate(PreparedKernel& kernel, const Tolerance& tol) {
   auto& k = dynamic_cast<Launchable&>(kernel);
   const SpecArgument& out = spec_->output();
   const ElemType type = spec_->arg_type(out, problem_, sizing_config_);
+  std::optional<Comparison> on_device;
   std::vector<unsigned char> host;
   guarded("validation run", [&] {
     k.ensure_loaded(*this);
@@ -619,11 +653,14 @@ Validation Session::validate(PreparedKernel& kernel, const Tolerance& tol) {
     k.enqueue(*this, 0);
     check(d().cuEventRecord(ev_stop_, stream_), "cuEventRecord");
     wait(ev_stop_, Clock::now() + std::chrono::seconds(60), "validation run");
+    if (reference_.empty()) return;
+    on_device = compare_on_device(ptr, type, tol);
+    if (on_device) return;
     host.resize(bytes);
     check(d().cuMemcpyDtoH(host.data(), ptr, bytes), "download output");
   });
   if (reference_.empty()) return {};
-  const Comparison c = compare(host.data(), type, reference_, tol);
+  const Comparison c = on_device ? *on_device : compare(host.data(), type, reference_, tol);
   if (c.validation.mismatch_fraction > tol.max_mismatch_fraction) {
     throw TrialFailure(TrialStatus::WrongResult,
                        "output differs from " + (spec_->reference().kind == "cublas_gemm" ? std::string("cuBLAS") : "the reference") +
@@ -700,14 +737,54 @@ double Session::sample(PreparedKernel& kernel, const SampleRequest& req) {
   });
 }
 
+void Session::load_utilities() {
+  if (utility_module_ && utility_generation_ == dev_->generation) return;
+  const CompiledModule m = compiler_->compile(kUtilitySource, "ktune_utilities.cu", {}, {"ktune_clock_probe", "ktune_compare"});
+  check(d().cuModuleLoadData(&utility_module_, m.cubin.data()), "load ktune's utility kernels");
+  check(d().cuModuleGetFunction(&probe_, utility_module_, "ktune_clock_probe"), "clock probe function");
+  check(d().cuModuleGetFunction(&compare_, utility_module_, "ktune_compare"), "compare function");
+  utility_generation_ = dev_->generation;
+}
+
+std::optional<Comparison> Session::compare_on_device(CUdeviceptr got, ElemType type, const Tolerance& tol) {
+  const int code = type == ElemType::F16 ? 0 : type == ElemType::BF16 ? 1 : type == ElemType::F32 ? 2 : -1;
+  const std::size_t n = reference_.size();
+  if (code < 0 || n == 0 || n >= (1ull << 32)) return std::nullopt;  // the host compares those
+  load_utilities();
+  // The reference lives on the device as f32, uploaded once (again after a context reset).
+  if (!ref_dev_.ptr) {
+    const std::vector<float> f(reference_.begin(), reference_.end());
+    ref_dev_ = alloc(d(), f.size() * 4, "device reference");
+    check(d().cuMemcpyHtoD(ref_dev_.ptr, f.data(), f.size() * 4), "upload reference");
+  }
+  if (!compare_out_.ptr) compare_out_ = alloc(d(), 16, "compare result");
+  check(d().cuMemsetD8Async(compare_out_.ptr, 0, 16, stream_), "clear compare result");
+  unsigned count = static_cast<unsigned>(n);
+  float atol = static_cast<float>(tol.atol), rtol = static_cast<float>(tol.rtol);
+  void* params[] = {&got, const_cast<int*>(&code), &ref_dev_.ptr, &count, &atol, &rtol, &compare_out_.ptr};
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4 * static_cast<std::size_t>(info_.property("sms", 1)) * 8));
+  check(d().cuLaunchKernel(compare_, blocks, 1, 1, 256, 1, 1, 0, stream_, params, nullptr), "launch compare");
+  unsigned long long result[2] = {0, 0};
+  check(d().cuStreamSynchronize(stream_), "compare");
+  check(d().cuMemcpyDtoH(result, compare_out_.ptr, 16), "download compare result");
+  Comparison c;
+  c.mismatches = result[0];
+  c.worst_index = static_cast<std::size_t>(result[1] & 0xffffffffu);
+  const auto bits = static_cast<std::uint32_t>(result[1] >> 32);
+  float worst = 0;
+  std::memcpy(&worst, &bits, 4);
+  unsigned char one[4] = {};
+  check(d().cuMemcpyDtoH(one, got + c.worst_index * elem_size(type), elem_size(type)), "download worst element");
+  c.worst_got = load_elem(one, type, 0);
+  c.worst_want = reference_[c.worst_index];
+  c.validation.max_abs_error = worst;
+  c.validation.mismatch_fraction = static_cast<double>(c.mismatches) / static_cast<double>(n);
+  return c;
+}
+
 double Session::measure_sm_clock_mhz() {
   return guarded("SM clock probe", [&] {
-    if (!probe_module_ || probe_generation_ != dev_->generation) {
-      const CompiledModule m = compiler_->compile(kClockProbeSource, "ktune_clock_probe.cu", {}, {"ktune_clock_probe"});
-      check(d().cuModuleLoadData(&probe_module_, m.cubin.data()), "load clock probe");
-      check(d().cuModuleGetFunction(&probe_, probe_module_, "ktune_clock_probe"), "clock probe function");
-      probe_generation_ = dev_->generation;
-    }
+    load_utilities();
     const unsigned blocks = static_cast<unsigned>(std::max(1.0, info_.property("sms", 1)));
     Buffer out = alloc(d(), blocks * 16, "clock probe output");
     unsigned long long ns = 5'000'000;

@@ -6,12 +6,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <vector>
 
 #include "compiler.h"
 #include "driver.h"
+#include "host_data.h"
 #include "ktune/backend.h"
 #include "ktune/backends/cuda.h"
 #include "ktune/kernel_spec.h"
@@ -108,6 +110,10 @@ class Session final : public ProblemSession, public CudaSessionInfo {
   void allocate_buffers();
   void release_buffers();
   void compute_reference();
+  void load_utilities();
+  // Compares the output at `got` with the reference on the device; nullopt for types and sizes
+  // it does not handle (the host compares those).
+  std::optional<Comparison> compare_on_device(CUdeviceptr got, ElemType type, const Tolerance& tol);
   void ensure_copies(int copies);
   int copies_for_rotation() const;
   void zero_workspaces();
@@ -137,14 +143,15 @@ class Session final : public ProblemSession, public CudaSessionInfo {
   std::vector<std::map<std::string, Buffer>> copies_;  // [0] holds every buffer; [i>0] input copies
   std::map<std::string, Buffer> workspaces_;
   Buffer flush_;                                        // per_launch: written between launches to evict L2
-  Buffer ref_b_, ref_c_, baseline_c_;                   // cuBLAS: converted B, f32 reference, baseline output
+  Buffer ref_b_, baseline_c_;                           // cuBLAS: converted B, baseline output
+  Buffer ref_dev_, compare_out_;                        // the final reference as f32, for compare_on_device
   std::vector<double> reference_;
   cublasHandle_t cublas_ = nullptr;
   int cublas_generation_ = -1;
   Buffer cublas_ws_;
-  CUmodule probe_module_ = nullptr;
-  int probe_generation_ = -1;
-  CUfunction probe_ = nullptr;
+  CUmodule utility_module_ = nullptr;  // kUtilitySource: the clock probe and the compare kernel
+  int utility_generation_ = -1;
+  CUfunction probe_ = nullptr, compare_ = nullptr;
   double clock_min_ = 0, clock_max_ = 0;
   int recoveries_ = 0;
   int epoch_ = 0;  // grows whenever a buffer moves: captured graphs hold raw pointers
