@@ -273,8 +273,7 @@ int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::ve
     }
     char tf[32], base[48] = "-";
     std::snprintf(tf, sizeof tf, "%.3f", r.best->tflops);
-    if (r.baseline && r.baseline->median_ns > 0)
-      std::snprintf(base, sizeof base, "%.2fx %s", r.baseline->median_ns / r.best->stats.median_ns, r.baseline_name.c_str());
+    if (const auto x = r.speedup()) std::snprintf(base, sizeof base, "%.2fx %s", *x, r.baseline_name.c_str());
     rows.push_back({r.problem.key(), r.best->config.key(), cli::format_ns(r.best->stats.median_ns), tf, base});
   }
   print_table(rows);

@@ -99,8 +99,7 @@ void ProgressPrinter::on_event(const TuneEvent& e) {
           if (r.best) {
             std::fprintf(out_, "  best %s: %s  median %s  %.3f TFLOP/s", r.problem.key().c_str(),
                          r.best->config.key().c_str(), format_ns(r.best->stats.median_ns).c_str(), r.best->tflops);
-            if (r.baseline && r.baseline->median_ns > 0)
-              std::fprintf(out_, "  %.2fx %s", r.baseline->median_ns / r.best->stats.median_ns, r.baseline_name.c_str());
+            if (const auto x = r.speedup()) std::fprintf(out_, "  %.2fx %s", *x, r.baseline_name.c_str());
             std::fputc('\n', out_);
           } else {
             std::fprintf(out_, "  no config of %s passed validation\n", r.problem.key().c_str());

@@ -171,4 +171,55 @@ MeasureOutcome measure(const MeasureSettings& settings, const std::function<doub
   return out;
 }
 
+std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings,
+                                                       const std::function<double(const SampleRequest&)>& a,
+                                                       const std::function<double(const SampleRequest&)>& b) {
+  const auto start = Clock::now();
+  const double cap_ms = 2 * settings.max_ms_per_config;
+  SampleRequest base;
+  base.method = settings.method;
+  base.rotate_buffers = settings.rotate_buffers;
+  base.deadline = start + std::chrono::microseconds(static_cast<std::int64_t>(cap_ms * 1000));
+  base.launches = 1;
+  const std::function<double(const SampleRequest&)>* fns[2] = {&a, &b};
+  SampleRequest req[2] = {base, base};
+  for (int i = 0; i < 2; ++i) {
+    const double first_ns = (*fns[i])(req[i]);
+    if (settings.method == Method::Amortized && first_ns > 0)
+      req[i].launches = static_cast<int>(std::clamp(std::ceil(settings.min_sample_ms * 1e6 / first_ns), 1.0, 1e6));
+  }
+  while (ms_since(start) < settings.warmup_ms && ms_since(start) < cap_ms)
+    for (int i = 0; i < 2; ++i) (*fns[i])(req[i]);
+
+  std::pair<MeasureOutcome, MeasureOutcome> out;
+  MeasureOutcome* outs[2] = {&out.first, &out.second};
+  const auto min_samples = static_cast<std::size_t>(std::max(1, settings.min_samples));
+  const auto max_samples = static_cast<std::size_t>(std::max(settings.min_samples, settings.max_samples));
+  auto done = [&](const MeasureOutcome& o) {
+    const std::size_t n = o.samples_ns.size();
+    return n >= max_samples || (n >= min_samples && robust_rel_error(o.samples_ns) <= settings.noise_target);
+  };
+  while (!(done(out.first) && done(out.second))) {
+    // Both keep sampling until both are done: every sample of one has a neighbour of the other.
+    try {
+      for (int i = 0; i < 2; ++i)
+        if (outs[i]->samples_ns.size() < max_samples) outs[i]->samples_ns.push_back((*fns[i])(req[i]));
+    } catch (const TrialFailure& e) {
+      if (e.status() != TrialStatus::Timeout || out.first.samples_ns.size() < min_samples ||
+          out.second.samples_ns.size() < min_samples)
+        throw;
+      break;
+    }
+    if (ms_since(start) > cap_ms) {
+      if (out.first.samples_ns.size() < min_samples || out.second.samples_ns.size() < min_samples)
+        throw TrialFailure(TrialStatus::Timeout, "the paired measurement did not reach " + std::to_string(min_samples) +
+                                                     " samples each in " + std::to_string(cap_ms) + " ms");
+      for (auto* o : outs) o->note = "time cap reached at noise " + std::to_string(robust_rel_error(o->samples_ns) * 100) + "%";
+      break;
+    }
+  }
+  for (auto* o : outs) o->stats = summarize(o->samples_ns);
+  return out;
+}
+
 }  // namespace ktune

@@ -224,6 +224,10 @@ json result_json(const ResultEntry& r) {
   if (r.baseline) {
     json b = stats_json(*r.baseline);
     b["name"] = r.baseline_name;
+    if (r.best_paired) {
+      b["paired_best"] = stats_json(*r.best_paired);
+      b["speedup"] = r.baseline->median_ns / r.best_paired->median_ns;
+    }
     j["baseline"] = b;
   }
   return j;
@@ -242,6 +246,7 @@ ResultEntry result_from(const JsonPath& p) {
   if (p.has("baseline")) {
     r.baseline = stats_from(p["baseline"]);
     r.baseline_name = p["baseline"]["name"].string();
+    if (p["baseline"].has("paired_best")) r.best_paired = stats_from(p["baseline"]["paired_best"]);
   }
   return r;
 }
@@ -576,6 +581,7 @@ void RunStore::finish(const std::vector<ProblemResult>& results, const std::stri
     e.tflops = r.best->tflops;
     e.baseline_name = r.baseline_name;
     e.baseline = r.baseline;
+    e.best_paired = r.best_paired;
     run.entries.push_back(std::move(e));
   }
   write_file_atomic(dir_ / kResultsFile, results_json(run).dump(2) + "\n");

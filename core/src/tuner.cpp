@@ -77,6 +77,30 @@ struct Prepared {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// The baseline, timed in alternation with the problem's best config (or alone when no config
+// passed). A failing baseline is a note, not a failed run.
+void measure_baseline(ProblemSession& session, MeasureSettings settings, ProblemResult& result, TuneObserver& observer) {
+  settings.slow_abort = false;
+  try {
+    auto base = session.prepare_baseline();
+    if (!base) return;
+    result.baseline_name = session.baseline_name();
+    auto sample_base = [&](const SampleRequest& r) { return session.sample(*base, r); };
+    if (!result.best) {
+      result.baseline = measure(settings, sample_base, std::nullopt).stats;
+      return;
+    }
+    auto best = session.prepare(result.best->config);
+    const auto [b, a] = measure_pair(settings, [&](const SampleRequest& r) { return session.sample(*best, r); }, sample_base);
+    result.best_paired = b.stats;
+    result.baseline = a.stats;
+  } catch (const RunError&) {
+    throw;
+  } catch (const std::exception& e) {
+    observer.on_event(event::Log{"baseline " + session.baseline_name() + " failed on " + result.problem.key() + ": " + e.what()});
+  }
+}
+
 struct PlannedProblem {
   Problem problem;
   std::vector<Config> valid;
@@ -87,6 +111,13 @@ struct PlannedProblem {
 }  // namespace
 
 Tuner::Tuner(Backend& backend, DeviceInfo device) : backend_(backend), device_(std::move(device)) {}
+
+std::optional<double> ProblemResult::speedup() const {
+  if (!baseline || !best || baseline->median_ns <= 0) return std::nullopt;
+  const double ours = best_paired ? best_paired->median_ns : best->stats.median_ns;
+  if (ours <= 0) return std::nullopt;
+  return baseline->median_ns / ours;
+}
 
 RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
   cancelled_ = false;
@@ -204,18 +235,6 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       const double bytes = req.family.bytes(problem);
       std::unique_ptr<ProblemSession> session = backend_.open(device_, req.family, problem, req.seed);
 
-      MeasureSettings baseline_settings = req.measure;
-      baseline_settings.slow_abort = false;
-      try {
-        if (auto base = session->prepare_baseline()) {
-          result.baseline_name = session->baseline_name();
-          auto out = measure(baseline_settings, [&](const SampleRequest& r) { return session->sample(*base, r); }, std::nullopt);
-          result.baseline = out.stats;
-        }
-      } catch (const std::exception& e) {
-        observer.on_event(event::Log{"baseline " + session->baseline_name() + " failed on " + pkey + ": " + e.what()});
-      }
-
       PreparePool pool(threads);
       while (!cancelled_) {
         const auto proposed = strategy->next(std::max<std::size_t>(2 * threads, 16));
@@ -302,6 +321,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
           observer.on_event(event::Progress{measured, planned_total, elapsed, eta, rate});
         }
       }
+      if (!cancelled_) measure_baseline(*session, req.measure, result, observer);
       observer.on_event(event::ProblemFinished{result});
       summary.results.push_back(std::move(result));
     }

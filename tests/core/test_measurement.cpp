@@ -153,6 +153,39 @@ class TestMeasurement : public QObject {
     QVERIFY_THROWS_EXCEPTION(InputError, strategy_spec_from_json(nlohmann::json{{"budget", -3}}));
   }
 
+  void pairAlternatesSoBothSeeTheSameDrift() {
+    // A GPU heating up: every sample of either kernel is slower than the one before. Measured one
+    // after the other, the second kernel would look slower; alternated, both see the same clock.
+    MeasureSettings m;
+    m.warmup_ms = 0;
+    m.min_samples = 10;
+    m.max_samples = 10;
+    double clock = 1.0;
+    std::string order;
+    auto kernel = [&](char name, double ns) {
+      return [&, name, ns](const SampleRequest& r) {
+        order += name;
+        clock *= 1.01;
+        return ns * clock / r.launches * r.launches;
+      };
+    };
+    const auto [a, b] = measure_pair(m, kernel('a', 1000), kernel('b', 1000));
+    QCOMPARE(a.samples_ns.size(), std::size_t(10));
+    QCOMPARE(b.samples_ns.size(), std::size_t(10));
+    QVERIFY(order.find("abababab") != std::string::npos);
+    QVERIFY(qAbs(b.stats.median_ns / a.stats.median_ns - 1) < 0.011);  // one step of drift, not ten
+    // A steady pair stops at min_samples; the slower one keeps its own timing.
+    m.max_samples = 100;
+    m.min_samples = 5;
+    const auto [c, d] = measure_pair(m, [](const SampleRequest&) { return 500.0; }, [](const SampleRequest&) { return 750.0; });
+    QCOMPARE(c.samples_ns.size(), std::size_t(5));
+    QCOMPARE(d.stats.median_ns / c.stats.median_ns, 1.5);
+    // A failing sample is the caller's to handle.
+    QVERIFY_THROWS_EXCEPTION(TrialFailure, measure_pair(m, [](const SampleRequest&) { return 1.0; }, [](const SampleRequest&) -> double {
+      throw TrialFailure(TrialStatus::Crashed, "fault");
+    }));
+  }
+
   void methodNames() {
     QCOMPARE(method_from_string("per_launch"), Method::PerLaunch);
     QCOMPARE(to_string(Method::Amortized), std::string("amortized"));

@@ -394,6 +394,8 @@ class TestRunStore : public QObject {
     with_best.best = best;
     with_best.baseline_name = "OpenBLAS";
     with_best.baseline = summarize({900, 950, 1000.5});
+    with_best.best_paired = summarize({470, 475, 480});
+    QCOMPARE(*with_best.speedup(), 2.0);  // 950 / 475: the paired timings, not the search's
     ProblemResult none;  // no config passed on this problem: not in results.json
     none.problem = m.problems[1];
     QVERIFY(contains(input_error_of([&] { store.finish({with_best, none}, "running"); }), "running"));
@@ -422,6 +424,8 @@ class TestRunStore : public QObject {
     QCOMPARE(e.baseline_name, std::string("OpenBLAS"));
     QVERIFY(e.baseline.has_value());
     QCOMPARE(e.baseline->median_ns, 950.0);
+    QVERIFY(e.best_paired.has_value());
+    QCOMPARE(e.best_paired->median_ns, 475.0);
 
     const auto j = nlohmann::json::parse(read_file(dir / "results.json"));
     QCOMPARE(j["results"][0]["key"].get<std::string>(), kKey);

@@ -19,6 +19,7 @@ namespace {
 // y = a*x + y over n floats, processed in chunks with an unrolled inner loop.
 struct AxpyKernel : PreparedKernel {
   int unroll = 1, chunk = 1, tail = 1, stride = 1, delay_us = 0, lose_device = 0;
+  bool baseline = false;
 };
 
 class AxpySession : public ProblemSession {
@@ -60,7 +61,19 @@ class AxpySession : public ProblemSession {
       throw TrialFailure(TrialStatus::WrongResult, "max abs error " + std::to_string(worst));
     return {worst, frac};
   }
+  // The baseline: the plain loop, no unrolling, small chunks.
+  std::unique_ptr<PreparedKernel> prepare_baseline() override {
+    auto k = std::make_unique<AxpyKernel>();
+    k->chunk = 64;
+    k->baseline = true;
+    return k;
+  }
+  std::string baseline_name() const override { return "plain loop"; }
+  // Which kernel each sample ran: 'B' for the baseline, '.' for a config.
+  std::string sampled;
+
   double sample(PreparedKernel& pk, const SampleRequest& r) override {
+    sampled += static_cast<AxpyKernel&>(pk).baseline ? 'B' : '.';
     const auto t0 = Clock::now();
     for (int i = 0; i < r.launches; ++i) run(static_cast<AxpyKernel&>(pk), r.deadline);
     return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / r.launches;
@@ -107,9 +120,12 @@ class AxpyBackend : public Backend {
   }
   std::unique_ptr<ProblemSession> open(const DeviceInfo&, const KernelFamily&, const Problem& p, std::uint64_t) override {
     ++opened;
-    return std::make_unique<AxpySession>(p.num("n"));
+    auto s = std::make_unique<AxpySession>(p.num("n"));
+    last = s.get();
+    return s;
   }
   int opened = 0;
+  AxpySession* last = nullptr;  // the latest session, alive while its problem runs
 };
 
 struct Recorder : TuneObserver {
@@ -174,6 +190,27 @@ class TestTuner : public QObject {
     QVERIFY(std::holds_alternative<event::RunStarted>(rec.events.front()));
     QVERIFY(std::holds_alternative<event::RunFinished>(rec.events.back()));
     QCOMPARE(b.opened, 2);
+  }
+
+  void baselineIsTimedInAlternationWithTheBestAfterTheSearch() {
+    AxpyBackend b;
+    Tuner tuner(b, b.devices()[0]);
+    Recorder rec;
+    std::string sampled;
+    rec.hook = [&](const TuneEvent& e) {
+      if (std::holds_alternative<event::ProblemFinished>(e)) sampled = b.last->sampled;
+    };
+    const RunSummary s = tuner.run(request(b, "n=4096", b.family("axpy").default_space), rec);
+    const ProblemResult& r = s.results.at(0);
+    QCOMPARE(r.baseline_name, std::string("plain loop"));
+    QVERIFY(r.baseline && r.best_paired && r.best);
+    QVERIFY(r.baseline->count >= 5 && r.best_paired->count >= 5);
+    QCOMPARE(*r.speedup(), r.baseline->median_ns / r.best_paired->median_ns);
+    // No baseline sample before the search ends; then best and baseline alternate.
+    const auto first = sampled.find('B');
+    QVERIFY(first != std::string::npos && first > 9);
+    QVERIFY(sampled.find(".B.B.B.B") != std::string::npos);
+    QVERIFY(sampled.substr(first).find("..") == std::string::npos);
   }
 
   void failingConfigsAreRecordedAndTheRunGoesOn() {

@@ -80,4 +80,13 @@ struct MeasureOutcome {
 MeasureOutcome measure(const MeasureSettings& settings, const std::function<double(const SampleRequest&)>& sample,
                        std::optional<double> best_median_ns);
 
+// Measures two kernels in alternation (a, b, a, b, ...) after a shared warm-up, so both see the
+// same clocks, temperature and cache state: the fair basis for a speedup of one over the other
+// (a GPU under sustained load runs slower than a cool one, so timings taken minutes apart can
+// disagree by 10 %). Each stops sampling at its noise target (after min_samples) or max_samples;
+// the pair gets twice the time cap of one config. slow_abort does not apply.
+std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings,
+                                                       const std::function<double(const SampleRequest&)>& a,
+                                                       const std::function<double(const SampleRequest&)>& b);
+
 }  // namespace ktune

@@ -76,7 +76,8 @@ struct ResultEntry {
   double compile_time_s = 0;
   double tflops = 0;
   std::string baseline_name;
-  std::optional<Stats> baseline;  // same-run reference timing (cuBLAS, OpenBLAS)
+  std::optional<Stats> baseline;     // same-run reference timing (cuBLAS, OpenBLAS) ...
+  std::optional<Stats> best_paired;  // ... and the best config's, alternating with it
 };
 
 struct RunResults {

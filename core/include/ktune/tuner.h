@@ -43,7 +43,13 @@ struct ProblemResult {
   std::optional<Trial> best;      // none when no config passed
   std::uint64_t space_total = 0, space_valid = 0;
   std::string baseline_name;      // "cuBLAS", "OpenBLAS" or empty
-  std::optional<Stats> baseline;  // measured in the same run
+  // The baseline and the best config, re-measured in alternation after the search (measure_pair):
+  // the speedup compares them under the same clocks, which the search's own timing of the best,
+  // taken at another moment, would not.
+  std::optional<Stats> baseline;
+  std::optional<Stats> best_paired;
+  // baseline median / best median (paired when available); nullopt without both.
+  std::optional<double> speedup() const;
 };
 
 struct RunSummary {
