@@ -109,6 +109,14 @@ class TestModels : public QObject {
     proxy.setShape({});
     proxy.setText(QStringLiteral("shared memory"));
     QCOMPARE(proxy.rowCount(), count([](const Trial& t) { return t.status == TrialStatus::LaunchError; }));
+    // No status chosen lists everything that ran; pruned configs only on request.
+    proxy.setText({});
+    const int pruned = count([](const Trial& t) { return t.status == TrialStatus::Pruned; });
+    QVERIFY(pruned > 0);
+    QCOMPARE(proxy.rowCount(), static_cast<int>(all.size()) - pruned);
+    proxy.setStatuses({TrialStatus::Pruned, TrialStatus::Ok});
+    QCOMPARE(proxy.rowCount(), pruned + count([](const Trial& t) { return t.status == TrialStatus::Ok; }));
+    proxy.setStatuses({});
     // Rows appended while filtered go through the filter too.
     proxy.setText({});
     proxy.setStatuses({TrialStatus::WrongResult});

@@ -133,6 +133,7 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
     b->setText(statusLabel(s));
     b->setCheckable(true);
     b->setProperty("status", static_cast<int>(s));
+    if (s == TrialStatus::Pruned) b->setToolTip(tr("Pruned configs never ran: they are listed only when this is selected"));
     b->setStyleSheet(QStringLiteral("QToolButton:checked { background:%1; color:white; border-radius:3px; }").arg(statusColor(s).name()));
     connect(b, &QToolButton::toggled, this, &TrialsPage::applyStatusFilter);
     statusButtons_.append(b);
@@ -213,7 +214,14 @@ void TrialsPage::selectTrial(qint64 id) {
     QSignalBlocker blockText(textFilter_);
     shapeFilter_->setCurrentIndex(0);
     textFilter_->clear();
-    proxy_->setStatuses({});
+    // A pruned trial is listed only with its status selected.
+    const bool pruned = model_->trial(row).status == TrialStatus::Pruned;
+    for (QToolButton* b : statusButtons_)
+      if (pruned && b->property("status").toInt() == static_cast<int>(TrialStatus::Pruned)) {
+        QSignalBlocker block(b);
+        b->setChecked(true);
+      }
+    proxy_->setStatuses(pruned ? QSet<TrialStatus>{TrialStatus::Pruned} : QSet<TrialStatus>{});
     proxy_->setShape({});
     proxy_->setText({});
     index = proxy_->mapFromSource(model_->index(row, 0));

@@ -35,7 +35,7 @@ void TrialsFilterProxy::setText(const QString& text) {
 
 bool TrialsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) const {
   const Trial& t = trials_->trial(sourceRow);
-  if (!statuses_.isEmpty() && !statuses_.contains(t.status)) return false;
+  if (statuses_.isEmpty() ? t.status == TrialStatus::Pruned : !statuses_.contains(t.status)) return false;
   if (!shape_.isEmpty() && qstr(t.problem_key) != shape_) return false;
   if (text_.isEmpty()) return true;
   return qstr(t.config.key()).contains(text_, Qt::CaseInsensitive) ||

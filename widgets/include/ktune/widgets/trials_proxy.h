@@ -15,7 +15,8 @@ class TrialsFilterProxy : public QSortFilterProxyModel {
   explicit TrialsFilterProxy(QObject* parent = nullptr);
   void setSourceModel(QAbstractItemModel* model) override;
 
-  // Empty set: every status.
+  // Empty set: every status but Pruned. Pruned configs never ran and a run records thousands of
+  // them, so they show only when Pruned is among the statuses asked for.
   void setStatuses(const QSet<TrialStatus>& statuses);
   // Empty: every shape; otherwise an exact Problem::key().
   void setShape(const QString& problemKey);
