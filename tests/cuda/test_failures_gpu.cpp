@@ -1,6 +1,7 @@
 // Every failure status comes from a real bad config on the GPU: a source that does not compile,
 // too much shared memory, too many threads, a kernel slower than the time cap, a wrong result
-// (through the tuner: one trial each, and the run goes on), and last a write far out of bounds:
+// (through the tuner: one trial each, and the run goes on), a tensor map over rows TMA cannot
+// address, and last a write far out of bounds:
 // a sticky fault recorded as `crashed`, never an abort.
 #include <chrono>
 #include <cmath>
@@ -119,6 +120,22 @@ int main() {
     for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 64}, {"BK", 128}, {"STAGES", 5}}) big.set(k, v);
     auto [stg, msgg] = status_of([&] { gs->prepare(big); });
     CHECK_MSG(stg == TrialStatus::LaunchError && msgg.find("shared memory") != std::string::npos, msgg);
+  }
+  // The Hopper kernel forced onto rows TMA cannot address (K = 1002 f16: 2004-byte rows, not a
+  // multiple of 16): the tensor map is refused, and the config is a launch_error naming it.
+  if (gpu.device.property("cc_major") == 9) {
+    const KernelFamily gemm = gpu.backend->family("gemm");
+    const Problem gp = ktune_test::make_problem(gemm, {{"M", "64"}, {"N", "520"}, {"K", "1002"}, {"dtype", "f16"}});
+    auto gs = gpu.backend->open(gpu.device, gemm, gp, 1);
+    Config tma = gemm.default_config;
+    for (auto [k, v] : {std::pair{"BM", 64}, {"WM", 64}, {"BN", 64}, {"WN", 64}, {"WGMMA", 1}}) tma.set(k, v);
+    auto [stt, msgt] = status_of([&] {
+      auto k = gs->prepare(tma);
+      gs->validate(*k, tol);
+    });
+    CHECK_MSG(stt == TrialStatus::LaunchError && msgt.find("tensor map tmA") != std::string::npos &&
+                  msgt.find("16-byte aligned") != std::string::npos,
+              msgt);
   }
 
   // Last, a sticky fault: the trial is `crashed`, never an abort. Then either the new context
