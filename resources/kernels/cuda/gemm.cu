@@ -404,7 +404,7 @@ static_assert(!W8 || SWAP_AB, "w8a16 on wgmma is the swapped kernel");
 #if W8
 // w8a16: a stage of W is BN rows (output features) of 64 int8 weights, as TMA copies them. The
 // consumers widen each stage into one of two f16 slots laid out as wgmma reads a K-major,
-// 128-byte swizzled A operand, then release the int8 stage at once.
+// 128-byte swizzled A operand.
 #define B_BYTES (BN * 64)
 #define CONV_BYTES (BN * 128)
 #define WG_TRANS_A "0"
@@ -587,9 +587,9 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
       asm volatile("bar.sync 1, 128;\n" ::: "memory");
       const u32 slot = sConv + (i & 1) * CONV_BYTES;
       widen_weights(smem + (sB - base) + s * B_BYTES, slot, tid - 128);
-      // The widened slot is read by wgmma (the async proxy); the int8 stage is free now.
+      // The widened slot is read by wgmma (the async proxy). The stage is released like any
+      // other, once its wgmma group is done: the activations in it are read until then.
       asm volatile("fence.proxy.async.shared::cta;\nbar.sync 1, 128;\n" ::: "memory");
-      if (tid == 128) mbar_arrive(EMPTY(s));
 #endif
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -613,9 +613,7 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       // Keep one group in flight; the one before it is done, so its stage can be refilled.
       asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-#if !W8
       if (i > 0 && tid % 128 == 0) mbar_arrive(EMPTY((i - 1) % STAGES));
-#endif
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   }
