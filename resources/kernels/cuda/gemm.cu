@@ -402,20 +402,17 @@ static_assert(!W8 || SWAP_AB, "w8a16 on wgmma is the swapped kernel");
 #define A_BYTES (BM * 128)  // a stage of A: BM rows of 64 elements
 #define B_BOX_BYTES 8192    // 64 rows of 64 16-bit elements
 #if W8
-// w8a16: a stage of W is BN rows (output features) of 64 int8 weights, as TMA copies them. The
-// consumers widen each stage into one of two f16 slots laid out as wgmma reads a K-major,
-// 128-byte swizzled A operand.
+// w8a16: a stage of W is BN rows (output features) of 64 int8 weights, 64-byte swizzled by TMA.
+// Each consumer warp reads its rows' weights as wgmma's register A fragments, widening them to
+// f16 on the way: the weights never pass through shared memory as f16.
 #define B_BYTES (BN * 64)
-#define CONV_BYTES (BN * 128)
-#define WG_TRANS_A "0"
 #else
 #define B_BYTES (BN * 128)  // a stage of B: BN/64 boxes of 64 K-rows x 64 columns
-#define CONV_BYTES 0
-#define WG_TRANS_A "1"
 #endif
 
 // d += A*B for one k16 step; the immediates are scale-d, scale-a, scale-b, transpose-a, transpose-b
-// (B, or with SWAP_AB the A operand, is MN-major; widened w8a16 weights are K-major).
+// (B, or with SWAP_AB the A operand, is MN-major). With W8 the A operand is four registers per
+// thread (no transpose immediate).
 #if !SWAP_AB && BN == 64
 __device__ __forceinline__ void wgmma(float (&d)[32], unsigned long long da, unsigned long long db) {
   asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 0, 1;\n"
@@ -437,25 +434,46 @@ __device__ __forceinline__ void wgmma(float (&d)[128], unsigned long long da, un
                : "l"(da), "l"(db));
 }
 #endif
-#if SWAP_AB && BM == 16
+#if SWAP_AB && BM == 16 && !W8
 __device__ __forceinline__ void wgmma(float (&d)[8], unsigned long long da, unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, " WG_TRANS_A ", 0;\n"
+  asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 1, 0;\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
                : "l"(da), "l"(db));
 }
 #endif
-#if SWAP_AB && BM == 32
+#if SWAP_AB && BM == 16 && W8
+__device__ __forceinline__ void wgmma(float (&d)[8], const u32 (&a)[4], unsigned long long db) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, 1, 1, 1, 0;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+#endif
+#if SWAP_AB && BM == 32 && !W8
 __device__ __forceinline__ void wgmma(float (&d)[16], unsigned long long da, unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, 1, 1, 1, " WG_TRANS_A ", 0;\n"
+  asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, 1, 1, 1, 1, 0;\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
                : "l"(da), "l"(db));
 }
 #endif
-#if SWAP_AB && BM == 64
+#if SWAP_AB && BM == 32 && W8
+__device__ __forceinline__ void wgmma(float (&d)[16], const u32 (&a)[4], unsigned long long db) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, 1, 1, 1, 0;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+#endif
+#if SWAP_AB && BM == 64 && !W8
 __device__ __forceinline__ void wgmma(float (&d)[32], unsigned long long da, unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, " WG_TRANS_A ", 0;\n"
+  asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 1, 0;\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
                : "l"(da), "l"(db));
+}
+#endif
+#if SWAP_AB && BM == 64 && W8
+__device__ __forceinline__ void wgmma(float (&d)[32], const u32 (&a)[4], unsigned long long db) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, 1, 1, 1, 0;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
 #endif
 
@@ -491,21 +509,18 @@ __device__ __forceinline__ unsigned long long smem_desc(u32 addr, u32 lead, u32 
 
 
 #if W8
-// Widens one stage of int8 weights (BN rows of 64) into f16 at `slot`: row r's element k lands in
-// 16-byte chunk (k / 8) XOR (r % 8) of its 128-byte row, the 128-byte swizzle, so the 128
-// consumer threads store without bank conflicts and wgmma reads the layout its descriptor names.
-__device__ __forceinline__ void widen_weights(const unsigned char* w, u32 slot, int t) {
-#pragma unroll
-  for (int c = t; c < BN * 4; c += 128) {
-    const int row = c >> 2, part = c & 3;  // 16 weights: chunks 2*part and 2*part+1 of the row
-    const uint4 q = *(const uint4*)(w + row * 64 + part * 16);
-    const u32 row_addr = slot + (row >> 6) * B_BOX_BYTES + (row & 63) * 128;
-    const u32 lo = row_addr + (((2 * part) ^ (row & 7)) << 4), hi = row_addr + (((2 * part + 1) ^ (row & 7)) << 4);
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(lo), "r"(i8x2_to_f16x2(q.x)), "r"(i8x2_to_f16x2(q.x >> 16)),
-                 "r"(i8x2_to_f16x2(q.y)), "r"(i8x2_to_f16x2(q.y >> 16)));
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(hi), "r"(i8x2_to_f16x2(q.z)), "r"(i8x2_to_f16x2(q.z >> 16)),
-                 "r"(i8x2_to_f16x2(q.w)), "r"(i8x2_to_f16x2(q.w >> 16)));
-  }
+// The register A fragment of 16 weight rows x 16 k (a warp's share of a 64-row box) for one k16
+// step, widened to f16x2: rows g and g+8, k pairs 2t and 2t+8 (g = lane/4, t = lane%4), as in
+// mma.sync's m16n8k16. The tile is 64-byte rows, 64-byte swizzled: 16-byte chunk c of row r sits
+// at chunk c ^ ((r/2) % 4), which spreads the eight rows a load touches over distinct banks.
+__device__ __forceinline__ void weight_fragment(u32 (&a)[4], const unsigned char* w, int row, int k) {
+  const auto at = [&](int r, int kk) {
+    return (u32) * (const unsigned short*)(w + r * 64 + ((((kk >> 4) ^ (r >> 1)) & 3) << 4) + (kk & 15));
+  };
+  a[0] = i8x2_to_f16x2(at(row, k));
+  a[1] = i8x2_to_f16x2(at(row + 8, k));
+  a[2] = i8x2_to_f16x2(at(row, k + 8));
+  a[3] = i8x2_to_f16x2(at(row + 8, k + 8));
 }
 #endif
 
@@ -524,7 +539,7 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
   const u32 raw = smem_addr(smem_raw);
   const u32 base = (raw + 1023) & ~1023u;
   unsigned char* smem = smem_raw + (base - raw);
-  const u32 sA = base, sB = base + STAGES * A_BYTES, sConv = sB + STAGES * B_BYTES, bars = sConv + 2 * CONV_BYTES;
+  const u32 sA = base, sB = base + STAGES * A_BYTES, bars = sB + STAGES * B_BYTES;
 #define FULL(s) (bars + 8 * (s))
 #define EMPTY(s) (bars + 8 * (STAGES + (s)))
   const int tid = threadIdx.x, wg = tid / 128;
@@ -583,13 +598,15 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
       const int s = i % STAGES;
       mbar_wait(FULL(s), (i / STAGES) & 1);
 #if W8
-      // Every warp is past the wait for the group that last read this slot (two stages ago).
-      asm volatile("bar.sync 1, 128;\n" ::: "memory");
-      const u32 slot = sConv + (i & 1) * CONV_BYTES;
-      widen_weights(smem + (sB - base) + s * B_BYTES, slot, tid - 128);
-      // The widened slot is read by wgmma (the async proxy). The stage is released like any
-      // other, once its wgmma group is done: the activations in it are read until then.
-      asm volatile("fence.proxy.async.shared::cta;\nbar.sync 1, 128;\n" ::: "memory");
+      u32 frag[BN / 64][BK / 16][4];
+      {
+        const unsigned char* w = smem + (sB - base) + s * B_BYTES;
+        const int lane = tid & 31, row = ((tid & 127) >> 5) * 16 + (lane >> 2);
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j)
+#pragma unroll
+          for (int kk = 0; kk < BK / 16; ++kk) weight_fragment(frag[j][kk], w, j * 64 + row, kk * 16 + (lane & 3) * 2);
+      }
 #endif
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -598,9 +615,8 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
         // B: MN-major, 64-column boxes B_BOX_BYTES apart, +16 rows (2 KiB) per k16 step.
         const unsigned long long da = smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024);
 #if W8
-        // Each widened 64-row box of W is a K-major A operand, stepped like the activations.
 #pragma unroll
-        for (int j = 0; j < BN / 64; ++j) wgmma(acc[j], smem_desc(slot + j * B_BOX_BYTES + kk * 32, 16, 1024), da);
+        for (int j = 0; j < BN / 64; ++j) wgmma(acc[j], frag[j][kk], da);
 #elif SWAP_AB
         // Each 64-column box of B, transposed, is the A operand; the activations are B.
 #pragma unroll
@@ -611,9 +627,16 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
 #endif
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#if W8
+      // The fragments are refilled next stage, so this group must finish first; then its stage
+      // can be refilled too.
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      if (tid % 128 == 0) mbar_arrive(EMPTY(s));
+#else
       // Keep one group in flight; the one before it is done, so its stage can be refilled.
       asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
       if (i > 0 && tid % 128 == 0) mbar_arrive(EMPTY((i - 1) % STAGES));
+#endif
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   }
