@@ -12,7 +12,9 @@
 //   SWAP_AB      1 (with WGMMA, for skinny M): computes C^T = B^T A^T, so the weights fill
 //                wgmma's 64-row side and the BM activation rows its narrow N side
 //   W8           1 for w8a16 (the qmatmul family): B is int8 weights stored N x K (out x in), with
-//                one f16 scale per output column applied to the f32 sum; A and C stay f16
+//                one f16 scale per output column applied to the f32 sum; A and C stay f16. The
+//                weights are widened to f16 in registers (mma.sync's B fragments, or with WGMMA
+//                the swapped kernel's register A fragments)
 // Compiled by NVRTC: no headers, so half/bf16 values are raw 16-bit words and conversions are PTX.
 #ifndef KT_BF16
 #define KT_BF16 0
