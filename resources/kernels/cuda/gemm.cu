@@ -165,8 +165,13 @@ __device__ __forceinline__ float column_scale(const u16* scales, int n) {
   return f;
 }
 #define SCALE(n) column_scale(scales, n)
+// The per-column scales: the last parameter of the w8a16 kernels, a null pointer otherwise.
+#define SCALES_PARAM , const u16* __restrict__ scales
+#define SCALES_NONE
 #else
 #define SCALE(n) 1.f
+#define SCALES_PARAM
+#define SCALES_NONE const u16* scales = nullptr;
 #endif
 
 // This block's output tile and K slice. Rasterization: groups of SWIZZLE tile rows walk N
@@ -288,14 +293,8 @@ __device__ __forceinline__ void epilogue(const Visit& visit, void* smem, u16* __
 #if !WGMMA
 extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
     gemm(const u16* __restrict__ A, const u16* __restrict__ B, u16* __restrict__ C, float* __restrict__ ws,
-         int* __restrict__ locks, int M, int N, int K
-#if W8
-         , const u16* __restrict__ scales
-#endif
-    ) {
-#if !W8
-  const u16* scales = nullptr;
-#endif
+         int* __restrict__ locks, int M, int N, int K SCALES_PARAM) {
+  SCALES_NONE
   extern __shared__ __align__(16) u16 smem[];
   u16* As = smem;
   u16* Bs = smem + STAGES * A_STAGE;
@@ -528,14 +527,8 @@ __device__ __forceinline__ void weight_fragment(u32 (&a)[4], const unsigned char
 
 extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
     gemm_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB, u16* __restrict__ C,
-               float* __restrict__ ws, int* __restrict__ locks, int M, int N, int K
-#if W8
-               , const u16* __restrict__ scales
-#endif
-    ) {
-#if !W8
-  const u16* scales = nullptr;
-#endif
+               float* __restrict__ ws, int* __restrict__ locks, int M, int N, int K SCALES_PARAM) {
+  SCALES_NONE
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
   const u32 raw = smem_addr(smem_raw);
