@@ -254,11 +254,10 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
       if (!of || !of->is_buffer())
         ctx.fail(where + ".tensor_map", "'" + arg.tensor + "' is not a buffer declared before this argument");
       arg.dtype = of->dtype;
-      for (const char* key : {"dims", "box"}) {
-        auto& out = std::string(key) == "dims" ? arg.dims : arg.box;
+      for (auto [key, out] : {std::pair{"dims", &arg.dims}, {"box", &arg.box}}) {
         if (!a.contains(key) || !a[key].is_array() || a[key].empty() || a[key].size() > 5)
           ctx.fail(where, std::string("tensor map '") + arg.name + "' needs \"" + key + "\": 1 to 5 expressions, innermost first");
-        for (const auto& e : a[key]) out.push_back(as_text(e, ctx, where + "." + key));
+        for (const auto& e : a[key]) out->push_back(as_text(e, ctx, where + "." + key));
       }
       if (arg.dims.size() != arg.box.size()) ctx.fail(where, "tensor map '" + arg.name + "': \"dims\" and \"box\" differ in rank");
       if (a.contains("swizzle")) {

@@ -103,17 +103,30 @@ double robust_rel_error(const std::vector<double>& samples) {
   return mean > 0 ? std::sqrt(var / static_cast<double>(kept)) / mean : INFINITY;
 }
 
+// A one-launch request with the method, buffer rotation and a deadline `cap_ms` after `start`.
+SampleRequest first_request(const MeasureSettings& settings, Clock::time_point start, double cap_ms) {
+  SampleRequest req;
+  req.method = settings.method;
+  req.rotate_buffers = settings.rotate_buffers;
+  req.deadline = start + std::chrono::microseconds(static_cast<std::int64_t>(cap_ms * 1000));
+  req.launches = 1;
+  return req;
+}
+
+// Amortized: enough launches per sample, after a first launch of `first_ns`, for a sample to last
+// min_sample_ms and time reliably. Per-launch: one.
+int launches_per_sample(const MeasureSettings& settings, double first_ns) {
+  if (settings.method != Method::Amortized || first_ns <= 0) return 1;
+  return static_cast<int>(std::clamp(std::ceil(settings.min_sample_ms * 1e6 / first_ns), 1.0, 1e6));
+}
+
 }  // namespace
 
 MeasureOutcome measure(const MeasureSettings& settings, const std::function<double(const SampleRequest&)>& sample,
                        std::optional<double> best_median_ns) {
   const auto start = Clock::now();
   const double cap_ms = settings.max_ms_per_config;
-  SampleRequest req;
-  req.method = settings.method;
-  req.rotate_buffers = settings.rotate_buffers;
-  req.deadline = start + std::chrono::microseconds(static_cast<std::int64_t>(cap_ms * 1000));
-  req.launches = 1;
+  SampleRequest req = first_request(settings, start, cap_ms);
 
   MeasureOutcome out;
   auto timeout = [&](const std::string& why) {
@@ -128,8 +141,7 @@ MeasureOutcome measure(const MeasureSettings& settings, const std::function<doub
   if (ms_since(start) > cap_ms)
     return timeout("one launch took " + std::to_string(first_ns / 1e6) + " ms; the cap is " + std::to_string(cap_ms) +
                    " ms per config (--max-ms-per-config)");
-  if (settings.method == Method::Amortized && first_ns > 0)
-    req.launches = static_cast<int>(std::clamp(std::ceil(settings.min_sample_ms * 1e6 / first_ns), 1.0, 1e6));
+  req.launches = launches_per_sample(settings, first_ns);
 
   while (ms_since(start) < settings.warmup_ms) {
     sample(req);
@@ -176,18 +188,9 @@ std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& se
                                                        const std::function<double(const SampleRequest&)>& b) {
   const auto start = Clock::now();
   const double cap_ms = 2 * settings.max_ms_per_config;
-  SampleRequest base;
-  base.method = settings.method;
-  base.rotate_buffers = settings.rotate_buffers;
-  base.deadline = start + std::chrono::microseconds(static_cast<std::int64_t>(cap_ms * 1000));
-  base.launches = 1;
   const std::function<double(const SampleRequest&)>* fns[2] = {&a, &b};
-  SampleRequest req[2] = {base, base};
-  for (int i = 0; i < 2; ++i) {
-    const double first_ns = (*fns[i])(req[i]);
-    if (settings.method == Method::Amortized && first_ns > 0)
-      req[i].launches = static_cast<int>(std::clamp(std::ceil(settings.min_sample_ms * 1e6 / first_ns), 1.0, 1e6));
-  }
+  SampleRequest req[2] = {first_request(settings, start, cap_ms), first_request(settings, start, cap_ms)};
+  for (int i = 0; i < 2; ++i) req[i].launches = launches_per_sample(settings, (*fns[i])(req[i]));
   while (ms_since(start) < settings.warmup_ms && ms_since(start) < cap_ms)
     for (int i = 0; i < 2; ++i) (*fns[i])(req[i]);
 
