@@ -5,6 +5,9 @@
 //       1. tunes each shape with the default space (exhaustive), prints the best config's
 //          speedup over cuBLAS (warm L2, and re-measured cold: rotating buffers and per-launch
 //          with an L2 flush);
+//          For memory-bound shapes, also the bandwidth ceiling in each mode: the fastest
+//          config of a kernel that only reads the shape's bytes (read_ceiling.cu), timed
+//          against the same cuBLAS; cuBLAS / ceiling bounds the ratio any kernel can reach.
 //       2. tuning wall time per shape with an empty compile cache (cold) and again (warm),
 //          configs per second.
 //   cuda_bench_gemm repeat --best FILE [--runs 5] [--warmup-ms 1000]
@@ -110,18 +113,54 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 struct Remeasured {
-  double kernel_ns = 0, cublas_ns = 0;
+  double kernel_ns = 0, other_ns = 0;
 };
 
-// The config and cuBLAS timed with `settings` in one fresh session, in alternation.
+// Kernel `k` of session `s` and kernel `o` of session `so`, timed with `settings` in alternation.
+Remeasured paired(const MeasureSettings& settings, ProblemSession& s, PreparedKernel& k, ProblemSession& so, PreparedKernel& o) {
+  const auto [ours, theirs] = measure_pair(settings, [&](const SampleRequest& q) { return s.sample(k, q); },
+                                           [&](const SampleRequest& q) { return so.sample(o, q); });
+  return {ours.stats.median_ns, theirs.stats.median_ns};
+}
+
+// The config and cuBLAS (other_ns) timed with `settings` in one fresh session.
 Remeasured remeasure(Backend& b, const DeviceInfo& dev, const Problem& p, const Config& c, const MeasureSettings& settings) {
   auto s = b.open(dev, b.family(p.family), p, 1);
   auto k = s->prepare(c);
   s->validate(*k, Tolerance{});
   auto base = s->prepare_baseline();
-  const auto [ours, theirs] = measure_pair(settings, [&](const SampleRequest& q) { return s->sample(*k, q); },
-                                           [&](const SampleRequest& q) { return s->sample(*base, q); });
-  return {ours.stats.median_ns, theirs.stats.median_ns};
+  return paired(settings, *s, *k, *s, *base);
+}
+
+// The bandwidth ceiling of a memory-bound shape in one measurement mode: the read_ceiling kernel
+// (read_ceiling.cu) tuned over its own space to read the shape's minimum traffic, then timed in
+// alternation with cuBLAS and, separately, with the config `c`.
+struct Ceiling {
+  Remeasured vs_cublas, vs_config;
+};
+Ceiling ceiling(Backend& b, const DeviceInfo& dev, const Problem& gemm_problem, const Config& c, const MeasureSettings& settings) {
+  const KernelFamily reader = b.load_family_spec(fs::path(KTUNE_BENCH_CUDA_DIR) / "read_ceiling.json");
+  const auto bytes = static_cast<std::uint64_t>(b.family(gemm_problem.family).bytes(gemm_problem) + 15) / 16 * 16;
+  Problem p;
+  p.family = reader.name;
+  p.fields = {{"bytes", std::to_string(bytes)}};
+  TuneRequest req;
+  req.family = reader;
+  req.problems = {p};
+  req.space = reader.default_space;
+  req.record_pruned = false;
+  req.measure = settings;
+  req.measure.warmup_ms = 5;
+  Collect observer;
+  const RunSummary run = Tuner(b, dev).run(req, observer);
+  const auto& best = run.results.at(0).best;
+  if (!best) throw RunError("no read_ceiling config ran for " + std::to_string(bytes) + " bytes");
+  auto s = b.open(dev, reader, p, 1);
+  auto read = s->prepare(best->config);
+  auto gemm = b.open(dev, b.family(gemm_problem.family), gemm_problem, 1);
+  auto base = gemm->prepare_baseline();
+  auto ours = gemm->prepare(c);
+  return {paired(settings, *s, *read, *gemm, *base), paired(settings, *s, *read, *gemm, *ours)};
 }
 
 MeasureSettings bench_settings() {
@@ -192,6 +231,7 @@ int tune(const Args& a) {
 
     // The same winner with cold caches: rotating input copies larger than L2 (amortized), and
     // one event pair per launch after an L2 flush.
+    const MeasureSettings warm = bench_settings();
     MeasureSettings rotate = bench_settings();
     rotate.rotate_buffers = true;
     const Remeasured cold = remeasure(*backend, dev, p, r.best->config, rotate);
@@ -200,10 +240,26 @@ int tune(const Args& a) {
     per_launch.max_samples = 100;
     const Remeasured pl = remeasure(*backend, dev, p, r.best->config, per_launch);
     std::printf("    cold L2: rotating buffers %.2f us vs cuBLAS %.2f us (ratio %.3f); per-launch + flush %.2f us vs %.2f us (ratio %.3f)\n",
-                cold.kernel_ns / 1e3, cold.cublas_ns / 1e3, cold.cublas_ns / cold.kernel_ns, pl.kernel_ns / 1e3,
-                pl.cublas_ns / 1e3, pl.cublas_ns / pl.kernel_ns);
-    figures.emplace_back(tag + "ratio_rotating_" + shape, cold.cublas_ns / cold.kernel_ns);
-    figures.emplace_back(tag + "ratio_per_launch_" + shape, pl.cublas_ns / pl.kernel_ns);
+                cold.kernel_ns / 1e3, cold.other_ns / 1e3, cold.other_ns / cold.kernel_ns, pl.kernel_ns / 1e3,
+                pl.other_ns / 1e3, pl.other_ns / pl.kernel_ns);
+    figures.emplace_back(tag + "ratio_rotating_" + shape, cold.other_ns / cold.kernel_ns);
+    figures.emplace_back(tag + "ratio_per_launch_" + shape, pl.other_ns / pl.kernel_ns);
+    // Memory-bound shapes (intensity below the device's ridge point): how close any kernel
+    // could come, measured in each mode against the same cuBLAS.
+    const double ridge = dev.property("peak_gflops_f16") / dev.property("mem_bandwidth_gbs");
+    if (gemm.flops(p) / gemm.bytes(p) < ridge) {
+      const std::pair<const char*, const MeasureSettings*> modes[] = {{"warm_l2", &warm}, {"rotating", &rotate}, {"per_launch", &per_launch}};
+      for (const auto& [mode, settings] : modes) {
+        const Ceiling c = ceiling(*backend, dev, p, r.best->config, *settings);
+        const double bound = c.vs_cublas.other_ns / c.vs_cublas.kernel_ns, reached = c.vs_config.kernel_ns / c.vs_config.other_ns;
+        std::printf("    %s ceiling: reading %.1f MB takes %.2f us (%.0f GB/s) vs cuBLAS %.2f us: no kernel exceeds ratio %.3f; "
+                    "ktune %.2f us reaches %.0f%% of the ceiling\n",
+                    mode, gemm.bytes(p) / 1e6, c.vs_cublas.kernel_ns / 1e3, gemm.bytes(p) / c.vs_cublas.kernel_ns,
+                    c.vs_cublas.other_ns / 1e3, bound, c.vs_config.other_ns / 1e3, 100 * reached);
+        figures.emplace_back(tag + "ceiling_ratio_" + mode + "_" + shape, bound);
+        figures.emplace_back(tag + "pct_of_ceiling_" + mode + "_" + shape, 100 * reached);
+      }
+    }
     best[shape] = {{"config", r.best->config.key()}, {"median_ns", r.best->stats.median_ns}, {"paired_ns", r.best_paired->median_ns}, {"cublas_ns", r.baseline->median_ns}};
     std::fflush(stdout);
   }
@@ -265,6 +321,7 @@ int repeat(const Args& a, const char* self) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a stage cut short by its timeout still shows its shapes
   try {
     const Args a = parse(argc, argv);
     if (a.mode == "tune") return tune(a);

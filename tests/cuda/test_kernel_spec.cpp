@@ -123,10 +123,13 @@ void test_gemm_wgmma_launch() {
   CHECK(tm.kind == SpecArgument::Kind::TensorMap && tm.tensor == "A" && tm.swizzle == 128);
   CHECK(tm.dims == (std::vector<std::string>{"K", "M"}) && tm.box == (std::vector<std::string>{"64", "BM"}));
   CHECK_THROWS(InputError, s.arg_count(tm, p, c), "not a buffer");
-  // Swapped for a decode shape: one consumer warpgroup.
+  // Swapped for a decode shape: a consumer warpgroup per 64 columns of B.
   c.set("BM", 16);
   c.set("WM", 16);
   c.set("SWAP_AB", 1);
+  CHECK(s.geometry(s.launches()[1], gemm_problem(16, 4096, 4096), c, h100()).block[0] == 640);
+  c.set("BN", 64);
+  c.set("WN", 64);
   CHECK(s.geometry(s.launches()[1], gemm_problem(16, 4096, 4096), c, h100()).block[0] == 256);
   // A registry entry from before WGMMA existed still names the mma.sync kernel.
   Config old = s.family().default_config;
@@ -167,6 +170,14 @@ void test_builtin_qmatmul_spec() {
     CHECK(compiler.compile(s.source(), "gemm.cu", opts, {wg ? "gemm_wgmma" : "gemm"}).cubin.size() > 1000);
   }
   CHECK(wgmma > 0);
+  // A batch of 128 can take the swapped kernel with all 128 tokens on wgmma's N side.
+  p.fields[0].second = "128";  // batch
+  for (const auto& [k, x] : s.family().variables(p)) ctx[k] = x;
+  const auto batch128 = s.family().default_space.enumerate(ctx);
+  const auto wide = std::find_if(batch128.begin(), batch128.end(), [](const Config& c) { return c.get("WGMMA") == 1 && c.get("BM") == 128; });
+  CHECK(wide != batch128.end());
+  if (wide != batch128.end())
+    CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(p, *wide), {"gemm_wgmma"}).cubin.size() > 1000);
   // Older GPUs have only the mma.sync kernel.
   Variables a100 = ctx;
   a100["cc_major"] = 8;
@@ -220,14 +231,17 @@ void test_pruning_with_h100_properties() {
     CHECK_MSG(valid.size() >= 12, "M=" + std::to_string(m) + ": " + std::to_string(valid.size()) + " configs");
     int wgmma = 0;
     for (const auto& c : valid) {
-      // Exactly one kernel launches: mma.sync (64 to 256 threads) or wgmma (2 or 3 warpgroups).
+      // Exactly one kernel launches: mma.sync (64 to 256 threads) or wgmma (a producer and a
+      // consumer warpgroup per 64 rows of the MMA's M side: BM, or swapped BN).
       std::vector<LaunchGeometry> active;
       for (const auto& l : s.launches())
         if (LaunchGeometry g = s.geometry(l, p, c, h100()); g.active) active.push_back(g);
       CHECK(active.size() == 1);
       const LaunchGeometry& g = active.front();
       CHECK(g.shared_bytes <= 232448);
-      CHECK_MSG(c.get("WGMMA") ? g.threads() == 256 || g.threads() == 384 : g.threads() >= 64 && g.threads() <= 256, c.key() + " " + std::to_string(g.threads()));
+      const double wgmma_threads = 128 * (1 + (c.get("SWAP_AB") ? c.get("BN") : c.get("BM")) / 64);
+      CHECK_MSG(c.get("WGMMA") ? g.threads() == wgmma_threads && g.threads() <= 640 : g.threads() >= 64 && g.threads() <= 256,
+                c.key() + " " + std::to_string(g.threads()));
       CHECK(c.get("VEC") == 8);
       wgmma += static_cast<int>(c.get("WGMMA"));
     }

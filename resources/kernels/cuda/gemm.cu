@@ -36,8 +36,18 @@ typedef unsigned int u32;
 #define WARPS_M (BM / WM)
 #define WARPS_N (BN / WN)
 #if WGMMA
-#define CONSUMERS (SWAP_AB ? 1 : BM / 64)
-#define THREADS ((CONSUMERS + 1) * 128)  // a producer warpgroup and one consumer per 64 rows
+// A producer warpgroup and one consumer per 64 rows of the MMA's M side: rows of A, or when
+// swapped, of the weights (columns of C).
+#define CONSUMERS (SWAP_AB ? BN / 64 : BM / 64)
+#define THREADS ((CONSUMERS + 1) * 128)
+// Two unswapped consumers hold up to 128 accumulators per thread in 65536 / 384 = 168 registers
+// each: the producer keeps 40 and hands the rest over (setmaxnreg), 232 each, exactly what it
+// frees (asking for more waits forever). Only without split-K, whose reduction needs the
+// producer's threads back. One consumer has 255 registers anyway, and swapped tiles hold at
+// most 64 accumulators.
+#define SHIFT_REGS (SPLITK == 1 && !SWAP_AB && CONSUMERS > 1)
+#define START_REGS (65536 / THREADS / 8 * 8)
+#define CONSUMER_REGS ((START_REGS + (START_REGS - 40) / CONSUMERS) / 8 * 8)
 #else
 #define THREADS (WARPS_M * WARPS_N * 32)
 #endif
@@ -389,7 +399,8 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
 // guarded by a "full" mbarrier (the copy landed) and an "empty" one (every consumer is done
 // with it). Warpgroups 1..BM/64 are consumers: each owns 64 rows of the tile and multiplies
 // them by all BN columns with wgmma.m64nBNk16, reading both operands straight from shared
-// memory. Tiles are 128-byte swizzled (what TMA writes and wgmma reads, free of bank
+// memory. Swapped, the consumers are 1..BN/64: each owns 64 weight rows (columns of C) and
+// multiplies them by all BM activation rows with wgmma.m64nBMk16. Tiles are 128-byte swizzled (what TMA writes and wgmma reads, free of bank
 // conflicts); B is row-major K x N, i.e. "MN-major" for wgmma, which transposes it in flight.
 // TMA zero-fills rows and columns past M, N and K, so only the stores check bounds.
 #if KT_BF16
@@ -398,7 +409,8 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
 #define WG_T "f16"
 #endif
 static_assert(BK == 64 && WN == BN, "wgmma tiles: BK = 64 (one swizzle atom), a consumer spans BN");
-static_assert(SWAP_AB ? BM % 16 == 0 && BM <= 64 : WM == 64 && BM % 64 == 0, "64 rows per consumer; swapped, BM is wgmma's N");
+static_assert(SWAP_AB ? BM % 16 == 0 && (BM <= 64 || (W8 && BM == 128)) : WM == 64 && BM % 64 == 0,
+              "64 rows per consumer; swapped, BM is wgmma's N (up to 128 tokens for w8a16 batches)");
 static_assert(!W8 || SWAP_AB, "w8a16 on wgmma is the swapped kernel");
 #define A_BYTES (BM * 128)  // a stage of A: BM rows of 64 elements
 #define B_BOX_BYTES 8192    // 64 rows of 64 16-bit elements
@@ -477,6 +489,13 @@ __device__ __forceinline__ void wgmma(float (&d)[32], const u32 (&a)[4], unsigne
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
 #endif
+#if SWAP_AB && BM == 128 && W8
+__device__ __forceinline__ void wgmma(float (&d)[64], const u32 (&a)[4], unsigned long long db) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, 1, 1, 1, 0;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+#endif
 
 struct alignas(64) TensorMap {
   unsigned long long opaque[16];  // CUtensorMap, encoded on the host (cuTensorMapEncodeTiled)
@@ -551,19 +570,13 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
   }
   __syncthreads();
 
-#if SWAP_AB
-  float acc[BN / 64][BM / 2];  // D^T: 64 columns of C per wgmma, BM rows of C across
-#else
-  float acc[1][BN / 2];
-#endif
+  // This consumer's 64 rows of D: rows of C, or swapped (D = C^T) 64 columns of C by BM rows.
+  float acc[SWAP_AB ? BM / 2 : BN / 2];
 #pragma unroll
-  for (int j = 0; j < (int)(sizeof(acc) / sizeof(acc[0])); ++j)
-#pragma unroll
-    for (int i = 0; i < (int)(sizeof(acc[0]) / sizeof(float)); ++i) acc[j][i] = 0.f;
+  for (int i = 0; i < (int)(sizeof(acc) / sizeof(float)); ++i) acc[i] = 0.f;
 
   if (wg == 0) {
-#if SPLITK == 1
-    // The producer needs few registers: hand them to the consumers' accumulators.
+#if SHIFT_REGS
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
 #endif
     if (tid == 0) {
@@ -585,24 +598,17 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
     return;  // no reduction to take part in
 #endif
   } else {
-#if SPLITK == 1
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMERS == 1 ? 240 : 232));
+#if SHIFT_REGS
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 #endif
+#if SWAP_AB
+    const u32 a_rows = sA;  // every consumer multiplies all BM activation rows by its 64 weight rows
+#else
     const u32 a_rows = sA + (wg - 1) * 64 * 128;
-    for (int i = 0; i < t.kt_count; ++i) {
-      const int s = i % STAGES;
-      mbar_wait(FULL(s), (i / STAGES) & 1);
-#if W8
-      u32 frag[BN / 64][BK / 16][4];
-      {
-        const unsigned char* w = smem + (sB - base) + s * B_BYTES;
-        const int lane = tid & 31, row = ((tid & 127) >> 5) * 16 + (lane >> 2);
-#pragma unroll
-        for (int j = 0; j < BN / 64; ++j)
-#pragma unroll
-          for (int kk = 0; kk < BK / 16; ++kk) weight_fragment(frag[j][kk], w, j * 64 + row, kk * 16 + (lane & 3) * 2);
-      }
 #endif
+    // The wgmma group of K tile i, whose stage has landed (W8: weights from `frag`).
+    const auto multiply = [&](int i, [[maybe_unused]] const u32 (*frag)[4]) {
+      const int s = i % STAGES;
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) {
@@ -610,29 +616,42 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
         // B: MN-major, 64-column boxes B_BOX_BYTES apart, +16 rows (2 KiB) per k16 step.
         const unsigned long long da = smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024);
 #if W8
-#pragma unroll
-        for (int j = 0; j < BN / 64; ++j) wgmma(acc[j], frag[j][kk], da);
+        wgmma(acc, frag[kk], da);
 #elif SWAP_AB
-        // Each 64-column box of B, transposed, is the A operand; the activations are B.
-#pragma unroll
-        for (int j = 0; j < BN / 64; ++j)
-          wgmma(acc[j], smem_desc(sB + s * B_BYTES + j * B_BOX_BYTES + kk * 2048, B_BOX_BYTES, 1024), da);
+        // This consumer's 64-column box of B, transposed, is the A operand; the activations are B.
+        wgmma(acc, smem_desc(sB + s * B_BYTES + (wg - 1) * B_BOX_BYTES + kk * 2048, B_BOX_BYTES, 1024), da);
 #else
-        wgmma(acc[0], da, smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
+        wgmma(acc, da, smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
 #endif
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    };
 #if W8
-      // The fragments are refilled next stage, so this group must finish first; then its stage
-      // can be refilled too.
+    // The weights reach wgmma through registers, which the next tile's fragments overwrite: each
+    // group finishes before the next tile, then its stage goes back to the producer. (Two
+    // fragment sets with one group in flight hold a stage longer; measured 10 % slower at batch
+    // 16, where the ring's depth is what counts, and 10 % faster at 128.)
+    const int lane = tid & 31, row = (wg - 1) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
+    for (int i = 0; i < t.kt_count; ++i) {
+      const int s = i % STAGES;
+      mbar_wait(FULL(s), (i / STAGES) & 1);
+      u32 frag[BK / 16][4];
+      const unsigned char* w = smem + (sB - base) + s * B_BYTES;
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) weight_fragment(frag[kk], w, row, kk * 16 + (lane & 3) * 2);
+      multiply(i, frag);
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
       if (tid % 128 == 0) mbar_arrive(EMPTY(s));
+    }
 #else
-      // Keep one group in flight; the one before it is done, so its stage can be refilled.
+    for (int i = 0; i < t.kt_count; ++i) {
+      mbar_wait(FULL(i % STAGES), (i / STAGES) & 1);
+      multiply(i, nullptr);
+      // Keep one group in flight: group i - 1 is done, so its stage goes back to the producer.
       asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
       if (i > 0 && tid % 128 == 0) mbar_arrive(EMPTY((i - 1) % STAGES));
-#endif
     }
+#endif
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   }
 #undef FULL
@@ -647,23 +666,21 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
         // ^ 4) trade one value, so each ends up with two adjacent columns of one row of C.
         const bool even = ((lane >> 2) & 1) == 0;
 #pragma unroll
-        for (int j = 0; j < BN / 64; ++j)
+        for (int q = 0; q < BM / 8; ++q)
 #pragma unroll
-          for (int q = 0; q < BM / 8; ++q)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const float x = acc[j][4 * q + 2 * h], y = acc[j][4 * q + 2 * h + 1];
-              const float other = __shfl_xor_sync(0xffffffffu, even ? y : x, 4);
-              const int n = j * 64 + warp * 16 + (lane >> 2) + 8 * h, m = q * 8 + (lane & 3) * 2;
-              if (even) f(m, n, x, other);
-              else f(m + 1, n - 1, other, y);
-            }
+          for (int h = 0; h < 2; ++h) {
+            const float x = acc[4 * q + 2 * h], y = acc[4 * q + 2 * h + 1];
+            const float other = __shfl_xor_sync(0xffffffffu, even ? y : x, 4);
+            const int n = (wg - 1) * 64 + warp * 16 + (lane >> 2) + 8 * h, m = q * 8 + (lane & 3) * 2;
+            if (even) f(m, n, x, other);
+            else f(m + 1, n - 1, other, y);
+          }
 #else
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h)
-            f((wg - 1) * 64 + warp * 16 + (lane >> 2) + 8 * h, j * 8 + (lane & 3) * 2, acc[0][4 * j + 2 * h], acc[0][4 * j + 2 * h + 1]);
+            f((wg - 1) * 64 + warp * 16 + (lane >> 2) + 8 * h, j * 8 + (lane & 3) * 2, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
 #endif
       },
       smem, C, ws, locks, t, M, N, scales);

@@ -365,7 +365,7 @@ void Session::allocate_buffers() {
     const std::size_t bytes = spec_->arg_count(a, problem_, sizing_config_, device_vars_) * elem_size(t);
     main[a.name] = alloc(d(), bytes, "buffer " + a.name);
     if (auto it = host_inputs_.find(a.name); it != host_inputs_.end())
-      check(d().cuMemcpyHtoD(main[a.name].ptr, it->second.data.data(), it->second.data.size()), "upload " + a.name);
+      upload(main[a.name].ptr, it->second.data.data(), it->second.data.size(), "upload " + a.name);
   }
 }
 
@@ -393,7 +393,12 @@ void Session::ensure_workspace(const std::string& name, std::size_t bytes) {
   if (b.ptr) d().cuMemFree(b.ptr);
   ++epoch_;
   b = alloc(d(), bytes, "workspace " + name);
-  check(d().cuMemsetD8(b.ptr, 0, b.bytes), "clear workspace " + name);
+  check(d().cuMemsetD8Async(b.ptr, 0, b.bytes, stream_), "clear workspace " + name);
+}
+
+void Session::upload(CUdeviceptr dst, const void* src, std::size_t bytes, const std::string& what) {
+  check(d().cuMemcpyHtoDAsync(dst, src, bytes, stream_), what);
+  check(d().cuStreamSynchronize(stream_), what);  // `src` may go away once this returns
 }
 
 void Session::zero_workspaces() {
@@ -417,7 +422,7 @@ void Session::ensure_copies(int copies) {
     std::map<std::string, Buffer> copy;
     for (const auto& [name, h] : host_inputs_) {
       copy[name] = alloc(d(), h.data.size(), "rotating copy of " + name);
-      check(d().cuMemcpyHtoD(copy[name].ptr, h.data.data(), h.data.size()), "upload copy of " + name);
+      upload(copy[name].ptr, h.data.data(), h.data.size(), "upload copy of " + name);
     }
     copies_.push_back(std::move(copy));
     ++epoch_;
@@ -518,7 +523,7 @@ std::unique_ptr<CublasKernel> Session::make_cublas() {
       std::vector<unsigned char> conv(count * elem_size(a_in.type));
       for (std::size_t i = 0; i < count; ++i) store_elem(conv.data(), a_in.type, i, load_elem(b_in.data.data(), b_in.type, i));
       ref_b_ = alloc(d(), conv.size(), "converted reference B");
-      check(d().cuMemcpyHtoD(ref_b_.ptr, conv.data(), conv.size()), "upload converted B");
+      upload(ref_b_.ptr, conv.data(), conv.size(), "upload converted B");
     }
     k->converted_b = ref_b_.ptr;
     k->type_b = k->type_a;
@@ -667,7 +672,8 @@ Validation Session::validate(PreparedKernel& kernel, const Tolerance& tol) {
                            ": " + std::to_string(c.mismatches) + " of " + std::to_string(reference_.size()) + " elements (" +
                            std::to_string(100 * c.validation.mismatch_fraction) + "%) beyond atol " + std::to_string(tol.atol) +
                            " + rtol " + std::to_string(tol.rtol) + "; worst at index " + std::to_string(c.worst_index) +
-                           ": got " + std::to_string(c.worst_got) + ", want " + std::to_string(c.worst_want));
+                           ": got " + std::to_string(c.worst_got) + ", want " + std::to_string(c.worst_want) + " (error " +
+                           std::to_string(c.validation.max_abs_error) + (on_device ? ", compared on the device)" : ")"));
   }
   return c.validation;
 }
@@ -755,7 +761,7 @@ std::optional<Comparison> Session::compare_on_device(CUdeviceptr got, ElemType t
   if (!ref_dev_.ptr) {
     const std::vector<float> f(reference_.begin(), reference_.end());
     ref_dev_ = alloc(d(), f.size() * 4, "device reference");
-    check(d().cuMemcpyHtoD(ref_dev_.ptr, f.data(), f.size() * 4), "upload reference");
+    upload(ref_dev_.ptr, f.data(), f.size() * 4, "upload reference");
   }
   if (!compare_out_.ptr) compare_out_ = alloc(d(), 16, "compare result");
   check(d().cuMemsetD8Async(compare_out_.ptr, 0, 16, stream_), "clear compare result");

@@ -117,6 +117,11 @@ class Session final : public ProblemSession, public CudaSessionInfo {
   void ensure_copies(int copies);
   int copies_for_rotation() const;
   void zero_workspaces();
+  // Copies host memory to the device in stream order. A plain cuMemcpyHtoD from pageable memory
+  // can return before its DMA lands and is not ordered with our non-blocking stream: a kernel
+  // launched next could read a partly uploaded buffer (seen: a reference whose last 10 % was
+  // still arriving when validation compared against it).
+  void upload(CUdeviceptr dst, const void* src, std::size_t bytes, const std::string& what);
   // Waits for `event` on the host; past `deadline` waits for the device to finish, then throws Timeout.
   void wait(CUevent event, std::chrono::steady_clock::time_point deadline, const std::string& what);
   // Runs `fn`, mapping driver errors to trial failures; a sticky fault resets the context first.
