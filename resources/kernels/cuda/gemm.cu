@@ -627,22 +627,55 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     };
 #if W8
-    // The weights reach wgmma through registers, which the next tile's fragments overwrite: each
-    // group finishes before the next tile, then its stage goes back to the producer. (Two
-    // fragment sets with one group in flight hold a stage longer; measured 10 % slower at batch
-    // 16, where the ring's depth is what counts, and 10 % faster at 128.)
+    // The weights reach wgmma through registers: each consumer thread widens its share of a
+    // tile's weights into `frag` registers, which the group then reads.
     const int lane = tid & 31, row = (wg - 1) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
-    for (int i = 0; i < t.kt_count; ++i) {
-      const int s = i % STAGES;
-      mbar_wait(FULL(s), (i / STAGES) & 1);
-      u32 frag[BK / 16][4];
-      const unsigned char* w = smem + (sB - base) + s * B_BYTES;
+    const auto load = [&](u32 (&f)[BK / 16][4], int i) {
+      mbar_wait(FULL(i % STAGES), (i / STAGES) & 1);
+      const unsigned char* w = smem + (sB - base) + (i % STAGES) * B_BYTES;
 #pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) weight_fragment(frag[kk], w, row, kk * 16 + (lane & 3) * 2);
+      for (int kk = 0; kk < BK / 16; ++kk) weight_fragment(f[kk], w, row, kk * 16 + (lane & 3) * 2);
+    };
+#if BM >= 64
+    // 64 or more tokens: the MMAs are the bottleneck, so the next tile is widened into a second
+    // set while one group stays in flight (unrolled by two, so each set keeps fixed registers;
+    // `keep` holds a set live until its group is done, or the compiler could reuse its
+    // registers meanwhile). At batch 16 that holds each stage a tile longer and costs 10-20 %
+    // (bench/cuda/RESULTS.md, 1b): the ring's depth is what counts there.
+    u32 fa[BK / 16][4], fb[BK / 16][4];
+    const auto keep = [](u32 (&f)[BK / 16][4]) {
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(f[kk][e])::"memory");
+    };
+    const auto step = [&](int i, u32 (&cur)[BK / 16][4], u32 (&other)[BK / 16][4]) {
+      multiply(i, cur);
+      // Group i - 1, which read `other`, is done: its stage goes back, its set is free.
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      keep(other);
+      if (i > 0 && tid % 128 == 0) mbar_arrive(EMPTY((i - 1) % STAGES));
+      if (i + 1 < t.kt_count) load(other, i + 1);
+    };
+    if (t.kt_count > 0) load(fa, 0);
+    for (int i = 0; i < t.kt_count; i += 2) {
+      step(i, fa, fb);
+      if (i + 1 < t.kt_count) step(i + 1, fb, fa);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    keep(fa);
+    keep(fb);
+#else
+    // Decode batches: each group finishes before the next tile is widened into the same
+    // registers, and its stage goes back to the producer at once.
+    for (int i = 0; i < t.kt_count; ++i) {
+      u32 frag[BK / 16][4];
+      load(frag, i);
       multiply(i, frag);
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-      if (tid % 128 == 0) mbar_arrive(EMPTY(s));
+      if (tid % 128 == 0) mbar_arrive(EMPTY(i % STAGES));
     }
+#endif
 #else
     for (int i = 0; i < t.kt_count; ++i) {
       mbar_wait(FULL(i % STAGES), (i / STAGES) & 1);
