@@ -38,7 +38,7 @@ for s in "${stages[@]}"; do
       rm -rf /tmp/ktune_reg && mkdir -p /tmp/ktune_reg/cuda && cp tuned_data/cuda/*.json /tmp/ktune_reg/cuda/
       { timeout 200 build-gpu/app/cli/ktune tune gemm --backend cuda --shape "M=1,16,128,1024,4096 N=4096 K=4096" \
           --shape "M=16 N=14336 K=4096" --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name h100_gemm &&
-        timeout 200 build-gpu/app/cli/ktune tune qmatmul --backend cuda --shape "batch=16 out=4096,14336 in=4096" \
+        timeout 200 build-gpu/app/cli/ktune tune qmatmul --backend cuda --shape "batch=16,128 out=4096,14336 in=4096" \
           --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name h100_qmatmul; } 2>&1 | tail -40 | tee "$OUT/registry.log"
       cp /tmp/ktune_reg/cuda/nvidia-h100-80gb-hbm3.json "$OUT/" ;;
     failures) timeout 120 build-gpu/tests/cuda/cuda_test_failures_gpu 2>&1 | tee "$OUT/failures.log" ;;
