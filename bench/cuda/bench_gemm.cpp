@@ -134,13 +134,14 @@ Remeasured remeasure(Backend& b, const DeviceInfo& dev, const Problem& p, const 
 
 // The bandwidth ceiling of a memory-bound shape in one measurement mode: the read_ceiling kernel
 // (read_ceiling.cu) tuned over its own space to read the shape's minimum traffic, then timed in
-// alternation with cuBLAS and, separately, with the config `c`.
+// alternation with cuBLAS and, separately, with the config `c`. `reader` is read_ceiling.json,
+// loaded once by the caller.
 struct Ceiling {
   Remeasured vs_cublas, vs_config;
 };
-Ceiling ceiling(Backend& b, const DeviceInfo& dev, const Problem& gemm_problem, const Config& c, const MeasureSettings& settings) {
-  const KernelFamily reader = b.load_family_spec(fs::path(KTUNE_BENCH_CUDA_DIR) / "read_ceiling.json");
-  const auto bytes = static_cast<std::uint64_t>(b.family(gemm_problem.family).bytes(gemm_problem) + 15) / 16 * 16;
+Ceiling ceiling(Backend& b, const DeviceInfo& dev, const KernelFamily& reader, const KernelFamily& gemm_family,
+                const Problem& gemm_problem, const Config& c, const MeasureSettings& settings) {
+  const auto bytes = static_cast<std::uint64_t>(gemm_family.bytes(gemm_problem) + 15) / 16 * 16;
   Problem p;
   p.family = reader.name;
   p.fields = {{"bytes", std::to_string(bytes)}};
@@ -157,7 +158,7 @@ Ceiling ceiling(Backend& b, const DeviceInfo& dev, const Problem& gemm_problem, 
   if (!best) throw RunError("no read_ceiling config ran for " + std::to_string(bytes) + " bytes");
   auto s = b.open(dev, reader, p, 1);
   auto read = s->prepare(best->config);
-  auto gemm = b.open(dev, b.family(gemm_problem.family), gemm_problem, 1);
+  auto gemm = b.open(dev, gemm_family, gemm_problem, 1);
   auto base = gemm->prepare_baseline();
   auto ours = gemm->prepare(c);
   return {paired(settings, *s, *read, *gemm, *base), paired(settings, *s, *read, *gemm, *ours)};
@@ -248,9 +249,10 @@ int tune(const Args& a) {
     // could come, measured in each mode against the same cuBLAS.
     const double ridge = dev.property("peak_gflops_f16") / dev.property("mem_bandwidth_gbs");
     if (gemm.flops(p) / gemm.bytes(p) < ridge) {
+      const KernelFamily reader = backend->load_family_spec(fs::path(KTUNE_BENCH_CUDA_DIR) / "read_ceiling.json");
       const std::pair<const char*, const MeasureSettings*> modes[] = {{"warm_l2", &warm}, {"rotating", &rotate}, {"per_launch", &per_launch}};
       for (const auto& [mode, settings] : modes) {
-        const Ceiling c = ceiling(*backend, dev, p, r.best->config, *settings);
+        const Ceiling c = ceiling(*backend, dev, reader, gemm, p, r.best->config, *settings);
         const double bound = c.vs_cublas.other_ns / c.vs_cublas.kernel_ns, reached = c.vs_config.kernel_ns / c.vs_config.other_ns;
         std::printf("    %s ceiling: reading %.1f MB takes %.2f us (%.0f GB/s) vs cuBLAS %.2f us: no kernel exceeds ratio %.3f; "
                     "ktune %.2f us reaches %.0f%% of the ceiling\n",
