@@ -4,6 +4,10 @@
 #   KTUNE_BUILD_DIR   build folder (default: build)
 #   KTUNE_SKIP_APT=1  skip the package installation (already done)
 #   KTUNE_SKIP_DEMO=1 build only
+#   KTUNE_WITH_GUI    ON (default) or OFF: a server without a display can skip the workbench
+# The workbench is asked for explicitly (-DKTUNE_WITH_GUI=ON) and so is the CUDA backend where
+# nvcc is found: a missing dependency then stops the build with what to install, instead of
+# silently leaving the component out (CMake's own detection would turn it OFF).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${KTUNE_BUILD_DIR:-build}
@@ -16,11 +20,15 @@ if [ "${KTUNE_SKIP_APT:-0}" != 1 ]; then
   $sudo apt-get install -y -q --no-install-recommends \
     ca-certificates cmake ninja-build g++ pkg-config \
     nlohmann-json3-dev libcli11-dev libmuparser-dev libopenblas-dev \
-    qt6-base-dev qt6-base-dev-tools libqt6charts6-dev libqt6svg6-dev libgl1-mesa-dev \
-    xvfb xauth
+    qt6-base-dev qt6-base-dev-tools libqt6charts6-dev libqt6svg6-dev libqt6opengl6-dev libgl1-mesa-dev libxkbcommon-dev \
+    xvfb xauth python3 python3-numpy
 fi
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+components=(-DKTUNE_WITH_GUI="${KTUNE_WITH_GUI:-ON}")
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  components+=(-DKTUNE_WITH_CUDA=ON)
+fi
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${components[@]}"
 cmake --build "$build" --parallel "$(nproc)"
 
 if [ "${KTUNE_SKIP_DEMO:-0}" != 1 ]; then

@@ -1,8 +1,10 @@
 // ktune: tune kernels, inspect runs, diff and apply them to the registry, from a terminal.
 // Exit codes: 0 ok, 1 the run finished with errors worth attention, 2 usage or input error.
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -14,7 +16,11 @@
 #include "ktune/run_store.h"
 #include "ktune/tuner.h"
 #include "ktune/version.h"
+#include "import_command.h"
 #include "progress_printer.h"
+#include "replay_command.h"
+#include "resume_args.h"
+#include "worker_command.h"
 
 namespace fs = std::filesystem;
 using namespace ktune;
@@ -59,6 +65,7 @@ struct TuneArgs {
   bool no_save = false, resume = false, update_registry = false, dry_run = false, quiet = false;
   int tp_size = 1;
   std::string tp_split_dim = "none";
+  std::string replay;  // a run folder to replay instead of a device
 };
 
 DeviceInfo pick_device(Backend& backend, int index) {
@@ -109,8 +116,10 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
-void print_diff(const RegistryDiff& diff) {
-  std::cout << "diff against " << diff.registry_file.string() << ":\n";
+void print_diff(const RunResults& run, const RegistryDiff& diff) {
+  std::cout << "run " << run.run_name << ": " << run.state << " (" << describe_progress(run) << ")";
+  if (run.state != "finished") std::cout << ": its results are partial";
+  std::cout << "\ndiff against " << diff.registry_file.string() << ":\n";
   std::vector<std::vector<std::string>> rows{{"class", "family", "key", "old median", "new median", "ratio", "new config"}};
   for (const auto& d : diff.entries) {
     char ratio[32] = "-";
@@ -163,6 +172,7 @@ int cmd_space(Backend& backend, const Common& c, const std::string& family_name,
               const std::string& space_file, const std::vector<std::string>& shapes, bool json) {
   const KernelFamily family = pick_family(backend, family_name, spec);
   const SearchSpace space = space_file.empty() ? family.default_space : SearchSpace::load(space_file);
+  family.check_space(space);
   if (json) {
     std::cout << space.to_json().dump(2) << '\n';
     return kExitOk;
@@ -191,6 +201,7 @@ int cmd_space(Backend& backend, const Common& c, const std::string& family_name,
     Variables ctx = device.variables();
     for (const auto& [k, v] : family.variables(p)) ctx[k] = v;
     const PruneReport r = space.prune_report(ctx);
+    require_valid_configs(r, family.name + " " + p.key());
     std::cout << p.key() << " on " << device.name << ": " << r.total << " configs, " << r.valid << " after pruning\n";
     for (const auto& [expr, n] : r.pruned_by)
       if (n) std::cout << "    " << n << " pruned by " << expr << '\n';
@@ -198,18 +209,22 @@ int cmd_space(Backend& backend, const Common& c, const std::string& family_name,
   return kExitOk;
 }
 
-int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::vector<std::string>& argv) {
+int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest& req, const Common& c, bool quiet,
+                   bool update_registry);
+
+// `resumed`: the run --resume continues (its settings win over defaults; given options must agree).
+int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::vector<std::string>& argv,
+             const RunMetadata* resumed, const cli::Given& given) {
   const KernelFamily family = pick_family(backend, a.family, a.kernel_spec);
-  if (a.shapes.empty()) throw InputError("give at least one --shape, e.g. --shape \"M=16,64 N=4096 K=4096\"");
+  if (a.shapes.empty() && !resumed) throw InputError("give at least one --shape, e.g. --shape \"M=16,64 N=4096 K=4096\"");
   if (a.noise_target <= 0 || a.noise_target >= 1) throw InputError("--noise-target must be in (0, 1), e.g. 0.01 for 1%");
   if (a.max_ms_per_config <= 0) throw InputError("--max-ms-per-config must be positive");
-  if (a.resume && a.run_name.empty()) throw InputError("--resume needs --run-name of the run to continue");
-  if (a.resume && a.no_save) throw InputError("--resume and --no-save contradict each other");
 
   TuneRequest req;
   req.family = family;
   req.problems = expand_shapes(family, a.shapes, a.tp_size, a.tp_split_dim);
   req.space = a.space_file.empty() ? family.default_space : SearchSpace::load(a.space_file);
+  family.check_space(req.space);
   req.strategy = {a.strategy, a.budget, a.seed};
   make_strategy(req.strategy);  // validates the name before anything runs
   req.measure.method = method_from_string(a.method);
@@ -222,10 +237,11 @@ int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::ve
   req.measure.rotate_buffers = a.rotate_buffers;
   req.tolerance = {a.atol, a.rtol, a.max_mismatch};
   req.seed = a.seed;
+  if (resumed) req.settings() = cli::resume_settings(*resumed, req.settings(), given);
   req.compile_threads = a.compile_threads;
   req.arguments = argv;
   const std::string run_name = a.run_name.empty() ? default_run_name(family.name) : a.run_name;
-  if (!a.no_save) req.run_dir = fs::path(a.output_dir) / run_name;
+  if (!a.no_save) req.run_dir = run_folder(a.output_dir, run_name);
   req.resume = a.resume;
 
   const DeviceInfo device = pick_device(backend, c.device);
@@ -233,12 +249,13 @@ int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::ve
     std::cout << "dry run: " << family.name << " on " << device.name << " (" << backend.name() << "), strategy "
               << a.strategy << ", method " << a.method << "\n";
     std::uint64_t total = 0;
-    for (const auto& p : req.problems) {
+    for (const auto& p : unique_problems(req.problems)) {
       Variables ctx = device.variables();
       for (const auto& [k, v] : family.variables(p)) ctx[k] = v;
       PruneReport r;
       auto s = make_strategy(req.strategy);
       s->reset(req.space.enumerate(ctx, nullptr, &r));
+      require_valid_configs(r, family.name + " " + p.key());
       total += s->planned();
       std::cout << "  " << p.key() << ": " << r.total << " configs, " << r.valid << " after pruning, " << s->planned()
                 << " to measure\n";
@@ -248,8 +265,14 @@ int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::ve
     return kExitOk;
   }
 
+  return run_and_report(backend, device, req, c, a.quiet, a.update_registry);
+}
+
+int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest& req, const Common& c, bool quiet,
+                   bool update_registry) {
+  const KernelFamily& family = req.family;
   Tuner tuner(backend, device);
-  cli::ProgressPrinter printer(stderr, a.quiet);
+  cli::ProgressPrinter printer(stderr, quiet);
   g_running = &tuner;
   std::signal(SIGINT, on_sigint);
   std::signal(SIGTERM, on_sigint);
@@ -262,7 +285,8 @@ int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::ve
   }
   g_running = nullptr;
 
-  std::cout << "\nbest configs (" << family.name << " on " << device.name << ", " << a.method << "):\n";
+  std::cout << "\nbest configs (" << family.name << " on " << device.name << ", " << to_string(req.measure.method)
+            << "):\n";
   std::vector<std::vector<std::string>> rows{{"problem", "best config", "median", "TFLOP/s", "vs baseline"}};
   bool attention = summary.cancelled;
   for (const auto& r : summary.results) {
@@ -291,8 +315,11 @@ int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::ve
   if (!req.run_dir.empty()) {
     std::cout << "run saved in " << req.run_dir.string() << " (run_metadata.json, trials.csv, results.json)\n";
     const RunResults results = RunStore::read_results(req.run_dir);
-    print_diff(diff_run(results, c.registry));
-    if (a.update_registry) {
+    print_diff(results, diff_run(results, c.registry));
+    if (update_registry && results.state != "finished") {
+      std::cout << "registry not updated: the run is " << results.state << " and its results are partial\n";
+      attention = true;
+    } else if (update_registry) {
       const ApplyReport rep = apply_run(results, c.registry, {});
       std::cout << "registry " << rep.registry_file.string() << ": " << rep.written.size() << " entr"
                 << (rep.written.size() == 1 ? "y" : "ies") << " written, " << rep.skipped.size() << " skipped\n";
@@ -304,14 +331,15 @@ int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::ve
 }
 
 int cmd_apply(const fs::path& run_dir, const std::string& registry, const std::vector<std::string>& keys, bool force,
-              bool dry_run) {
+              bool dry_run, bool allow_unfinished) {
   const RunResults results = RunStore::read_results(run_dir);
   ApplyOptions opt;
   opt.keys = keys;
   opt.force = force;
   opt.dry_run = dry_run;
+  opt.allow_unfinished = allow_unfinished;
   const RegistryDiff diff = diff_run(results, registry);
-  print_diff(diff);
+  print_diff(results, diff);
   const ApplyReport rep = apply_run(results, registry, opt);
   for (std::size_t i = 0; i < rep.skipped.size(); ++i)
     std::cout << "skipped " << rep.skipped[i].key << ": " << rep.skip_reasons[i] << '\n';
@@ -346,7 +374,7 @@ int cmd_lookup(Backend& backend, const Common& c, const std::string& family_name
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_command(int argc, char** argv) {
   CLI::App app{"ktune: find the fastest configuration of a kernel for each problem shape, keep the winners in a registry"};
   app.set_version_flag("--version", std::string("ktune ") + version());
   app.require_subcommand(1);
@@ -399,29 +427,43 @@ int main(int argc, char** argv) {
   tune->add_option("--max-mismatch", ta.max_mismatch, "Allowed fraction of elements outside tolerance")->capture_default_str();
   tune->add_option("--compile-threads", ta.compile_threads, "Threads preparing configs ahead (0 = all cores)");
   tune->add_option("--cache-dir", ta.cache_dir, "Compile cache of GPU backends (default $KTUNE_CUDA_CACHE or ~/.cache/ktune)");
-  tune->add_option("--run-name", ta.run_name, "Run folder name (default <family>_<date>_<time>)");
+  tune->add_option("--run-name", ta.run_name, "Run folder name under --output-dir: one name, no '/' (default <family>_<date>_<time>)");
   tune->add_option("--output-dir", ta.output_dir, "Where runs are saved")->capture_default_str();
   tune->add_flag("--no-save", ta.no_save, "Do not save the run");
-  tune->add_flag("--resume", ta.resume, "Continue the run named by --run-name without re-measuring its trials");
+  tune->add_flag("--resume", ta.resume,
+                 "Continue the run named by --run-name: its shapes, space, strategy and measurement settings come from "
+                 "the run (an option given must match it); recorded trials are not measured again");
   tune->add_flag("--update-registry", ta.update_registry, "Apply new and faster results to the registry afterwards");
   tune->add_flag("--dry-run", ta.dry_run, "Print the plan (problems, space sizes, trials) without running");
   tune->add_flag("--quiet,-q", ta.quiet, "No progress output");
   tune->add_option("--tp-size", ta.tp_size, "Tensor-parallel degree: tune the local shape")->capture_default_str();
   tune->add_option("--tp-split-dim", ta.tp_split_dim, "out (column parallel) | in (row parallel)");
+  tune->add_option("--replay", ta.replay,
+                   "Replay a recorded run folder (a ktune run or an imported Kernel Tuner cache) instead of a device: "
+                   "the strategy proposes, the recorded trials answer")
+      ->check(CLI::ExistingDirectory);
   add_common(tune, true);
+  cli::WorkerArgs worker_args;
+  cli::add_worker_options(tune, worker_args);
+  cli::ServeArgs serve_args;
+  auto* worker = cli::add_worker_subcommand(app, serve_args);
 
   std::string run_dir;
   std::vector<std::string> keys;
-  bool force = false, dry = false;
-  auto* diff = app.add_subcommand("diff", "Compare a run's results with the registry: new, faster, slower, same");
+  bool force = false, dry = false, allow_unfinished = false;
+  auto* diff = app.add_subcommand(
+      "diff", "Show a run's state and compare its results with the registry: new, faster, slower, same, not comparable");
   diff->add_option("run_dir", run_dir, "Run folder")->required();
   diff->add_option("--registry", common.registry, "Registry root")->capture_default_str();
 
-  auto* apply = app.add_subcommand("apply", "Write a run's approved results to the registry, atomically, with a backup");
+  auto* apply = app.add_subcommand(
+      "apply", "Write a finished run's approved results to the registry, atomically, with a backup");
   apply->add_option("run_dir", run_dir, "Run folder")->required();
   apply->add_option("--registry", common.registry, "Registry root")->capture_default_str();
   apply->add_option("--key", keys, "Only these problem keys (default: every new or faster one)");
-  apply->add_flag("--force", force, "Also replace entries with slower results");
+  apply->add_flag("--force", force, "Also replace entries with slower or not comparable (other --method) results");
+  apply->add_flag("--allow-unfinished", allow_unfinished,
+                  "Apply a run that did not finish (cancelled, failed, running): its results are partial");
   apply->add_flag("--dry-run", dry, "Print what would be written; write nothing");
 
   std::string format, output;
@@ -439,6 +481,9 @@ int main(int argc, char** argv) {
   lookup->add_option("--tp-size", ta.tp_size, "Tensor-parallel degree")->capture_default_str();
   lookup->add_option("--tp-split-dim", ta.tp_split_dim, "out | in");
   add_common(lookup, true);
+
+  cli::ImportArgs import_args;
+  CLI::App* import_cmd = cli::add_import_command(app, import_args);
 
   try {
     app.parse(argc, argv);
@@ -458,17 +503,52 @@ int main(int argc, char** argv) {
     // Backends read their cache location when they are created.
     if (!ta.cache_dir.empty()) setenv("KTUNE_CUDA_CACHE", ta.cache_dir.c_str(), 1);
     auto backends = make_backends();
+    if (*import_cmd) return cli::run_import(import_args);
     if (*devices) return cmd_devices(backends, json);
     if (*kernels) return cmd_kernels(backends, kernels_backend);
     if (*space)
       return cmd_space(find_backend(backends, common.backend), common, space_family, ta.kernel_spec, ta.space_file,
                        space_shapes, json);
-    if (*tune) return cmd_tune(find_backend(backends, common.backend), common, ta, args);
+    if (*worker) return cli::run_worker(find_backend(backends, serve_args.backend), serve_args);
+    if (*tune && !ta.replay.empty()) {
+      if (!ta.family.empty() || !ta.shapes.empty() || !ta.space_file.empty() || !ta.kernel_spec.empty())
+        throw InputError("--replay takes the family, shapes and space from the recorded run; leave out the family, "
+                         "--shape, --space and --kernel-spec");
+      if (ta.resume || ta.update_registry)
+        throw InputError("--replay measures nothing new: --resume and --update-registry do not apply");
+      cli::Replay r = cli::prepare_replay(ta.replay, backends, {ta.strategy, ta.budget, ta.seed}, args);
+      const std::string name = ta.run_name.empty() ? default_run_name("replay_" + r.request.family.name) : ta.run_name;
+      if (!ta.no_save) r.request.run_dir = run_folder(ta.output_dir, name);
+      return run_and_report(*r.backend, r.device, r.request, common, ta.quiet, false);
+    }
+    if (*tune) {
+      const cli::Given given = [&](const std::string& option) { return tune->count(option) > 0; };
+      std::optional<RunMetadata> resumed;
+      if (ta.resume) {
+        if (ta.run_name.empty()) throw InputError("--resume needs --run-name of the run to continue");
+        if (ta.no_save) throw InputError("--resume and --no-save contradict each other");
+        resumed = cli::read_run_to_resume(run_folder(ta.output_dir, ta.run_name));
+        cli::take_run_target(*resumed, given, common.backend, common.device, ta.family);
+      }
+      const RunMetadata* resuming = resumed ? &*resumed : nullptr;
+      // An external worker is the backend (a resumed worker run names the worker's backend, which
+      // this build need not have); otherwise the built-in one, isolated or in process.
+      Backend* in_process = worker_args.command.empty() ? &find_backend(backends, common.backend) : nullptr;
+      if (const auto w = cli::tune_worker_backend(in_process, common.device, ta.kernel_spec, worker_args)) {
+        // The worker serves one device; the family may come from its hello alone.
+        Common on_worker = common;
+        on_worker.device = 0;
+        if (ta.family.empty() && ta.kernel_spec.empty() && w->families().size() == 1) ta.family = w->families().front().name;
+        return cmd_tune(*w, on_worker, ta, args, resuming, given);
+      }
+      return cmd_tune(*in_process, common, ta, args, resuming, given);
+    }
     if (*diff) {
-      print_diff(diff_run(RunStore::read_results(run_dir), common.registry));
+      const RunResults results = RunStore::read_results(run_dir);
+      print_diff(results, diff_run(results, common.registry));
       return kExitOk;
     }
-    if (*apply) return cmd_apply(run_dir, common.registry, keys, force, dry);
+    if (*apply) return cmd_apply(run_dir, common.registry, keys, force, dry, allow_unfinished);
     if (*exp) {
       const std::string text = format == "csv" ? export_trials_csv(run_dir) : export_run_json(run_dir).dump(2) + "\n";
       if (output.empty()) {
@@ -490,4 +570,14 @@ int main(int argc, char** argv) {
     return kExitAttention;
   }
   return kExitOk;
+}
+
+// What did not reach stdout (a full disk, a closed file) is a failure, however the command went.
+int main(int argc, char** argv) {
+  const int rc = run_command(argc, argv);
+  errno = 0;
+  if (std::cout.flush() && std::fflush(stdout) == 0 && !std::ferror(stdout)) return rc;
+  std::cerr << "ktune: error: cannot write to standard output" << (errno ? std::string(": ") + std::strerror(errno) : "")
+            << '\n';
+  return rc == kExitOk ? kExitAttention : rc;
 }

@@ -272,12 +272,7 @@ void MainWindow::resumeRun() {
       throw InputError("the run was made on " + meta.device.name + ", which this machine does not have; resume it there");
     TuneRequest request;
     request.family = backend.family(meta.family);
-    request.problems = meta.problems;
-    request.space = meta.space;
-    request.strategy = meta.strategy;
-    request.measure = meta.measure;
-    request.tolerance = meta.tolerance;
-    request.seed = meta.seed;
+    request.settings() = meta.settings();
     request.run_dir = document_->dir();
     request.resume = true;
     request.arguments = meta.arguments;

@@ -149,7 +149,6 @@ Ceiling ceiling(Backend& b, const DeviceInfo& dev, const KernelFamily& reader, c
   req.family = reader;
   req.problems = {p};
   req.space = reader.default_space;
-  req.record_pruned = false;
   req.measure = settings;
   req.measure.warmup_ms = 5;
   Collect observer;
@@ -191,7 +190,6 @@ int tune(const Args& a) {
     req.family = gemm;
     req.problems = {p};
     req.space = gemm.default_space;
-    req.record_pruned = false;
     // The GPU stays busy (and clocked up) for the whole run, so a config needs only a short
     // warm-up of its own: the first sample already absorbs module load and graph creation.
     req.measure.warmup_ms = 5;

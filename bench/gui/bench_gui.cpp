@@ -25,7 +25,7 @@
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/run_page.h"
-#include "ktune/widgets/trial_chart.h"
+#include "ktune/widgets/order_chart.h"
 #include "ktune/widgets/trials_model.h"
 #include "ktune/widgets/trials_page.h"
 #include "ktune/widgets/tune_worker.h"

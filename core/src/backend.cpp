@@ -4,6 +4,14 @@
 
 namespace ktune {
 
+Measured ProblemSession::validate_and_measure(PreparedKernel& kernel, const Tolerance& tol,
+                                              const MeasureSettings& settings, std::optional<double> best_median_ns) {
+  Measured m;
+  m.validation = validate(kernel, tol);
+  m.outcome = measure(settings, [&](const SampleRequest& r) { return sample(kernel, r); }, best_median_ns);
+  return m;
+}
+
 KernelFamily Backend::load_family_spec(const std::filesystem::path& spec) {
   throw InputError("the " + name() + " backend does not load kernel specs (" + spec.string() +
                    "); use a GPU backend such as --backend cuda");

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
+#include "ktune/json_read.h"
 
 namespace ktune {
 
@@ -71,11 +72,11 @@ nlohmann::json Config::to_json() const {
 }
 
 Config Config::from_json(const nlohmann::json& j) {
-  if (!j.is_object()) throw InputError("a config must be a JSON object of parameter: integer, got " + j.dump());
+  if (!j.is_object()) throw InputError("a config must be a JSON object of parameter: integer, got " + json_excerpt(j));
   Config c;
   for (const auto& [k, v] : j.items()) {
     if (!v.is_number_integer())
-      throw InputError("config parameter '" + k + "' must be an integer, got " + v.dump());
+      throw InputError("config parameter '" + k + "' must be an integer, got " + json_excerpt(v));
     c.values_.emplace_back(k, v.get<ParamValue>());
   }
   return c;

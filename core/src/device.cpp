@@ -3,6 +3,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "json_path.h"
 #include "ktune/error.h"
 
 namespace ktune {
@@ -33,17 +34,16 @@ nlohmann::json DeviceInfo::to_json() const {
 }
 
 DeviceInfo DeviceInfo::from_json(const nlohmann::json& j) {
-  try {
-    DeviceInfo d;
-    d.backend = j.at("backend").get<std::string>();
-    d.index = j.value("index", 0);
-    d.name = j.at("name").get<std::string>();
-    d.properties = j.value("properties", std::map<std::string, double>{});
-    d.text = j.value("text", std::map<std::string, std::string>{});
-    return d;
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(std::string("malformed device description: ") + e.what());
-  }
+  const detail::JsonPath root(j);
+  DeviceInfo d;
+  d.backend = root["backend"].string();
+  d.index = root.has("index") ? static_cast<int>(root["index"].integer()) : 0;
+  d.name = root["name"].string();
+  if (const auto props = root.find("properties"))
+    props->for_each_member([&](const std::string& k, const detail::JsonPath& v) { d.properties[k] = v.number(); });
+  if (const auto text = root.find("text"))
+    text->for_each_member([&](const std::string& k, const detail::JsonPath& v) { d.text[k] = v.string(); });
+  return d;
 }
 
 }  // namespace ktune

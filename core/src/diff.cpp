@@ -11,12 +11,19 @@ namespace ktune {
 
 namespace fs = std::filesystem;
 
+std::string describe_progress(const RunResults& run) {
+  std::string out = std::to_string(run.measured);
+  if (run.planned) out += " of " + std::to_string(run.planned);
+  return out + " configs measured";
+}
+
 const char* to_string(DiffClass c) {
   switch (c) {
     case DiffClass::New: return "new";
     case DiffClass::Faster: return "faster";
     case DiffClass::Slower: return "slower";
     case DiffClass::Same: return "same";
+    case DiffClass::NotComparable: return "not comparable";
   }
   return "unknown";
 }
@@ -100,9 +107,14 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
       // Symmetric: 2x faster and 2x slower are the same distance from "same".
       const double rel_diff = std::max(d.ratio, 1 / d.ratio) - 1;
       d.cls = rel_diff <= d.threshold ? DiffClass::Same : d.ratio > 1 ? DiffClass::Faster : DiffClass::Slower;
+      if (old->benchmarking_method != d.new_entry.benchmarking_method) d.cls = DiffClass::NotComparable;
     }
     out.diff.entries.push_back(std::move(d));
   }
+  // Listed by family, then key fields as numbers, whatever order the run tuned them in.
+  std::stable_sort(out.diff.entries.begin(), out.diff.entries.end(), [](const DiffEntry& a, const DiffEntry& b) {
+    return a.family != b.family ? a.family < b.family : compare_keys(a.key, b.key) < 0;
+  });
   return out;
 }
 
@@ -146,6 +158,9 @@ ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyO
                   format("%.1f", 100 * d.threshold) + "%)");
     } else if (d.cls == DiffClass::Slower && !options.force) {
       skip(d, "slower than the registry entry (ratio " + format("%.4f", d.ratio) + "); use --force to replace it");
+    } else if (d.cls == DiffClass::NotComparable && !options.force) {
+      skip(d, "not comparable: measured " + d.new_entry.benchmarking_method + ", the registry entry " +
+                  d.old_entry->benchmarking_method + "; use --force to replace it");
     } else {
       report.written.push_back(d);
     }
@@ -156,6 +171,10 @@ ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyO
 }  // namespace
 
 ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, const ApplyOptions& options) {
+  if (run.state != "finished" && !options.allow_unfinished)
+    throw InputError("run " + run.run_name + " is " + (run.state.empty() ? "of unknown state" : run.state) + " (" +
+                     describe_progress(run) + "): its results are partial; resume it with `ktune tune --resume --run-name " +
+                     run.run_name + "` or apply anyway with --allow-unfinished");
   ApplyReport report = plan_apply(run, load_and_diff(run, registry_root, options.same_threshold), options);
   if (report.written.empty() || options.dry_run) return report;
 

@@ -9,12 +9,20 @@ namespace ktune {
 
 namespace {
 
-double ceil_div(double a, double b) { return b == 0 ? NAN : std::ceil(a / b); }
+// Division by zero in a helper is an error, not a NaN: a comparison would turn the NaN into a
+// silent 0 or 1 ("mod(K, BK) == 0" with BK = 0).
+double ceil_div(double a, double b) {
+  if (b == 0) throw mu::ParserError("ceil_div by zero");
+  return std::ceil(a / b);
+}
 double is_pow2(double x) {
   const auto v = static_cast<long long>(x);
   return (v > 0 && static_cast<double>(v) == x && (v & (v - 1)) == 0) ? 1.0 : 0.0;
 }
-double imod(double a, double b) { return b == 0 ? NAN : std::fmod(a, b); }
+double imod(double a, double b) {
+  if (b == 0) throw mu::ParserError("mod by zero");
+  return std::fmod(a, b);
+}
 double floor_(double x) { return std::floor(x); }
 double ceil_(double x) { return std::ceil(x); }
 double log2_(double x) { return std::log2(x); }

@@ -6,13 +6,14 @@
 #include <type_traits>
 
 #include "ktune/error.h"
+#include "ktune/json_read.h"
 
 namespace ktune::detail {
 
 class FieldReader {
  public:
   FieldReader(const nlohmann::json& j, std::string section) : j_(j), section_(std::move(section)) {
-    if (!j_.is_object()) throw InputError(section_ + ": expected an object, got " + j_.dump());
+    if (!j_.is_object()) throw InputError(section_ + ": expected an object, got " + json_excerpt(j_));
   }
   template <typename T>
   void operator()(const char* key, T& out) const {
@@ -29,7 +30,7 @@ class FieldReader {
                                                               : std::is_floating_point_v<T>    ? "a number"
                                                               : std::is_unsigned_v<T> ? "a non-negative integer"
                                                                                       : "an integer") +
-                       ", got " + it->dump());
+                       ", got " + json_excerpt(*it));
     out = it->get<T>();
   }
 

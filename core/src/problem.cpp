@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ktune/error.h"
+#include "ktune/json_read.h"
 #include "ktune/kernel_family.h"
 
 namespace ktune {
@@ -34,7 +35,45 @@ bool parse_int(const std::string& s, std::int64_t& out) {
          std::to_string(out) == s;
 }
 
+// Takes the next comma-separated item off the front of `rest`.
+std::string_view next_item(std::string_view& rest) {
+  const auto comma = rest.find(',');
+  const std::string_view item = rest.substr(0, comma);
+  rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  return item;
+}
+
+int sign(int c) { return (c > 0) - (c < 0); }
+
+// Leading integers by value (compared as digit strings, so no size overflows), then the rest.
+int compare_values(std::string_view a, std::string_view b) {
+  const auto digits = [](std::string_view s) { return std::min(s.find_first_not_of("0123456789"), s.size()); };
+  const std::size_t da = digits(a), db = digits(b);
+  if (da > 0 && db > 0) {
+    std::string_view na = a.substr(0, da), nb = b.substr(0, db);
+    while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
+    while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
+    if (na.size() != nb.size()) return na.size() < nb.size() ? -1 : 1;
+    if (const int c = na.compare(nb)) return sign(c);
+    a.remove_prefix(da);
+    b.remove_prefix(db);
+  }
+  return sign(a.compare(b));
+}
+
 }  // namespace
+
+int compare_keys(std::string_view a, std::string_view b) {
+  for (std::string_view ra = a, rb = b; !ra.empty() || !rb.empty();) {
+    if (ra.empty() || rb.empty()) return ra.empty() ? -1 : 1;  // a prefix of fields comes first
+    const std::string_view ia = next_item(ra), ib = next_item(rb);
+    const auto ea = std::min(ia.find('='), ia.size()), eb = std::min(ib.find('='), ib.size());
+    if (const int c = ia.substr(0, ea).compare(ib.substr(0, eb))) return sign(c);
+    if (const int c = compare_values(ia.substr(std::min(ea + 1, ia.size())), ib.substr(std::min(eb + 1, ib.size())))) return c;
+  }
+  // Equal as numbers ("M=016" and "M=16") but different keys must not be equivalent in a map.
+  return sign(a.compare(b));
+}
 
 const std::string& Problem::field(const std::string& name) const {
   for (const auto& [k, v] : fields)
@@ -112,8 +151,9 @@ nlohmann::json Problem::to_json() const {
 
 Problem Problem::from_json(const nlohmann::json& j) {
   // The key keeps the field order (JSON objects do not); the fields object is for readers.
-  if (!j.is_object() || !j.contains("family") || !j.contains("key"))
-    throw InputError("a problem needs \"family\" and \"key\", got " + j.dump());
+  if (!j.is_object() || !j.contains("family") || !j.contains("key") || !j.at("family").is_string() ||
+      !j.at("key").is_string())
+    throw InputError("a problem needs \"family\" and \"key\" strings, got " + json_excerpt(j));
   return from_key(j.at("family").get<std::string>(), j.at("key").get<std::string>());
 }
 
@@ -122,21 +162,23 @@ std::vector<Problem> expand_shape(const KernelFamily& family, const std::string&
   if (tp_size > 1 && split == TpSplitDim::None)
     throw InputError("--tp-size " + std::to_string(tp_size) + " needs --tp-split-dim out (column parallel) or in (row parallel)");
 
+  // Errors quote the start of the shape, not a list of 100,000 values.
+  const std::string quoted = shape.size() > 60 ? shape.substr(0, 57) + "..." : shape;
   std::map<std::string, std::vector<std::string>> given;
   std::stringstream ss(shape);
   std::string token;
   while (ss >> token) {
     const auto eq = token.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw InputError("shape '" + shape + "': '" + token + "' is not NAME=VALUE[,VALUE...]");
+      throw InputError("shape '" + quoted + "': '" + token + "' is not NAME=VALUE[,VALUE...]");
     const std::string name = token.substr(0, eq);
     const KeyField* f = family.field(name);
     if (!f) {
       std::string known;
       for (const auto& kf : family.key_fields) known += (known.empty() ? "" : ", ") + kf.name;
-      throw InputError("shape '" + shape + "': " + family.name + " has no field '" + name + "' (fields: " + known + ")");
+      throw InputError("shape '" + quoted + "': " + family.name + " has no field '" + name + "' (fields: " + known + ")");
     }
-    if (given.count(name)) throw InputError("shape '" + shape + "': field '" + name + "' given twice");
+    if (given.count(name)) throw InputError("shape '" + quoted + "': field '" + name + "' given twice");
     std::vector<std::string> values;
     std::stringstream vs(token.substr(eq + 1));
     std::string v;
@@ -144,16 +186,26 @@ std::vector<Problem> expand_shape(const KernelFamily& family, const std::string&
       if (f->numeric) {
         std::int64_t n = 0;
         if (!parse_int(v, n) || n < 1)
-          throw InputError("shape '" + shape + "': " + name + "=" + v + " must be a positive integer");
+          throw InputError("shape '" + quoted + "': " + name + "=" + v + " must be a positive integer");
       } else if (!f->choices.empty() && std::find(f->choices.begin(), f->choices.end(), v) == f->choices.end()) {
         std::string ch;
         for (const auto& c : f->choices) ch += (ch.empty() ? "" : ", ") + c;
-        throw InputError("shape '" + shape + "': " + name + "=" + v + " is not supported (choices: " + ch + ")");
+        throw InputError("shape '" + quoted + "': " + name + "=" + v + " is not supported (choices: " + ch + ")");
       }
       values.push_back(v);
     }
-    if (values.empty()) throw InputError("shape '" + shape + "': field '" + name + "' has no value");
+    if (values.empty()) throw InputError("shape '" + quoted + "': field '" + name + "' has no value");
     given[name] = std::move(values);
+  }
+
+  // Counted before anything is built: a 100,000-value list must fail at once, not after planning.
+  std::uint64_t count = 1;
+  for (const auto& [name, values] : given) {
+    count *= values.size();
+    if (count > kMaxProblems)
+      throw InputError("shape '" + quoted + "' expands to more than " + std::to_string(kMaxProblems) +
+                       " problems; tune fewer values per field (e.g. powers of two: the registry's lookup rounds a "
+                       "missing size up to the next one)");
   }
 
   std::vector<Problem> out(1);
@@ -167,7 +219,7 @@ std::vector<Problem> expand_shape(const KernelFamily& family, const std::string&
     else if (!f.default_value.empty())
       values = {f.default_value};
     else
-      throw InputError("shape '" + shape + "' is missing " + f.name + " (" + f.help + "); e.g. --shape \"" + f.name + "=4096 ...\"");
+      throw InputError("shape '" + quoted + "' is missing " + f.name + " (" + f.help + "); e.g. --shape \"" + f.name + "=4096 ...\"");
     std::vector<Problem> next;
     for (const auto& p : out)
       for (const auto& v : values) {

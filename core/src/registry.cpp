@@ -2,6 +2,7 @@
 
 #include "json_path.h"
 #include "ktune/error.h"
+#include "ktune/json_read.h"
 #include "ktune/kernel_family.h"
 #include "ktune/run_store.h"
 
@@ -19,10 +20,12 @@ RegistryEntry entry_from(const JsonPath& p) {
   RegistryEntry e;
   e.config = p["config"].parse(Config::from_json);
   const JsonPath stats = p["stats"];
-  e.latency_avg_ns = stats["latency_avg_ns"].number();
-  e.latency_median_ns = stats["latency_median_ns"].number();
-  e.latency_std_ns = stats["latency_std_ns"].number();
-  e.compile_time_s = stats["compile_time_s"].number();
+  // Latencies decide what apply keeps: a zero, negative or infinite one would beat or block
+  // every real measurement of its key.
+  e.latency_avg_ns = stats["latency_avg_ns"].positive_number();
+  e.latency_median_ns = stats["latency_median_ns"].positive_number();
+  e.latency_std_ns = stats["latency_std_ns"].non_negative_number();
+  e.compile_time_s = stats["compile_time_s"].non_negative_number();
   const JsonPath meta = p["metadata"];
   e.benchmarking_method = meta["benchmarking_method"].string();
   e.samples_ns = meta["samples_ns"].numbers();
@@ -111,17 +114,13 @@ Registry Registry::load(const fs::path& file) {
   const std::string advice = fs::exists(backup) ? "; fix it, or restore the previous version: cp " + backup.string() +
                                                       " " + file.string()
                                                 : "; fix it, or move it away to start an empty registry";
-  const std::string text = read_text_file(file);
-  json j;
+  const std::string origin = "registry " + file.string();
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(file.string() + ": not valid JSON (" + e.what() + ")" + advice);
-  }
-  try {
-    return from_json(j);
+    return from_json(read_json_file(file, "registry"));
   } catch (const InputError& e) {
-    throw InputError(file.string() + ": " + e.what() + advice);
+    const std::string what = e.what();
+    // Errors of the parse already name the file; those of the fields do not.
+    throw InputError((what.rfind(origin, 0) == 0 ? what : origin + ": " + what) + advice);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "ktune/search_space.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -8,7 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "json_path.h"
 #include "ktune/error.h"
+#include "ktune/json_read.h"
 
 namespace ktune {
 
@@ -61,11 +64,45 @@ std::vector<ConstraintIssue> SearchSpace::check(const Variables& context) const 
 
 void SearchSpace::validate(const Variables& context) const {
   if (params_.empty()) throw InputError("search space has no parameters");
+  if (total_size() > kMaxSpaceSize) {
+    std::vector<const Parameter*> largest;
+    for (const auto& p : params_) largest.push_back(&p);
+    std::sort(largest.begin(), largest.end(), [](auto* a, auto* b) { return a->values.size() > b->values.size(); });
+    std::string lists;
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, largest.size()); ++i)
+      lists += (i ? ", " : "") + largest[i]->name + " (" + std::to_string(largest[i]->values.size()) + " values)";
+    const std::string size = total_size() == std::numeric_limits<std::uint64_t>::max() ? "more than 2^64"
+                                                                                     : std::to_string(total_size());
+    throw InputError("search space has " + size + " configs before pruning, more than ktune enumerates (" +
+                     std::to_string(kMaxSpaceSize) + "): narrow the longest candidate lists: " + lists);
+  }
   const auto issues = check(context);
   if (!issues.empty()) throw InputError("search space constraint #" + std::to_string(issues.front().index + 1) + ": " + issues.front().message);
 }
 
 namespace {
+
+std::string describe(const Constraint& c) { return c.description.empty() ? c.expr : c.description + " (" + c.expr + ")"; }
+
+// Whether `c` holds for the parameter values in `vars`.
+bool holds(const Expression& e, const Constraint& c, const Variables& vars, const std::vector<Parameter>& params) {
+  std::string problem;
+  double v = 0;
+  try {
+    v = e.eval(vars);
+    if (std::isfinite(v)) return v != 0.0;
+    problem = std::string("evaluates to ") + (std::isnan(v) ? "NaN" : "infinity");
+  } catch (const InputError& err) {
+    problem = err.what();
+  }
+  std::string config;
+  for (const auto& p : params)
+    if (const auto it = vars.find(p.name); it != vars.end())
+      config += (config.empty() ? "" : ",") + p.name + "=" + std::to_string(static_cast<ParamValue>(it->second));
+  throw InputError("constraint " + describe(c) + " for " + config + ": " + problem +
+                   "; a constraint must give a finite number (0 prunes the config): guard the division or mod by "
+                   "zero, e.g. \"BK > 0 && mod(K, BK) == 0\"");
+}
 
 // Walks the product of the candidate lists, evaluating constraints with one variables map whose
 // parameter entries are updated in place (no per-config allocation of the context).
@@ -88,7 +125,7 @@ void walk(const std::vector<Parameter>& params, const std::vector<Constraint>& c
     }
     int failed = -1;
     for (std::size_t c = 0; c < exprs.size(); ++c) {
-      if (exprs[c].eval(vars) == 0.0) {
+      if (!holds(exprs[c], constraints[c], vars, params)) {
         failed = static_cast<int>(c);
         break;
       }
@@ -104,11 +141,6 @@ void walk(const std::vector<Parameter>& params, const std::vector<Constraint>& c
   }
 }
 
-std::string describe(const Constraint& c) { return c.description.empty() ? c.expr : c.description + " (" + c.expr + ")"; }
-
-}  // namespace
-
-namespace {
 
 // One pass over the space that feeds the counts of a report and, optionally, the configs.
 template <typename OnValid, typename OnPruned>
@@ -132,6 +164,17 @@ PruneReport classify(const std::vector<Parameter>& params, const std::vector<Con
 
 }  // namespace
 
+void require_valid_configs(const PruneReport& report, const std::string& what) {
+  if (report.valid > 0) return;
+  std::string worst;
+  std::uint64_t most = 0;
+  for (const auto& [expr, n] : report.pruned_by)
+    if (n > most) most = n, worst = expr;
+  throw InputError("impossible search space for " + what + ": all " + std::to_string(report.total) +
+                   " configs are pruned (most by '" + worst + "', " + std::to_string(most) +
+                   " configs); relax the constraints or widen the candidate values");
+}
+
 std::vector<Config> SearchSpace::enumerate(const Variables& context, std::vector<std::pair<Config, std::string>>* pruned,
                                            PruneReport* report) const {
   validate(context);
@@ -154,7 +197,7 @@ std::optional<std::string> SearchSpace::violated(const Config& config, const Var
   Variables vars = context;
   for (const auto& [k, v] : config.values()) vars[k] = static_cast<double>(v);
   for (const auto& c : constraints_)
-    if (Expression(c.expr).eval(vars) == 0.0) return "pruned by " + describe(c);
+    if (!holds(Expression(c.expr), c, vars, params_)) return "pruned by " + describe(c);
   return std::nullopt;
 }
 
@@ -178,65 +221,65 @@ nlohmann::json SearchSpace::to_json() const {
 namespace {
 
 template <typename J>
-std::vector<ParamValue> parse_values(const std::string& name, const J& v) {
+std::vector<ParamValue> parse_values(const std::string& name, const detail::BasicJsonPath<J>& v) {
   std::vector<ParamValue> out;
-  if (v.is_array()) {
-    for (const auto& x : v) {
-      if (!x.is_number_integer())
-        throw InputError("parameter '" + name + "': candidate values must be integers, got " + x.dump());
-      out.push_back(x.template get<ParamValue>());
-    }
-  } else if (v.is_object() && v.contains("from") && v.contains("to")) {
+  if (v.json().is_array()) {
+    v.for_each_element([&](const auto& x) { out.push_back(x.integer()); });
+  } else if (v.has("from") && v.has("to")) {
     // {"from": 16, "to": 256, "mul": 2} or {"from": 1, "to": 8, "step": 1}
-    const auto from = v.at("from").template get<ParamValue>();
-    const auto to = v.at("to").template get<ParamValue>();
-    const ParamValue mul = v.contains("mul") ? v.at("mul").template get<ParamValue>() : 1;
-    const ParamValue step = v.contains("step") ? v.at("step").template get<ParamValue>() : (mul > 1 ? 0 : 1);
+    const ParamValue from = v["from"].integer();
+    const ParamValue to = v["to"].integer();
+    const ParamValue mul = v.has("mul") ? v["mul"].integer() : 1;
+    const ParamValue step = v.has("step") ? v["step"].integer() : (mul > 1 ? 0 : 1);
     if ((mul <= 1 && step <= 0) || (mul > 1 && from <= 0))
-      throw InputError("parameter '" + name + "': a range needs step > 0, or mul > 1 with from > 0");
-    for (ParamValue x = from; x <= to && out.size() < 100000; x = mul > 1 ? x * mul : x + step) out.push_back(x);
+      v.fail("parameter '" + name + "': a range needs step > 0, or mul > 1 with from > 0");
+    // Stops before the next value would pass `to` (or overflow), and before the list outgrows any
+    // space ktune can enumerate.
+    for (ParamValue x = from; x <= to;) {
+      if (out.size() >= kMaxSpaceSize)
+        v.fail("parameter '" + name + "': the range has more than " + std::to_string(kMaxSpaceSize) +
+               " values; raise \"step\" or narrow \"from\"..\"to\"");
+      out.push_back(x);
+      if (mul > 1 ? __builtin_mul_overflow(x, mul, &x) : __builtin_add_overflow(x, step, &x)) break;
+    }
   } else {
-    throw InputError("parameter '" + name + "': expected a list of integers or {\"from\",\"to\",\"step\"|\"mul\"}, got " +
-                     v.dump());
+    v.expected("a list of integers or {\"from\",\"to\",\"step\"|\"mul\"}");
   }
-  if (out.empty()) throw InputError("parameter '" + name + "' has no candidate values");
+  if (out.empty()) v.fail("parameter '" + name + "' has no candidate values");
   std::set<ParamValue> unique(out.begin(), out.end());
-  if (unique.size() != out.size()) throw InputError("parameter '" + name + "' lists a value twice");
+  if (unique.size() != out.size()) v.fail("parameter '" + name + "' lists a value twice");
   return out;
 }
 
 template <typename J>
 SearchSpace parse_space(const J& j) {
+  const detail::BasicJsonPath<J> root(j);
   if (!j.is_object() || !j.contains("parameters"))
     throw InputError("a search space is a JSON object with \"parameters\" (and optional \"constraints\")");
   std::vector<Parameter> params;
-  const auto& jp = j.at("parameters");
-  if (jp.is_object()) {
-    for (const auto& [name, values] : jp.items()) params.push_back({name, parse_values(name, values), ""});
-  } else if (jp.is_array()) {
-    for (const auto& p : jp) {
-      if (!p.is_object() || !p.contains("name") || !p.contains("values") || !p.at("name").is_string())
-        throw InputError("each entry of \"parameters\" needs \"name\" and \"values\", got " + p.dump());
-      const auto name = p.at("name").template get<std::string>();
-      params.push_back({name, parse_values(name, p.at("values")),
-                        p.contains("description") ? p.at("description").template get<std::string>() : ""});
-    }
+  const auto jp = root["parameters"];
+  if (jp.json().is_object()) {
+    jp.for_each_member([&](const std::string& name, const auto& values) {
+      params.push_back({name, parse_values(name, values), ""});
+    });
+  } else if (jp.json().is_array()) {
+    jp.for_each_element([&](const auto& p) {
+      const std::string name = p["name"].string();
+      params.push_back({name, parse_values(name, p["values"]), p.string_or("description", "")});
+    });
   } else {
-    throw InputError("\"parameters\" must be an object or an array");
+    jp.expected("an object or an array of {\"name\", \"values\"}");
   }
   std::vector<Constraint> cons;
-  if (j.contains("constraints")) {
-    const auto& jc = j.at("constraints");
-    if (!jc.is_array()) throw InputError("\"constraints\" must be an array of expressions");
-    for (const auto& c : jc) {
-      if (c.is_string())
-        cons.push_back({c.template get<std::string>(), ""});
-      else if (c.is_object() && c.contains("expr") && c.at("expr").is_string())
-        cons.push_back({c.at("expr").template get<std::string>(),
-                        c.contains("description") ? c.at("description").template get<std::string>() : ""});
+  if (const auto jc = root.find("constraints")) {
+    jc->for_each_element([&](const auto& c) {
+      if (c.json().is_string())
+        cons.push_back({c.string(), ""});
+      else if (c.has("expr"))
+        cons.push_back({c["expr"].string(), c.string_or("description", "")});
       else
-        throw InputError("a constraint is an expression string or {\"expr\", \"description\"}, got " + c.dump());
-    }
+        c.expected("an expression string or {\"expr\", \"description\"}");
+    });
   }
   SearchSpace space(std::move(params), std::move(cons));
   for (std::size_t i = 0; i < space.constraints().size(); ++i) {
@@ -251,24 +294,15 @@ SearchSpace parse_space(const J& j) {
 
 }  // namespace
 
-SearchSpace SearchSpace::from_json(const nlohmann::json& j) {
-  try {
-    return parse_space(j);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(std::string("malformed search space: ") + e.what());
-  }
-}
+SearchSpace SearchSpace::from_json(const nlohmann::json& j) { return parse_space(j); }
 
 SearchSpace SearchSpace::load(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError("cannot read search space file " + file.string());
+  // ordered_json keeps the parameters in the order the user wrote them.
+  const nlohmann::ordered_json j = read_ordered_json_file(file, "search space");
   try {
-    // ordered_json keeps the parameters in the order the user wrote them.
-    return parse_space(nlohmann::ordered_json::parse(in));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("search space file " + file.string() + " is not valid JSON: " + e.what());
+    return parse_space(j);
   } catch (const InputError& e) {
-    throw InputError("search space file " + file.string() + ": " + e.what());
+    throw InputError("search space " + file.string() + ": " + e.what());
   }
 }
 

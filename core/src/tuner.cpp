@@ -104,9 +104,31 @@ void measure_baseline(ProblemSession& session, MeasureSettings settings, Problem
 struct PlannedProblem {
   Problem problem;
   std::vector<Config> valid;
-  std::vector<std::pair<Config, std::string>> pruned;
-  PruneReport report;
+  ProblemPruning pruning;
 };
+
+// Configs proposed per strategy call. Fixed, not tied to the thread count: a model-guided
+// strategy's choices depend on how its proposals are batched, and a resumed run must make the
+// same choices as the session before it, on any machine.
+constexpr std::size_t kProposalBatch = 32;
+
+// A resume continues the run as it was started: the request must carry the run's settings.
+void check_resume(const TuneRequest& req, const std::vector<Problem>& problems) {
+  const std::filesystem::path file = req.run_dir / "run_metadata.json";
+  if (!std::filesystem::exists(file))
+    throw InputError(req.run_dir.string() + " holds no run_metadata.json: the run was stopped before it started (or "
+                     "this is not a run folder); start it again without --resume");
+  const RunMetadata run = RunStore::read_metadata(req.run_dir);
+  if (run.family != req.family.name)
+    throw InputError("cannot resume " + req.run_dir.string() + ": it tuned " + run.family + ", not " + req.family.name);
+  RunSettings asked = req.settings();
+  asked.problems = problems;
+  const auto diffs = differences(run, asked);
+  if (!diffs.empty())
+    throw InputError("cannot resume " + req.run_dir.string() + ": " + diffs.front().field + " differs from the run's: run has " +
+                     diffs.front().run_value + ", asked " + diffs.front().asked_value +
+                     "; resume with the run's settings or start a new run");
+}
 
 }  // namespace
 
@@ -123,27 +145,29 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
   cancelled_ = false;
   const auto start = Clock::now();
   if (req.problems.empty()) throw InputError("nothing to tune: give at least one --shape");
+  if (req.problems.size() > kMaxProblems)
+    throw InputError(std::to_string(req.problems.size()) + " problems to tune, more than " + std::to_string(kMaxProblems) +
+                     " in one run; split the shapes over several runs or tune fewer values per field");
+
+  const std::vector<Problem> problems = unique_problems(req.problems);
+  if (problems.size() < req.problems.size())
+    observer.on_event(event::Log{std::to_string(req.problems.size() - problems.size()) +
+                                 " repeated shape(s) merged: each problem is tuned once"});
 
   // Everything that can be wrong with the request is found before the first measurement.
   std::vector<PlannedProblem> plan;
   std::uint64_t planned_total = 0;
-  for (const auto& problem : req.problems) {
-    Variables context = device_.variables();
-    for (const auto& [k, v] : req.family.variables(problem)) context[k] = v;
-    PlannedProblem pp{problem, {}, {}, {}};
-    pp.valid = req.space.enumerate(context, req.record_pruned ? &pp.pruned : nullptr, &pp.report);
-    if (pp.valid.empty()) {
-      std::string worst;
-      std::uint64_t most = 0;
-      for (const auto& [expr, n] : pp.report.pruned_by)
-        if (n > most) most = n, worst = expr;
-      throw InputError("impossible search space for " + req.family.name + " " + problem.key() + ": all " +
-                       std::to_string(pp.report.total) + " configs are pruned (most by '" + worst + "', " +
-                       std::to_string(most) + " configs); relax the constraints or widen the candidate values");
-    }
+  for (const auto& problem : problems) {
+    PlannedProblem pp{problem, {}, {}};
+    pp.pruning.problem = problem.key();
+    pp.pruning.variables = device_.variables();
+    for (const auto& [k, v] : req.family.variables(problem)) pp.pruning.variables[k] = v;
+    pp.valid = req.space.enumerate(pp.pruning.variables, nullptr, &pp.pruning.report);
+    require_valid_configs(pp.pruning.report, req.family.name + " " + problem.key());
     auto probe = make_strategy(req.strategy);
     probe->reset(pp.valid);
-    planned_total += probe->planned();
+    pp.pruning.planned = probe->planned();
+    planned_total += pp.pruning.planned;
     plan.push_back(std::move(pp));
   }
 
@@ -152,6 +176,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
   std::int64_t next_id = 0;
   if (!req.run_dir.empty()) {
     if (req.resume) {
+      check_resume(req, problems);  // before open_for_resume, which marks the run running again
       store.emplace(RunStore::open_for_resume(req.run_dir));
       for (auto& t : RunStore::read_trials(req.run_dir)) {
         next_id = std::max(next_id, t.id + 1);
@@ -168,12 +193,9 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       md.backend = backend_.name();
       md.device = device_;
       md.arguments = req.arguments;
-      md.problems = req.problems;
-      md.space = req.space;
-      md.strategy = req.strategy;
-      md.measure = req.measure;
-      md.tolerance = req.tolerance;
-      md.seed = req.seed;
+      md.settings() = req.settings();
+      md.problems = problems;
+      for (const auto& pp : plan) md.pruning.push_back(pp.pruning);
       md.ktune_version = version();
       md.versions = backend_.versions();
       md.started_at = now_iso8601();
@@ -181,7 +203,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
     }
   }
 
-  observer.on_event(event::RunStarted{req.problems.size(), planned_total, device_});
+  observer.on_event(event::RunStarted{problems.size(), planned_total, device_});
   RunSummary summary;
   summary.run_dir = req.run_dir;
   std::uint64_t measured = 0;
@@ -203,12 +225,12 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       auto& already = done[pkey];
       auto strategy = make_strategy(req.strategy);
       strategy->reset(pp.valid);
-      observer.on_event(event::ProblemStarted{pi, problem, pp.report, strategy->planned()});
+      observer.on_event(event::ProblemStarted{pi, problem, pp.pruning.report, strategy->planned(), pp.pruning.variables});
 
       ProblemResult result;
       result.problem = problem;
-      result.space_total = pp.report.total;
-      result.space_valid = pp.report.valid;
+      result.space_total = pp.pruning.report.total;
+      result.space_valid = pp.pruning.report.valid;
       auto consider_best = [&](const Trial& t) {
         if (t.status == TrialStatus::Ok && (!result.best || t.stats.median_ns < result.best->stats.median_ns)) {
           result.best = t;
@@ -218,18 +240,8 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       };
       for (const auto& [ck, t] : already) consider_best(t);
 
-      for (auto& [config, why] : pp.pruned) {
-        if (already.count(config.key())) continue;
-        Trial t;
-        t.id = next_id++;
-        t.problem_key = pkey;
-        t.config = std::move(config);
-        t.status = TrialStatus::Pruned;
-        t.error = why;
-        t.started_at_s = seconds_since(start);
-        record(t);
-        observer.on_event(event::TrialFinished{t, false});
-      }
+      // Pruned configs are counted, not recorded one by one (pruned_trials() lists them).
+      summary.status_counts[to_string(TrialStatus::Pruned)] += pp.pruning.report.total - pp.pruning.report.valid;
 
       const double flops = req.family.flops(problem);
       const double bytes = req.family.bytes(problem);
@@ -237,16 +249,31 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
 
       PreparePool pool(threads);
       while (!cancelled_) {
-        const auto proposed = strategy->next(std::max<std::size_t>(2 * threads, 16));
+        const auto proposed = strategy->next(kProposalBatch);
         if (proposed.empty()) break;
+        // Trials recorded before a resume are replayed into the strategy, in the order it asks
+        // for them, instead of measured again: it then proposes what it would have proposed
+        // without the interruption, and its budget counts them.
         std::vector<Config> batch;
-        for (const auto& c : proposed) {
-          if (already.count(c.key()))
-            ++measured;  // recorded before a resume: done, not measured again
-          else
-            batch.push_back(c);
+        std::vector<std::size_t> batch_pos;  // index in `proposed` of each config of `batch`
+        std::size_t replay_from = 0;
+        auto replay_recorded = [&](std::size_t until) {
+          for (; replay_from < until; ++replay_from) {
+            const auto it = already.find(proposed[replay_from].key());
+            if (it == already.end()) continue;
+            strategy->report(it->second);
+            ++measured;
+          }
+        };
+        for (std::size_t i = 0; i < proposed.size(); ++i)
+          if (!already.count(proposed[i].key())) {
+            batch.push_back(proposed[i]);
+            batch_pos.push_back(i);
+          }
+        if (batch.empty()) {
+          replay_recorded(proposed.size());
+          continue;
         }
-        if (batch.empty()) continue;
         std::vector<std::future<Prepared>> futures;
         futures.reserve(batch.size());
         for (const auto& c : batch)
@@ -272,6 +299,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
         for (std::size_t i = 0; i < batch.size(); ++i) {
           while (paused_ && !cancelled_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
           if (cancelled_) break;
+          replay_recorded(batch_pos[i]);
           Trial t;
           t.id = next_id++;
           t.problem_key = pkey;
@@ -285,12 +313,11 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
           t.error = p.error;
           if (p.kernel) {
             try {
-              const Validation v = session->validate(*p.kernel, req.tolerance);
-              t.max_abs_error = v.max_abs_error;
-              t.mismatch_fraction = v.mismatch_fraction;
               std::optional<double> best;
               if (result.best) best = result.best->stats.median_ns;
-              auto out = measure(req.measure, [&](const SampleRequest& r) { return session->sample(*p.kernel, r); }, best);
+              auto [v, out] = session->validate_and_measure(*p.kernel, req.tolerance, req.measure, best);
+              t.max_abs_error = v.max_abs_error;
+              t.mismatch_fraction = v.mismatch_fraction;
               t.status = out.status;
               t.error = out.note;
               t.samples_ns = std::move(out.samples_ns);
@@ -320,17 +347,30 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
           const double eta = rate > 0 ? static_cast<double>(planned_total - std::min(planned_total, measured)) / rate : 0;
           observer.on_event(event::Progress{measured, planned_total, elapsed, eta, rate});
         }
+        if (!cancelled_) replay_recorded(proposed.size());
       }
       if (!cancelled_) measure_baseline(*session, req.measure, result, observer);
       observer.on_event(event::ProblemFinished{result});
       summary.results.push_back(std::move(result));
     }
   } catch (const std::exception& e) {
-    if (store) store->finish(summary.results, "failed");
-    observer.on_event(event::RunFailed{e.what()});
-    throw;
+    // The error that ended the run is the one to report. Marking the run failed can fail too
+    // (a full disk refuses results.json as it refused trials.csv): say so, after it.
+    std::string message = e.what();
+    try {
+      if (store) store->finish(summary.results, "failed");
+    } catch (const std::exception& also) {
+      message += "; the run could not be marked failed either: " + std::string(also.what());
+    }
+    observer.on_event(event::RunFailed{message});
+    if (message == e.what()) throw;
+    throw RunError(message);
   }
 
+  // results.json and every listing show shapes in key order, whatever order they were given in.
+  std::stable_sort(summary.results.begin(), summary.results.end(), [](const ProblemResult& a, const ProblemResult& b) {
+    return compare_keys(a.problem.key(), b.problem.key()) < 0;
+  });
   summary.cancelled = cancelled_;
   summary.elapsed_s = seconds_since(start);
   if (store) store->finish(summary.results, summary.cancelled ? "cancelled" : "finished");

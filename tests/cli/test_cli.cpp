@@ -3,6 +3,7 @@
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -12,37 +13,9 @@
 #include <QtTest>
 #include <csignal>
 
+#include "cli_support.h"
+
 namespace {
-
-struct Result {
-  int code = -1;
-  QString out, err;
-};
-
-QString cli() { return qEnvironmentVariable("KTUNE_CLI"); }
-
-Result run(const QStringList& args, const QString& cwd = {}, int timeout_ms = 300000) {
-  QProcess p;
-  if (!cwd.isEmpty()) p.setWorkingDirectory(cwd);
-  p.start(cli(), args);
-  if (!p.waitForFinished(timeout_ms)) {
-    p.kill();
-    p.waitForFinished();
-  }
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
-}
-
-QByteArray readAll(const QString& path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-void writeAll(const QString& path, const QByteArray& data) {
-  QFile f(path);
-  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-  f.write(data);
-}
 
 // Data rows of a trials.csv (header excluded), as (problem, config) identities.
 QStringList trialRows(const QString& csv) {
@@ -252,6 +225,82 @@ class TestCli : public QObject {
     r = run(QStringList(kSmallTune) << "--run-name" << "t1" << "--output-dir" << runs);
     QCOMPARE(r.code, 2);
     QVERIFY(r.err.contains("--resume"));
+  }
+
+  void resumeTakesTheRunsSettings() {
+    const QString dir = runs + "/r2";
+    const Result t = run(QStringList(kSmallTune) << "--run-name" << "r2" << "--output-dir" << runs << "--quiet");
+    QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
+    const QByteArray meta = readAll(dir + "/run_metadata.json"), results = readAll(dir + "/results.json");
+    const QStringList trials = trialRows(dir + "/trials.csv");
+    // Only measured configs are rows; the pruned ones are counted per constraint in the metadata.
+    QCOMPARE(trials.size(), 8);
+    QCOMPARE(trials.filter(",pruned,").size(), 0);
+    QVERIFY(QJsonDocument::fromJson(meta).object()["pruning"].toArray().size() == 2);
+
+    // Options that differ from the run: exit 2 naming the option and the run's value, nothing written.
+    const QStringList resume = {"tune", "--resume", "--run-name", "r2", "--output-dir", runs, "--quiet"};
+    const Result shape = run(QStringList(resume) << "--shape" << "M=16 N=64 K=64");
+    QCOMPARE(shape.code, 2);
+    QVERIFY2(shape.err.contains("--shape differs from the run's: run has M=16,N=64,K=64,dtype=f32; M=64,N=64,K=64,dtype=f32"),
+             qPrintable(shape.err));
+    const Result budget = run(QStringList(resume) << "--budget" << "5");
+    QCOMPARE(budget.code, 2);
+    QVERIFY2(budget.err.contains("--budget differs from the run's: run has 4"), qPrintable(budget.err));
+    const Result method = run(QStringList(resume) << "--method" << "per_launch");
+    QCOMPARE(method.code, 2);
+    QVERIFY2(method.err.contains("--method differs"), qPrintable(method.err));
+    const Result family = run(QStringList(resume) << "qmatmul");
+    QCOMPARE(family.code, 2);
+    QCOMPARE(readAll(dir + "/run_metadata.json"), meta);
+    QCOMPARE(readAll(dir + "/results.json"), results);
+
+    // No other option, or the run's own values: the run continues as it was (here: nothing left).
+    const Result plain = run(resume);
+    QVERIFY2(plain.code == 0, qPrintable(plain.out + plain.err));
+    const Result same = run(QStringList(resume) << "--shape" << "M=64,16 N=64 K=64" << "--budget" << "4" << "--backend" << "cpu");
+    QVERIFY2(same.code == 0, qPrintable(same.out + same.err));
+    QCOMPARE(trialRows(dir + "/trials.csv"), trials);
+    const auto entries = QJsonDocument::fromJson(readAll(dir + "/results.json")).object()["results"].toArray();
+    QCOMPARE(entries.size(), 2);
+  }
+
+  void resumeOfARunThatNeverStartedSaysSo() {
+    const QString dir = runs + "/unstarted";
+    QVERIFY(QDir().mkpath(dir));
+    writeAll(dir + "/trials.csv", "id,problem,status\n");
+    const Result r = run({"tune", "--resume", "--run-name", "unstarted", "--output-dir", runs});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("start it again without --resume"), qPrintable(r.err));
+  }
+
+  void repeatedShapesAreTunedOnce() {
+    const Result t = run({"tune", "gemm", "--backend", "cpu", "--shape", "M=16,16 N=64 K=64", "--shape", "M=16 N=64 K=64",
+                          "--strategy", "random", "--budget", "3", "--warmup-ms", "1", "--max-ms-per-config", "100",
+                          "--run-name", "dup", "--output-dir", runs, "--quiet"});
+    QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
+    const auto entries = QJsonDocument::fromJson(readAll(runs + "/dup/results.json")).object()["results"].toArray();
+    QCOMPARE(entries.size(), 1);
+    QCOMPARE(trialRows(runs + "/dup/trials.csv").size(), 3);
+  }
+
+  void applyRefusesAnUnfinishedRun() {
+    const Result t = run(QStringList(kSmallTune) << "--run-name" << "partial" << "--output-dir" << runs << "--quiet");
+    QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
+    // As a Ctrl-C leaves it: state cancelled (the results of what was measured are written).
+    const QString metaFile = runs + "/partial/run_metadata.json";
+    writeAll(metaFile, readAll(metaFile).replace("\"state\": \"finished\"", "\"state\": \"cancelled\""));
+    const QString reg = tmp.filePath("partial_registry");
+    const Result d = run({"diff", runs + "/partial", "--registry", reg});
+    QCOMPARE(d.code, 0);
+    QVERIFY2(d.out.contains("run partial: cancelled (8 of 8 configs measured): its results are partial"), qPrintable(d.out));
+    const Result a = run({"apply", runs + "/partial", "--registry", reg});
+    QCOMPARE(a.code, 2);
+    QVERIFY2(a.err.contains("is cancelled") && a.err.contains("--allow-unfinished"), qPrintable(a.err));
+    QVERIFY(!QDir(reg + "/cpu").exists());
+    const Result forced = run({"apply", runs + "/partial", "--registry", reg, "--allow-unfinished"});
+    QVERIFY2(forced.code == 0, qPrintable(forced.out + forced.err));
+    QCOMPARE(QDir(reg + "/cpu").entryList({"*.json"}, QDir::Files).size(), 1);
   }
 
   void resumeAfterKill() {

@@ -118,11 +118,7 @@ class TestCpuBackend : public QObject {
     QVERIFY(dev_.property("l3_bytes") >= dev_.property("l2_bytes"));
     QVERIFY(lanes_ == 4 || lanes_ == 8 || lanes_ == 16);
     QCOMPARE(dev_.property("simd_registers"), lanes_ == 16 ? 32.0 : 16.0);
-    if (dev_.properties.count("peak_gflops_f32")) {
-      // cores x GHz x 2 pipes x lanes x 2: at least 0.5 GHz, at most 6 GHz per core.
-      const double per_core = dev_.property("peak_gflops_f32") / dev_.property("cores") / (4.0 * lanes_);
-      QVERIFY2(per_core > 0.5 && per_core < 6.0, qPrintable(QString::number(per_core)));
-    }
+    // How the peak follows from the clock is tested in test_cpu_clock, on injected inputs.
     QVERIFY(!dev_.text.at("isa").empty());
     QVERIFY(!dev_.text.at("cpu_mhz").empty());
   }

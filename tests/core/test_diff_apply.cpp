@@ -55,6 +55,7 @@ RunResults run(const std::string& name, std::vector<ResultEntry> entries) {
   r.device_slug = "test-cpu";
   r.method = "amortized";
   r.finished_at = "2026-11-23T05:00:00Z";
+  r.state = "finished";
   r.entries = std::move(entries);
   return r;
 }
@@ -116,6 +117,40 @@ class TestDiffApply : public QObject {
     QCOMPARE(e->samples_ns.size(), std::size_t(21));
   }
 
+  void otherMethodIsNotComparable() {
+    apply_run(base_run(), root_, {});
+    RunResults cold = run2();
+    cold.method = "per_launch";
+    const RegistryDiff diff = diff_run(cold, root_);
+    // Faster, slower and same by their medians, but measured another way: none of those.
+    for (int m : {1, 2, 4}) QCOMPARE(find(diff.entries, m).cls, DiffClass::NotComparable);
+    QCOMPARE(find(diff.entries, 8).cls, DiffClass::New);
+    QCOMPARE(std::string(to_string(DiffClass::NotComparable)), std::string("not comparable"));
+    const ApplyReport rep = apply_run(cold, root_, {});
+    QCOMPARE(rep.written.size(), std::size_t(1));
+    QCOMPARE(rep.skipped.size(), std::size_t(3));
+    QVERIFY(QString::fromStdString(rep.skip_reasons[0]).contains("not comparable: measured per_launch"));
+    QCOMPARE(registry_bm(1), ParamValue(16));
+    ApplyOptions force;
+    force.force = true;
+    QCOMPARE(apply_run(cold, root_, force).written.size(), std::size_t(3));  // M=4 is "same" no longer, M=8 done
+    QCOMPARE(registry_bm(1), ParamValue(32));
+  }
+
+  void unfinishedRunIsNotApplied() {
+    RunResults partial = base_run();
+    partial.state = "cancelled";
+    partial.measured = 69;
+    partial.planned = 112;
+    const std::string err = input_error_of([&] { apply_run(partial, root_, {}); });
+    QVERIFY2(QString::fromStdString(err).contains("run base is cancelled (69 of 112 configs measured)"), err.c_str());
+    QVERIFY(QString::fromStdString(err).contains("--allow-unfinished"));
+    QVERIFY(!fs::exists(file_));
+    ApplyOptions allow;
+    allow.allow_unfinished = true;
+    QCOMPARE(apply_run(partial, root_, allow).written.size(), std::size_t(3));
+  }
+
   void diffClasses() {
     apply_run(base_run(), root_, {});
     const RegistryDiff diff = diff_run(run2(), root_);
@@ -132,6 +167,17 @@ class TestDiffApply : public QObject {
     QCOMPARE(find(diff.entries, 1).old_entry->config.get("BM"), ParamValue(16));
     QCOMPARE(find(diff.entries, 1).new_entry.config.get("BM"), ParamValue(32));
     QCOMPARE(find(diff.entries, 1).threshold, 0.02);
+  }
+
+  void entriesListInNumericKeyOrder() {
+    // Given as 8, 1, 4, 2 (as text "M=8" would sort last only by luck; "M=16" before "M=2").
+    const RegistryDiff diff = diff_run(run("order", {result(8, 32, around(700, 0.001)), result(16, 32, around(900, 0.001)),
+                                                      result(1, 32, around(800, 0.001)), result(2, 32, around(1250, 0.001))}),
+                                       root_);
+    QStringList keys;
+    for (const auto& d : diff.entries) keys << QString::fromStdString(d.key);
+    QCOMPARE(keys, (QStringList{QString::fromStdString(key(1)), QString::fromStdString(key(2)),
+                                QString::fromStdString(key(8)), QString::fromStdString(key(16))}));
   }
 
   void noiseWidensSame() {

@@ -1,5 +1,7 @@
 // Shapes, problem keys and tensor-parallel local shapes.
 #include <QtTest>
+#include <algorithm>
+#include <map>
 
 #include "ktune/error.h"
 #include "ktune/kernel_family.h"
@@ -84,6 +86,26 @@ class TestProblem : public QObject {
   void tpNeedsSplitDim() {
     QVERIFY_THROWS_EXCEPTION(InputError, expand_shape(gemmLike(), "M=1 N=8 K=8", 2, TpSplitDim::None));
     QVERIFY_THROWS_EXCEPTION(InputError, tp_split_dim_from_string("sideways"));
+  }
+
+  void keysOrderByFieldsAsNumbers() {
+    std::vector<std::string> keys{"M=256,N=512,K=512,dtype=f32", "M=64,N=512,K=512,dtype=f32",
+                                  "M=16,N=4096,K=512,dtype=f32", "M=16,N=512,K=512,dtype=f32",
+                                  "M=16,N=512,K=512,dtype=f16", "M=16,N=512,K=512,dtype=f32,tp=8/out",
+                                  "M=16,N=512,K=512,dtype=f32,tp=2/out"};
+    std::sort(keys.begin(), keys.end(), KeyLess{});
+    const std::vector<std::string> expected{"M=16,N=512,K=512,dtype=f16", "M=16,N=512,K=512,dtype=f32",
+                                            "M=16,N=512,K=512,dtype=f32,tp=2/out", "M=16,N=512,K=512,dtype=f32,tp=8/out",
+                                            "M=16,N=4096,K=512,dtype=f32", "M=64,N=512,K=512,dtype=f32",
+                                            "M=256,N=512,K=512,dtype=f32"};
+    QCOMPARE(keys, expected);
+    // Digits beyond any integer type still order by value; equal numbers written differently
+    // stay distinct keys (a map must not merge them).
+    QVERIFY(compare_keys("M=99999999999999999999999", "M=100000000000000000000000") < 0);
+    QVERIFY(compare_keys("M=016", "M=16") != 0);
+    QCOMPARE(compare_keys("M=16", "M=16"), 0);
+    std::map<std::string, int, KeyLess> map{{"M=016", 1}, {"M=16", 2}};
+    QCOMPARE(map.size(), std::size_t{2});
   }
 
   void configKeyRoundTrip() {

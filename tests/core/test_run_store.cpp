@@ -200,7 +200,7 @@ class TestRunStore : public QObject {
     QCOMPARE(j["state"].get<std::string>(), std::string("running"));
     QCOMPARE(read_file(dir / "trials.csv"),
              std::string("id,problem,status,BM,BK,median_ns,mean_ns,std_ns,min_ns,max_ns,count,compile_time_s,tflops,"
-                         "gbps,max_abs_error,mismatch_fraction,started_at_s,error,samples_ns\n"));
+                         "gbps,max_abs_error,mismatch_fraction,started_at_s,error,samples_ns,metrics\n"));
   }
 
   void trialsRoundTripExact() {
@@ -303,7 +303,8 @@ class TestRunStore : public QObject {
     bad_status.replace(bad_status.find(",ok,"), 4, ",bogus,");
     err = with_line3(bad_status);
     QVERIFY2(contains(err, file + ":3:") && contains(err, "bogus"), err.c_str());
-    err = with_line3(lines[2] + "\"");
+    // A stray quote after the samples (before the last, empty metrics field).
+    err = with_line3(lines[2].substr(0, lines[2].rfind(',')) + "\"" + lines[2].substr(lines[2].rfind(',')));
     QVERIFY2(contains(err, file + ":3:"), err.c_str());
   }
 
@@ -443,6 +444,27 @@ class TestRunStore : public QObject {
     write_file(dir / "results.json", text);
     const std::string err = input_error_of([&] { RunStore::read_results(dir); });
     QVERIFY2(contains(err, "results.json") && contains(err, "results[0]") && contains(err, "tflops"), err.c_str());
+  }
+
+  void readResultsListsKeysAsNumbers() {
+    // results.json written in the order given (as older runs did): the reader lists by key.
+    QTemporaryDir tmp;
+    const fs::path dir = fs::path(tmp.path().toStdString()) / "run";
+    RunMetadata m = sample_metadata();
+    m.problems = {gemm_problem("256"), gemm_problem("16"), gemm_problem("64")};
+    RunStore store = RunStore::create(dir, m);
+    std::vector<ProblemResult> results;
+    for (const Problem& p : m.problems) {
+      ProblemResult r;
+      r.problem = p;
+      r.best = ok_trial(static_cast<std::int64_t>(results.size()), p.key(), 16, 8, awkward_samples(3, 5, false));
+      store.append(*r.best);
+      results.push_back(std::move(r));
+    }
+    store.finish(results, "finished");
+    std::vector<std::string> keys;
+    for (const ResultEntry& e : RunStore::read_results(dir).entries) keys.push_back(e.problem.key());
+    QCOMPARE(keys, (std::vector<std::string>{gemm_problem("16").key(), gemm_problem("64").key(), gemm_problem("256").key()}));
   }
 
   void exports() {

@@ -45,7 +45,6 @@ int tune(const fs::path& dir, bool resume, const fs::path& cache, const fs::path
   req.family = gemm;
   req.problems = {p};
   req.space = gemm.default_space;
-  req.record_pruned = false;
   req.compile_threads = 2;  // slow enough to be killed part-way
   req.run_dir = dir;
   req.resume = resume;

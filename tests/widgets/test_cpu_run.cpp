@@ -66,6 +66,7 @@ class TestCpuRun : public QObject {
     RunController controller;
     connect(&controller, &RunController::trialsAvailable, doc.trials(), &TrialsModel::appendTrials);
     connect(&controller, &RunController::progress, &runPage, &RunPage::onProgress);
+    connect(&controller, &RunController::problemStarted, &runPage, &RunPage::onProblemStarted);
     QSignalSpy finished(&controller, &RunController::finished);
     QSignalSpy failed(&controller, &RunController::failed);
     QSignalSpy batches(&controller, &RunController::trialsAvailable);
@@ -86,9 +87,12 @@ class TestCpuRun : public QObject {
     QVERIFY(!summary.cancelled);
     std::uint64_t total = 0;
     for (const auto& [status, n] : summary.status_counts) total += n;
+    const auto pruned = summary.status_counts.count("pruned") ? summary.status_counts.at("pruned") : 0;
     const auto onDisk = RunStore::read_trials(request.run_dir);
     QVERIFY(total > 10);
-    QCOMPARE(static_cast<std::uint64_t>(doc.trials()->rowCount()), total);
+    QVERIFY(pruned > 0);
+    // Only trials that ran are rows (and on disk); pruned configs are counted.
+    QCOMPARE(static_cast<std::uint64_t>(doc.trials()->rowCount()), total - pruned);
     QCOMPARE(static_cast<std::size_t>(doc.trials()->rowCount()), onDisk.size());
     for (std::size_t i = 0; i < onDisk.size(); ++i) {
       const int row = doc.trials()->rowForId(onDisk[i].id);
@@ -96,16 +100,19 @@ class TestCpuRun : public QObject {
       QCOMPARE(doc.trials()->trial(row).config, onDisk[i].config);
       QCOMPARE(doc.trials()->trial(row).status, onDisk[i].status);
     }
-    // Every trial but the pruned ones is listed; selecting Pruned lists those.
-    const auto pruned = static_cast<int>(summary.status_counts.count("pruned") ? summary.status_counts.at("pruned") : 0);
-    QVERIFY(pruned > 0);
-    QCOMPARE(trialsPage.proxy()->rowCount(), doc.trials()->rowCount() - pruned);
-    trialsPage.proxy()->setStatuses({TrialStatus::Pruned});
-    QCOMPARE(trialsPage.proxy()->rowCount(), pruned);
-    trialsPage.proxy()->setStatuses({});
+    // The Run page counts measured, pruned and failed configs apart.
+    QCOMPARE(runPage.measuredCount(), total - pruned);
+    QCOMPARE(runPage.statusCount(TrialStatus::Pruned), pruned);
+    QCOMPARE(runPage.failedCount(), total - pruned - runPage.statusCount(TrialStatus::Ok));
     std::uint64_t shown = 0;
     for (TrialStatus s : kAllTrialStatuses) shown += runPage.statusCount(s);
     QCOMPARE(shown, total);
+    // Every trial that ran is listed; selecting Pruned lists the pruned configs, re-enumerated.
+    QCOMPARE(trialsPage.proxy()->rowCount(), static_cast<int>(total - pruned));
+    trialsPage.setStatusFilter({TrialStatus::Pruned});
+    QCOMPARE(static_cast<std::uint64_t>(trialsPage.proxy()->rowCount()), pruned);
+    QCOMPARE(runPage.measuredCount(), total - pruned);  // listing them counts nothing twice
+    trialsPage.setStatusFilter({});
     QCOMPARE(runPage.shapesWithBest(), 2);
     // Batched: at most ~30 UI updates per second, however many trials finished.
     QVERIFY(batches.count() < doc.trials()->rowCount());
@@ -188,6 +195,16 @@ class TestCpuRun : public QObject {
     std::ofstream(fs::path(sstr(tmp_.path())) / "full" / "run_metadata.json") << "{}";
     setup.setSession(s);
     QVERIFY_THROWS_EXCEPTION(InputError, setup.request());
+    // A run name that would leave the runs folder is refused, with the reason.
+    for (const char* name : {"../escape", "..", "/tmp/escape"}) {
+      setup.setSession(quickSession(setup, QString::fromUtf8(name)));
+      try {
+        setup.request();
+        QFAIL(name);
+      } catch (const InputError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("run name")), e.what());
+      }
+    }
   }
 };
 

@@ -152,6 +152,51 @@ class TestDiffPage : public QObject {
     QVERIFY(!fromRun(keys_[3]));
   }
 
+  void otherMethodIsNotComparableAndNeedsForce() {
+    Registry reg = registry();
+    RegistryEntry cold = entry(runMedians_[1] * 2);
+    cold.benchmarking_method = "per_launch";
+    reg.set("gemm", keys_[1], cold);
+    reg.save(registryFile_);
+    DiffPage page(doc_.get());
+    page.setRegistryRoot(qstr(registryRoot_.string()));
+    QVERIFY(page.compare());
+    DiffModel& m = *page.model();
+    const int r = row(m, keys_[1]);
+    QCOMPARE(m.index(r, DiffModel::ClassColumn).data().toString(), QStringLiteral("not comparable"));
+    QVERIFY(!m.isChecked(r));  // twice as fast by the numbers, but not pre-checked
+    QVERIFY(m.index(r, DiffModel::KeyColumn).data(Qt::ToolTipRole).toString().contains(QStringLiteral("per_launch")));
+    QVERIFY(page.statusText().contains(QStringLiteral("1 not comparable")));
+    int asked = 0;
+    m.setConfirmForce([&](const DiffEntry&) { return ++asked, true; });
+    QVERIFY(m.setData(m.index(r, DiffModel::ApplyColumn), Qt::Checked, Qt::CheckStateRole));
+    QCOMPARE(asked, 1);
+    QVERIFY(m.forcedAny());
+    const auto report = page.applySelected();
+    QVERIFY(report);
+    QVERIFY(fromRun(keys_[1]));
+  }
+
+  void unfinishedRunIsShownNotApplied() {
+    const fs::path dir = doc_->dir();
+    const std::string meta = read_text_file(dir / "run_metadata.json");
+    const auto at = meta.find("\"state\": \"finished\"");
+    QVERIFY(at != std::string::npos);
+    write_file_atomic(dir / "run_metadata.json", std::string(meta).replace(at, 19, "\"state\": \"cancelled\""));
+    RunDocument doc;
+    QSignalSpy opened(&doc, &RunDocument::opened);
+    doc.open(qstr(dir.string()));
+    QVERIFY(opened.wait(30000));
+    DiffPage page(&doc);
+    page.setRegistryRoot(qstr(registryRoot_.string()));
+    QVERIFY(page.compare());
+    QVERIFY2(page.statusText().contains(QStringLiteral("is cancelled")), qPrintable(page.statusText()));
+    QVERIFY(page.statusText().contains(QStringLiteral("partial")));
+    const auto before = registry().to_json();
+    QVERIFY(!page.applySelected());  // new and faster rows are checked, yet nothing is written
+    QCOMPARE(registry().to_json(), before);
+  }
+
   void nothingCheckedWritesNothing() {
     DiffPage page(doc_.get());
     page.setRegistryRoot(qstr(registryRoot_.string()));

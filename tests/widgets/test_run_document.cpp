@@ -9,9 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "ktune/csv.h"
+#include "ktune/kernel_tuner_import.h"
 #include "ktune/widgets/qt_types.h"
+#include <QProgressBar>
+
 #include "ktune/widgets/run_document.h"
+#include "ktune/widgets/run_page.h"
 #include "ktune/widgets/trials_model.h"
+#include "ktune/widgets/trials_page.h"
+#include "ktune/widgets/trials_proxy.h"
 #include "run_fixture.h"
 
 using namespace ktune;
@@ -59,6 +65,21 @@ class TestRunDocument : public QObject {
     QVERIFY(!doc.canResume());
   }
 
+  // A Kernel Tuner cache, imported, opens like any run: every config, its metrics, its best.
+  void opensAnImportedKernelTunerCache() {
+    const KernelTunerCache cache =
+        read_kernel_tuner_cache(fs::path(KTUNE_SOURCE_DIR) / "tests" / "data" / "kernel_tuner_matmul_cache.json");
+    write_imported_run(root_ / "kt", cache);
+    RunDocument doc;
+    QString error;
+    QVERIFY2(openAndWait(doc, root_ / "kt", &error), qPrintable(error));
+    QCOMPARE(doc.trials()->rowCount(), static_cast<int>(cache.trials.size()));
+    QCOMPARE(doc.trials()->trial(100).metrics, cache.trials[100].metrics);
+    QVERIFY(doc.results().has_value());
+    QCOMPARE(doc.results()->entries.size(), std::size_t(1));
+    QCOMPARE(doc.metadata()->device.name, std::string("NVIDIA H100 80GB HBM3"));
+  }
+
   void unfinishedRunCanBeResumed() {
     fixture::write_run(root_ / "killed", 500, 2, /*finished=*/false);
     // A torn last line, as a kill mid-write leaves it, is dropped.
@@ -67,6 +88,50 @@ class TestRunDocument : public QObject {
     QVERIFY(openAndWait(doc, root_ / "killed"));
     QCOMPARE(doc.trials()->rowCount(), 500);
     QVERIFY(!doc.results());
+    QVERIFY(doc.canResume());
+  }
+
+  void reopenedRunCountsConfigsToMeasure() {
+    // A run with the compact pruning record: 3 of 6 configs pruned, 3 to measure, 1 measured.
+    RunMetadata meta;
+    meta.run_name = "compact";
+    meta.family = "gemm";
+    meta.backend = "cpu";
+    meta.device = fixture::device();
+    meta.problems = fixture::problems(1);
+    meta.space = SearchSpace({{"BM", {16, 32, 64}, ""}, {"BN", {16, 32}, ""}}, {{"BM * BN <= 512", ""}});
+    ProblemPruning pruning;
+    pruning.problem = meta.problems[0].key();
+    pruning.report = meta.space.prune_report({});
+    pruning.planned = pruning.report.valid;
+    meta.pruning = {pruning};
+    {
+      RunStore store = RunStore::create(root_ / "compact", meta);
+      Trial t;
+      t.id = 0;
+      t.problem_key = pruning.problem;
+      t.config = Config({{"BM", 16}, {"BN", 16}});
+      t.status = TrialStatus::Ok;
+      t.samples_ns = {100, 101, 102};
+      t.stats = summarize(t.samples_ns);
+      store.append(t);
+    }
+    RunDocument doc;
+    QVERIFY(openAndWait(doc, root_ / "compact"));
+    RunPage page(doc.trials());
+    QCOMPARE(doc.trials()->rowCount(), 1);
+    QCOMPARE(page.measuredCount(), std::uint64_t(1));
+    QCOMPARE(page.statusCount(TrialStatus::Pruned), std::uint64_t(3));
+    QCOMPARE(page.findChild<QProgressBar*>()->maximum(), 3);
+    QCOMPARE(page.findChild<QProgressBar*>()->value(), 1);
+    // Listing the pruned configs re-enumerates them from the space; the counts stay.
+    TrialsPage trials(doc.trials());
+    trials.setStatusFilter({TrialStatus::Pruned});
+    QCOMPARE(trials.proxy()->rowCount(), 3);
+    QCOMPARE(doc.trials()->trial(1).status, TrialStatus::Pruned);
+    QCOMPARE(doc.trials()->trial(1).config.key(), std::string("BM=32,BN=32"));
+    QCOMPARE(page.measuredCount(), std::uint64_t(1));
+    QCOMPARE(page.statusCount(TrialStatus::Pruned), std::uint64_t(3));
     QVERIFY(doc.canResume());
   }
 

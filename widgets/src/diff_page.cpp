@@ -27,11 +27,14 @@ QColor classColor(DiffClass c) {
     case DiffClass::Faster: return QColor(0x2e, 0x7d, 0x32);
     case DiffClass::Slower: return QColor(0xc6, 0x28, 0x28);
     case DiffClass::Same: return QColor(0x75, 0x75, 0x75);
+    case DiffClass::NotComparable: return QColor(0xe6, 0x51, 0x00);
   }
   return Qt::black;
 }
 
 }  // namespace
+
+bool DiffModel::needsForce(DiffClass c) { return c == DiffClass::Slower || c == DiffClass::NotComparable; }
 
 int DiffModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(diff_.entries.size()); }
 int DiffModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
@@ -66,6 +69,10 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ForegroundRole && index.column() == ClassColumn) return classColor(e.cls);
   if (role == Qt::ToolTipRole && e.cls == DiffClass::Slower)
     return tr("The registry's entry is faster. Checking this row replaces it anyway, after a confirmation.");
+  if (role == Qt::ToolTipRole && e.cls == DiffClass::NotComparable && e.old_entry)
+    return tr("Measured %1 in this run, %2 in the registry: the medians do not say which is faster. "
+              "Checking this row replaces the entry anyway, after a confirmation.")
+        .arg(qstr(e.new_entry.benchmarking_method), qstr(e.old_entry->benchmarking_method));
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case KeyColumn: return qstr(e.family + " " + e.key);
@@ -84,7 +91,7 @@ bool DiffModel::setData(const QModelIndex& index, const QVariant& value, int rol
   const DiffEntry& e = diff_.entries[static_cast<std::size_t>(index.row())];
   if (e.cls == DiffClass::Same) return false;
   const bool check = value.value<Qt::CheckState>() == Qt::Checked;
-  if (check && e.cls == DiffClass::Slower && !(confirm_ && confirm_(e))) return false;
+  if (check && needsForce(e.cls) && !(confirm_ && confirm_(e))) return false;
   if (check)
     checked_.insert(index.row());
   else
@@ -111,7 +118,7 @@ std::vector<std::string> DiffModel::checkedKeys() const {
 
 bool DiffModel::forcedAny() const {
   for (int row : checked_)
-    if (diff_.entries[static_cast<std::size_t>(row)].cls == DiffClass::Slower) return true;
+    if (needsForce(diff_.entries[static_cast<std::size_t>(row)].cls)) return true;
   return false;
 }
 
@@ -151,12 +158,17 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   layout->addWidget(report_);
 
   model_.setConfirmForce([this](const DiffEntry& e) {
-    return QMessageBox::warning(this, tr("Replace with a slower config?"),
-                                tr("The registry's entry for %1 is faster (%2 vs %3 in this run).\n\n"
-                                   "Apply the run's config anyway?")
-                                    .arg(qstr(e.key), e.old_entry ? formatNs(e.old_entry->latency_median_ns) : QString(),
-                                         formatNs(e.new_entry.latency_median_ns)),
-                                QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
+    const QString old = e.old_entry ? formatNs(e.old_entry->latency_median_ns) : QString();
+    const QString question =
+        e.cls == DiffClass::NotComparable
+            ? tr("The registry's entry for %1 was measured %2 (%3), this run %4 (%5): the two do not compare.\n\n"
+                 "Apply the run's config anyway?")
+                  .arg(qstr(e.key), e.old_entry ? qstr(e.old_entry->benchmarking_method) : QString(), old,
+                       qstr(e.new_entry.benchmarking_method), formatNs(e.new_entry.latency_median_ns))
+            : tr("The registry's entry for %1 is faster (%2 vs %3 in this run).\n\nApply the run's config anyway?")
+                  .arg(qstr(e.key), old, formatNs(e.new_entry.latency_median_ns));
+    return QMessageBox::warning(this, tr("Replace the registry's entry?"), question, QMessageBox::Yes | QMessageBox::No,
+                                QMessageBox::No) == QMessageBox::Yes;
   });
   connect(browse, &QPushButton::clicked, this, [this] {
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Registry folder (tuned_data)"), root_->text());
@@ -167,7 +179,7 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   connect(compareButton, &QPushButton::clicked, this, &DiffPage::compare);
   connect(root_, &QLineEdit::returnPressed, this, &DiffPage::compare);
   connect(apply_, &QPushButton::clicked, this, &DiffPage::applySelected);
-  connect(&model_, &QAbstractItemModel::dataChanged, this, [this] { apply_->setEnabled(!model_.checkedKeys().empty()); });
+  connect(&model_, &QAbstractItemModel::dataChanged, this, [this] { apply_->setEnabled(canApply()); });
   connect(document_, &RunDocument::resultsChanged, this, &DiffPage::compare);
   compare();
 }
@@ -178,6 +190,10 @@ void DiffPage::setRegistryRoot(const QString& root) {
 }
 
 QString DiffPage::registryRoot() const { return root_->text(); }
+
+bool DiffPage::canApply() const {
+  return document_->results() && document_->results()->state == "finished" && !model_.checkedKeys().empty();
+}
 
 QString DiffPage::statusText() const { return status_->text(); }
 
@@ -201,14 +217,19 @@ bool DiffPage::compare() {
     showMessage(tr("Cannot compare: %1").arg(QString::fromUtf8(e.what())), true);
     return false;
   }
-  int counts[4] = {0, 0, 0, 0};
+  int counts[5] = {0, 0, 0, 0, 0};
   for (const DiffEntry& e : model_.diff().entries) ++counts[static_cast<int>(e.cls)];
-  showMessage(tr("Against %1: %2 new, %3 faster, %4 slower, %5 same. New and faster rows are checked; "
-                 "slower ones need a confirmation.")
-                  .arg(qstr(model_.diff().registry_file.string()))
-                  .arg(counts[0]).arg(counts[1]).arg(counts[2]).arg(counts[3]),
-              false);
-  apply_->setEnabled(!model_.checkedKeys().empty());
+  const RunResults& run = *document_->results();
+  const bool finished = run.state == "finished";
+  showMessage(tr("Run %1 is %2 (%3). Against %4: %5 new, %6 faster, %7 slower, %8 same, %9 not comparable "
+                 "(measured with another method). ")
+                      .arg(qstr(run.run_name), qstr(run.state), qstr(describe_progress(run)),
+                           qstr(model_.diff().registry_file.string()))
+                      .arg(counts[0]).arg(counts[1]).arg(counts[2]).arg(counts[3]).arg(counts[4]) +
+                  (finished ? tr("New and faster rows are checked; slower and not comparable ones need a confirmation.")
+                            : tr("Its results are partial: resume the run to apply them.")),
+              !finished);
+  apply_->setEnabled(canApply());
   return true;
 }
 

@@ -60,6 +60,8 @@ void HeatmapView::setShapeFilter(const QString& problemKey) {
   markDirty();
 }
 
+QString HeatmapView::shape() const { return shape_.isEmpty() ? model_->problemKeys().value(0) : shape_; }
+
 void HeatmapView::setHighlightedTrial(qint64 id) {
   highlighted_ = id;
   update();
@@ -76,10 +78,10 @@ void HeatmapView::rebuild() {
   xs_.clear();
   ys_.clear();
   cells_.clear();
-  const std::string xn = sstr(xName_), yn = sstr(yName_), shape = sstr(shape_);
+  const std::string xn = sstr(xName_), yn = sstr(yName_), key = sstr(shape());
   const std::vector<Trial>& trials = model_->trials();
   const auto usable = [&](const Trial& t) {
-    return t.status == TrialStatus::Ok && t.stats.count > 0 && (shape.empty() || t.problem_key == shape) &&
+    return t.status == TrialStatus::Ok && t.stats.count > 0 && t.problem_key == key &&
            t.config.has(xn) && t.config.has(yn);
   };
   if (!xn.empty() && !yn.empty()) {
@@ -156,7 +158,8 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   QFont titleFont = font();
   titleFont.setBold(true);
   p.setFont(titleFont);
-  p.drawText(QRect(0, 4, width(), kTop - 8), Qt::AlignCenter, tr("Best latency per %1 × %2").arg(xName_, yName_));
+  const QString title = tr("Best latency per %1 × %2 · %3").arg(xName_, yName_, shape());
+  p.drawText(QRect(0, 4, width(), kTop - 8), Qt::AlignCenter, QFontMetrics(titleFont).elidedText(title, Qt::ElideMiddle, width() - 8));
   p.setFont(font());
   const QRectF g = gridRect();
   if (xs_.empty() || ys_.empty()) {

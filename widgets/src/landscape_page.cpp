@@ -17,7 +17,9 @@
 #include "ktune/error.h"
 #include "ktune/widgets/heatmap_view.h"
 #include "ktune/widgets/qt_types.h"
-#include "ktune/widgets/trial_chart.h"
+#include "ktune/widgets/order_chart.h"
+#include "ktune/widgets/parameter_chart.h"
+#include "ktune/widgets/throughput_chart.h"
 #include "ktune/widgets/trials_model.h"
 
 namespace ktune::gui {
@@ -32,6 +34,10 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   shape_->setMinimumWidth(240);
   log_ = new QCheckBox(tr("Log latency axis"));
   xParam_ = new QComboBox;
+  heatShape_ = new QComboBox;
+  heatShape_->setObjectName(QStringLiteral("heatmapShape"));
+  heatShape_->setToolTip(tr("The heatmap shows one shape: the best of different shapes' latencies would mean nothing."));
+  heatShape_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   heatX_ = new QComboBox;
   heatY_ = new QComboBox;
   metric_ = new QComboBox;
@@ -52,6 +58,8 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   auto* heatOptions = new QWidget;
   auto* hl = new QHBoxLayout(heatOptions);
   hl->setContentsMargins(0, 0, 0, 0);
+  hl->addWidget(new QLabel(tr("shape:")));
+  hl->addWidget(heatShape_);
   hl->addWidget(new QLabel(tr("x:")));
   hl->addWidget(heatX_);
   hl->addWidget(new QLabel(tr("y:")));
@@ -71,6 +79,7 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   layout->addLayout(grid, 1);
 
   connect(shape_, &QComboBox::currentIndexChanged, this, &LandscapePage::applyShape);
+  connect(heatShape_, &QComboBox::currentIndexChanged, this, [this] { heatmap_->setShapeFilter(heatShape_->currentText()); });
   connect(log_, &QCheckBox::toggled, this, [this](bool on) {
     order_->setLogScale(on);
     parameter_->setLogScale(on);
@@ -179,6 +188,14 @@ void LandscapePage::refreshChoices() {
     for (const QString& key : model_->problemKeys()) shape_->addItem(key, key);
     shape_->setCurrentIndex(std::max(0, shape_->findData(current)));
   }
+  {
+    const QString current = heatShape_->currentText();
+    QSignalBlocker block(heatShape_);
+    heatShape_->clear();
+    heatShape_->addItems(model_->problemKeys());
+    heatShape_->setCurrentIndex(std::max<int>(0, heatShape_->findText(current)));
+    heatmap_->setShapeFilter(heatShape_->currentText());
+  }
   const bool informed = model_->rowCount() > 0 || !space_.parameters().empty();
   const QStringList params = model_->parameters();
   QStringList ranked;  // computed only when a default has to be picked
@@ -209,7 +226,7 @@ void LandscapePage::applyShape() {
   const QString key = shape_->currentData().toString();
   order_->setShapeFilter(key);
   parameter_->setShapeFilter(key);
-  heatmap_->setShapeFilter(key);
+  if (!key.isEmpty()) heatShape_->setCurrentIndex(heatShape_->findText(key));  // "all shapes" keeps the heatmap's
   throughput_->setShapeFilter(key);
 }
 

@@ -29,6 +29,7 @@ RunDocument::RunDocument(QObject* parent) : QObject(parent), trials_(new TrialsM
     QStringList params;
     for (const Parameter& p : metadata_->space.parameters()) params << qstr(p.name);
     trials_->setTrials(params, std::move(run.trials));
+    trials_->setPruning(metadata_->space, metadata_->pruning);
     emit opened();
     emit resultsChanged();
   });
@@ -47,7 +48,8 @@ RunDocument::~RunDocument() {
 }
 
 bool RunDocument::canResume() const {
-  return metadata_ && !results_ && metadata_->state != "finished";
+  // A stopped (cancelled) or failed run has a results.json of what it measured, and continues too.
+  return metadata_ && metadata_->state != "finished";
 }
 
 LoadedRun RunDocument::load(const fs::path& dir) {
@@ -82,6 +84,7 @@ void RunDocument::beginLiveRun(const TuneRequest& request) {
   metadata_.reset();
   results_.reset();
   trials_->reset(params);
+  trials_->setPruning(request.space, {});  // the problems' records follow as the tuner reaches them
   emit resultsChanged();
 }
 

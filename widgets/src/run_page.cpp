@@ -50,14 +50,21 @@ RunPage::RunPage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(
   buttons->addWidget(title_, 1);
 
   progress_ = new QProgressBar;
-  progress_->setFormat(tr("%v / %m trials (%p%)"));
+  progress_->setFormat(tr("%v / %m configs measured (%p%)"));
+  progress_->setToolTip(tr("Configs the strategy measures; pruned configs never run and are not counted here"));
   progress_->setRange(0, 1);
   progress_->setValue(0);
+  measured_ = new QLabel(QStringLiteral("0"));
+  pruned_ = new QLabel(QStringLiteral("0"));
+  failed_ = new QLabel(QStringLiteral("0"));
+  failed_->setToolTip(tr("Measured configs that did not pass: compile or launch errors, wrong results, crashes, timeouts"));
   rate_ = new QLabel(QStringLiteral("–"));
   eta_ = new QLabel(QStringLiteral("–"));
   elapsed_ = new QLabel(QStringLiteral("–"));
   auto* numbers = new QHBoxLayout;
-  for (auto [name, label] : {std::pair{tr("Trials per second:"), rate_}, std::pair{tr("ETA:"), eta_}, std::pair{tr("Elapsed:"), elapsed_}}) {
+  for (auto [name, label] : {std::pair{tr("Measured:"), measured_}, std::pair{tr("Pruned:"), pruned_},
+                             std::pair{tr("Failed:"), failed_}, std::pair{tr("Trials per second:"), rate_},
+                             std::pair{tr("ETA:"), eta_}, std::pair{tr("Elapsed:"), elapsed_}}) {
     numbers->addWidget(new QLabel(name));
     numbers->addWidget(label);
     numbers->addSpacing(20);
@@ -104,6 +111,7 @@ RunPage::RunPage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(
     refreshTables();
   });
   connect(model_, &QAbstractItemModel::modelReset, this, &RunPage::recountAll);
+  connect(model_, &TrialsModel::pruningChanged, this, &RunPage::refreshTables);
   setRunning(false);
   recountAll();
 }
@@ -123,6 +131,7 @@ void RunPage::setPaused(bool paused) {
 void RunPage::setRunTitle(const QString& title) { title_->setText(title); }
 
 std::uint64_t RunPage::statusCount(TrialStatus status) const {
+  if (status == TrialStatus::Pruned) return model_->prunedCount();
   const auto it = counts_.find(status);
   return it == counts_.end() ? 0 : it->second;
 }
@@ -130,6 +139,7 @@ std::uint64_t RunPage::statusCount(TrialStatus status) const {
 void RunPage::countRows(int first, int last) {
   for (int row = first; row <= last; ++row) {
     const Trial& t = model_->trial(row);
+    if (t.status == TrialStatus::Pruned) continue;  // never ran: counted from the pruning record
     ++counts_[t.status];
     ++trialsPerShape_[t.problem_key];
     if (t.status != TrialStatus::Ok) continue;
@@ -144,13 +154,26 @@ void RunPage::recountAll() {
   trialsPerShape_.clear();
   if (model_->rowCount() > 0) {
     countRows(0, model_->rowCount() - 1);
-    progress_->setRange(0, model_->rowCount());
-    progress_->setValue(model_->rowCount());
+    const std::uint64_t measured = measuredCount();
+    const std::uint64_t planned = std::max(model_->plannedCount(), measured);
+    progress_->setRange(0, static_cast<int>(std::min<std::uint64_t>(std::max<std::uint64_t>(planned, 1), INT_MAX)));
+    progress_->setValue(static_cast<int>(std::min<std::uint64_t>(measured, INT_MAX)));
   }
   refreshTables();
 }
 
+std::uint64_t RunPage::measuredCount() const {
+  std::uint64_t n = 0;
+  for (const auto& [status, count] : counts_) n += count;
+  return n;
+}
+
+std::uint64_t RunPage::failedCount() const { return measuredCount() - statusCount(TrialStatus::Ok); }
+
 void RunPage::refreshTables() {
+  measured_->setText(QLocale().toString(static_cast<qulonglong>(measuredCount())));
+  pruned_->setText(QLocale().toString(static_cast<qulonglong>(statusCount(TrialStatus::Pruned))));
+  failed_->setText(QLocale().toString(static_cast<qulonglong>(failedCount())));
   statusTable_->setRowCount(0);
   for (TrialStatus s : kAllTrialStatuses) {
     const std::uint64_t n = statusCount(s);
@@ -193,6 +216,7 @@ void RunPage::onRunStarted(const event::RunStarted& info) {
 }
 
 void RunPage::onProblemStarted(const event::ProblemStarted& info) {
+  model_->addPruning({info.problem.key(), info.variables, info.space, info.planned});
   problem_->setText(tr("Shape %1: <b>%2</b> — space %L3 configs, %L4 valid, %L5 planned")
                         .arg(info.index + 1)
                         .arg(qstr(info.problem.key()).toHtmlEscaped())

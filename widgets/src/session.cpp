@@ -1,31 +1,18 @@
 #include "ktune/widgets/session.h"
 
-#include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
+#include "ktune/json_read.h"
 
 namespace ktune::gui {
 
 using nlohmann::json;
 
 json Session::to_json() const {
-  json problems_json = json::array();
-  for (const Problem& p : problems) problems_json.push_back(p.to_json());
-  return json{
-      {"backend", backend},
-      {"device", device},
-      {"family", family},
-      {"problems", problems_json},
-      {"space", space.to_json()},
-      {"strategy", ktune::to_json(strategy)},
-      {"measure", ktune::to_json(measure)},
-      {"tolerance", ktune::to_json(tolerance)},
-      {"seed", seed},
-      {"run_name", run_name},
-      {"output_dir", output_dir},
-  };
+  json j = RunSettings::to_json();
+  j.update({{"backend", backend}, {"device", device}, {"family", family}, {"run_name", run_name}, {"output_dir", output_dir}});
+  return j;
 }
 
 Session Session::from_json(const json& j) {
@@ -51,12 +38,9 @@ Session Session::from_json(const json& j) {
 }
 
 Session Session::load(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError("cannot read session file " + file.string() + ": check the path and its permissions");
+  const json j = read_json_file(file, "session file");
   try {
-    return from_json(json::parse(in));
-  } catch (const json::parse_error& e) {
-    throw InputError("session file " + file.string() + " is not valid JSON: " + e.what());
+    return from_json(j);
   } catch (const InputError& e) {
     throw InputError("session file " + file.string() + ": " + e.what());
   }
@@ -69,12 +53,7 @@ Session Session::from_run(const RunMetadata& m, const std::filesystem::path& run
   s.backend = m.backend;
   s.device = m.device.index;
   s.family = m.family;
-  s.problems = m.problems;
-  s.space = m.space;
-  s.strategy = m.strategy;
-  s.measure = m.measure;
-  s.tolerance = m.tolerance;
-  s.seed = m.seed;
+  s.settings() = m.settings();
   s.run_name = m.run_name;
   s.output_dir = run_dir.parent_path().string();
   return s;

@@ -456,25 +456,21 @@ TuneRequest SetupPage::request() const {
   TuneRequest r;
   if (!currentBackend()) throw InputError("no backend: this build has none");
   r.family = currentFamily();
-  const DeviceInfo device = currentDevice();
+  currentDevice();  // throws when the backend found no device
   if (shapes_->problems().empty()) throw InputError("no problem shapes: add at least one under Problem shapes");
-  r.problems = shapes_->problems();
   try {
-    r.space = space_->space();
+    space_->space();
   } catch (const InputError& e) {
     throw InputError(std::string("the search space has an error, marked in red: ") + e.what());
   }
-  if (r.space.parameters().empty()) throw InputError("the search space has no parameters: add some or press Family default");
   const Session s = session();
-  r.strategy = s.strategy;
-  r.measure = s.measure;
+  r.settings() = s.settings();
+  if (r.space.parameters().empty()) throw InputError("the search space has no parameters: add some or press Family default");
   if (r.measure.min_samples > r.measure.max_samples)
     throw InputError("measurement: the minimum number of samples exceeds the maximum; raise the maximum");
-  r.tolerance = s.tolerance;
-  r.seed = s.seed;
   if (s.output_dir.empty()) throw InputError("no runs folder: choose where the run is saved");
   const std::string name = s.run_name.empty() ? default_run_name(r.family.name) : s.run_name;
-  r.run_dir = std::filesystem::path(s.output_dir) / name;
+  r.run_dir = run_folder(s.output_dir, name);
   if (std::filesystem::exists(r.run_dir / "run_metadata.json"))
     throw InputError("the run folder " + r.run_dir.string() +
                      " already holds a run: choose another run name, or open that run and resume it");

@@ -3,53 +3,18 @@
 #include <QChart>
 #include <QGraphicsLayout>
 #include <QLegendMarker>
-#include <QLineSeries>
 #include <QLogValueAxis>
-#include <QMouseEvent>
 #include <QPainter>
 #include <QScatterSeries>
-#include <QSvgGenerator>
-#include <QToolTip>
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "ktune/error.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/trials_model.h"
 
 namespace ktune::gui {
-
-namespace {
-constexpr double kPickPixels = 7;
-}
-
-void exportWidget(QWidget* widget, const QString& file) {
-  if (file.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
-    QSvgGenerator svg;
-    svg.setFileName(file);
-    svg.setSize(widget->size());
-    svg.setViewBox(widget->rect());
-    svg.setTitle(widget->windowTitle());
-    QPainter painter;
-    if (!painter.begin(&svg))
-      throw InputError("cannot write " + sstr(file) + ": check that its folder exists and is writable");
-    widget->render(&painter);
-    painter.end();
-    return;
-  }
-  const qreal scale = 2;  // crisp in documents
-  QImage image(widget->size() * scale, QImage::Format_ARGB32);
-  image.setDevicePixelRatio(scale);
-  image.fill(Qt::white);
-  {
-    QPainter painter(&image);
-    widget->render(&painter);
-  }
-  if (!image.save(file))
-    throw InputError("cannot write " + sstr(file) + ": use a .png or .svg name in a writable folder");
-}
 
 TrialChartView::TrialChartView(TrialsModel* model, QWidget* parent)
     : QChartView(new QChart, parent), model_(model) {
@@ -118,7 +83,9 @@ void TrialChartView::applyLegend() {
   for (QXYSeries* s : extraSeries_) {
     QLegendMarker* marker = chart()->legend()->markers(s).first();
     const bool show = !notInLegend_.contains(s) && s->count() > 0;
-    if (marker->isVisible() != show) marker->setVisible(show);
+    // Always set: isVisible() also reads false while the legend itself is not shown yet, and a
+    // marker only hidden along with its legend comes back when the legend appears.
+    marker->setVisible(show);
   }
   chart()->legend()->markers(highlight_).first()->setVisible(false);
 }
@@ -200,6 +167,13 @@ void TrialChartView::resetZoom() {
   updateHighlight();
 }
 
+QList<QPointF> TrialChartView::dataValues() const {
+  QList<QPointF> out;
+  out.reserve(static_cast<qsizetype>(points_.size()));
+  for (const Point& p : points_) out.append(QPointF(p.x, p.y));
+  return out;
+}
+
 int TrialChartView::drawnPoints() const { return static_cast<int>(drawn_.size()); }
 
 void TrialChartView::syncGroups() {
@@ -235,15 +209,16 @@ void TrialChartView::syncGroups() {
   }
 }
 
-void TrialChartView::collect(std::size_t fromRow, std::vector<Point>* out) const {
+void TrialChartView::collect(std::size_t fromRow, std::vector<Point>* out) {
   const std::vector<Trial>& trials = model_->trials();
   const std::string shape = sstr(shape_);
   for (std::size_t row = fromRow; row < trials.size(); ++row) {
     const Trial& t = trials[row];
     if (!shape.empty() && t.problem_key != shape) continue;
+    const std::int64_t measured = t.stats.count > 0 ? measured_++ : -1;
     double x, y;
     int group;
-    if (!pointFor(t, &x, &y, &group) || !std::isfinite(x) || !std::isfinite(y)) continue;
+    if (!pointFor(t, measured, &x, &y, &group) || !std::isfinite(x) || !std::isfinite(y)) continue;
     if (log_ && y <= 0) continue;
     out->push_back(Point{x, y, group, static_cast<int>(row)});
   }
@@ -278,6 +253,7 @@ void TrialChartView::rebuild() {
   }
   fullRebuild_ = false;
   builtRows_ = rows;
+  measured_ = 0;
   syncGroups();
   xAxis_->setTitleText(xTitle());
   yAxis_->setTitleText(yTitle());
@@ -430,7 +406,7 @@ void TrialChartView::placeMarkers(std::size_t first, bool replace) {
       groupSeries_[g]->append(list);  // one call for the whole batch
     const auto markers = chart()->legend()->markers(groupSeries_[g]);
     const bool show = groupSeries_[g]->count() > 0;
-    if (!markers.isEmpty() && markers.first()->isVisible() != show) markers.first()->setVisible(show);
+    if (!markers.isEmpty()) markers.first()->setVisible(show);  // see applyLegend()
   }
   restoreRanges();
 }
@@ -443,298 +419,6 @@ void TrialChartView::updateHighlight() {
   }
   const Point& p = points_[static_cast<std::size_t>(*it)];
   highlight_->replace(QList<QPointF>{QPointF(p.x, p.y)});
-}
-
-qint64 TrialChartView::trialAt(const QPointF& position) const {
-  double best = kPickPixels * kPickPixels;
-  int row = -1;
-  for (const Marker& m : drawn_) {
-    const QPointF d = m.pixels - position;
-    const double dist = d.x() * d.x() + d.y() * d.y();
-    if (dist < best) {
-      best = dist;
-      row = m.row;
-    }
-  }
-  return row < 0 ? -1 : model_->trial(row).id;
-}
-
-bool TrialChartView::viewPositionOf(qint64 id, QPoint* position) const {
-  const int row = model_->rowForId(id);
-  for (const Marker& m : drawn_) {
-    if (m.row != row) continue;
-    *position = mapFromScene(chart()->mapToScene(m.pixels));
-    return true;
-  }
-  return false;
-}
-
-QPointF TrialChartView::chartPosition(const QPoint& viewPosition) const {
-  return chart()->mapFromScene(mapToScene(viewPosition));
-}
-
-void TrialChartView::wheelEvent(QWheelEvent* event) {
-  const QRectF plot = chart()->plotArea();
-  const QPointF c = chartPosition(event->position().toPoint());
-  if (!plot.contains(c) || event->angleDelta().y() == 0) return;
-  const double f = event->angleDelta().y() > 0 ? 0.8 : 1.25;
-  zoomTo(QRectF(c.x() - (c.x() - plot.left()) * f, c.y() - (c.y() - plot.top()) * f, plot.width() * f, plot.height() * f));
-  event->accept();
-}
-
-void TrialChartView::mousePressEvent(QMouseEvent* event) {
-  pressAt_ = event->position().toPoint();
-  if (event->button() == Qt::MiddleButton || (event->button() == Qt::LeftButton && event->modifiers() & Qt::ShiftModifier)) {
-    panning_ = true;
-    panFrom_ = pressAt_;
-    viewport()->setCursor(Qt::ClosedHandCursor);
-    event->accept();
-    return;
-  }
-  if (event->button() == Qt::LeftButton) {
-    if (!band_) band_ = new QRubberBand(QRubberBand::Rectangle, viewport());
-    band_->setGeometry(QRect(pressAt_, QSize()));
-    band_->show();
-    event->accept();
-    return;
-  }
-  QChartView::mousePressEvent(event);
-}
-
-void TrialChartView::mouseMoveEvent(QMouseEvent* event) {
-  const QPoint pos = event->position().toPoint();
-  if (panning_) {
-    const QPoint d = pos - panFrom_;
-    zoomed_ = true;
-    chart()->scroll(-d.x(), d.y());
-    saveRanges();
-    panFrom_ = pos;
-    return;
-  }
-  if (band_ && band_->isVisible()) {
-    band_->setGeometry(QRect(pressAt_, pos).normalized());
-    return;
-  }
-  const qint64 id = trialAt(chartPosition(pos));
-  if (id >= 0)
-    QToolTip::showText(event->globalPosition().toPoint(), describeTrial(model_->trial(model_->rowForId(id))), this);
-  else
-    QToolTip::hideText();
-  QChartView::mouseMoveEvent(event);
-}
-
-void TrialChartView::mouseReleaseEvent(QMouseEvent* event) {
-  const QPoint pos = event->position().toPoint();
-  if (panning_) {
-    panning_ = false;
-    viewport()->unsetCursor();
-    return;
-  }
-  if (band_ && band_->isVisible() && event->button() == Qt::LeftButton) {
-    band_->hide();
-    const QRect r = QRect(pressAt_, pos).normalized();
-    if (r.width() < 4 && r.height() < 4) {
-      const qint64 id = trialAt(chartPosition(pos));
-      if (id >= 0) {
-        setHighlightedTrial(id);
-        emit trialClicked(id);
-      }
-    } else {
-      const QRectF chartRect(chartPosition(r.topLeft()), chartPosition(r.bottomRight()));
-      zoomTo(chartRect.intersected(chart()->plotArea()));
-    }
-    return;
-  }
-  QChartView::mouseReleaseEvent(event);
-}
-
-void TrialChartView::mouseDoubleClickEvent(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton) {
-    if (band_) band_->hide();
-    resetZoom();
-    return;
-  }
-  QChartView::mouseDoubleClickEvent(event);
-}
-
-// ---- LatencyOrderChart ----
-
-LatencyOrderChart::LatencyOrderChart(TrialsModel* model, QWidget* parent) : TrialChartView(model, parent) {
-  chart()->setTitle(tr("Latency of every trial, in run order"));
-}
-
-QString LatencyOrderChart::xTitle() const { return tr("trial #"); }
-QString LatencyOrderChart::yTitle() const { return tr("median latency (µs)"); }
-
-std::vector<TrialChartView::Group> LatencyOrderChart::groups() const {
-  std::vector<Group> g;
-  for (TrialStatus s : kAllTrialStatuses) g.push_back(Group{statusLabel(s), statusColor(s)});
-  return g;
-}
-
-bool LatencyOrderChart::pointFor(const Trial& t, double* x, double* y, int* group) const {
-  if (t.stats.count == 0) return false;
-  *x = static_cast<double>(t.id);
-  *y = t.stats.median_ns / 1e3;
-  *group = static_cast<int>(t.status);
-  return true;
-}
-
-void LatencyOrderChart::rebuildExtras(const std::vector<Point>& points) {
-  // Best so far per shape: a step line that only has a vertex where a new best appears.
-  std::vector<std::string> keys;
-  std::vector<QList<QPointF>> lines;
-  std::vector<double> best;
-  double lastX = 0;
-  for (const Point& p : points) {
-    lastX = std::max(lastX, p.x);
-    const Trial& t = model()->trial(p.row);
-    if (t.status != TrialStatus::Ok) continue;
-    auto it = std::find(keys.begin(), keys.end(), t.problem_key);
-    std::size_t k = static_cast<std::size_t>(it - keys.begin());
-    if (it == keys.end()) {
-      keys.push_back(t.problem_key);
-      lines.emplace_back();
-      best.push_back(std::numeric_limits<double>::max());
-    }
-    if (p.y < best[k]) {
-      if (!lines[k].isEmpty()) lines[k].append(QPointF(p.x, best[k]));
-      lines[k].append(QPointF(p.x, p.y));
-      best[k] = p.y;
-    }
-  }
-  while (bestLines_.size() < static_cast<qsizetype>(lines.size())) {
-    auto* line = new QLineSeries(this);
-    line->setPen(QPen(QColor(0x21, 0x21, 0x21), 1.8));
-    addExtraSeries(line, bestLines_.isEmpty());
-    bestLines_.append(line);
-  }
-  for (qsizetype i = 0; i < bestLines_.size(); ++i) {
-    QList<QPointF> line = i < static_cast<qsizetype>(lines.size()) ? lines[static_cast<std::size_t>(i)] : QList<QPointF>{};
-    if (!line.isEmpty()) line.append(QPointF(lastX, line.last().y()));
-    bestLines_[i]->replace(line);
-    bestLines_[i]->setName(lines.size() == 1 ? tr("best so far") : tr("best so far (per shape)"));
-  }
-}
-
-// ---- ParameterChart ----
-
-ParameterChart::ParameterChart(TrialsModel* model, QWidget* parent) : TrialChartView(model, parent) {
-  chart()->setTitle(tr("Latency against a parameter"));
-}
-
-void ParameterChart::setParameter(const QString& name) {
-  if (name == parameter_) return;
-  parameter_ = name;
-  parameterStd_ = sstr(name);
-  resetZoom();
-  markDirty();
-}
-
-QString ParameterChart::xTitle() const { return parameter_.isEmpty() ? tr("(choose a parameter)") : parameter_; }
-QString ParameterChart::yTitle() const { return tr("median latency (µs)"); }
-
-std::vector<TrialChartView::Group> ParameterChart::groups() const {
-  static const QColor palette[] = {QColor(0x15, 0x65, 0xc0), QColor(0xef, 0x6c, 0x00), QColor(0x2e, 0x7d, 0x32),
-                                   QColor(0x8e, 0x24, 0xaa), QColor(0xc6, 0x28, 0x28), QColor(0x00, 0x83, 0x8f),
-                                   QColor(0x6d, 0x4c, 0x41), QColor(0x75, 0x75, 0x75)};
-  std::vector<Group> g;
-  const QStringList keys = model()->problemKeys();
-  for (qsizetype i = 0; i < keys.size(); ++i) g.push_back(Group{keys[i], palette[i % std::size(palette)]});
-  return g;
-}
-
-bool ParameterChart::pointFor(const Trial& t, double* x, double* y, int* group) const {
-  if (t.status != TrialStatus::Ok || parameterStd_.empty() || !t.config.has(parameterStd_)) return false;
-  *x = static_cast<double>(t.config.get(parameterStd_));
-  *y = t.stats.median_ns / 1e3;
-  *group = static_cast<int>(model()->problemKeys().indexOf(qstr(t.problem_key)));
-  return true;
-}
-
-// ---- ThroughputChart ----
-
-ThroughputChart::ThroughputChart(TrialsModel* model, QWidget* parent) : TrialChartView(model, parent) {
-  chart()->setTitle(tr("Achieved throughput against the device's peak"));
-  auto* peak = new QLineSeries(this);
-  peak->setPen(QPen(QColor(0xc6, 0x28, 0x28), 2, Qt::DashLine));
-  auto* roof = new QLineSeries(this);
-  roof->setPen(QPen(QColor(0x6a, 0x1b, 0x9a), 1.5, Qt::DotLine));
-  peakLine_ = peak;
-  roofLine_ = roof;
-  addExtraSeries(peakLine_);
-  addExtraSeries(roofLine_);
-}
-
-void ThroughputChart::setPeaks(double peakGflopsF32, double peakGflopsF16, double bandwidthGbs) {
-  peakF32_ = peakGflopsF32;
-  peakF16_ = peakGflopsF16;
-  bandwidth_ = bandwidthGbs;
-  markDirty();
-}
-
-void ThroughputChart::setMetric(Metric metric) {
-  if (metric == metric_) return;
-  metric_ = metric;
-  resetZoom();
-  markDirty();
-}
-
-QString ThroughputChart::xTitle() const { return tr("trial #"); }
-QString ThroughputChart::yTitle() const { return metric_ == Metric::Tflops ? tr("TFLOP/s") : tr("GB/s"); }
-
-std::vector<TrialChartView::Group> ThroughputChart::groups() const {
-  return {Group{tr("ok"), statusColor(TrialStatus::Ok)}};
-}
-
-bool ThroughputChart::pointFor(const Trial& t, double* x, double* y, int* group) const {
-  if (t.status != TrialStatus::Ok) return false;
-  *x = static_cast<double>(t.id);
-  *y = metric_ == Metric::Tflops ? t.tflops : t.gbps;
-  *group = 0;
-  return *y > 0;
-}
-
-double ThroughputChart::peakFor(const Trial& t) const {
-  if (metric_ == Metric::Gbps) return bandwidth_;
-  const bool half = t.problem_key.find("dtype=f16") != std::string::npos || t.problem_key.find("dtype=bf16") != std::string::npos;
-  return (half && peakF16_ > 0 ? peakF16_ : peakF32_) / 1e3;
-}
-
-double ThroughputChart::boundFor(const Trial& t) const {
-  const double peak = peakFor(t);
-  if (metric_ == Metric::Gbps || bandwidth_ <= 0 || t.gbps <= 0) return peak;
-  const double intensity = t.tflops * 1e12 / (t.gbps * 1e9);  // FLOP per byte of minimum traffic
-  return std::min(peak, intensity * bandwidth_ / 1e3);
-}
-
-void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
-  QList<QPointF> peak, roof;
-  double lastPeak = -1, lastRoof = -1, lastX = 0;
-  for (const Point& p : points) {
-    const Trial& t = model()->trial(p.row);
-    const double pk = peakFor(t), rf = boundFor(t);
-    if (pk > 0 && pk != lastPeak) {
-      if (!peak.isEmpty()) peak.append(QPointF(p.x, lastPeak));
-      peak.append(QPointF(p.x, pk));
-      lastPeak = pk;
-    }
-    if (rf > 0 && rf != lastRoof) {
-      if (!roof.isEmpty()) roof.append(QPointF(p.x, lastRoof));
-      roof.append(QPointF(p.x, rf));
-      lastRoof = rf;
-    }
-    lastX = p.x;
-  }
-  if (!peak.isEmpty()) peak.append(QPointF(lastX, lastPeak));
-  if (!roof.isEmpty()) roof.append(QPointF(lastX, lastRoof));
-  peakLine_->replace(peak);
-  peakLine_->setName(metric_ == Metric::Tflops ? tr("device peak") : tr("memory bandwidth"));
-  roofLine_->setName(tr("roofline bound of the shape"));
-  if (metric_ == Metric::Gbps) roof.clear();  // the bandwidth line is the whole roof here
-  roofLine_->replace(roof);
-  // Keep the peak in view: the point of this chart is the distance to it.
-  if (!peak.isEmpty()) ensureYIncludes(lastPeak * 1.05);
 }
 
 }  // namespace ktune::gui

@@ -1,8 +1,10 @@
 #include "ktune/widgets/trials_model.h"
 
-#include "ktune/widgets/qt_types.h"
-
+#include <algorithm>
 #include <set>
+
+#include "ktune/problem.h"
+#include "ktune/widgets/qt_types.h"
 
 namespace ktune::gui {
 
@@ -78,7 +80,7 @@ int TrialsModel::compare(int rowA, int rowB, int column) const {
     return hasA ? cmp(x, y) : 0;
   };
   if (column == IdColumn) return cmp(a.id, b.id);
-  if (column == ShapeColumn) return a.problem_key.compare(b.problem_key);
+  if (column == ShapeColumn) return compare_keys(a.problem_key, b.problem_key);
   if (column == StatusColumn) return cmp(static_cast<int>(a.status), static_cast<int>(b.status));
   const int p = column - FirstParamColumn;
   if (p < parameters_.size()) {
@@ -135,10 +137,12 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
 
 void TrialsModel::noteProblemKey(const std::string& key) {
   const QString k = qstr(key);
-  if (!problemKeys_.contains(k)) {
-    problemKeys_.append(k);
-    emit problemKeysChanged();
-  }
+  if (problemKeys_.contains(k)) return;
+  // Kept in key order (M=64 before M=256) for every shape picker and legend.
+  const auto at = std::upper_bound(problemKeys_.begin(), problemKeys_.end(), key,
+                                   [](const std::string& a, const QString& b) { return compare_keys(a, sstr(b)) < 0; });
+  problemKeys_.insert(at, k);
+  emit problemKeysChanged();
 }
 
 void TrialsModel::addParameters(const Trial& t) {
@@ -152,7 +156,47 @@ void TrialsModel::addParameters(const Trial& t) {
   }
 }
 
-void TrialsModel::reset(const QStringList& parameters) { setTrials(parameters, {}); }
+void TrialsModel::reset(const QStringList& parameters) {
+  setTrials(parameters, {});
+  setPruning({}, {});
+}
+
+void TrialsModel::setPruning(SearchSpace space, std::vector<ProblemPruning> pruning) {
+  space_ = std::move(space);
+  pruning_ = std::move(pruning);
+  prunedListed_ = 0;
+  nextPrunedId_ = kFirstPrunedId;
+  emit pruningChanged();
+}
+
+void TrialsModel::addPruning(ProblemPruning pruning) {
+  pruning_.push_back(std::move(pruning));
+  emit pruningChanged();
+}
+
+std::uint64_t TrialsModel::prunedCount() const {
+  std::uint64_t n = 0;
+  for (const ProblemPruning& p : pruning_) n += p.report.total - p.report.valid;
+  if (pruning_.empty())  // a run that predates the record lists its pruned configs in trials.csv
+    for (const Trial& t : trials_) n += t.status == TrialStatus::Pruned;
+  return n;
+}
+
+std::uint64_t TrialsModel::plannedCount() const {
+  std::uint64_t n = 0;
+  for (const ProblemPruning& p : pruning_) n += p.planned;
+  return n;
+}
+
+void TrialsModel::listPruned() {
+  QList<Trial> rows;
+  for (; prunedListed_ < pruning_.size(); ++prunedListed_)
+    for (Trial& t : pruned_trials(space_, pruning_[prunedListed_])) {
+      t.id = nextPrunedId_--;
+      rows.append(std::move(t));
+    }
+  appendTrials(rows);
+}
 
 void TrialsModel::setTrials(const QStringList& parameters, std::vector<Trial> trials) {
   beginResetModel();
@@ -163,15 +207,17 @@ void TrialsModel::setTrials(const QStringList& parameters, std::vector<Trial> tr
   problemKeys_.clear();
   // Compare std::strings against what was seen: converting 100k keys to QString costs more
   // than the rest of the load.
-  std::set<std::string> keys, params;
+  std::set<std::string, KeyLess> keys;
+  std::set<std::string> params;
   for (const QString& p : parameters_) params.insert(sstr(p));
   for (std::size_t i = 0; i < trials_.size(); ++i) {
     const Trial& t = trials_[i];
     rowById_.insert(t.id, static_cast<int>(i));
-    if (keys.insert(t.problem_key).second) problemKeys_.append(qstr(t.problem_key));
+    keys.insert(t.problem_key);
     for (const auto& kv : t.config.values())
       if (params.insert(kv.first).second) parameters_.append(qstr(kv.first));
   }
+  for (const std::string& k : keys) problemKeys_.append(qstr(k));
   endResetModel();
   emit problemKeysChanged();
 }

@@ -161,6 +161,7 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
   connect(textDebounce, &QTimer::timeout, this, [this] { proxy_->setText(textFilter_->text()); });
   connect(shapeFilter_, &QComboBox::currentIndexChanged, this, [this] { proxy_->setShape(shapeFilter_->currentData().toString()); });
   connect(model_, &TrialsModel::problemKeysChanged, this, &TrialsPage::refreshShapes);
+  connect(model_, &TrialsModel::pruningChanged, this, &TrialsPage::applyStatusFilter);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &TrialsPage::onCurrentChanged);
   const auto updateCount = [this] {
     countLabel_->setText(tr("%L1 of %L2 trials").arg(proxy_->rowCount()).arg(model_->rowCount()));
@@ -186,7 +187,17 @@ void TrialsPage::applyStatusFilter() {
   QSet<TrialStatus> statuses;
   for (QToolButton* b : statusButtons_)
     if (b->isChecked()) statuses.insert(static_cast<TrialStatus>(b->property("status").toInt()));
+  // Pruned configs become rows only when someone asks to see them.
+  if (statuses.contains(TrialStatus::Pruned)) model_->listPruned();
   proxy_->setStatuses(statuses);
+}
+
+void TrialsPage::setStatusFilter(const QSet<TrialStatus>& statuses) {
+  for (QToolButton* b : statusButtons_) {
+    QSignalBlocker block(b);
+    b->setChecked(statuses.contains(static_cast<TrialStatus>(b->property("status").toInt())));
+  }
+  applyStatusFilter();
 }
 
 qint64 TrialsPage::currentTrial() const {

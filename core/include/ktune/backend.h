@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct Validation {
   double mismatch_fraction = 0;
 };
 
+struct Measured {
+  Validation validation;
+  MeasureOutcome outcome;
+};
+
 // One problem on one device: owns the seeded workload (identical for every config) and the
 // reference output. Created once per problem by the tuner.
 class ProblemSession {
@@ -41,6 +47,11 @@ class ProblemSession {
   virtual Validation validate(PreparedKernel& kernel, const Tolerance& tol) = 0;
   // One timed sample: ns per launch. Throws TrialFailure (Timeout, Crashed, LaunchError).
   virtual double sample(PreparedKernel& kernel, const SampleRequest& request) = 0;
+  // Validation, then measure() over sample(): what the tuner calls for every config. A session
+  // that measures elsewhere (a worker process runs its own loop) overrides it whole. Throws
+  // what validate and sample throw.
+  virtual Measured validate_and_measure(PreparedKernel& kernel, const Tolerance& tol, const MeasureSettings& settings,
+                                        std::optional<double> best_median_ns);
   // A reference implementation timed in the same run (cuBLAS on CUDA, OpenBLAS on CPU when
   // built in); nullptr when there is none. Measured with the same settings as every config.
   virtual std::unique_ptr<PreparedKernel> prepare_baseline() { return nullptr; }

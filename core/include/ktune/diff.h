@@ -10,8 +10,13 @@
 
 namespace ktune {
 
-enum class DiffClass { New, Faster, Slower, Same };
-const char* to_string(DiffClass c);
+// NotComparable: the registry entry was measured with another benchmarking method (amortized
+// throughput vs per-launch latency), so the two numbers do not say which config is faster.
+enum class DiffClass { New, Faster, Slower, Same, NotComparable };
+const char* to_string(DiffClass c);  // "new", "faster", "slower", "same", "not comparable"
+
+// "69 of 112 configs measured" (without "of N" for runs that predate the planned count).
+std::string describe_progress(const RunResults& run);
 
 struct DiffEntry {
   std::string family;
@@ -38,7 +43,8 @@ RegistryDiff diff_run(const RunResults& run, const std::filesystem::path& regist
 struct ApplyOptions {
   // Problem keys to apply; empty = every new or faster one (and, with force, every slower one).
   std::vector<std::string> keys;
-  bool force = false;             // allow replacing an entry with a slower one
+  bool force = false;             // allow replacing an entry with a slower or not comparable one
+  bool allow_unfinished = false;  // apply a run that is not finished (cancelled, failed, running)
   bool dry_run = false;
   double same_threshold = 0.02;
 };
@@ -52,7 +58,9 @@ struct ApplyReport {
   bool changed() const { return !written.empty(); }
 };
 
-// Applies the chosen keys atomically. Slower entries are skipped unless force; same ones are
+// Applies the chosen keys atomically. A run whose state is not "finished" is an InputError
+// unless options.allow_unfinished: its results are partial. Slower and not comparable entries
+// are skipped unless force; same ones are
 // skipped (nothing to change). Unknown keys in options.keys are an InputError. Nothing is
 // written when dry_run or when nothing changes; otherwise the registry file is written once, its
 // previous version kept as <file>.bak, under an exclusive lock (.<file>.lock beside it) so that

@@ -39,6 +39,10 @@ struct KernelFamily {
   double bytes(const Problem& p) const;
   // Variables for expressions: every numeric key field of the problem.
   Variables variables(const Problem& p) const;
+  // Throws InputError when a user's `space` (--space FILE) names a parameter this family does
+  // not have, or lacks one it has: every config of such a space would fail to build, so the CLI
+  // refuses it before anything is measured (space, tune --dry-run and tune alike).
+  void check_space(const SearchSpace& space) const;
 };
 
 }  // namespace ktune

@@ -111,6 +111,8 @@ struct SpecDefine {
   std::map<std::string, std::string> map;    // ... mapped value by value
 };
 
+struct KernelSpecReader;
+
 class KernelSpec {
  public:
   // Parses a spec; `base_dir` resolves "source", or `files` (name -> text: sources embedded in
@@ -151,6 +153,7 @@ class KernelSpec {
   std::uint64_t arg_count(const SpecArgument& a, const Problem& p, const Config& c, const Variables& device = {}) const;
 
  private:
+  friend struct KernelSpecReader;  // from_json's parts (kernel_spec_parse.cpp)
   KernelFamily family_;
   std::string source_;
   std::filesystem::path source_file_;

@@ -2,6 +2,7 @@
 // A Problem is one concrete key of a kernel family: gemm M=16 N=4096 K=4096 dtype=f32.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,10 +39,23 @@ struct Problem {
   friend bool operator==(const Problem&, const Problem&) = default;
 };
 
+// Orders problem keys field by field with numbers as numbers, so M=64 comes before M=256 (as
+// text, "256" < "64"); a value's leading integer decides first ("8/out" before "16/in"), then
+// the rest as text. Every listing of keys (results, diff, shape pickers) uses this order.
+int compare_keys(std::string_view a, std::string_view b);
+struct KeyLess {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const { return compare_keys(a, b) < 0; }
+};
+
+// Most problems one --shape (and one run) may hold: beyond it a plan takes minutes to build.
+inline constexpr std::size_t kMaxProblems = 10'000;
+
 // Parses a --shape argument such as "M=1,16,64 N=4096 K=4096" into the product of its lists,
 // fills fields the shape leaves out with the family's defaults, rejects unknown fields, and
 // applies tp_size / tp_split_dim to turn the global shape into the local one (a field not
-// divisible by tp_size is an InputError).
+// divisible by tp_size is an InputError). More than kMaxProblems is an InputError, found before
+// any problem is built.
 std::vector<Problem> expand_shape(const KernelFamily& family, const std::string& shape, int tp_size = 1,
                                   TpSplitDim split = TpSplitDim::None);
 

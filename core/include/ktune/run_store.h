@@ -15,8 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "ktune/device.h"
+#include "ktune/files.h"
 #include "ktune/measurement.h"
 #include "ktune/problem.h"
+#include "ktune/run_settings.h"
 #include "ktune/search_space.h"
 #include "ktune/strategy.h"
 #include "ktune/trial.h"
@@ -45,18 +47,23 @@ class FileLock {
   int fd_ = -1;
 };
 
-struct RunMetadata {
+// How pruning went for one problem: counts per constraint instead of one trials.csv row per
+// pruned config. Pruning is deterministic, so `variables` (the problem's and the device's) and the
+// run's space re-enumerate the pruned configs when someone asks (pruned_trials()).
+struct ProblemPruning {
+  std::string problem;     // Problem::key()
+  Variables variables;
+  PruneReport report;
+  std::uint64_t planned = 0;  // configs the strategy measures
+};
+
+struct RunMetadata : RunSettings {
   std::string run_name;
   std::string family;
   std::string backend;
   DeviceInfo device;
   std::vector<std::string> arguments;
-  std::vector<Problem> problems;
-  SearchSpace space;
-  StrategySpec strategy;
-  MeasureSettings measure;
-  Tolerance tolerance;
-  std::uint64_t seed = 0;
+  std::vector<ProblemPruning> pruning;  // one per problem; empty for runs that predate it
   std::string ktune_version;
   std::vector<std::pair<std::string, std::string>> versions;  // compilers, runtimes
   std::string started_at;   // ISO 8601 UTC
@@ -89,6 +96,11 @@ struct RunResults {
   std::string method;       // benchmarking method of the run
   std::string finished_at;
   std::vector<ResultEntry> entries;
+  // From run_metadata.json and trials.csv as they are now (read_results), not from results.json:
+  // a run resumed since has a results.json of an earlier state.
+  std::string state;           // finished | cancelled | failed | running
+  std::uint64_t measured = 0;  // configs measured (every trial but pruned ones)
+  std::uint64_t planned = 0;   // configs the strategy meant to measure; 0 for runs that predate the record
 };
 
 class RunStore {
@@ -111,6 +123,7 @@ class RunStore {
   const RunMetadata& metadata() const { return metadata_; }
 
   // Appends one row and flushes it to the OS, so a kill loses at most the trial in flight.
+  // A refused write is a RunError naming trials.csv.
   void append(const Trial& trial);
   // Writes results.json atomically (the best trial of each problem that has one) and marks the
   // run's state ("finished", "cancelled" or "failed") and end time in run_metadata.json.
@@ -120,7 +133,8 @@ class RunStore {
   // Parses trials.csv; a malformed row is an InputError naming the file and line. A torn last
   // line (the run was killed while writing it) is dropped, not an error.
   static std::vector<Trial> read_trials(const std::filesystem::path& dir);
-  // Configs come back in the order of the run's space. Throws InputError.
+  // Configs come back in the order of the run's space, with the run's state and counts. Throws
+  // InputError.
   static RunResults read_results(const std::filesystem::path& dir);
 
  private:
@@ -128,19 +142,22 @@ class RunStore {
   std::filesystem::path dir_;
   RunMetadata metadata_;
   std::vector<std::string> param_names_;
+  bool metrics_column_ = true;  // false when resuming a trials.csv written before that column
   std::optional<FileLock> lock_;
   std::unique_ptr<std::ofstream> trials_;
 };
 
-// Writes `text` to `file` atomically: temp file in the same folder, fsync, rename, fsync of the
-// folder. The temp file is hidden (".<name>.tmp.XXXXXX"), so a kill never leaves one that could be
-// taken for the file. Throws RunError when the disk refuses.
-void write_file_atomic(const std::filesystem::path& file, const std::string& text);
-// The whole file; InputError naming it when it is missing or unreadable.
-std::string read_text_file(const std::filesystem::path& file);
+// The configs pruned for one problem, re-enumerated from the run's space and the problem's
+// pruning record: trials with status pruned, id -1, and the failing constraint as error.
+std::vector<Trial> pruned_trials(const SearchSpace& space, const ProblemPruning& problem);
+
 std::string now_iso8601();
 // "gemm_20261123_043000": default run name.
 std::string default_run_name(const std::string& family);
+// The folder of run `name` under `output_dir`. A run name is one path component, so the run
+// stays inside output_dir: an empty name, ".", "..", a name with '/' and one longer than the
+// file system allows are an InputError saying what to give instead.
+std::filesystem::path run_folder(const std::filesystem::path& output_dir, const std::string& name);
 
 // Exports of a run for other tools.
 std::string export_trials_csv(const std::filesystem::path& run_dir);   // trials.csv with derived columns

@@ -14,6 +14,10 @@
 
 namespace ktune {
 
+// Largest product of candidate lists ktune enumerates: beyond it a walk takes minutes and its
+// configs do not fit in memory, so the user is asked to narrow the lists instead.
+inline constexpr std::uint64_t kMaxSpaceSize = 10'000'000;
+
 struct Parameter {
   std::string name;
   std::vector<ParamValue> values;
@@ -21,7 +25,8 @@ struct Parameter {
   friend bool operator==(const Parameter&, const Parameter&) = default;
 };
 
-// A constraint holds when its expression is non-zero. Variables: the parameters, the problem's
+// A constraint holds when its expression is non-zero; one that evaluates to NaN or infinity
+// (0/0, mod(x, 0)) is an InputError naming it, never taken as true. Variables: the parameters, the problem's
 // numeric key fields (M, N, K, ...), and the device's properties (l2_bytes, cores, smem_per_block, ...).
 struct Constraint {
   std::string expr;
@@ -40,6 +45,10 @@ struct ConstraintIssue {
   std::string message;
 };
 
+// Throws InputError when `report` left no config to measure, naming `what` (family and problem)
+// and the constraint that pruned most.
+void require_valid_configs(const PruneReport& report, const std::string& what);
+
 class SearchSpace {
  public:
   SearchSpace() = default;
@@ -54,6 +63,7 @@ class SearchSpace {
   // Checks each constraint parses and names only known variables (params + `context` names).
   // Returns one issue per bad constraint; the GUI marks them in place, validate() throws.
   std::vector<ConstraintIssue> check(const Variables& context) const;
+  // Also refuses a space of more than kMaxSpaceSize configs before pruning, naming the largest lists.
   void validate(const Variables& context) const;  // throws InputError naming the culprit
 
   // Enumerate all configs in odometer order (last parameter fastest). `context` holds problem

@@ -1,6 +1,7 @@
 #pragma once
 // Trial: one config measured on one problem, with its status. Failing configs are trials too.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct Trial {
   double tflops = 0;         // from the family's FLOP count and the median
   double gbps = 0;
   double started_at_s = 0;   // seconds since run start
+  // Further numbers a run recorded beside the time (an imported Kernel Tuner cache's GFLOP/s,
+  // energy, power), by name; trials.csv keeps them as one JSON object in its metrics column.
+  std::map<std::string, double> metrics;
 };
 
 }  // namespace ktune

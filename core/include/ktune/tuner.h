@@ -15,25 +15,21 @@
 #include "ktune/backend.h"
 #include "ktune/measurement.h"
 #include "ktune/problem.h"
+#include "ktune/run_settings.h"
 #include "ktune/search_space.h"
 #include "ktune/strategy.h"
 #include "ktune/trial.h"
 
 namespace ktune {
 
-struct TuneRequest {
+struct TuneRequest : RunSettings {
   KernelFamily family;
-  std::vector<Problem> problems;
-  SearchSpace space;              // the family's default unless the user gave one
-  StrategySpec strategy;
-  MeasureSettings measure;
-  Tolerance tolerance;
-  std::uint64_t seed = 0;         // workload seed: identical inputs for every config of a problem
   int compile_threads = 0;        // 0 = hardware concurrency
-  bool record_pruned = true;      // write pruned configs as trials (exhaustive spaces)
   // Run storage: empty run_dir = do not save (--no-save).
   std::filesystem::path run_dir;
-  bool resume = false;            // continue run_dir: skip trials already in its trials.csv
+  // Continue run_dir: its recorded trials are replayed into the strategy, not measured again.
+  // The settings must be the run's (RunStore::read_metadata): a difference is an InputError.
+  bool resume = false;
   std::vector<std::string> arguments;  // the command line, for run_metadata.json
 };
 
@@ -62,7 +58,13 @@ struct RunSummary {
 
 namespace event {
 struct RunStarted { std::size_t problems; std::uint64_t planned_trials; DeviceInfo device; };
-struct ProblemStarted { std::size_t index; Problem problem; PruneReport space; std::uint64_t planned; };
+struct ProblemStarted {
+  std::size_t index;
+  Problem problem;
+  PruneReport space;
+  std::uint64_t planned;
+  Variables variables;  // the problem's and device's, which pruned the space (pruned_trials())
+};
 struct TrialStarted { std::int64_t id; std::string problem_key; Config config; };
 struct TrialFinished { Trial trial; bool new_best; };
 struct Progress { std::uint64_t done, total; double elapsed_s, eta_s, trials_per_s; };

@@ -3,27 +3,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdint>
+#include <cstdlib>
 #include <fstream>
-#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
+#include "cpu_clock.h"
 #include "ukernels.h"
 
 namespace ktune::cpu {
 
 namespace {
-
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
 
 std::string read_line(const std::string& path) {
   std::ifstream in(path);
@@ -42,32 +34,6 @@ double parse_size(const std::string& s) {
     case 'G': return v * 1024 * 1024 * 1024;
     default: return v;
   }
-}
-
-struct CpuInfo {
-  std::string model;
-  double mhz = 0;
-  int cores = 0;
-};
-
-// /proc/cpuinfo: the model name, the current clock, and physical cores as distinct
-// (physical id, core id) pairs (SMT siblings share one).
-CpuInfo read_proc_cpuinfo() {
-  CpuInfo info;
-  std::ifstream in("/proc/cpuinfo");
-  std::set<std::pair<std::string, std::string>> cores;
-  std::string line, physical = "0";
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
-    if (key == "model name" && info.model.empty()) info.model = value;
-    else if (key == "cpu MHz" && info.mhz == 0) info.mhz = std::atof(value.c_str());
-    else if (key == "physical id") physical = value;
-    else if (key == "core id") cores.emplace(physical, value);
-  }
-  info.cores = static_cast<int>(cores.size());
-  return info;
 }
 
 // Cache sizes per level from sysfs (data and unified caches only); where sysfs has no cache
@@ -105,38 +71,10 @@ void read_caches(DeviceInfo& d) {
   d.text["cache_info"] = source;
 }
 
-// The clock a busy core actually runs at, in MHz (0 where unknown). /proc/cpuinfo's "cpu MHz"
-// is the nominal rate inside VMs and misses turbo, which made measured GFLOP/s exceed the
-// "peak"; a chain of dependent integer adds retires exactly one add per cycle on every x86
-// core, so timing one measures the clock. The fastest of a few short runs (a few ms in all)
-// discounts preemption on a shared machine.
-double measured_mhz() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  constexpr long kIters = 250000;  // x 8 adds = 2M cycles, about 1 ms
-  double best_ns = 0;
-  for (int run = 0; run < 5; ++run) {
-    std::uint64_t x = 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (long i = 0; i < kIters; ++i)
-      asm volatile(
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
-          : "+r"(x));
-    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-    if (run == 0 || ns < best_ns) best_ns = ns;
-  }
-  return best_ns > 0 ? 8.0 * kIters / best_ns * 1000.0 : 0;
-#else
-  return 0;
-#endif
-}
-
-// The highest clock the cores run at: the larger of cpufreq's maximum (when the kernel
-// exposes it), the measured clock, and what /proc/cpuinfo reports.
-double max_mhz(double proc_mhz) {
+// cpufreq's maximum clock in MHz, 0 where the kernel does not expose cpufreq (most VMs).
+double cpufreq_max_mhz() {
   const std::string khz = read_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
-  const double cpufreq = khz.empty() ? 0 : std::atof(khz.c_str()) / 1000.0;
-  return std::max({proc_mhz, cpufreq, measured_mhz()});
+  return khz.empty() ? 0 : std::strtod(khz.c_str(), nullptr) / 1000.0;
 }
 
 std::string join(const std::vector<std::string>& words) {
@@ -173,7 +111,8 @@ DeviceInfo detect_cpu() {
   DeviceInfo d;
   d.backend = "cpu";
   d.index = 0;
-  const CpuInfo info = read_proc_cpuinfo();
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const CpuInfo info = parse_cpuinfo(cpuinfo);
   d.name = info.model.empty() ? "cpu" : info.model;
 
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -195,7 +134,11 @@ DeviceInfo detect_cpu() {
   d.properties["simd_width_f32"] = lanes;
   d.properties["simd_registers"] = ukernels_for(lanes)->registers;
 
-  const double mhz = max_mhz(info.mhz);
+  const Clock clock = choose_clock({.cpufreq_max_mhz = cpufreq_max_mhz(),
+                                    .measured_mhz = measure_clock_mhz(),
+                                    .proc_mhz = info.mhz,
+                                    .model_mhz = model_name_mhz(info.model)});
+  const double mhz = clock.mhz;
   // Peak = cores x highest clock x 2 FMA pipes x lanes x 2 flops per FMA. Two FMA pipes is
   // what every x86 core since Haswell / Zen 2 has at full width; cores that split 512-bit FMAs
   // into two 256-bit halves (Zen 4) reach half of this with AVX-512. An upper bound for the
@@ -204,12 +147,11 @@ DeviceInfo detect_cpu() {
   d.properties["max_workspace_bytes"] = workspace_limit_bytes();
 
   d.text["isa"] = isa_flags();
-  std::ostringstream clock;
-  clock << info.mhz;
-  d.text["cpu_mhz"] = clock.str();
-  std::ostringstream peak_clock;
-  peak_clock << static_cast<long>(mhz);
-  d.text["peak_clock_mhz"] = peak_clock.str();
+  std::ostringstream proc_clock;
+  proc_clock << info.mhz;
+  d.text["cpu_mhz"] = proc_clock.str();
+  d.text["peak_clock_mhz"] = std::to_string(static_cast<long>(mhz));
+  d.text["peak_clock_source"] = clock.source;
   std::vector<std::string> sets;
   for (int l : {16, 8, 4})
     if (const UKernelSet* s = ukernels_for(l)) sets.push_back(s->isa);

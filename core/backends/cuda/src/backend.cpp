@@ -11,6 +11,7 @@
 #include "embedded.h"
 #include "ktune/backends/cuda.h"
 #include "ktune/error.h"
+#include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
 #include "session.h"
@@ -40,7 +41,7 @@ std::vector<std::shared_ptr<const KernelSpec>> builtin_specs() {
   for (const auto& [name, text] : files) {
     if (name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
     auto spec = std::make_shared<KernelSpec>(
-        KernelSpec::from_json(nlohmann::json::parse(text), {}, "built-in " + name, &files));
+        KernelSpec::from_json(parse_json(text, "built-in " + name), {}, "built-in " + name, &files));
     specs.push_back(std::move(spec));
   }
   return specs;

@@ -51,6 +51,9 @@ struct Buffer {
   std::size_t bytes = 0;
 };
 
+// cuMemAlloc of at least 16 bytes; running out of memory is a RunError naming `what`.
+Buffer alloc(const Driver& d, std::size_t bytes, const std::string& what);
+
 class Session;
 class CublasKernel;
 

@@ -1,6 +1,7 @@
 #pragma once
 // Apply page: the run's results against the registry, key by key, each with a checkbox
-// (pre-checked for new and faster). Checking a slower row asks for confirmation first; "Apply
+// (pre-checked for new and faster). Checking a slower or not comparable (other benchmarking
+// method) row asks for confirmation first; a run that is not finished is shown, not applied. "Apply
 // selected" writes exactly the checked keys through the core (atomic, backup kept) and shows
 // what was written.
 #include <QAbstractTableModel>
@@ -36,11 +37,13 @@ class DiffModel : public QAbstractTableModel {
 
   void setDiff(RegistryDiff diff);
   const RegistryDiff& diff() const { return diff_; }
-  // Asked before a slower row is checked; returning false leaves it unchecked.
+  // Asked before a slower or not comparable row is checked; returning false leaves it unchecked.
   void setConfirmForce(std::function<bool(const DiffEntry&)> confirm) { confirm_ = std::move(confirm); }
 
   std::vector<std::string> checkedKeys() const;
-  bool forcedAny() const;  // a checked row is slower (the user confirmed it)
+  bool forcedAny() const;  // a checked row is slower or not comparable (the user confirmed it)
+  // Slower and not comparable rows replace an entry only when forced.
+  static bool needsForce(DiffClass c);
   bool isChecked(int row) const { return checked_.contains(row); }
 
  private:
@@ -70,6 +73,7 @@ class DiffPage : public QWidget {
 
  private:
   void showMessage(const QString& text, bool error);
+  bool canApply() const;  // a finished run with checked rows
 
   RunDocument* document_;
   DiffModel model_;

@@ -1,7 +1,8 @@
 #pragma once
-// Heatmap over two parameters: each cell is the lowest median latency among the ok trials with
-// those two values (the best over every other parameter). Hover shows that trial; clicking a
-// cell selects it. Qt Charts has no heatmap series, so this paints its own grid.
+// Heatmap over two parameters for one shape: each cell is the lowest median latency among that
+// shape's ok trials with those two values (the best over every other parameter; a minimum over
+// different shapes would mean nothing). Hover shows that trial; clicking a cell selects it.
+// Qt Charts has no heatmap series, so this paints its own grid.
 #include <QElapsedTimer>
 #include <QTimer>
 #include <QWidget>
@@ -19,7 +20,9 @@ class HeatmapView : public QWidget {
   void setParameters(const QString& x, const QString& y);
   QString xParameter() const { return xName_; }
   QString yParameter() const { return yName_; }
+  // Empty: the first shape in key order. The title names the shape shown.
   void setShapeFilter(const QString& problemKey);
+  QString shape() const;
   void setHighlightedTrial(qint64 id);
   void exportTo(const QString& file);
   void refresh();

@@ -56,6 +56,7 @@ class LandscapePage : public QWidget {
   QComboBox* shape_;
   QCheckBox* log_;
   QComboBox* xParam_;
+  QComboBox* heatShape_;  // the heatmap's one shape; follows the page's shape when one is chosen
   QComboBox* heatX_;
   QComboBox* heatY_;
   QComboBox* metric_;

@@ -32,7 +32,7 @@ class RunDocument : public QObject {
   const std::filesystem::path& dir() const { return dir_; }
   const std::optional<RunMetadata>& metadata() const { return metadata_; }
   const std::optional<RunResults>& results() const { return results_; }
-  // A run that stopped before writing results (killed, stopped, failed) can be resumed.
+  // A run that did not finish (killed, stopped, failed) can be resumed.
   bool canResume() const;
   bool isBusy() const { return loader_.isRunning() || exporter_.isRunning(); }
 

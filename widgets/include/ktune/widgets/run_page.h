@@ -1,5 +1,6 @@
 #pragma once
-// Run page: Start / Pause / Stop, progress (done/total, trials per second, ETA, elapsed), the
+// Run page: Start / Pause / Stop, progress (configs measured of those to measure, trials per
+// second, ETA, elapsed), measured, pruned and failed counts apart, the
 // best config so far per shape, counts per status, and the run's log. Counts and bests follow
 // the trials model, so a live run and a reopened one read the same.
 #include <QAction>
@@ -32,7 +33,10 @@ class RunPage : public QWidget {
   void setPaused(bool paused);
   void setRunTitle(const QString& title);
 
+  // Pruned: from the run's pruning record (configs that never ran), not from listed rows.
   std::uint64_t statusCount(TrialStatus status) const;
+  std::uint64_t measuredCount() const;  // every trial that ran, whatever its status
+  std::uint64_t failedCount() const;    // measured but not ok
   int shapesWithBest() const { return static_cast<int>(best_.size()); }
 
  public slots:
@@ -54,19 +58,23 @@ class RunPage : public QWidget {
   QLabel* title_;
   QLabel* problem_;
   QProgressBar* progress_;
+  QLabel* measured_;
+  QLabel* pruned_;
+  QLabel* failed_;
   QLabel* rate_;
   QLabel* eta_;
   QLabel* elapsed_;
   QTableWidget* statusTable_;
   QTableWidget* bestTable_;
   QPlainTextEdit* log_;
-  std::map<TrialStatus, std::uint64_t> counts_;
+  std::map<TrialStatus, std::uint64_t> counts_;  // trials that ran, by status
   struct Best {
     double median_ns;
     int row;
   };
-  std::map<std::string, Best> best_;  // by problem key
-  std::map<std::string, int> trialsPerShape_;
+  // By problem key, listed as numbers (M=64 before M=256).
+  std::map<std::string, Best, KeyLess> best_;
+  std::map<std::string, int, KeyLess> trialsPerShape_;
 };
 
 }  // namespace ktune::gui

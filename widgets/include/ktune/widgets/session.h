@@ -8,22 +8,17 @@
 
 #include "ktune/measurement.h"
 #include "ktune/problem.h"
+#include "ktune/run_settings.h"
 #include "ktune/run_store.h"
 #include "ktune/search_space.h"
 #include "ktune/strategy.h"
 
 namespace ktune::gui {
 
-struct Session {
+struct Session : RunSettings {
   std::string backend = "cpu";
   int device = 0;
   std::string family;
-  std::vector<Problem> problems;
-  SearchSpace space;
-  StrategySpec strategy;
-  MeasureSettings measure;
-  Tolerance tolerance;
-  std::uint64_t seed = 0;
   std::string run_name;
   std::string output_dir = "tuning_runs";
 

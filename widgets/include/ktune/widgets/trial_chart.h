@@ -53,6 +53,8 @@ class TrialChartView : public QChartView {
   // Rebuilds now instead of on the next event-loop turn (benchmarks, screenshots).
   void refresh();
   int dataPoints() const { return static_cast<int>(points_.size()); }
+  // Every point's (x, y), drawn or decimated away, in model order.
+  QList<QPointF> dataValues() const;
   int drawnPoints() const;
   // The drawn trial nearest to `position` (chart item coordinates, i.e. pixels) within a few
   // pixels, or -1.
@@ -81,7 +83,10 @@ class TrialChartView : public QChartView {
   virtual QString xTitle() const = 0;
   virtual QString yTitle() const = 0;
   virtual std::vector<Group> groups() const = 0;
-  virtual bool pointFor(const Trial& trial, double* x, double* y, int* group) const = 0;
+  // `measured`: the trial's place among the measured trials (those with latency samples) of the
+  // shapes shown, from 0; -1 for one never measured (pruned, or failed to build or run). Run
+  // order charts plot against it, so thousands of pruned configs leave no gaps.
+  virtual bool pointFor(const Trial& trial, std::int64_t measured, double* x, double* y, int* group) const = 0;
   // Lines drawn over the points (best so far, peak); `points` are in model order.
   virtual void rebuildExtras(const std::vector<Point>& /*points*/) {}
 
@@ -110,7 +115,8 @@ class TrialChartView : public QChartView {
   void decimate();
   // Draws points_[first...] into the free cells; `replace` starts the cells over.
   void placeMarkers(std::size_t first, bool replace);
-  void collect(std::size_t fromRow, std::vector<Point>* out) const;
+  // Points of rows fromRow.. (numbering measured trials on from measured_).
+  void collect(std::size_t fromRow, std::vector<Point>* out);
   void updateHighlight();
   void attach(QXYSeries* series);
   // Extras show in the legend when they have points and were not added as unlisted.
@@ -147,6 +153,7 @@ class TrialChartView : public QChartView {
   bool dirty_ = true;
   bool fullRebuild_ = true;
   std::size_t builtRows_ = 0;   // model rows the points were collected from
+  std::int64_t measured_ = 0;   // measured trials of the shown shapes in those rows
   std::vector<bool> taken_;     // decimation cells in use, per group
   QRectF cellPlot_;             // the plot area the cells were laid over
   qint64 highlighted_ = -1;
@@ -157,68 +164,6 @@ class TrialChartView : public QChartView {
   QPoint panFrom_;
   bool panning_ = false;
   QRubberBand* band_ = nullptr;
-};
-
-// Latency of every trial in run order, coloured by status, with the best-so-far line per shape.
-class LatencyOrderChart : public TrialChartView {
-  Q_OBJECT
- public:
-  explicit LatencyOrderChart(TrialsModel* model, QWidget* parent = nullptr);
-
- protected:
-  QString xTitle() const override;
-  QString yTitle() const override;
-  std::vector<Group> groups() const override;
-  bool pointFor(const Trial& trial, double* x, double* y, int* group) const override;
-  void rebuildExtras(const std::vector<Point>& points) override;
-
- private:
-  QList<QXYSeries*> bestLines_;
-};
-
-// Latency against one chosen parameter, one series per shape.
-class ParameterChart : public TrialChartView {
-  Q_OBJECT
- public:
-  explicit ParameterChart(TrialsModel* model, QWidget* parent = nullptr);
-  void setParameter(const QString& name);
-  QString parameter() const { return parameter_; }
-
- protected:
-  QString xTitle() const override;
-  QString yTitle() const override;
-  std::vector<Group> groups() const override;
-  bool pointFor(const Trial& trial, double* x, double* y, int* group) const override;
-
- private:
-  QString parameter_;
-  std::string parameterStd_;
-};
-
-// Achieved TFLOP/s (or GB/s) per trial against the device's peak and each shape's roofline bound.
-class ThroughputChart : public TrialChartView {
-  Q_OBJECT
- public:
-  enum class Metric { Tflops, Gbps };
-  explicit ThroughputChart(TrialsModel* model, QWidget* parent = nullptr);
-  void setPeaks(double peakGflopsF32, double peakGflopsF16, double bandwidthGbs);
-  void setMetric(Metric metric);
-  Metric metric() const { return metric_; }
-
- protected:
-  QString xTitle() const override;
-  QString yTitle() const override;
-  std::vector<Group> groups() const override;
-  bool pointFor(const Trial& trial, double* x, double* y, int* group) const override;
-  void rebuildExtras(const std::vector<Point>& points) override;
-
- private:
-  double peakFor(const Trial& trial) const;  // TFLOP/s or GB/s ceiling of the compute alone
-  double boundFor(const Trial& trial) const;  // the roofline: min(peak, intensity x bandwidth)
-  Metric metric_ = Metric::Tflops;
-  double peakF32_ = 0, peakF16_ = 0, bandwidth_ = 0;
-  QXYSeries* peakLine_;
-  QXYSeries* roofLine_;
 };
 
 }  // namespace ktune::gui

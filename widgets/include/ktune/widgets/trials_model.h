@@ -6,6 +6,7 @@
 #include <QStringList>
 #include <vector>
 
+#include "ktune/run_store.h"
 #include "ktune/trial.h"
 
 namespace ktune::gui {
@@ -31,10 +32,20 @@ class TrialsModel : public QAbstractTableModel {
   // One beginInsertRows for the whole batch. Parameters not seen before become new columns.
   void appendTrials(const QList<Trial>& batch);
 
+  // Pruned configs never ran: a run keeps a count per problem and constraint (ProblemPruning),
+  // and they become rows only when asked for (listPruned), re-enumerated from the space.
+  void setPruning(SearchSpace space, std::vector<ProblemPruning> pruning);
+  void addPruning(ProblemPruning pruning);  // a live run's next problem
+  std::uint64_t prunedCount() const;        // pruned configs, listed or not
+  std::uint64_t plannedCount() const;       // configs the strategy measures; 0 when unknown
+  // Appends the pruned configs not listed yet (ids below -1); idempotent.
+  void listPruned();
+
   const std::vector<Trial>& trials() const { return trials_; }
   const Trial& trial(int row) const { return trials_[static_cast<std::size_t>(row)]; }
   int rowForId(qint64 id) const { return rowById_.value(id, -1); }
   const QStringList& parameters() const { return parameters_; }
+  // Every shape seen, in key order (compare_keys: M=64 before M=256).
   QStringList problemKeys() const { return problemKeys_; }
   int parameterColumn(const QString& name) const;
 
@@ -45,6 +56,7 @@ class TrialsModel : public QAbstractTableModel {
 
  signals:
   void problemKeysChanged();
+  void pruningChanged();
 
  private:
   enum Tail { Median, Mean, Std, Min, Samples, Tflops, Gbps, Compile, Error, TailCount };
@@ -56,6 +68,12 @@ class TrialsModel : public QAbstractTableModel {
   QStringList parameters_;
   QStringList problemKeys_;
   QHash<qint64, int> rowById_;
+  SearchSpace space_;
+  std::vector<ProblemPruning> pruning_;
+  std::size_t prunedListed_ = 0;  // records of pruning_ whose configs are rows
+  // Listed pruned configs get ids -2, -3, ...: -1 stays "no trial" for the views.
+  static constexpr qint64 kFirstPrunedId = -2;
+  qint64 nextPrunedId_ = kFirstPrunedId;
 };
 
 }  // namespace ktune::gui

@@ -48,6 +48,8 @@ class TrialsPage : public QWidget {
  public slots:
   // Selects and shows the trial's row, clearing filters that hide it.
   void selectTrial(qint64 id);
+  // Checks exactly these status buttons, as a click would; Pruned lists the pruned configs.
+  void setStatusFilter(const QSet<TrialStatus>& statuses);
 
  signals:
   void currentTrialChanged(qint64 id);

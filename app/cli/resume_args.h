@@ -1,0 +1,28 @@
+#pragma once
+// `ktune tune --resume`: the run's own settings (run_metadata.json) decide what is tuned and
+// how. An option given on the command line must agree with the run; one that does not is an
+// InputError naming the option and the run's value, and nothing is written.
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "ktune/run_settings.h"
+#include "ktune/run_store.h"
+
+namespace ktune::cli {
+
+// Whether the command line set an option ("--shape", "--budget", ...).
+using Given = std::function<bool(const std::string& option)>;
+
+// The run to resume. A folder without run_metadata.json (the run was stopped before it started)
+// is an InputError saying to start it again without --resume.
+RunMetadata read_run_to_resume(const std::filesystem::path& run_dir);
+
+// Backend, device and family of the run, unless given; given ones must be the run's.
+void take_run_target(const RunMetadata& run, const Given& given, std::string& backend, int& device, std::string& family);
+
+// The run's settings; `asked` holds what the command line says, and each given option's field
+// must equal the run's.
+RunSettings resume_settings(const RunMetadata& run, const RunSettings& asked, const Given& given);
+
+}  // namespace ktune::cli

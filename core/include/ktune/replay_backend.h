@@ -1,0 +1,52 @@
+#pragma once
+// ReplayBackend: a recorded run as a device. The strategy proposes, the run's trials answer:
+// a recorded config's samples come back in their recorded order (cycling when more are asked),
+// a recorded failure throws its recorded status, and a config the run never measured is a
+// launch_error "not in the recorded landscape". No device, no compiler: strategies can be tested
+// in CI and compared on real landscapes (ktune tune --replay, bench/strategies).
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ktune/backend.h"
+#include "ktune/run_store.h"
+#include "ktune/tuner.h"
+
+namespace ktune {
+
+class ReplayBackend : public Backend {
+ public:
+  // Reads the run (metadata and trials). `family` describes the kernel (key fields, FLOP count)
+  // when the caller knows it; by default one is made from the run: its problems' fields, no FLOP
+  // count. Throws InputError when the run cannot be read or has no trials.
+  explicit ReplayBackend(const std::filesystem::path& run_dir, std::optional<KernelFamily> family = std::nullopt);
+
+  std::string name() const override { return "replay"; }
+  std::vector<DeviceInfo> devices() override { return {metadata_.device}; }
+  std::vector<KernelFamily> families() const override { return {family_}; }
+  std::unique_ptr<ProblemSession> open(const DeviceInfo& device, const KernelFamily& family, const Problem& problem,
+                                       std::uint64_t seed) override;
+
+  const RunMetadata& metadata() const { return metadata_; }
+  // The recorded trial of each config of `problem_key` (the last one when a config was measured
+  // twice), by config key.
+  const std::map<std::string, Trial>& landscape(const std::string& problem_key) const;
+
+  // A request that replays the run: its family, problems and space, `strategy`, and its
+  // measurement settings without warm-up (samples are instant; the noise rule still decides how
+  // many of the recorded samples a config takes, as it did when they were recorded).
+  TuneRequest request(const StrategySpec& strategy) const;
+
+ private:
+  RunMetadata metadata_;
+  KernelFamily family_;
+  std::map<std::string, std::map<std::string, Trial>> trials_;  // problem key -> config key -> trial
+};
+
+// A family for a run whose kernel this build does not know: the run's problem fields as key
+// fields (numeric when every value is an integer), no FLOP or byte count.
+KernelFamily family_from_run(const RunMetadata& metadata);
+
+}  // namespace ktune

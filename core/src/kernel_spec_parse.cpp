@@ -1,0 +1,336 @@
+// KernelSpec::from_json in parts, one per job: the family (name, key fields, space, default
+// config), the kernel source, the compile settings, the arguments, the launches, the reference,
+// and the final check that every expression reads only names the spec knows. Every read goes
+// through JsonPath, so an error names the field: "key_fields[1].numeric: expected true or false".
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "json_path.h"
+#include "ktune/error.h"
+#include "ktune/json_read.h"
+#include "ktune/kernel_spec.h"
+#include "ktune/files.h"
+
+namespace ktune {
+
+using detail::JsonPath;
+
+namespace {
+
+// Device properties a GPU backend reports (device.h); a spec may read them in any expression.
+const std::set<std::string>& gpu_property_names() {
+  static const std::set<std::string> names{
+      "sms",         "smem_per_block", "smem_per_block_optin", "smem_per_sm",     "regs_per_block",
+      "regs_per_sm", "warp_size",      "max_threads_per_block", "l2_bytes",       "sm_clock_mhz",
+      "mem_clock_mhz", "mem_bandwidth_gbs", "cc_major",        "cc_minor",        "peak_gflops_f16",
+      "peak_gflops_f32"};
+  return names;
+}
+
+// An expression or a name, written as a string or a plain number.
+std::string text(const JsonPath& v) {
+  if (v.json().is_string()) return v.string();
+  if (v.json().is_number_integer()) return std::to_string(v.integer());
+  if (v.json().is_number()) {
+    std::ostringstream os;
+    os << v.number();
+    return os.str();
+  }
+  v.expected("a string or a number");
+}
+
+// A non-empty array member, read element by element.
+template <class F>
+void each_of(const JsonPath& root, const char* key, const char* what, F&& f) {
+  if (!root.has(key)) root.fail(std::string("missing \"") + key + "\": " + what);
+  const JsonPath list = root[key];
+  if (list.size() == 0) list.fail(std::string("expected ") + what);
+  list.for_each_element(f);
+}
+
+}  // namespace
+
+struct KernelSpecReader {
+  KernelSpec& s;
+  KernelFamily& f = s.family_;
+
+  void family(const JsonPath& root) {
+    f.name = root["name"].string();
+    f.backend = root.string_or("backend", "cuda");
+    f.description = root.string_or("description", "");
+    each_of(root, "key_fields", "a non-empty array of {\"name\", \"numeric\", \"default\", \"choices\"}",
+            [&](const JsonPath& kf) {
+              KeyField k;
+              k.name = kf["name"].string();
+              k.numeric = kf.boolean_or("numeric", true);
+              if (const auto d = kf.find("default")) k.default_value = text(*d);
+              if (const auto c = kf.find("choices")) c->for_each_element([&](const JsonPath& v) { k.choices.push_back(text(v)); });
+              k.help = kf.string_or("help", "");
+              if (f.field(k.name)) kf.fail("duplicate key field '" + k.name + "'");
+              f.key_fields.push_back(std::move(k));
+            });
+    auto key_field = [&](const char* key, bool numeric) {
+      const std::string v = root.string_or(key, "");
+      if (!v.empty()) {
+        const KeyField* k = f.field(v);
+        if (!k) root[key].fail("'" + v + "' is not one of the key fields");
+        if (numeric && !k->numeric) root[key].fail("'" + v + "' must be a numeric key field");
+      }
+      return v;
+    };
+    f.bucket_field = key_field("bucket_field", true);
+    f.tp_out_field = key_field("tp_out_field", true);
+    f.tp_in_field = key_field("tp_in_field", true);
+    f.flops_expr = root.string_or("flops", "");
+    f.bytes_expr = root.string_or("bytes", "");
+
+    if (!root.has("space")) root.fail("missing \"space\" (parameters and constraints)");
+    f.default_space = root["space"].parse(SearchSpace::from_json);
+    if (const auto d = root.find("default_config")) {
+      f.default_config = d->parse(Config::from_json);
+    } else {
+      for (const auto& p : f.default_space.parameters()) f.default_config.set(p.name, p.values.front());
+    }
+    for (const auto& p : f.default_space.parameters())
+      if (!f.default_config.has(p.name)) root["default_config"].fail("has no value for parameter '" + p.name + "'");
+  }
+
+  void source(const JsonPath& root, const std::filesystem::path& base_dir,
+              const std::map<std::string, std::string>* files) {
+    const JsonPath src = root["source"];
+    s.source_file_ = base_dir / src.string();
+    if (files) {
+      const auto it = files->find(src.string());
+      if (it == files->end()) src.fail("no embedded file named " + src.string());
+      s.source_ = it->second;
+    } else {
+      try {
+        s.source_ = read_text_file(s.source_file_, "kernel source");
+      } catch (const InputError& e) {
+        src.fail(e.what());
+      }
+    }
+  }
+
+  void compile(const JsonPath& c) {
+    c.object();
+    if (const auto o = c.find("options")) o->for_each_element([&](const JsonPath& v) { s.options_.push_back(text(v)); });
+    s.params_as_defines_ = c.boolean_or("params_as_defines", true);
+    if (const auto defines = c.find("defines")) defines->for_each_member([&](const std::string& name, const JsonPath& v) {
+        SpecDefine d;
+        d.name = name;
+        if (v.json().is_object()) {
+          d.field = v["field"].string();
+          const KeyField* k = f.field(d.field);
+          if (!k || k->numeric) v["field"].fail("'" + d.field + "' is not a text key field");
+          if (!v.has("map")) v.fail("missing \"map\": {field value: define value}");
+          v["map"].for_each_member([&](const std::string& from, const JsonPath& to) { d.map[from] = text(to); });
+          for (const auto& choice : k->choices)
+            if (!d.map.count(choice)) v["map"].fail("has no entry for " + d.field + "=" + choice);
+        } else {
+          d.expr = text(v);
+        }
+        s.defines_.push_back(std::move(d));
+      });
+  }
+
+  void argument(const JsonPath& a) {
+    SpecArgument arg;
+    arg.name = a["name"].string();
+    if (s.argument(arg.name)) a.fail("duplicate argument '" + arg.name + "'");
+    if (a.has("buffer")) {
+      arg.dtype = a["buffer"].string();
+      if (!a.has("count")) a.fail("buffer '" + arg.name + "' needs \"count\" (an element count expression)");
+      arg.count = text(a["count"]);
+    } else if (a.has("scalar")) {
+      arg.kind = SpecArgument::Kind::Scalar;
+      arg.dtype = a["scalar"].string();
+      if (!a.has("value")) a.fail("scalar '" + arg.name + "' needs \"value\" (an expression)");
+      arg.value = text(a["value"]);
+    } else if (a.has("tensor_map")) {
+      tensor_map(a, arg);
+    } else {
+      a.fail("argument '" + arg.name + "' needs \"buffer\": dtype, \"scalar\": dtype or \"tensor_map\": buffer");
+    }
+    if (arg.dtype.find("${") == std::string::npos) {
+      try {
+        elem_type_from_string(arg.dtype);
+      } catch (const InputError& e) {
+        a.fail(e.what());
+      }
+    }
+    const std::string role = a.string_or("role", "input");
+    if (role == "input") arg.role = ArgRole::Input;
+    else if (role == "output") arg.role = ArgRole::Output;
+    else if (role == "workspace") arg.role = ArgRole::Workspace;
+    else a["role"].fail("'" + role + "' is not input, output or workspace");
+    if (const auto in = a.find("init")) init(*in, arg);
+    else if (arg.is_buffer() && arg.role == ArgRole::Input)
+      arg.init.kind = ArgInit::Kind::Uniform;  // inputs are random unless said otherwise: zeros hide bugs
+    if (arg.role != ArgRole::Input && !arg.is_buffer()) a.fail("only a buffer can be an output or a workspace");
+    s.args_.push_back(std::move(arg));
+  }
+
+  void tensor_map(const JsonPath& a, SpecArgument& arg) {
+    arg.kind = SpecArgument::Kind::TensorMap;
+    arg.tensor = a["tensor_map"].string();
+    const SpecArgument* of = s.argument(arg.tensor);
+    if (!of || !of->is_buffer()) a["tensor_map"].fail("'" + arg.tensor + "' is not a buffer declared before this argument");
+    arg.dtype = of->dtype;
+    for (const auto& [key, list] : {std::pair{"dims", &arg.dims}, {"box", &arg.box}}) {
+      std::vector<std::string>* out = list;  // clang 14 cannot capture a structured binding
+      if (!a.has(key) || !a[key].json().is_array() || a[key].size() == 0 || a[key].size() > 5)
+        a.fail(std::string("tensor map '") + arg.name + "' needs \"" + key + "\": 1 to 5 expressions, innermost first");
+      a[key].for_each_element([&](const JsonPath& e) { out->push_back(text(e)); });
+    }
+    if (arg.dims.size() != arg.box.size()) a.fail("tensor map '" + arg.name + "': \"dims\" and \"box\" differ in rank");
+    if (const auto sw = a.find("swizzle")) {
+      const std::int64_t v = sw->integer();
+      if (v != 0 && v != 32 && v != 64 && v != 128)
+        sw->fail("expected 0, 32, 64 or 128 (bytes), got " + std::to_string(v));
+      arg.swizzle = static_cast<int>(v);
+    }
+  }
+
+  static void init(const JsonPath& in, SpecArgument& arg) {
+    const nlohmann::json& j = in.json();
+    if (j == "zero") {
+      arg.init.kind = ArgInit::Kind::Zero;
+    } else if (j == "none") {
+      arg.init.kind = ArgInit::Kind::None;
+    } else if (in.has("uniform") && in["uniform"].json().is_array() && in["uniform"].size() == 2) {
+      arg.init.kind = ArgInit::Kind::Uniform;
+      arg.init.lo = in["uniform"][0].number();
+      arg.init.hi = in["uniform"][1].number();
+      if (!(arg.init.lo <= arg.init.hi)) in.fail("uniform bounds must be [lo, hi] with lo <= hi");
+    } else {
+      in.expected("\"zero\", \"none\" or {\"uniform\": [lo, hi]}");
+    }
+  }
+
+  void one_output(const JsonPath& arguments) {
+    std::vector<std::string> outputs;
+    for (const auto& a : s.args_)
+      if (a.role == ArgRole::Output) outputs.push_back(a.name);
+    if (outputs.size() != 1)
+      arguments.fail("exactly one argument must have \"role\": \"output\" (the one validated), found " +
+                     std::to_string(outputs.size()));
+    s.output_ = outputs.front();
+  }
+
+  void launch(const JsonPath& l) {
+    SpecLaunch launch;
+    launch.entry = l["entry"].string();
+    auto dims = [&](const char* key, std::array<std::string, 3>& out) {
+      if (!l.has(key)) l.fail(std::string("missing \"") + key + "\" (1 to 3 expressions)");
+      const JsonPath d = l[key];
+      if (d.size() == 0 || d.size() > 3) d.expected("an array of 1 to 3 expressions");
+      for (std::size_t k = 0; k < d.size(); ++k) out[k] = text(d[k]);
+    };
+    dims("grid", launch.grid);
+    dims("block", launch.block);
+    if (const auto sb = l.find("shared_bytes")) launch.shared_bytes = text(*sb);
+    if (const auto w = l.find("when")) launch.when = text(*w);
+    if (!l.has("args")) l.fail("missing \"args\": argument names in parameter order");
+    l["args"].for_each_element([&](const JsonPath& a) {
+      const std::string name = text(a);
+      if (!s.argument(name)) a.fail("'" + name + "' is not a declared argument");
+      launch.args.push_back(name);
+    });
+    s.launches_.push_back(std::move(launch));
+  }
+
+  void reference(const JsonPath& r) {
+    SpecReference& ref = s.reference_;
+    ref.kind = r["kind"].string();
+    if (ref.kind == "cublas_gemm") {
+      for (const char* key : {"a", "b", "c", "m", "n", "k"})
+        if (!r.has(key)) r.fail(std::string("cublas_gemm needs \"") + key + "\"");
+      r.for_each_member([&](const std::string& k, const JsonPath& v) {
+        if (k != "kind") ref.fields[k] = text(v);
+      });
+      for (const char* key : {"a", "b", "c", "b_scale"}) {
+        const auto it = ref.fields.find(key);
+        if (it != ref.fields.end() && !s.argument(it->second)) r[key].fail("'" + it->second + "' is not a declared argument");
+      }
+      const std::string layout = ref.fields.count("b_layout") ? ref.fields["b_layout"] : "kn";
+      if (layout != "kn" && layout != "nk") r["b_layout"].fail("expected \"kn\" (K x N) or \"nk\" (N x K)");
+    } else if (ref.kind == "config") {
+      if (!r.has("config")) r.fail("kind config needs \"config\": the trusted parameter values");
+      ref.config = r["config"].parse(Config::from_json);
+    } else if (ref.kind != "none") {
+      r["kind"].fail("'" + ref.kind + "' is not one of none, cublas_gemm, config");
+    }
+  }
+
+  // Every expression must parse and read only known names, so a typo fails at load, not mid-run.
+  void check_expressions() const {
+    std::set<std::string> known = gpu_property_names();
+    for (const auto& k : f.key_fields)
+      if (k.numeric) known.insert(k.name);
+    for (const auto& p : f.default_space.parameters()) known.insert(p.name);
+    auto check = [&](const std::string& expr, const std::string& where) {
+      if (expr.empty()) return;
+      try {
+        for (const auto& v : Expression(expr).variables())
+          if (!known.count(v))
+            throw InputError("'" + v + "' in \"" + expr + "\" is not a numeric key field, parameter or device property");
+      } catch (const InputError& e) {
+        throw InputError(where + ": " + e.what());
+      }
+    };
+    check(f.flops_expr, "flops");
+    check(f.bytes_expr, "bytes");
+    for (const auto& d : s.defines_) check(d.expr, "compile.defines." + d.name);
+    for (const auto& a : s.args_) {
+      check(a.is_buffer() ? a.count : a.value, "arguments." + a.name);
+      for (const auto& e : a.dims) check(e, "arguments." + a.name + ".dims");
+      for (const auto& e : a.box) check(e, "arguments." + a.name + ".box");
+    }
+    for (std::size_t i = 0; i < s.launches_.size(); ++i) {
+      const auto& l = s.launches_[i];
+      const std::string where = "launches[" + std::to_string(i) + "]";
+      for (int k = 0; k < 3; ++k) {
+        check(l.grid[k], where + ".grid");
+        check(l.block[k], where + ".block");
+      }
+      check(l.shared_bytes, where + ".shared_bytes");
+      check(l.when, where + ".when");
+    }
+    for (const char* key : {"m", "n", "k"})
+      if (const auto it = s.reference_.fields.find(key); it != s.reference_.fields.end())
+        check(it->second, std::string("reference.") + key);
+  }
+};
+
+KernelSpec KernelSpec::load(const std::filesystem::path& file) {
+  // The origin is the path alone: it is also the family's `source`, shown where the family is listed.
+  return from_json(read_json_file(file, "kernel spec"), file.parent_path(), file.string());
+}
+
+KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem::path& base_dir,
+                                 const std::string& origin, const std::map<std::string, std::string>* files) {
+  KernelSpec s;
+  s.family_.source = origin;
+  KernelSpecReader read{s};
+  const JsonPath root(j);
+  try {
+    root.object();
+    read.family(root);
+    read.source(root, base_dir, files);
+    if (const auto c = root.find("compile")) read.compile(*c);
+    each_of(root, "arguments", "a non-empty array of buffers and scalars", [&](const JsonPath& a) { read.argument(a); });
+    read.one_output(root["arguments"]);
+    each_of(root, "launches", "a non-empty array of {entry, grid, block, shared_bytes, args, when}",
+            [&](const JsonPath& l) { read.launch(l); });
+    if (const auto r = root.find("reference")) read.reference(*r);
+    read.check_expressions();
+  } catch (const InputError& e) {
+    throw InputError(origin + ": " + e.what());
+  }
+  return s;
+}
+
+}  // namespace ktune

@@ -1,0 +1,221 @@
+#include "ktune/kernel_tuner_import.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "ktune/error.h"
+#include "ktune/files.h"
+#include "ktune/json_read.h"
+#include "ktune/stats.h"
+#include "ktune/tuner.h"
+#include "ktune/version.h"
+
+namespace ktune {
+
+namespace fs = std::filesystem;
+// Ordered: the cache lists entries in the order Kernel Tuner measured them, and trial ids keep it.
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+// Kernel Tuner's own bookkeeping beside each measurement: not metrics of the kernel.
+const std::set<std::string> kBookkeeping = {"time",           "times",         "compile_time", "verification_time",
+                                            "benchmark_time", "strategy_time", "framework_time", "timestamp"};
+
+struct Marker {
+  const char* name;
+  TrialStatus status;
+  const char* meaning;
+};
+const Marker kMarkers[] = {
+    {"InvalidConfig", TrialStatus::Pruned, "failed a restriction or a device limit"},
+    {"CompilationFailedConfig", TrialStatus::CompileError, "did not compile"},
+    {"RuntimeFailedConfig", TrialStatus::LaunchError, "failed at run time"},
+};
+
+const Marker* find_marker(const ojson& v) {
+  if (!v.is_string()) return nullptr;
+  for (const auto& m : kMarkers)
+    if (v.get<std::string>() == m.name) return &m;
+  return nullptr;
+}
+
+// While Kernel Tuner runs, the file stops after `"key": {...},` with the cache and the outer
+// object still open; it closes them itself when it reads such a file back, and so do we.
+ojson parse_cache_text(const std::string& text, const fs::path& file) {
+  const std::string origin = "Kernel Tuner cache " + file.string();
+  try {
+    return parse_ordered_json(text, origin);
+  } catch (const InputError& whole) {
+    std::string open = text;
+    while (!open.empty() && std::isspace(static_cast<unsigned char>(open.back()))) open.pop_back();
+    if (!open.empty() && open.back() == ',') open.pop_back();
+    try {
+      return parse_ordered_json(open + "}\n}", origin);
+    } catch (const InputError&) {
+      throw InputError(std::string(whole.what()) + " (closed or still being written, it is not a cache file)");
+    }
+  }
+}
+
+const ojson& member(const ojson& j, const std::string& key, const fs::path& file) {
+  const auto it = j.find(key);
+  if (it == j.end())
+    throw InputError(file.string() + ": missing field \"" + key + "\"; is this a Kernel Tuner cache file (cache=...)?");
+  return *it;
+}
+
+// ktune parameters are integers; Kernel Tuner's booleans read as 0/1 and whole floats as integers.
+ParamValue param_value(const ojson& v, const std::string& where) {
+  if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+  if (v.is_number_integer()) return v.get<ParamValue>();
+  if (v.is_number_float() && std::nearbyint(v.get<double>()) == v.get<double>())
+    return static_cast<ParamValue>(v.get<double>());
+  throw InputError(where + ": " + json_excerpt(v) + " is not an integer; ktune parameters take integer values");
+}
+
+SearchSpace read_space(const ojson& root, const fs::path& file) {
+  const ojson& keys = member(root, "tune_params_keys", file);
+  const ojson& params = member(root, "tune_params", file);
+  if (!keys.is_array() || keys.empty())
+    throw InputError(file.string() + ": tune_params_keys: expected a non-empty list of parameter names");
+  if (!params.is_object()) throw InputError(file.string() + ": tune_params: expected an object of value lists");
+  std::vector<Parameter> out;
+  for (const auto& k : keys) {
+    if (!k.is_string()) throw InputError(file.string() + ": tune_params_keys: " + json_excerpt(k) + " is not a name");
+    const std::string name = k.get<std::string>();
+    const auto it = params.find(name);
+    if (it == params.end() || !it->is_array() || it->empty())
+      throw InputError(file.string() + ": tune_params[\"" + name + "\"]: expected a non-empty list of values");
+    Parameter p{name, {}, "Kernel Tuner tune_params"};
+    for (const auto& v : *it) p.values.push_back(param_value(v, file.string() + ": tune_params[\"" + name + "\"]"));
+    out.push_back(std::move(p));
+  }
+  return SearchSpace(std::move(out), {});
+}
+
+// problem_size is an int, a list of ints (x, y, z) or "callable"; the key names its dimensions.
+Problem read_problem(const ojson& root, const std::string& family, const fs::path& file) {
+  Problem p;
+  p.family = family;
+  const auto it = root.find("problem_size");
+  if (it == root.end()) {
+    p.fields.emplace_back("problem_size", "none");  // a key is never empty
+    return p;
+  }
+  auto value = [&](const ojson& v) {
+    if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+    const bool plain = v.is_string() && !v.get<std::string>().empty() &&
+                       v.get<std::string>().find_first_of(",= ") == std::string::npos;
+    if (!plain)
+      throw InputError(file.string() + ": problem_size: " + json_excerpt(v) + " is neither an integer nor a plain word");
+    return v.get<std::string>();
+  };
+  static const char* kDims[] = {"x", "y", "z"};
+  if (!it->is_array()) {
+    p.fields.emplace_back("x", value(*it));
+    return p;
+  }
+  for (std::size_t i = 0; i < it->size(); ++i)
+    p.fields.emplace_back(i < 3 ? kDims[i] : "d" + std::to_string(i), value((*it)[i]));
+  return p;
+}
+
+Trial read_entry(const ojson& rec, const SearchSpace& space, const std::string& where) {
+  if (!rec.is_object()) throw InputError(where + ": expected an object");
+  Trial t;
+  for (const auto& p : space.parameters()) {
+    const auto v = rec.find(p.name);
+    if (v == rec.end()) throw InputError(where + ": missing the parameter \"" + p.name + "\"");
+    t.config.set(p.name, param_value(*v, where + "." + p.name));
+  }
+  const Marker* failed = nullptr;
+  for (const auto& [name, v] : rec.items())
+    if ((failed = find_marker(v))) break;
+  if (failed) {
+    t.status = failed->status;
+    t.error = std::string("Kernel Tuner: ") + failed->name + " (" + failed->meaning + ")";
+  } else {
+    const auto time = rec.find("time");
+    if (time == rec.end() || !time->is_number())
+      throw InputError(where + ".time: expected a time in ms or a failure marker (InvalidConfig, "
+                               "CompilationFailedConfig, RuntimeFailedConfig)");
+    const auto times = rec.find("times");
+    if (times != rec.end() && times->is_array() && !times->empty()) {
+      for (const auto& s : *times) {
+        if (!s.is_number()) throw InputError(where + ".times: " + json_excerpt(s) + " is not a time in ms");
+        t.samples_ns.push_back(s.get<double>() * 1e6);
+      }
+    } else {
+      t.samples_ns.push_back(time->get<double>() * 1e6);
+    }
+    t.stats = summarize(t.samples_ns);
+  }
+  if (const auto c = rec.find("compile_time"); c != rec.end() && c->is_number()) t.compile_time_s = c->get<double>() / 1e3;
+  for (const auto& [name, v] : rec.items())
+    if (v.is_number() && !kBookkeeping.count(name) && !space.find(name)) t.metrics[name] = v.get<double>();
+  return t;
+}
+
+}  // namespace
+
+KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string& family, const std::string& backend) {
+  const ojson root = parse_cache_text(read_text_file(file), file);
+  if (!root.is_object()) throw InputError(file.string() + ": not a Kernel Tuner cache file (expected a JSON object)");
+  KernelTunerCache out;
+  RunMetadata& m = out.metadata;
+  const ojson& kernel = member(root, "kernel_name", file);
+  const ojson& device = member(root, "device_name", file);
+  if (!kernel.is_string() || !device.is_string())
+    throw InputError(file.string() + ": kernel_name and device_name must be strings");
+  m.family = family.empty() ? kernel.get<std::string>() : family;
+  m.backend = backend;
+  m.device.backend = backend;
+  m.device.name = device.get<std::string>();
+  m.space = read_space(root, file);
+  m.problems.push_back(read_problem(root, m.family, file));
+  if (const auto obj = root.find("objective"); obj != root.end() && obj->is_string())
+    m.versions.emplace_back("kernel_tuner_objective", obj->get<std::string>());
+  m.ktune_version = version();
+  m.started_at = m.finished_at = now_iso8601();
+  m.arguments = {"ktune", "import", "kernel-tuner", file.string()};
+
+  const ojson& cache = member(root, "cache", file);
+  if (!cache.is_object()) throw InputError(file.string() + ": cache: expected an object of measured configs");
+  const std::string pkey = m.problems.front().key();
+  std::size_t max_samples = 1;
+  for (const auto& [key, rec] : cache.items()) {
+    Trial t = read_entry(rec, m.space, file.string() + ": cache[\"" + key + "\"]");
+    t.id = static_cast<std::int64_t>(out.trials.size());
+    t.problem_key = pkey;
+    max_samples = std::max(max_samples, t.samples_ns.size());
+    out.trials.push_back(std::move(t));
+  }
+  if (out.trials.empty()) throw InputError(file.string() + ": cache: no configs measured yet; nothing to import");
+  // Kernel Tuner times a fixed number of launches per config, each on its own (iterations=7).
+  m.measure.method = Method::PerLaunch;
+  m.measure.warmup_ms = 0;
+  m.measure.slow_abort = false;
+  m.measure.min_samples = m.measure.max_samples = static_cast<int>(max_samples);
+  return out;
+}
+
+void write_imported_run(const fs::path& run_dir, KernelTunerCache cache) {
+  cache.metadata.run_name = run_dir.filename().string();
+  RunStore store = RunStore::create(run_dir, cache.metadata);
+  ProblemResult result;
+  result.problem = cache.metadata.problems.front();
+  result.space_total = cache.metadata.space.total_size();
+  for (const auto& t : cache.trials) {
+    store.append(t);
+    if (t.status != TrialStatus::Pruned) ++result.space_valid;
+    if (t.status == TrialStatus::Ok && (!result.best || t.stats.median_ns < result.best->stats.median_ns)) result.best = t;
+  }
+  store.finish({result}, "finished");
+}
+
+}  // namespace ktune

@@ -1,0 +1,128 @@
+#include "ktune/replay_backend.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "ktune/error.h"
+
+namespace ktune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class ReplayKernel : public PreparedKernel {
+ public:
+  explicit ReplayKernel(const Trial& t) : trial(t) { compile_time_s = t.compile_time_s; }
+  const Trial& trial;
+  std::size_t next = 0;
+  bool calibrated = false;
+};
+
+class ReplaySession : public ProblemSession {
+ public:
+  ReplaySession(const std::map<std::string, Trial>& trials, std::string problem_key)
+      : trials_(trials), problem_key_(std::move(problem_key)) {}
+
+  std::unique_ptr<PreparedKernel> prepare(const Config& config) override {
+    const auto it = trials_.find(config.key());
+    if (it == trials_.end())
+      throw TrialFailure(TrialStatus::LaunchError, config.key() + " is not in the recorded landscape of " + problem_key_);
+    const Trial& t = it->second;
+    switch (t.status) {
+      case TrialStatus::Pruned:
+      case TrialStatus::CompileError:
+      case TrialStatus::LaunchError:
+        throw TrialFailure(t.status, recorded(t));
+      default:
+        return std::make_unique<ReplayKernel>(t);
+    }
+  }
+
+  Validation validate(PreparedKernel& kernel, const Tolerance&) override {
+    const Trial& t = static_cast<ReplayKernel&>(kernel).trial;
+    const bool failed = t.status == TrialStatus::WrongResult || t.status == TrialStatus::Crashed ||
+                        t.status == TrialStatus::Timeout;
+    if (failed) throw TrialFailure(t.status, recorded(t));
+    if (t.samples_ns.empty()) throw TrialFailure(t.status == TrialStatus::Ok ? TrialStatus::Crashed : t.status, recorded(t));
+    return {t.max_abs_error, t.mismatch_fraction};
+  }
+
+  // The measurer's first call calibrates launches per sample and is not kept; it gets the first
+  // recorded sample without consuming it, so the kept samples are the recorded ones, in order.
+  double sample(PreparedKernel& kernel, const SampleRequest&) override {
+    auto& k = static_cast<ReplayKernel&>(kernel);
+    const auto& s = k.trial.samples_ns;
+    if (!k.calibrated) {
+      k.calibrated = true;
+      return s.front();
+    }
+    return s[k.next++ % s.size()];
+  }
+
+ private:
+  static std::string recorded(const Trial& t) {
+    return std::string("recorded ") + to_string(t.status) + (t.error.empty() ? "" : ": " + t.error);
+  }
+  const std::map<std::string, Trial>& trials_;
+  std::string problem_key_;
+};
+
+bool is_integer(const std::string& s) {
+  long long v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return !s.empty() && r.ec == std::errc{} && r.ptr == s.data() + s.size();
+}
+
+}  // namespace
+
+KernelFamily family_from_run(const RunMetadata& metadata) {
+  KernelFamily f;
+  f.name = metadata.family;
+  f.backend = "replay";
+  f.description = "recorded run " + metadata.run_name;
+  f.default_space = metadata.space;
+  f.source = "replay";
+  for (const auto& p : metadata.problems)
+    for (const auto& [name, value] : p.fields) {
+      auto it = std::find_if(f.key_fields.begin(), f.key_fields.end(), [&](const KeyField& k) { return k.name == name; });
+      if (it == f.key_fields.end()) it = f.key_fields.insert(f.key_fields.end(), KeyField{name, true, "", {}, ""});
+      it->numeric = it->numeric && is_integer(value);
+    }
+  return f;
+}
+
+ReplayBackend::ReplayBackend(const fs::path& run_dir, std::optional<KernelFamily> family)
+    : metadata_(RunStore::read_metadata(run_dir)) {
+  family_ = family ? std::move(*family) : family_from_run(metadata_);
+  for (auto& t : RunStore::read_trials(run_dir)) trials_[t.problem_key][t.config.key()] = std::move(t);
+  if (trials_.empty()) throw InputError(run_dir.string() + ": the run has no trials to replay");
+}
+
+const std::map<std::string, Trial>& ReplayBackend::landscape(const std::string& problem_key) const {
+  static const std::map<std::string, Trial> none;
+  const auto it = trials_.find(problem_key);
+  return it == trials_.end() ? none : it->second;
+}
+
+std::unique_ptr<ProblemSession> ReplayBackend::open(const DeviceInfo&, const KernelFamily&, const Problem& problem,
+                                                    std::uint64_t) {
+  const std::string key = problem.key();
+  return std::make_unique<ReplaySession>(landscape(key), key);
+}
+
+TuneRequest ReplayBackend::request(const StrategySpec& strategy) const {
+  TuneRequest req;
+  req.family = family_;
+  req.problems = metadata_.problems;
+  req.space = metadata_.space;
+  req.strategy = strategy;
+  req.measure = metadata_.measure;
+  req.measure.warmup_ms = 0;
+  req.tolerance = metadata_.tolerance;
+  req.seed = metadata_.seed;
+  req.compile_threads = 1;  // preparing is a look-up
+  return req;
+}
+
+}  // namespace ktune

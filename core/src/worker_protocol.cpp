@@ -1,0 +1,333 @@
+#include "ktune/worker_protocol.h"
+
+#include <algorithm>
+
+#include "ktune/error.h"
+
+#include "ktune/version.h"
+
+namespace ktune::worker {
+
+namespace {
+
+using json = nlohmann::json;
+
+// JSON from another process may nest arbitrarily: a protocol message never needs more than this.
+constexpr int kMaxDepth = 32;
+
+// The message's own words about what is wrong, without dumping whole values into messages.
+std::string brief(const json& j) {
+  std::string s = j.dump();
+  return s.size() > 120 ? s.substr(0, 117) + "..." : s;
+}
+
+template <typename T>
+T field(const json& m, const char* key, const std::string& what) {
+  const auto it = m.find(key);
+  if (it == m.end()) throw ProtocolError(what + ": missing \"" + key + "\"");
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    throw ProtocolError(what + ": \"" + key + "\" has the wrong type (" + brief(*it) + ")");
+  }
+}
+
+}  // namespace
+
+json parse_line(const std::string& line) {
+  json m;
+  try {
+    // A depth-limited parse: the callback refuses values nested past kMaxDepth.
+    m = json::parse(line, [](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxDepth) throw ProtocolError("message nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      return true;
+    });
+  } catch (const json::exception& e) {
+    throw ProtocolError("not a JSON line: " + std::string(e.what()));
+  }
+  if (!m.is_object()) throw ProtocolError("a message must be a JSON object, got " + brief(m));
+  if (!m.contains("type") || !m.at("type").is_string()) throw ProtocolError("a message needs a string \"type\": " + brief(m));
+  return m;
+}
+
+std::string to_line(const json& message) { return message.dump() + "\n"; }
+
+json client_hello() { return {{"type", "hello"}, {"protocol", kProtocolVersion}, {"ktune", version()}}; }
+
+void check_client_hello(const json& m) {
+  if (m.value("type", "") != "hello") throw ProtocolError("the first message must be ktune's hello, got '" + m.value("type", "") + "'");
+  const auto v = field<int>(m, "protocol", "hello");
+  if (v != kProtocolVersion)
+    throw ProtocolError("ktune speaks worker protocol " + std::to_string(v) + ", this worker speaks " +
+                        std::to_string(kProtocolVersion) + "; use a ktune and a worker of the same protocol version");
+}
+
+json family_to_json(const KernelFamily& f, const StringChoices& choices) {
+  json fields = json::array();
+  for (const auto& k : f.key_fields)
+    fields.push_back({{"name", k.name}, {"numeric", k.numeric}, {"default", k.default_value}, {"choices", k.choices},
+                      {"help", k.help}});
+  json space = f.default_space.to_json();
+  for (auto& p : space["parameters"]) {
+    const auto it = choices.find(p.at("name").get<std::string>());
+    if (it != choices.end()) p["values"] = it->second;
+  }
+  return {{"name", f.name},           {"description", f.description}, {"key_fields", fields},
+          {"bucket_field", f.bucket_field}, {"flops", f.flops_expr},   {"bytes", f.bytes_expr},
+          {"space", space},           {"default_config", config_to_wire(f.default_config, choices)}, {"source", f.source}};
+}
+
+OfferedFamily family_from_json(const json& j, const std::string& backend) {
+  if (!j.is_object()) throw ProtocolError("hello.families: each family is an object, got " + brief(j));
+  OfferedFamily out;
+  KernelFamily& f = out.family;
+  f.name = field<std::string>(j, "name", "hello.families");
+  const std::string what = "hello.families." + f.name;
+  f.backend = backend;
+  f.description = j.value("description", "");
+  f.bucket_field = j.value("bucket_field", "");
+  f.flops_expr = j.value("flops", "0");
+  f.bytes_expr = j.value("bytes", "0");
+  f.source = j.value("source", "worker");
+  for (const auto& k : field<json>(j, "key_fields", what)) {
+    KeyField kf;
+    kf.name = field<std::string>(k, "name", what + ".key_fields");
+    kf.numeric = k.value("numeric", true);
+    kf.default_value = k.value("default", "");
+    kf.choices = k.value("choices", std::vector<std::string>{});
+    kf.help = k.value("help", "");
+    f.key_fields.push_back(std::move(kf));
+  }
+  const auto space = j.find("space");
+  out.has_space = space != j.end() && !space->is_null();
+  if (out.has_space) {
+    // String candidates become indices; the space keeps integers only.
+    json ints = *space;
+    if (!ints.is_object() || !ints.contains("parameters") || !ints.at("parameters").is_array())
+      throw ProtocolError(what + ".space: expected {\"parameters\": [{\"name\", \"values\"}, ...]}");
+    for (auto& p : ints["parameters"]) {
+      const auto name = field<std::string>(p, "name", what + ".space.parameters");
+      const auto values = field<json>(p, "values", what + ".space.parameters." + name);
+      if (!values.is_array() || values.empty() || !values.front().is_string()) continue;
+      std::vector<std::string> labels;
+      std::string listed;
+      for (const auto& v : values) {
+        if (!v.is_string()) throw ProtocolError(what + ".space.parameters." + name + ": mixes strings and numbers");
+        listed += (labels.empty() ? "" : ", ") + std::to_string(labels.size()) + "=" + v.get<std::string>();
+        labels.push_back(v.get<std::string>());
+      }
+      json idx = json::array();
+      for (std::size_t i = 0; i < labels.size(); ++i) idx.push_back(i);
+      p["values"] = idx;
+      p["description"] = p.value("description", "") + (p.value("description", "").empty() ? "" : "; ") + listed;
+      out.choices[name] = std::move(labels);
+    }
+    try {
+      f.default_space = SearchSpace::from_json(ints);
+    } catch (const std::exception& e) {
+      throw ProtocolError(what + ".space: " + e.what());
+    }
+  }
+  if (j.contains("default_config")) f.default_config = config_from_wire(j.at("default_config"), out.choices);
+  return out;
+}
+
+json config_to_wire(const Config& c, const StringChoices& choices) {
+  json j = json::object();
+  for (const auto& [k, v] : c.values()) {
+    const auto it = choices.find(k);
+    if (it != choices.end() && v >= 0 && static_cast<std::size_t>(v) < it->second.size())
+      j[k] = it->second[static_cast<std::size_t>(v)];
+    else
+      j[k] = v;
+  }
+  return j;
+}
+
+Config config_from_wire(const json& j, const StringChoices& choices) {
+  if (!j.is_object()) throw ProtocolError("a config is an object of parameter: value, got " + brief(j));
+  Config c;
+  for (const auto& [k, v] : j.items()) {
+    const auto it = choices.find(k);
+    if (v.is_string() && it != choices.end()) {
+      const auto pos = std::find(it->second.begin(), it->second.end(), v.get<std::string>());
+      if (pos == it->second.end()) throw ProtocolError("config parameter '" + k + "': '" + v.get<std::string>() + "' is not one of its choices");
+      c.set(k, pos - it->second.begin());
+    } else if (v.is_number_integer()) {
+      c.set(k, v.get<ParamValue>());
+    } else {
+      throw ProtocolError("config parameter '" + k + "' must be an integer or one of its strings, got " + brief(v));
+    }
+  }
+  return c;
+}
+
+json to_json(const Hello& h) {
+  json devices = json::array(), families = json::array(), versions = json::object();
+  for (const auto& d : h.devices) devices.push_back(d.to_json());
+  for (const auto& f : h.families) {
+    json fj = family_to_json(f.family, f.choices);
+    if (!f.has_space) fj["space"] = nullptr;
+    families.push_back(std::move(fj));
+  }
+  for (const auto& [k, v] : h.versions) versions[k] = v;
+  return {{"type", "hello"},      {"protocol", h.protocol}, {"worker", h.worker},     {"backend", h.backend},
+          {"devices", devices},   {"families", families},   {"versions", versions}};
+}
+
+Hello hello_from_json(const json& m) {
+  if (m.value("type", "") == "error") throw ProtocolError("the worker refused: " + m.value("message", ""));
+  if (m.value("type", "") != "hello") throw ProtocolError("the worker's first message must be hello, got '" + m.value("type", "") + "'");
+  Hello h;
+  h.protocol = field<int>(m, "protocol", "hello");
+  if (h.protocol != kProtocolVersion)
+    throw ProtocolError("the worker speaks protocol " + std::to_string(h.protocol) + ", this ktune speaks " +
+                        std::to_string(kProtocolVersion) + "; use a worker and a ktune of the same protocol version");
+  h.worker = m.value("worker", "");
+  h.backend = field<std::string>(m, "backend", "hello");
+  if (h.backend.empty()) throw ProtocolError("hello.backend is empty");
+  for (const auto& d : field<json>(m, "devices", "hello")) {
+    try {
+      h.devices.push_back(DeviceInfo::from_json(d));
+    } catch (const std::exception& e) {
+      throw ProtocolError(std::string("hello.devices: ") + e.what());
+    }
+  }
+  if (h.devices.empty()) throw ProtocolError("hello.devices is empty: a worker measures on at least one device");
+  for (const auto& f : field<json>(m, "families", "hello")) h.families.push_back(family_from_json(f, h.backend));
+  if (m.contains("versions") && m.at("versions").is_object())
+    for (const auto& [k, v] : m.at("versions").items()) h.versions.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+  return h;
+}
+
+json to_json(const Request& r, const StringChoices& choices) {
+  json m{{"type", r.type}, {"id", r.id}};
+  if (r.type == "shutdown") return m;
+  m["family"] = r.family;
+  m["problem"] = r.problem.to_json();
+  m["config"] = config_to_wire(r.config, choices);
+  m["seed"] = r.seed;
+  if (r.baseline) m["baseline"] = true;
+  if (r.type == "sample") {
+    m["launches"] = r.launches;
+    m["method"] = to_string(r.settings.method);
+    m["rotate_buffers"] = r.settings.rotate_buffers;
+    m["timeout_ms"] = r.timeout_ms;
+  }
+  if (r.type == "measure") {
+    m["tolerance"] = to_json(r.tolerance);
+    m["settings"] = to_json(r.settings);
+    m["best_median_ns"] = r.best_median_ns ? json(*r.best_median_ns) : json(nullptr);
+    m["validate_only"] = r.validate_only;
+  }
+  return m;
+}
+
+Request request_from_json(const json& m, const StringChoices& choices) {
+  Request r;
+  r.type = field<std::string>(m, "type", "request");
+  r.id = field<std::int64_t>(m, "id", r.type);
+  if (r.type == "shutdown") return r;
+  if (r.type != "prepare" && r.type != "measure" && r.type != "sample")
+    throw ProtocolError("unknown message type '" + r.type + "'; protocol " + std::to_string(kProtocolVersion) +
+                        " has hello, prepare, measure, sample and shutdown");
+  r.family = field<std::string>(m, "family", r.type);
+  try {
+    r.problem = Problem::from_json(field<json>(m, "problem", r.type));
+  } catch (const InputError& e) {
+    throw ProtocolError(r.type + ".problem: " + e.what());
+  }
+  r.config = config_from_wire(field<json>(m, "config", r.type), choices);
+  r.seed = m.value("seed", std::uint64_t{0});
+  r.baseline = m.value("baseline", false);
+  if (r.type == "sample") {
+    r.launches = std::max(1, field<int>(m, "launches", "sample"));
+    try {
+      r.settings.method = method_from_string(m.value("method", "amortized"));
+    } catch (const InputError& e) {
+      throw ProtocolError(std::string("sample.method: ") + e.what());
+    }
+    r.settings.rotate_buffers = m.value("rotate_buffers", false);
+    r.timeout_ms = m.value("timeout_ms", 0.0);
+  }
+  if (r.type == "measure") {
+    try {
+      if (m.contains("tolerance")) r.tolerance = tolerance_from_json(m.at("tolerance"));
+      if (m.contains("settings")) r.settings = measure_settings_from_json(m.at("settings"));
+    } catch (const InputError& e) {
+      throw ProtocolError(std::string("measure: ") + e.what());
+    }
+    if (m.contains("best_median_ns") && m.at("best_median_ns").is_number()) r.best_median_ns = m.at("best_median_ns").get<double>();
+    r.validate_only = m.value("validate_only", false);
+  }
+  return r;
+}
+
+json prepared_reply(std::int64_t id, double compile_time_s, const std::string& baseline_name) {
+  json m{{"type", "prepared"}, {"id", id}, {"compile_time_s", compile_time_s}};
+  if (!baseline_name.empty()) m["baseline"] = baseline_name;
+  return m;
+}
+
+json sampled_reply(std::int64_t id, double ns) { return {{"type", "sampled"}, {"id", id}, {"ns", ns}}; }
+
+json measured_reply(std::int64_t id, const Measured& m, double compile_time_s) {
+  return {{"type", "measured"},
+          {"id", id},
+          {"status", to_string(m.outcome.status)},
+          {"note", m.outcome.note},
+          {"samples_ns", m.outcome.samples_ns},
+          {"compile_time_s", compile_time_s},
+          {"validation", {{"max_abs_error", m.validation.max_abs_error}, {"mismatch_fraction", m.validation.mismatch_fraction}}}};
+}
+
+json failed_reply(std::int64_t id, TrialStatus status, const std::string& message) {
+  return {{"type", "failed"}, {"id", id}, {"status", to_string(status)}, {"message", message}};
+}
+
+json error_reply(std::optional<std::int64_t> id, const std::string& message) {
+  return {{"type", "error"}, {"id", id ? json(*id) : json(nullptr)}, {"message", message}};
+}
+
+json bye_reply(std::int64_t id) { return {{"type", "bye"}, {"id", id}}; }
+
+Reply reply_from_json(const json& m) {
+  const auto type = field<std::string>(m, "type", "reply");
+  if (type == "error") throw ProtocolError("the worker answered with an error: " + m.value("message", "(no message)"));
+  Reply r;
+  r.id = field<std::int64_t>(m, "id", type);
+  if (type == "prepared") {
+    r.compile_time_s = m.value("compile_time_s", 0.0);
+    r.baseline_name = m.value("baseline", "");
+  } else if (type == "sampled") {
+    r.ns = field<double>(m, "ns", "sampled");
+  } else if (type == "measured") {
+    try {
+      r.status = trial_status_from_string(m.value("status", "ok"));
+    } catch (const InputError& e) {
+      throw ProtocolError(std::string("measured.status: ") + e.what());
+    }
+    r.message = m.value("note", "");
+    r.compile_time_s = m.value("compile_time_s", 0.0);
+    r.samples_ns = field<std::vector<double>>(m, "samples_ns", "measured");
+    if (m.contains("validation") && m.at("validation").is_object()) {
+      r.validated = true;
+      r.validation.max_abs_error = m.at("validation").value("max_abs_error", 0.0);
+      r.validation.mismatch_fraction = m.at("validation").value("mismatch_fraction", 0.0);
+    }
+  } else if (type == "failed") {
+    try {
+      r.status = trial_status_from_string(field<std::string>(m, "status", "failed"));
+    } catch (const InputError& e) {
+      throw ProtocolError(std::string("failed.status: ") + e.what());
+    }
+    if (r.status == TrialStatus::Ok) throw ProtocolError("a failed reply cannot have status ok");
+    r.message = m.value("message", "");
+  } else {
+    throw ProtocolError("unknown reply type '" + type + "'; protocol " + std::to_string(kProtocolVersion) +
+                        " answers with prepared, measured, sampled, failed, error and bye");
+  }
+  return r;
+}
+
+}  // namespace ktune::worker

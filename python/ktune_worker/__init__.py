@@ -1,0 +1,293 @@
+"""ktune_worker: turn a kernel into a ktune worker (docs/worker-protocol.md). Standard library only.
+
+    import ktune_worker as kw
+    kw.serve(kw.Family(
+        name="matmul", key_fields=["M", "N", "K"], flops="2*M*N*K",
+        space={"BLOCK": [32, 64], "order": ["ij", "ji"]},
+        inputs=lambda problem, seed: make_inputs(problem, seed),
+        reference=lambda problem, inputs: inputs["a"] @ inputs["b"],
+        build=lambda config, problem, inputs: (lambda: my_kernel(inputs, **config)),
+    ))
+
+ktune sends a problem (its key fields), a config and the measurement settings; this package
+builds the config, validates its output against the reference and times it with warm-up and
+the noise target ktune asked for, answering on stdout. Anything the kernel prints goes to stderr.
+"""
+import faulthandler
+import json
+import math
+import os
+import platform
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+PROTOCOL = 1
+__all__ = ["Family", "Tolerance", "serve", "wall_timer", "PROTOCOL"]
+
+
+@dataclass
+class Tolerance:
+    atol: float = 1e-2
+    rtol: float = 1e-2
+    max_mismatch_fraction: float = 0.0
+
+
+def wall_timer(fn: Callable[[], Any], launches: int) -> float:
+    """Nanoseconds per call of `fn`, for synchronous (CPU) kernels. GPU workers pass a timer
+    that uses device events (and synchronizes) instead."""
+    t0 = time.perf_counter_ns()
+    for _ in range(launches):
+        fn()
+    return (time.perf_counter_ns() - t0) / launches
+
+
+@dataclass
+class Family:
+    name: str
+    key_fields: List[Any]  # "M", or {"name": "dtype", "numeric": False, "default": "f32", "choices": [...]}
+    space: Dict[str, List[Any]]  # parameter -> candidates (integers or strings)
+    inputs: Callable[[Dict[str, Any], int], Any]  # (problem, seed) -> inputs, identical for every config
+    reference: Callable[[Dict[str, Any], Any], Any]  # (problem, inputs) -> expected output
+    build: Callable[[Dict[str, Any], Dict[str, Any], Any], Callable[[], Any]]  # (config, problem, inputs) -> run
+    constraints: List[str] = field(default_factory=list)  # ktune expressions over parameters and key fields
+    flops: str = "0"
+    bytes: str = "0"
+    description: str = ""
+    bucket_field: str = ""
+    tolerance: Optional[Tolerance] = None  # None: what ktune sends (--atol, --rtol, --max-mismatch)
+    timer: Callable[[Callable[[], Any], int], float] = wall_timer
+
+    def to_json(self) -> dict:
+        fields = []
+        for f in self.key_fields:
+            f = {"name": f} if isinstance(f, str) else dict(f)
+            fields.append({"name": f["name"], "numeric": f.get("numeric", True), "default": str(f.get("default", "")),
+                           "choices": f.get("choices", []), "help": f.get("help", "")})
+        return {"name": self.name, "description": self.description, "key_fields": fields,
+                "bucket_field": self.bucket_field, "flops": self.flops, "bytes": self.bytes,
+                "space": {"parameters": [{"name": k, "values": list(v)} for k, v in self.space.items()],
+                          "constraints": list(self.constraints)},
+                "default_config": {k: v[0] for k, v in self.space.items()}, "source": "worker"}
+
+
+class _Failure(Exception):
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _compare(out: Any, ref: Any, tol: Tolerance):
+    """(max abs error, mismatch fraction) of out against ref; numpy arrays are compared whole."""
+    if hasattr(out, "__array__") and hasattr(ref, "__array__"):
+        import numpy as np  # only when the kernel already uses numpy
+        o, r = np.asarray(out, dtype=np.float64).ravel(), np.asarray(ref, dtype=np.float64).ravel()
+        if o.shape != r.shape:
+            raise _Failure("wrong_result", f"output has {o.size} elements, the reference {r.size}")
+        err = np.abs(o - r)
+        bad = ~(err <= tol.atol + tol.rtol * np.abs(r))  # NaN counts as a mismatch
+        return float(np.nanmax(err)) if err.size else 0.0, float(bad.mean()) if err.size else 0.0
+    o, r = list(_flat(out)), list(_flat(ref))
+    if len(o) != len(r):
+        raise _Failure("wrong_result", f"output has {len(o)} elements, the reference {len(r)}")
+    worst, bad = 0.0, 0
+    for a, b in zip(o, r):
+        e = abs(float(a) - float(b))
+        worst = max(worst, e) if not math.isnan(e) else worst
+        bad += not (e <= tol.atol + tol.rtol * abs(float(b)))
+    return worst, bad / len(r) if r else 0.0
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _flat(y)
+    else:
+        yield x
+
+
+def _robust_rel_error(samples: List[float]) -> float:
+    """ktune's noise measure: standard error over mean after dropping outliers beyond 3 robust sigmas."""
+    if len(samples) < 2:
+        return math.inf
+    s = sorted(samples)
+    med = s[len(s) // 2]
+    mad = sorted(abs(x - med) for x in samples)[len(s) // 2]
+    limit = 3 * 1.4826 * mad
+    kept = [x for x in samples if limit == 0 or abs(x - med) <= limit]
+    if len(kept) < 2:
+        return math.inf
+    mean = sum(kept) / len(kept)
+    var = max(0.0, sum((x - mean) ** 2 for x in kept) / (len(kept) - 1))
+    return math.sqrt(var / len(kept)) / mean if mean > 0 else math.inf
+
+
+def _measure(run: Callable[[], Any], timer, settings: dict, best: Optional[float]):
+    """Warm-up, then samples until the noise target, max_samples or the time cap (ktune's rules)."""
+    start = time.monotonic()
+    cap_ms = settings.get("max_ms_per_config", 2000.0)
+    elapsed_ms = lambda: (time.monotonic() - start) * 1e3
+    first = timer(run, 1)
+    if elapsed_ms() > cap_ms:
+        return "timeout", f"one launch took {first / 1e6:.3f} ms; the cap is {cap_ms} ms per config", []
+    launches = 1
+    if settings.get("method", "amortized") == "amortized" and first > 0:
+        launches = int(min(1e6, max(1.0, math.ceil(settings.get("min_sample_ms", 2.0) * 1e6 / first))))
+    while elapsed_ms() < settings.get("warmup_ms", 20.0):
+        timer(run, launches)
+        if elapsed_ms() > cap_ms:
+            return "timeout", f"warm-up exceeded the time cap of {cap_ms} ms", []
+    lo = max(1, settings.get("min_samples", 5))
+    hi = max(lo, settings.get("max_samples", 100))
+    samples: List[float] = []
+    while len(samples) < hi:
+        samples.append(timer(run, launches))
+        if settings.get("slow_abort", True) and best and len(samples) >= 3:
+            if min(samples) > best * (1 + settings.get("slow_abort_margin", 0.25)):
+                return "slow_abort", f"fastest of {len(samples)} samples is {min(samples) / best:.3f}x the best median", samples
+        if len(samples) >= lo and _robust_rel_error(samples) <= settings.get("noise_target", 0.01):
+            break
+        if elapsed_ms() > cap_ms:
+            if len(samples) < lo:
+                return "timeout", f"only {len(samples)} of {lo} samples fit in the cap of {cap_ms} ms per config", samples
+            return "ok", f"time cap reached at noise {_robust_rel_error(samples) * 100:.2f}%", samples
+    return "ok", "", samples
+
+
+class _Worker:
+    def __init__(self, families: List[Family], backend: str, device: Optional[dict], prepare_threads: int):
+        # The protocol owns the real stdout; print() in a kernel goes to stderr.
+        self.out = os.fdopen(os.dup(1), "w", buffering=1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        faulthandler.enable()  # a segfaulting kernel leaves its Python stack on stderr, which ktune records
+        self.families = {f.name: f for f in families}
+        self.backend = backend
+        self.device = device or {"backend": backend, "index": 0, "name": platform.processor() or platform.machine(),
+                                 "properties": {"cores": float(os.cpu_count() or 1)}, "text": {}}
+        self.lock = threading.Lock()
+        self.pool = ThreadPoolExecutor(max_workers=prepare_threads)
+        # Measures run one at a time beside the reader, so prepares are answered meanwhile.
+        self.measurer = ThreadPoolExecutor(max_workers=1)
+        self.problem_key = None
+        self.problem_state = None  # (inputs, reference) of the current problem
+        self.prepared: Dict[str, Any] = {}
+
+    def send(self, msg: dict) -> None:
+        with self.lock:
+            self.out.write(json.dumps(msg) + "\n")
+            self.out.flush()
+
+    def problem(self, req: dict):
+        fam = self.families[req["family"]]
+        p = req["problem"]
+        key = (req["family"], p["key"], req.get("seed", 0))
+        with self.lock:
+            if self.problem_key != key:
+                self.prepared = {k: v for k, v in self.prepared.items() if k[0] == key}
+                inputs = fam.inputs(p["fields"], req.get("seed", 0))
+                self.problem_key, self.problem_state = key, (inputs, fam.reference(p["fields"], inputs))
+            return fam, p["fields"], self.problem_state
+
+    def build(self, req: dict):
+        t0 = time.perf_counter()
+        fam, fields, (inputs, _) = self.problem(req)
+        try:
+            run = fam.build(dict(req["config"]), fields, inputs)
+        except Exception as e:  # the kernel's own compile or configuration error
+            raise _Failure("compile_error", f"{type(e).__name__}: {e}")
+        return run, time.perf_counter() - t0
+
+    def prepare(self, req: dict) -> None:
+        if req.get("baseline"):
+            self.send({"type": "failed", "id": req["id"], "status": "launch_error", "message": "no baseline"})
+            return
+
+        def job():
+            try:
+                result = self.build(req)
+                self.send({"type": "prepared", "id": req["id"], "compile_time_s": result[1]})
+                return result
+            except _Failure as f:
+                self.send({"type": "failed", "id": req["id"], "status": f.status, "message": str(f)})
+                return f
+        key = self._key(req)
+        self.prepared[key] = self.pool.submit(job)
+
+    @staticmethod
+    def _key(req: dict):
+        return ((req["family"], req["problem"]["key"], req.get("seed", 0)), json.dumps(req["config"], sort_keys=True))
+
+    def measure(self, req: dict) -> dict:
+        rid = req["id"]
+        try:
+            fut = self.prepared.pop(self._key(req), None)
+            built = fut.result() if fut else self.build(req)
+            if isinstance(built, _Failure):
+                raise built
+            run, compile_s = built
+            fam, _, (_, ref) = self.problem(req)
+            tol = fam.tolerance or Tolerance(**{k: v for k, v in req.get("tolerance", {}).items()
+                                                if k in ("atol", "rtol", "max_mismatch_fraction")})
+            try:
+                out = run()
+            except Exception as e:
+                raise _Failure("crashed", f"{type(e).__name__}: {e}")
+            err, frac = _compare(out, ref, tol)
+            if frac > tol.max_mismatch_fraction:
+                raise _Failure("wrong_result", f"max abs error {err:.6g}, {frac * 100:.4g}% of elements outside "
+                                               f"atol {tol.atol} + rtol {tol.rtol}*|ref| (allowed {tol.max_mismatch_fraction * 100:.4g}%)")
+            status, note, samples = "ok", "", []
+            if not req.get("validate_only", False):
+                try:
+                    status, note, samples = _measure(run, fam.timer, req.get("settings", {}), req.get("best_median_ns"))
+                except Exception as e:
+                    raise _Failure("crashed", f"{type(e).__name__}: {e}")
+            if status == "timeout" and not samples:
+                raise _Failure("timeout", note)
+            return {"type": "measured", "id": rid, "status": status, "note": note, "samples_ns": samples,
+                    "compile_time_s": compile_s, "validation": {"max_abs_error": err, "mismatch_fraction": frac}}
+        except _Failure as f:
+            return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
+
+    def loop(self) -> int:
+        for line in sys.stdin:
+            try:
+                req = json.loads(line)
+                kind = req["type"]
+            except (ValueError, KeyError, TypeError) as e:
+                self.send({"type": "error", "id": None, "message": f"not a protocol message ({e}): {line[:120]!r}"})
+                continue
+            if kind == "hello":
+                if req.get("protocol") != PROTOCOL:
+                    self.send({"type": "error", "id": None, "message": f"ktune speaks worker protocol "
+                               f"{req.get('protocol')}, this worker speaks {PROTOCOL}; use matching versions"})
+                    return 2
+                self.send({"type": "hello", "protocol": PROTOCOL, "worker": os.path.basename(sys.argv[0]),
+                           "backend": self.backend, "devices": [self.device],
+                           "families": [f.to_json() for f in self.families.values()],
+                           "versions": {"python": platform.python_version()}})
+            elif kind == "prepare":
+                self.prepare(req)
+            elif kind == "measure":
+                self.measurer.submit(lambda r=req: self.send(self.measure(r)))
+            elif kind == "shutdown":
+                self.measurer.shutdown(wait=True)
+                self.send({"type": "bye", "id": req.get("id")})
+                return 0
+            else:
+                self.send({"type": "error", "id": req.get("id"), "message": f"unknown message type {kind!r}; protocol "
+                           f"{PROTOCOL} has hello, prepare, measure and shutdown"})
+        self.measurer.shutdown(wait=True)
+        return 0
+
+
+def serve(*families: Family, backend: str = "python", device: Optional[dict] = None, prepare_threads: int = 2) -> None:
+    """Answers ktune on stdin/stdout until it says shutdown or closes stdin, then exits."""
+    worker = _Worker(list(families), backend, device, prepare_threads)
+    code = worker.loop()
+    worker.pool.shutdown(wait=False, cancel_futures=True)
+    sys.exit(code)

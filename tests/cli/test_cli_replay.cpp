@@ -1,0 +1,122 @@
+// ktune import kernel-tuner and ktune tune --replay, as a user runs them: the run folder they
+// make opens in diff and export, bad files exit 2 naming the field, replays repeat per seed.
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "cli_support.h"
+
+namespace {
+
+const QString kData = QStringLiteral(KTUNE_SOURCE_DIR "/tests/data/");
+
+// The "best configs" table row of a tune's output.
+QString best_row(const QString& out) {
+  for (const QString& line : out.split('\n'))
+    if (line.startsWith("x=4096,y=4096")) return line.simplified();
+  return {};
+}
+
+QString results_best(const QString& run_dir) {
+  const QJsonObject r = QJsonDocument::fromJson(readAll(run_dir + "/results.json")).object();
+  const QJsonObject config = r["results"].toArray().first().toObject()["config"].toObject();
+  QStringList parts;
+  for (const char* p : {"block_size_x", "block_size_y", "tile_size_x", "tile_size_y"})
+    parts << QString("%1=%2").arg(p).arg(config[p].toInt());
+  return parts.join(',');
+}
+
+}  // namespace
+
+class TestCliReplay : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp;
+  QString runs;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY2(QFileInfo(cli()).isExecutable(), "KTUNE_CLI must point at the ktune binary");
+    runs = tmp.filePath("runs");
+  }
+
+  void importsAClosedCacheThatDiffAndExportOpen() {
+    const Result r = run({"import", "kernel-tuner", kData + "kernel_tuner_matmul_cache.json", "--run-name", "kt",
+                          "--output-dir", runs, "--family", "matmul"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("imported 240 configs"), qPrintable(r.out));
+    QVERIFY(r.out.contains("compile_error") && r.out.contains("launch_error") && r.out.contains("pruned"));
+    for (const char* f : {"run_metadata.json", "trials.csv", "results.json"}) QVERIFY(QFileInfo::exists(runs + "/kt/" + f));
+    const Result csv = run({"export", runs + "/kt", "--format", "csv"});
+    QCOMPARE(csv.code, 0);
+    QVERIFY(csv.out.section('\n', 0, 0).endsWith("metrics,config,rel_error,vs_best"));
+    QVERIFY(csv.out.contains("GFLOP/s") && csv.out.contains("energy") && csv.out.contains("power"));
+    const Result json = run({"export", runs + "/kt", "--format", "json"});
+    QCOMPARE(json.code, 0);
+    const QJsonArray trials = QJsonDocument::fromJson(json.out.toUtf8()).object()["trials"].toArray();
+    QCOMPARE(trials.size(), 240);
+    const Result diff = run({"diff", runs + "/kt", "--registry", tmp.filePath("registry")});
+    QVERIFY2(diff.code == 0 && diff.out.contains("new"), qPrintable(diff.out + diff.err));
+    // A second import into the same folder is refused rather than mixed in.
+    QCOMPARE(run({"import", "kernel-tuner", kData + "kernel_tuner_matmul_cache.json", "--run-name", "kt", "--output-dir",
+                  runs}).code,
+             2);
+  }
+
+  void importsACacheStillBeingWritten() {
+    const Result r = run({"import", "kernel-tuner", kData + "kernel_tuner_matmul_cache_live.json", "--run-name", "live",
+                          "--output-dir", runs});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("imported 50 configs"), qPrintable(r.out));
+  }
+
+  void malformedCacheExitsTwoNamingTheProblem() {
+    const QString bad = tmp.filePath("bad.json");
+    QByteArray text = readAll(kData + "kernel_tuner_matmul_cache.json");
+    writeAll(bad, text.replace("\"tune_params_keys\"", "\"keys\""));
+    const Result r = run({"import", "kernel-tuner", bad, "--run-name", "bad", "--output-dir", runs});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(bad) && r.err.contains("tune_params_keys"), qPrintable(r.err));
+    QVERIFY(!QFileInfo::exists(runs + "/bad"));
+    writeAll(bad, "[1, 2");
+    const Result j = run({"import", "kernel-tuner", bad, "--run-name", "bad", "--output-dir", runs});
+    QCOMPARE(j.code, 2);
+    QVERIFY2(j.err.contains("not valid JSON"), qPrintable(j.err));
+  }
+
+  void replayRepeatsPerSeedAndFindsTheRecordedBest() {
+    const QString kt = runs + "/kt";
+    QVERIFY(QFileInfo::exists(kt + "/results.json"));  // from importsAClosedCacheThatDiffAndExportOpen
+    const QStringList random = {"tune", "--replay", kt, "--strategy", "random", "--budget", "30", "-q"};
+    const Result a = run(QStringList(random) << "--seed" << "5" << "--no-save");
+    const Result b = run(QStringList(random) << "--seed" << "5" << "--no-save");
+    QVERIFY2(a.code == 0, qPrintable(a.out + a.err));
+    QVERIFY(!best_row(a.out).isEmpty());
+    QCOMPARE(best_row(a.out), best_row(b.out));
+
+    const Result all = run({"tune", "--replay", kt, "--run-name", "replayed", "--output-dir", runs, "-q"});
+    QVERIFY2(all.code == 0, qPrintable(all.out + all.err));
+    QVERIFY2(best_row(all.out).contains(results_best(kt)), qPrintable(all.out + " vs " + results_best(kt)));
+    QCOMPARE(results_best(runs + "/replayed"), results_best(kt));
+  }
+
+  void replayRefusesWhatTheRunDecides() {
+    const Result r = run({"tune", "gemm", "--replay", runs + "/kt"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--replay takes the family"), qPrintable(r.err));
+    QCOMPARE(run({"tune", "--replay", tmp.filePath("nowhere")}).code, 2);
+    const Result resume = run({"tune", "--replay", runs + "/kt", "--resume", "--run-name", "kt"});
+    QCOMPARE(resume.code, 2);
+    QVERIFY2(resume.err.contains("do not apply"), qPrintable(resume.err));
+    const Result help = run({"--help"});
+    QVERIFY(help.out.contains("import"));
+    QVERIFY(run({"tune", "--help"}).out.contains("--replay"));
+    QVERIFY(run({"import", "kernel-tuner", "--help"}).out.contains("InvalidConfig"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCliReplay)
+#include "test_cli_replay.moc"

@@ -1,0 +1,293 @@
+// Bad input never crashes and always names the file and the field: nesting deep enough to
+// overflow the stack, numbers that do not fit, wrong types, directories given for files,
+// impossible registry latencies, constraints that evaluate to NaN, spaces and shape lists too
+// large to enumerate, and user spaces that do not fit the family. The inputs the fuzz targets
+// (tests/fuzz) found are kept here too, as literals.
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "ktune/json_read.h"
+#include "ktune/kernel_family.h"
+#include "ktune/kernel_spec.h"
+#include "ktune/problem.h"
+#include "ktune/registry.h"
+#include "ktune/run_store.h"
+#include "ktune/search_space.h"
+#include "store_test_support.h"
+
+using namespace ktune;
+namespace fs = std::filesystem;
+
+namespace {
+
+// 200,000 levels: far past what a recursive dump or copy survives on an 8 MiB stack.
+std::string deep_array() { return std::string(200000, '[') + std::string(200000, ']'); }
+std::string deep_object() {
+  std::string s;
+  for (int i = 0; i < 200000; ++i) s += "{\"a\":";
+  return s + "1" + std::string(200000, '}');
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+const fs::path kSpecDir = fs::path(KTUNE_SOURCE_DIR) / "resources/kernels/cuda";
+
+nlohmann::json gemm_spec() { return read_json_file(kSpecDir / "gemm.json", "kernel spec"); }
+
+// The cpu gemm's parameters with one value each, plus `extra` members.
+std::string cpu_gemm_space(const std::string& extra = "", const std::string& constraints = "[]") {
+  return "{\"parameters\": {\"MR\": [6], \"NR\": [16], \"vec\": [4], \"MC\": [48], \"KC\": [64], \"NC\": [64], "
+         "\"loop_order\": [0], \"threads\": [1]" +
+         extra + "}, \"constraints\": " + constraints + "}";
+}
+
+KernelFamily family_of(const std::string& space_json) {
+  KernelFamily f;
+  f.name = "gemm";
+  f.backend = "cpu";
+  f.key_fields = {{"M", true, "", {}, ""}, {"N", true, "", {}, ""}, {"K", true, "", {}, ""}};
+  f.bucket_field = "M";
+  f.default_space = SearchSpace::from_json(nlohmann::json::parse(space_json));
+  return f;
+}
+
+}  // namespace
+
+class TestBadInput : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp_;
+  fs::path root() const { return fs::path(tmp_.path().toStdString()); }
+
+  // Loads `text` as each reader's file; returns the InputError (the test fails on a crash).
+  std::string load(const std::string& reader, const std::string& text) {
+    const fs::path dir = root() / reader;
+    fs::create_directories(dir);
+    if (reader == "registry") {
+      write_file(dir / "r.json", text);
+      return input_error_of([&] { Registry::load(dir / "r.json"); });
+    }
+    if (reader == "run metadata") {
+      write_file(dir / "run_metadata.json", text);
+      return input_error_of([&] { RunStore::read_metadata(dir); });
+    }
+    if (reader == "search space") {
+      write_file(dir / "s.json", text);
+      return input_error_of([&] { SearchSpace::load(dir / "s.json"); });
+    }
+    write_file(dir / "spec.json", text);
+    return input_error_of([&] { KernelSpec::load(dir / "spec.json"); });
+  }
+
+ private slots:
+  void deepNestingIsRefusedNamingTheFile_data() {
+    QTest::addColumn<QString>("reader");
+    QTest::addColumn<QString>("file");
+    // Valid JSON that puts the deep value where an error message quoted it whole.
+    QTest::addColumn<QString>("prefix");
+    QTest::addColumn<QString>("suffix");
+    QTest::newRow("registry") << "registry" << "r.json" << "{\"ktune_registry\": 1, \"backend\": " << "}";
+    QTest::newRow("run metadata") << "run metadata" << "run_metadata.json" << "{\"ktune_run\": 1, \"run\": " << "}";
+    QTest::newRow("search space") << "search space" << "s.json" << "{\"parameters\": {\"BM\": " << "}}";
+    QTest::newRow("kernel spec") << "kernel spec" << "spec.json" << "{\"name\": " << "}";
+  }
+  void deepNestingIsRefusedNamingTheFile() {
+    QFETCH(QString, reader);
+    QFETCH(QString, file);
+    QFETCH(QString, prefix);
+    QFETCH(QString, suffix);
+    for (const std::string& deep : {deep_array(), deep_object()}) {
+      const std::string err = load(reader.toStdString(), prefix.toStdString() + deep + suffix.toStdString());
+      QVERIFY2(contains(err, file.toStdString()) && contains(err, "nested deeper than 64"), err.c_str());
+      QVERIFY2(err.size() < 400, err.c_str());
+    }
+  }
+
+  void nestingUpToTheLimitParses() {
+    const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+    QCOMPARE(parse_json(ok, "t").dump().size(), ok.size());
+    const std::string too_deep = "[" + ok + "]";
+    QVERIFY(contains(input_error_of([&] { parse_json(too_deep, "t"); }), "nested deeper"));
+    QVERIFY(contains(input_error_of([&] { parse_ordered_json(too_deep, "t"); }), "nested deeper"));
+  }
+
+  void numberOverflowNamesTheFile() {
+    const std::string err = load("search space", "{\"parameters\": {\"BM\": [1e400]}}");
+    QVERIFY2(contains(err, "s.json") && contains(err, "number overflow parsing '1e400'") && !contains(err, "[json."),
+             err.c_str());
+  }
+
+  void wrongTypesNameTheField() {
+    std::string err = load("search space", "{\"parameters\": {\"BM\": [16, \"x\"]}}");
+    QVERIFY2(contains(err, "s.json") && contains(err, "parameters.BM[1]: expected an integer, got \"x\""), err.c_str());
+    err = load("search space", "{\"parameters\": {\"BM\": {\"from\": 1, \"to\": true}}}");
+    QVERIFY2(contains(err, "parameters.BM.to: expected an integer"), err.c_str());
+    err = load("search space", "{\"parameters\": [{\"name\": \"BM\", \"values\": [1], \"description\": 7}]}");
+    QVERIFY2(contains(err, "parameters[0].description: expected a string"), err.c_str());
+  }
+
+  // A spec's boolean given as a string was nlohmann's type_error.302 (exit 1); a field of each
+  // part of the spec (family, compile, arguments, launches, reference) names its path.
+  void kernelSpecFieldsAreNamed_data() {
+    QTest::addColumn<QString>("pointer");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("needle");
+    QTest::newRow("key field flag") << "/key_fields/3/numeric" << "\"yes\"" << "key_fields[3].numeric: expected true or false";
+    QTest::newRow("compile flag") << "/compile/params_as_defines" << "\"no\"" << "compile.params_as_defines: expected true or false";
+    QTest::newRow("argument name") << "/arguments/0/name" << "[1]" << "arguments[0].name: expected a string";
+    QTest::newRow("init bounds") << "/arguments/0/init" << "{\"uniform\": [\"a\", 1]}" << "arguments[0].init.uniform[0]: expected a number";
+    QTest::newRow("swizzle") << "/arguments/5/swizzle" << "\"128\"" << "arguments[5].swizzle: expected an integer";
+    QTest::newRow("grid") << "/launches/0/grid" << "{}" << "launches[0].grid: expected an array";
+    QTest::newRow("reference") << "/reference/kind" << "false" << "reference.kind: expected a string";
+    QTest::newRow("space value") << "/space/parameters/0/values/1" << "\"32\"" << "space: parameters[0].values[1]: expected an integer";
+  }
+  void kernelSpecFieldsAreNamed() {
+    QFETCH(QString, pointer);
+    QFETCH(QString, value);
+    QFETCH(QString, needle);
+    nlohmann::json j = gemm_spec();
+    j[nlohmann::json::json_pointer(pointer.toStdString())] = nlohmann::json::parse(value.toStdString());
+    const std::string err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, "kernel spec edited.json"); });
+    QVERIFY2(contains(err, "kernel spec edited.json: " + needle.toStdString()), err.c_str());
+  }
+
+  void builtInSpecsStillLoad() {
+    for (const char* name : {"gemm.json", "qmatmul.json"}) {
+      const KernelSpec s = KernelSpec::load(kSpecDir / name);
+      QVERIFY(!s.family().default_space.parameters().empty());
+      QVERIFY(!s.launches().empty());
+    }
+  }
+
+  void directoryForAFileIsNamed() {
+    const fs::path dir = root() / "adir.json";
+    fs::create_directories(dir);
+    for (const std::string& err : {input_error_of([&] { SearchSpace::load(dir); }),
+                                   input_error_of([&] { KernelSpec::load(dir); }),
+                                   input_error_of([&] { Registry::load(dir); })})
+      QVERIFY2(contains(err, "adir.json") && contains(err, "is a directory"), err.c_str());
+    fs::create_directories(root() / "run" / "run_metadata.json");
+    const std::string err = input_error_of([&] { RunStore::read_metadata(root() / "run"); });
+    QVERIFY2(contains(err, "run_metadata.json") && contains(err, "is a directory"), err.c_str());
+  }
+
+  void impossibleRegistryLatenciesNameTheKey_data() {
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("value");
+    QTest::newRow("negative median") << "latency_median_ns" << "-5";
+    QTest::newRow("zero median") << "latency_median_ns" << "0";
+    QTest::newRow("zero mean") << "latency_avg_ns" << "0";
+    QTest::newRow("negative std") << "latency_std_ns" << "-1";
+    QTest::newRow("negative compile time") << "compile_time_s" << "-0.5";
+  }
+  void impossibleRegistryLatenciesNameTheKey() {
+    QFETCH(QString, field);
+    QFETCH(QString, value);
+    nlohmann::json stats = {{"latency_avg_ns", 1000}, {"latency_median_ns", 990}, {"latency_std_ns", 3}, {"compile_time_s", 0.1}};
+    stats[field.toStdString()] = nlohmann::json::parse(value.toStdString());
+    const nlohmann::json reg = {
+        {"ktune_registry", 1}, {"backend", "cpu"}, {"device", "d"},
+        {"entries", {{"gemm", {{"M=16,N=8,K=8", {{"config", {{"BM", 16}}}, {"stats", stats},
+                                                 {"metadata", {{"benchmarking_method", "amortized"}, {"samples_ns", {990}},
+                                                               {"run", "r"}, {"tuned_at", "t"}, {"ktune_version", "0.1.0"}}}}}}}}}};
+    const std::string err = load("registry", reg.dump());
+    QVERIFY2(contains(err, "r.json") && contains(err, "entries.gemm[\"M=16,N=8,K=8\"].stats." + field.toStdString()) &&
+                 contains(err, value.toStdString()),
+             err.c_str());
+  }
+
+  void constraintThatIsNotANumberIsAnError_data() {
+    QTest::addColumn<QString>("expr");
+    QTest::addColumn<QString>("what");
+    QTest::newRow("0/0") << "(BM - BM) / (BM - BM)" << "NaN";
+    QTest::newRow("mod by zero") << "mod(BM, BN - BN) == 0" << "mod by zero";
+    QTest::newRow("ceil_div by zero") << "ceil_div(BM, BN - BN) > 1" << "ceil_div by zero";
+    QTest::newRow("infinity") << "BM / (BN - BN)" << "infinity";
+  }
+  void constraintThatIsNotANumberIsAnError() {
+    QFETCH(QString, expr);
+    QFETCH(QString, what);
+    const SearchSpace s({{"BM", {16, 32}, ""}, {"BN", {8}, ""}}, {{expr.toStdString(), ""}});
+    for (const std::string& err : {input_error_of([&] { s.enumerate({}); }), input_error_of([&] { s.prune_report({}); }),
+                                   input_error_of([&] { s.violated(Config({{"BM", 16}, {"BN", 8}}), {}); })})
+      QVERIFY2(contains(err, expr.toStdString()) && contains(err, what.toStdString()) && contains(err, "BM=16,BN=8"),
+               err.c_str());
+  }
+
+  void spaceTooLargeIsRefusedBeforeEnumerating() {
+    std::vector<ParamValue> many(100000);
+    for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<ParamValue>(i + 1);
+    const SearchSpace s({{"A", many, ""}, {"B", many, ""}, {"C", {1, 2}, ""}}, {});
+    QElapsedTimer t;
+    t.start();
+    const std::string err = input_error_of([&] { s.prune_report({}); });
+    QVERIFY2(contains(err, "10000000") && contains(err, "A (100000 values), B (100000 values)"), err.c_str());
+    QVERIFY(input_error_of([&] { s.enumerate({}); }) == err);
+    QVERIFY(t.elapsed() < 2000);
+    // At the cap it is still enumerated.
+    std::vector<ParamValue> thousand(many.begin(), many.begin() + 1000);
+    QCOMPARE(SearchSpace({{"A", thousand, ""}, {"B", thousand, ""}}, {}).prune_report({}).total, std::uint64_t(1000000));
+  }
+
+  void rangesStopAtTheCapAndAtOverflow() {
+    std::string err = input_error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"parameters": {"X": {"from": 1, "to": 1000000000}}})")); });
+    QVERIFY2(contains(err, "parameters.X") && contains(err, "more than 10000000 values"), err.c_str());
+    // x * mul and x + step would pass INT64_MAX: the range ends instead (UBSan checks no overflow happens).
+    const auto mul = SearchSpace::from_json(nlohmann::json::parse(R"({"parameters": {"X": {"from": 1, "to": 9223372036854775807, "mul": 2}}})"));
+    QCOMPARE(mul.parameters()[0].values.size(), std::size_t(63));
+    const auto step = SearchSpace::from_json(nlohmann::json::parse(
+        R"({"parameters": {"X": {"from": 9223372036854775800, "to": 9223372036854775807, "step": 5}}})"));
+    QCOMPARE(step.parameters()[0].values.size(), std::size_t(2));
+  }
+
+  void shapeListTooLongIsRefusedAtOnce() {
+    const KernelFamily f = family_of(cpu_gemm_space());
+    std::string m = "M=1";
+    for (int i = 2; i <= 100000; ++i) m += "," + std::to_string(i);
+    QElapsedTimer t;
+    t.start();
+    const std::string err = input_error_of([&] { expand_shape(f, m + " N=64 K=64"); });
+    QVERIFY2(contains(err, "more than 10000 problems"), err.c_str());
+    QVERIFY2(err.size() < 400, err.c_str());  // quotes the start of the shape, not its 600 kB
+    QVERIFY(t.elapsed() < 2000);
+    QCOMPARE(expand_shape(f, "M=1,2,3,4,5,6,7,8,9,10 N=1,2,3,4,5,6,7,8,9,10 K=1,2,3,4,5,6,7,8,9,10").size(), std::size_t(1000));
+  }
+
+  void userSpaceMustFitTheFamily() {
+    const KernelFamily f = family_of(cpu_gemm_space());
+    f.check_space(f.default_space);
+    std::string err = input_error_of([&] { f.check_space(family_of(cpu_gemm_space(", \"BM\": [16]")).default_space); });
+    QVERIFY2(contains(err, "'BM' is not a parameter of gemm on cpu") && contains(err, "KC, MC, MR"), err.c_str());
+    err = input_error_of([&] { f.check_space(SearchSpace({{"MR", {6}, ""}}, {})); });
+    QVERIFY2(contains(err, "parameter 'KC' of gemm is missing"), err.c_str());
+  }
+
+  void allPrunedIsAnError() {
+    const SearchSpace s({{"BM", {16, 32}, ""}}, {{"BM > 64", ""}});
+    const std::string err = input_error_of([&] { require_valid_configs(s.prune_report({}), "gemm M=1"); });
+    QVERIFY2(contains(err, "gemm M=1") && contains(err, "all 2 configs are pruned") && contains(err, "BM > 64"), err.c_str());
+    QVERIFY(input_error_of([&] {
+              require_valid_configs(SearchSpace({{"BM", {16}, ""}}, {}).prune_report({}), "x");
+            }).empty());
+  }
+
+  void errorsQuoteShortExcerpts() {
+    nlohmann::json big = nlohmann::json::array();
+    for (int i = 0; i < 100000; ++i) big.push_back(i);
+    QCOMPARE(json_excerpt(big), std::string("[100000 values]"));
+    QVERIFY(json_excerpt(nlohmann::json(std::string(10000, 'x'))).size() <= 60);
+    const std::string err = load("registry", "{\"ktune_registry\": 1, \"device\": \"d\", \"backend\": " + big.dump() + "}");
+    QVERIFY2(err.size() < 400 && contains(err, "backend: expected a string"), err.c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestBadInput)
+#include "test_bad_input.moc"

@@ -1,0 +1,133 @@
+// The replay backend: recorded trials answer the strategy. Determinism per seed, recorded
+// failures and unrecorded configs, and an exhaustive replay of a real run finding its best.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "ktune/backends.h"
+#include "ktune/kernel_tuner_import.h"
+#include "ktune/replay_backend.h"
+#include "store_test_support.h"
+
+using namespace ktune;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(KTUNE_SOURCE_DIR) / "tests" / "data";
+
+struct Trials : TuneObserver {
+  std::vector<Trial> finished;
+  void on_event(const TuneEvent& e) override {
+    if (const auto* f = std::get_if<event::TrialFinished>(&e)) finished.push_back(f->trial);
+  }
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& t : finished) out.push_back(t.config.key());
+    return out;
+  }
+  std::size_t with(TrialStatus s) const {
+    return static_cast<std::size_t>(std::count_if(finished.begin(), finished.end(), [&](const Trial& t) { return t.status == s; }));
+  }
+};
+
+struct Replayed {
+  Trials trials;
+  RunSummary summary;
+};
+
+Replayed replay(ReplayBackend& backend, const StrategySpec& strategy) {
+  Replayed r;
+  Tuner tuner(backend, backend.devices().front());
+  r.summary = tuner.run(backend.request(strategy), r.trials);
+  return r;
+}
+
+fs::path import_cache(const QTemporaryDir& tmp, const fs::path& cache) {
+  const fs::path dir = fs::path(tmp.path().toStdString()) / cache.stem();
+  write_imported_run(dir, read_kernel_tuner_cache(cache));
+  return dir;
+}
+
+}  // namespace
+
+class TestReplay : public QObject {
+  Q_OBJECT
+ private slots:
+  void sameSeedSameConfigsAndBest() {
+    QTemporaryDir tmp;
+    ReplayBackend backend(import_cache(tmp, kData / "kernel_tuner_matmul_cache.json"));
+    for (const char* kind : {"random", "local"}) {
+      const Replayed a = replay(backend, {kind, 40, 3});
+      const Replayed b = replay(backend, {kind, 40, 3});
+      const Replayed c = replay(backend, {kind, 40, 4});
+      QVERIFY(!a.trials.finished.empty());
+      QCOMPARE(a.trials.keys(), b.trials.keys());
+      QVERIFY2(a.trials.keys() != c.trials.keys(), kind);
+      QVERIFY(a.summary.results.front().best);
+      QCOMPARE(a.summary.results.front().best->config, b.summary.results.front().best->config);
+      QCOMPARE(a.summary.results.front().best->stats.median_ns, b.summary.results.front().best->stats.median_ns);
+    }
+  }
+
+  void recordedFailuresAndUnrecordedConfigs() {
+    QTemporaryDir tmp;
+    ReplayBackend full(import_cache(tmp, kData / "kernel_tuner_matmul_cache.json"));
+    const auto& landscape = full.landscape(full.metadata().problems.front().key());
+    auto recorded = [&](TrialStatus s) {
+      return static_cast<std::size_t>(
+          std::count_if(landscape.begin(), landscape.end(), [&](const auto& kv) { return kv.second.status == s; }));
+    };
+    const Replayed all = replay(full, {"exhaustive", 0, 0});
+    QCOMPARE(all.trials.finished.size(), landscape.size());
+    for (TrialStatus s : {TrialStatus::Ok, TrialStatus::Pruned, TrialStatus::CompileError, TrialStatus::LaunchError})
+      QCOMPARE(all.trials.with(s), recorded(s));
+    for (const auto& t : all.trials.finished)
+      if (t.status == TrialStatus::Ok) QCOMPARE(t.samples_ns, landscape.at(t.config.key()).samples_ns);
+
+    // The live file recorded 50 of the space's 240 configs; the rest are not in the landscape.
+    ReplayBackend live(import_cache(tmp, kData / "kernel_tuner_matmul_cache_live.json"));
+    const Replayed part = replay(live, {"exhaustive", 0, 0});
+    QCOMPARE(part.trials.finished.size(), std::size_t(240));
+    std::size_t missing = 0;
+    for (const auto& t : part.trials.finished)
+      if (contains(t.error, "not in the recorded landscape")) {
+        QCOMPARE(t.status, TrialStatus::LaunchError);
+        ++missing;
+      }
+    QCOMPARE(missing, std::size_t(240 - 50));
+  }
+
+  // A real CPU run, measured exhaustively, replayed exhaustively: the same best config with the
+  // same median, from the same samples taken in the same order.
+  void exhaustiveReplayReproducesTheBest() {
+    QTemporaryDir tmp;
+    const fs::path dir = fs::path(tmp.path().toStdString()) / "cpu";
+    auto backends = make_backends();
+    Backend& cpu = find_backend(backends, "cpu");
+    const DeviceInfo device = cpu.devices().front();
+    TuneRequest req;
+    req.family = cpu.family("gemm");
+    req.problems = expand_shape(req.family, "M=32 N=64 K=64");
+    req.space = SearchSpace({{"MR", {4, 8}}, {"NR", {8, 16}}, {"vec", {4}}, {"MC", {64}}, {"KC", {128}}, {"NC", {1024}},
+                             {"loop_order", {0, 1}}, {"threads", {1}}},
+                            {});
+    req.measure.warmup_ms = 1;
+    req.measure.max_samples = 12;
+    req.measure.max_ms_per_config = 10000;
+    req.run_dir = dir;
+    Trials measured;
+    const RunSummary run = Tuner(cpu, device).run(req, measured);
+    QVERIFY(run.results.front().best);
+
+    ReplayBackend backend(dir, cpu.family("gemm"));
+    const Replayed again = replay(backend, {"exhaustive", 0, 0});
+    QCOMPARE(again.trials.keys(), measured.keys());
+    QVERIFY(again.summary.results.front().best);
+    QCOMPARE(again.summary.results.front().best->config, run.results.front().best->config);
+    QCOMPARE(again.summary.results.front().best->stats.median_ns, run.results.front().best->stats.median_ns);
+    QVERIFY(again.summary.results.front().best->tflops > 0);  // the build's own family: FLOP count known
+  }
+};
+
+QTEST_GUILESS_MAIN(TestReplay)
+#include "test_replay.moc"

@@ -1,0 +1,213 @@
+// The worker protocol: messages round trip, string parameters travel as strings, other versions
+// and malformed lines are clear errors, and the built-in server (what `ktune worker` runs)
+// answers prepares and measures of the CPU backend by id.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <QtTest>
+#include <thread>
+
+#include "ktune/backends.h"
+#include "ktune/worker_protocol.h"
+#include "ktune/worker_server.h"
+
+using namespace ktune;
+using namespace ktune::worker;
+using json = nlohmann::json;
+
+namespace {
+
+KernelFamily toyFamily() {
+  KernelFamily f;
+  f.name = "toy";
+  f.backend = "python";
+  f.key_fields = {{"M", true, "", {}, "rows"}, {"dtype", false, "f32", {"f32", "f16"}, ""}};
+  f.bucket_field = "M";
+  f.flops_expr = "2*M";
+  f.default_space = SearchSpace({{"BLOCK", {16, 32}, ""}, {"order", {0, 1}, ""}}, {{"BLOCK <= M", ""}});
+  f.default_config = Config({{"BLOCK", 16}, {"order", 1}});
+  return f;
+}
+
+// Runs serve() on the CPU backend over pipes with `input` lines; returns the lines it wrote.
+std::vector<json> serveLines(const std::vector<json>& input, int* code = nullptr) {
+  auto backends = make_backends();
+  int in[2], out[2];
+  if (pipe(in) != 0 || pipe(out) != 0) return {};
+  std::string text;
+  for (const auto& m : input) text += to_line(m);
+  std::thread feeder([&] {
+    (void)!write(in[1], text.data(), text.size());
+    close(in[1]);
+  });
+  std::string all;  // read while the server writes, so a full pipe cannot stall it
+  std::thread drain([&] {
+    char buf[4096];
+    for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) all.append(buf, static_cast<std::size_t>(n));
+  });
+  const int rc = serve(find_backend(backends, "cpu"), {}, in[0], out[1]);
+  if (code) *code = rc;
+  feeder.join();
+  close(out[1]);
+  drain.join();
+  close(in[0]);
+  close(out[0]);
+  std::vector<json> lines;
+  std::size_t start = 0, nl;
+  while ((nl = all.find('\n', start)) != std::string::npos) {
+    lines.push_back(parse_line(all.substr(start, nl - start)));
+    start = nl + 1;
+  }
+  return lines;
+}
+
+}  // namespace
+
+class TestWorkerProtocol : public QObject {
+  Q_OBJECT
+ private slots:
+  void helloRoundTripsWithStringParameters() {
+    Hello h;
+    h.worker = "toy.py";
+    h.backend = "python";
+    DeviceInfo d;
+    d.backend = "python";
+    d.name = "Toy CPU";
+    d.properties["cores"] = 2;
+    h.devices = {d};
+    h.families = {{toyFamily(), {{"order", {"row", "col"}}}, true}};
+    const json wire = to_json(h);
+    // On the wire the string parameter is its strings.
+    QCOMPARE(wire["families"][0]["space"]["parameters"][1]["values"], json({"row", "col"}));
+    QCOMPARE(wire["families"][0]["default_config"]["order"], json("col"));
+    const Hello back = hello_from_json(parse_line(to_line(wire)));
+    QCOMPARE(back.backend, std::string("python"));
+    QCOMPARE(back.devices.at(0).name, std::string("Toy CPU"));
+    const OfferedFamily& f = back.families.at(0);
+    QCOMPARE(f.family.name, std::string("toy"));
+    QCOMPARE(f.family.key_fields.size(), std::size_t(2));
+    QCOMPARE(f.family.key_fields[1].choices, (std::vector<std::string>{"f32", "f16"}));
+    QCOMPARE(f.family.default_space.parameters().at(1).values, (std::vector<ParamValue>{0, 1}));
+    QCOMPARE(f.family.default_space.constraints().at(0).expr, std::string("BLOCK <= M"));
+    QCOMPARE(f.family.default_config, toyFamily().default_config);
+    QCOMPARE(f.choices.at("order"), (std::vector<std::string>{"row", "col"}));
+  }
+
+  void requestsRoundTrip() {
+    const StringChoices choices{{"order", {"row", "col"}}};
+    Request r;
+    r.type = "measure";
+    r.id = 42;
+    r.family = "toy";
+    r.problem = Problem::from_key("toy", "M=64,dtype=f16");
+    r.config = Config({{"BLOCK", 32}, {"order", 0}});
+    r.seed = 9;
+    r.tolerance = {1e-3, 2e-3, 0.01};
+    r.settings.noise_target = 0.05;
+    r.best_median_ns = 1234.5;
+    const json wire = to_json(r, choices);
+    QCOMPARE(wire["config"]["order"], json("row"));
+    QCOMPARE(wire["problem"]["fields"]["M"], json(64));
+    const Request back = request_from_json(parse_line(to_line(wire)), choices);
+    QCOMPARE(back.id, std::int64_t(42));
+    QCOMPARE(back.problem, r.problem);
+    QCOMPARE(back.config, r.config);
+    QCOMPARE(back.seed, std::uint64_t(9));
+    QCOMPARE(back.tolerance.rtol, 2e-3);
+    QCOMPARE(back.settings.noise_target, 0.05);
+    QCOMPARE(*back.best_median_ns, 1234.5);
+  }
+
+  void repliesRoundTrip() {
+    Measured m;
+    m.validation = {0.25, 0.5};
+    m.outcome.status = TrialStatus::SlowAbort;
+    m.outcome.note = "slow";
+    m.outcome.samples_ns = {10, 11, 12};
+    const Reply r = reply_from_json(measured_reply(7, m, 0.5));
+    QCOMPARE(r.id, std::int64_t(7));
+    QCOMPARE(r.status, TrialStatus::SlowAbort);
+    QCOMPARE(r.samples_ns, (std::vector<double>{10, 11, 12}));
+    QCOMPARE(r.validation.mismatch_fraction, 0.5);
+    QCOMPARE(r.compile_time_s, 0.5);
+    const Reply f = reply_from_json(failed_reply(8, TrialStatus::WrongResult, "max abs error 3"));
+    QCOMPARE(f.status, TrialStatus::WrongResult);
+    QCOMPARE(f.message, std::string("max abs error 3"));
+  }
+
+  void otherVersionsAndBadLinesAreClearErrors() {
+    json old = to_json(Hello{2, "w", "cpu", {}, {}, {}});
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, hello_from_json(old));
+    try {
+      check_client_hello({{"type", "hello"}, {"protocol", 3}});
+      QFAIL("no error");
+    } catch (const ProtocolError& e) {
+      QVERIFY2(std::string(e.what()).find("protocol 3") != std::string::npos, e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, parse_line("not json"));
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, parse_line("[1, 2]"));
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, parse_line("{\"id\": 1}"));
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, parse_line(std::string(100000, '[') + std::string(100000, ']')));
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, reply_from_json({{"type", "surprise"}, {"id", 1}}));
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, request_from_json({{"type", "launch"}, {"id", 1}}));
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, config_from_wire({{"order", "diagonal"}}, {{"order", {"row", "col"}}}));
+  }
+
+  void builtInServerAnswersById() {
+    auto backends = make_backends();
+    const KernelFamily gemm = find_backend(backends, "cpu").family("gemm");
+    Problem p = Problem::from_key("gemm", "M=16,N=32,K=32,dtype=f32");
+    Request prep;
+    prep.type = "prepare";
+    prep.family = "gemm";
+    prep.problem = p;
+    prep.config = gemm.default_config;
+    Request meas = prep;
+    meas.type = "measure";
+    meas.settings.warmup_ms = 1;
+    meas.settings.max_ms_per_config = 200;
+    std::vector<json> in{client_hello()};
+    for (int id : {1, 2}) {
+      prep.id = id;
+      in.push_back(to_json(prep));
+    }
+    meas.id = 3;
+    in.push_back(to_json(meas));
+    Request samp = prep;
+    samp.type = "sample";
+    samp.id = 6;
+    samp.launches = 3;
+    samp.timeout_ms = 1000;
+    in.push_back(to_json(samp));
+    Request base = prep;
+    base.id = 7;
+    base.baseline = true;
+    in.push_back(to_json(base));
+    in.push_back({{"type", "launch"}, {"id", 4}});
+    in.push_back({{"type", "shutdown"}, {"id", 8}});
+    int code = -1;
+    const auto out = serveLines(in, &code);
+    QCOMPARE(code, 0);
+    QVERIFY(out.size() >= 5);
+    const Hello h = hello_from_json(out.front());
+    QCOMPARE(h.backend, std::string("cpu"));
+    QCOMPARE(h.devices.size(), std::size_t(1));
+    std::map<std::int64_t, json> by_id;
+    for (std::size_t i = 1; i < out.size(); ++i) by_id[out[i]["id"].get<std::int64_t>()] = out[i];
+    QCOMPARE(by_id[1]["type"], json("prepared"));
+    QCOMPARE(by_id[2]["type"], json("prepared"));
+    const Reply m = reply_from_json(by_id[3]);
+    QCOMPARE(m.status, TrialStatus::Ok);
+    QVERIFY(m.samples_ns.size() >= 5);
+    QVERIFY(m.samples_ns.front() > 0);
+    QCOMPARE(by_id[4]["type"], json("error"));
+    QVERIFY(by_id[4]["message"].get<std::string>().find("unknown message type 'launch'") != std::string::npos);
+    const Reply sampled = reply_from_json(by_id[6]);  // one timed sample, as a paired measurement asks
+    QVERIFY(sampled.ns > 0);
+    QCOMPARE(reply_from_json(by_id[7]).status, TrialStatus::LaunchError);  // the CPU backend has no baseline
+    QCOMPARE(out.back()["type"], json("bye"));  // after the measures and samples before it
+  }
+};
+
+QTEST_GUILESS_MAIN(TestWorkerProtocol)
+#include "test_worker_protocol.moc"

@@ -1,0 +1,36 @@
+#pragma once
+#include "ktune/widgets/trial_chart.h"
+
+namespace ktune::gui {
+
+// Achieved TFLOP/s (or GB/s) per measured trial against the device's peak (compute ceiling)
+// and, for memory-bound shapes, their roofline bound min(peak, bandwidth x intensity).
+class ThroughputChart : public TrialChartView {
+  Q_OBJECT
+ public:
+  enum class Metric { Tflops, Gbps };
+  explicit ThroughputChart(TrialsModel* model, QWidget* parent = nullptr);
+  void setPeaks(double peakGflopsF32, double peakGflopsF16, double bandwidthGbs);
+  void setMetric(Metric metric);
+  Metric metric() const { return metric_; }
+  // The drawn lines (chart values): the device's ceiling, and the roofline where it is lower.
+  QList<QPointF> peakPoints() const;
+  QList<QPointF> roofPoints() const;
+
+ protected:
+  QString xTitle() const override;
+  QString yTitle() const override;
+  std::vector<Group> groups() const override;
+  bool pointFor(const Trial& trial, std::int64_t measured, double* x, double* y, int* group) const override;
+  void rebuildExtras(const std::vector<Point>& points) override;
+
+ private:
+  double peakFor(const Trial& trial) const;  // TFLOP/s or GB/s ceiling of the compute alone
+  double boundFor(const Trial& trial) const;  // the roofline: min(peak, intensity x bandwidth)
+  Metric metric_ = Metric::Tflops;
+  double peakF32_ = 0, peakF16_ = 0, bandwidth_ = 0;
+  QXYSeries* peakLine_;
+  QXYSeries* roofLine_;
+};
+
+}  // namespace ktune::gui

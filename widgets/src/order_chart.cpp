@@ -1,0 +1,71 @@
+#include "ktune/widgets/order_chart.h"
+
+#include <QLineSeries>
+#include <algorithm>
+#include <limits>
+
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trials_model.h"
+
+namespace ktune::gui {
+
+LatencyOrderChart::LatencyOrderChart(TrialsModel* model, QWidget* parent) : TrialChartView(model, parent) {
+  chart()->setTitle(tr("Latency of every measured trial, in run order"));
+}
+
+QString LatencyOrderChart::xTitle() const { return tr("measured trial #"); }
+QString LatencyOrderChart::yTitle() const { return tr("median latency (µs)"); }
+
+std::vector<TrialChartView::Group> LatencyOrderChart::groups() const {
+  std::vector<Group> g;
+  for (TrialStatus s : kAllTrialStatuses) g.push_back(Group{statusLabel(s), statusColor(s)});
+  return g;
+}
+
+bool LatencyOrderChart::pointFor(const Trial& t, std::int64_t measured, double* x, double* y, int* group) const {
+  if (measured < 0) return false;
+  *x = static_cast<double>(measured);
+  *y = t.stats.median_ns / 1e3;
+  *group = static_cast<int>(t.status);
+  return true;
+}
+
+void LatencyOrderChart::rebuildExtras(const std::vector<Point>& points) {
+  // Best so far per shape: a step line with a vertex only where a new best appears, running on
+  // to that shape's last measured trial. One series per shape (a single line would join the
+  // shapes), one legend entry for them all.
+  std::vector<std::string> keys;
+  std::vector<QList<QPointF>> lines;
+  std::vector<double> best, lastX;
+  for (const Point& p : points) {
+    const Trial& t = model()->trial(p.row);
+    auto it = std::find(keys.begin(), keys.end(), t.problem_key);
+    const auto k = static_cast<std::size_t>(it - keys.begin());
+    if (it == keys.end()) {
+      keys.push_back(t.problem_key);
+      lines.emplace_back();
+      best.push_back(std::numeric_limits<double>::max());
+      lastX.push_back(p.x);
+    }
+    lastX[k] = std::max(lastX[k], p.x);
+    if (t.status != TrialStatus::Ok || p.y >= best[k]) continue;
+    if (!lines[k].isEmpty()) lines[k].append(QPointF(p.x, best[k]));
+    lines[k].append(QPointF(p.x, p.y));
+    best[k] = p.y;
+  }
+  while (bestLines_.size() < static_cast<qsizetype>(lines.size())) {
+    auto* line = new QLineSeries(this);
+    line->setPen(QPen(QColor(0x21, 0x21, 0x21), 1.8));
+    line->setName(tr("best so far"));
+    addExtraSeries(line, bestLines_.isEmpty());
+    bestLines_.append(line);
+  }
+  for (qsizetype i = 0; i < bestLines_.size(); ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    QList<QPointF> line = k < lines.size() ? lines[k] : QList<QPointF>{};
+    if (!line.isEmpty()) line.append(QPointF(lastX[k], line.last().y()));
+    bestLines_[i]->replace(line);
+  }
+}
+
+}  // namespace ktune::gui

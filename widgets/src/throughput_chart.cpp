@@ -1,0 +1,103 @@
+#include "ktune/widgets/throughput_chart.h"
+
+#include <QLineSeries>
+#include <algorithm>
+
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trials_model.h"
+
+namespace ktune::gui {
+
+ThroughputChart::ThroughputChart(TrialsModel* model, QWidget* parent) : TrialChartView(model, parent) {
+  chart()->setTitle(tr("Achieved throughput against the device's peak"));
+  auto* roof = new QLineSeries(this);
+  roof->setPen(QPen(QColor(0x6a, 0x1b, 0x9a), 1.8, Qt::DashLine));
+  auto* peak = new QLineSeries(this);
+  peak->setPen(QPen(QColor(0xc6, 0x28, 0x28), 2));
+  roofLine_ = roof;
+  peakLine_ = peak;
+  // The peak goes on top: where a shape is compute-bound its roofline is the peak itself.
+  addExtraSeries(roofLine_);
+  addExtraSeries(peakLine_);
+}
+
+void ThroughputChart::setPeaks(double peakGflopsF32, double peakGflopsF16, double bandwidthGbs) {
+  peakF32_ = peakGflopsF32;
+  peakF16_ = peakGflopsF16;
+  bandwidth_ = bandwidthGbs;
+  markDirty();
+}
+
+void ThroughputChart::setMetric(Metric metric) {
+  if (metric == metric_) return;
+  metric_ = metric;
+  resetZoom();
+  markDirty();
+}
+
+QString ThroughputChart::xTitle() const { return tr("measured trial #"); }
+QString ThroughputChart::yTitle() const { return metric_ == Metric::Tflops ? tr("TFLOP/s") : tr("GB/s"); }
+
+std::vector<TrialChartView::Group> ThroughputChart::groups() const {
+  return {Group{tr("ok"), statusColor(TrialStatus::Ok)}};
+}
+
+bool ThroughputChart::pointFor(const Trial& t, std::int64_t measured, double* x, double* y, int* group) const {
+  if (t.status != TrialStatus::Ok) return false;
+  *x = static_cast<double>(measured);  // the latency chart's x, so a trial sits at one x in both
+  *y = metric_ == Metric::Tflops ? t.tflops : t.gbps;
+  *group = 0;
+  return *y > 0;
+}
+
+double ThroughputChart::peakFor(const Trial& t) const {
+  if (metric_ == Metric::Gbps) return bandwidth_;
+  const bool half = t.problem_key.find("dtype=f16") != std::string::npos || t.problem_key.find("dtype=bf16") != std::string::npos;
+  return (half && peakF16_ > 0 ? peakF16_ : peakF32_) / 1e3;
+}
+
+double ThroughputChart::boundFor(const Trial& t) const {
+  const double peak = peakFor(t);
+  if (metric_ == Metric::Gbps || bandwidth_ <= 0 || t.gbps <= 0) return peak;
+  const double intensity = t.tflops * 1e12 / (t.gbps * 1e9);  // FLOP per byte of minimum traffic
+  return std::min(peak, intensity * bandwidth_ / 1e3);
+}
+
+QList<QPointF> ThroughputChart::peakPoints() const { return peakLine_->points(); }
+QList<QPointF> ThroughputChart::roofPoints() const { return roofLine_->points(); }
+
+void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
+  // Step lines over the trials' x: the ceiling of each trial's dtype, and its shape's bound.
+  QList<QPointF> peak, roof;
+  double lastPeak = -1, lastRoof = -1, lastX = 0, highest = 0;
+  bool memoryBound = false;
+  const auto step = [](QList<QPointF>& line, double x, double value, double& last) {
+    if (value <= 0 || value == last) return;
+    if (!line.isEmpty()) line.append(QPointF(x, last));
+    line.append(QPointF(x, value));
+    last = value;
+  };
+  for (const Point& p : points) {
+    const Trial& t = model()->trial(p.row);
+    const double pk = peakFor(t), rf = boundFor(t);
+    step(peak, p.x, pk, lastPeak);
+    step(roof, p.x, rf, lastRoof);
+    memoryBound = memoryBound || rf < pk;
+    highest = std::max(highest, pk);
+    lastX = p.x;
+  }
+  if (!peak.isEmpty()) peak.append(QPointF(lastX, lastPeak));
+  if (!roof.isEmpty()) roof.append(QPointF(lastX, lastRoof));
+  // Compute-bound everywhere: the bound is the peak line, drawn once. In GB/s the bandwidth
+  // line is the whole roof.
+  if (!memoryBound || metric_ == Metric::Gbps) roof.clear();
+  peakLine_->replace(peak);
+  peakLine_->setName(metric_ == Metric::Tflops ? tr("device peak %1 TFLOP/s").arg(highest, 0, 'g', 3)
+                                               : tr("memory bandwidth %1 GB/s").arg(highest, 0, 'g', 3));
+  roofLine_->setName(tr("roofline: min(peak, bandwidth × intensity)"));
+  roofLine_->replace(roof);
+  // Keep the peak in view: the point of this chart is the distance to it.
+  if (highest > 0) ensureYIncludes(highest * 1.05);
+}
+
+}  // namespace ktune::gui
