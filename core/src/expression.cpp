@@ -23,6 +23,50 @@ double imod(double a, double b) {
   if (b == 0) throw mu::ParserError("mod by zero");
   return std::fmod(a, b);
 }
+
+// muparser's built-in operators let a NaN or an infinity flow into a comparison, which turns it
+// into a silent 0 or 1 ("(BM - BM) / (BM - BM) == 0" would prune, "log2(0) < 4" would keep).
+// ktune defines the operators itself so that such a value stops the evaluation with its cause.
+double finite(double v, const char* what) {
+  if (!std::isfinite(v)) throw mu::ParserError(std::string(what) + " gives " + (std::isnan(v) ? "NaN" : "infinity"));
+  return v;
+}
+double operand(double v) {
+  if (!std::isfinite(v)) throw mu::ParserError(std::string("an operand is ") + (std::isnan(v) ? "NaN" : "infinity"));
+  return v;
+}
+double add(double a, double b) { return finite(a + b, "an addition"); }
+double sub(double a, double b) { return finite(a - b, "a subtraction"); }
+double mul(double a, double b) { return finite(a * b, "a multiplication"); }
+double div(double a, double b) {
+  if (b == 0) throw mu::ParserError("division by zero");
+  return finite(a / b, "a division");
+}
+double pow_(double a, double b) { return finite(std::pow(a, b), "a power"); }
+double lt(double a, double b) { return operand(a) < operand(b) ? 1.0 : 0.0; }
+double gt(double a, double b) { return operand(a) > operand(b) ? 1.0 : 0.0; }
+double le(double a, double b) { return operand(a) <= operand(b) ? 1.0 : 0.0; }
+double ge(double a, double b) { return operand(a) >= operand(b) ? 1.0 : 0.0; }
+double eq(double a, double b) { return operand(a) == operand(b) ? 1.0 : 0.0; }
+double ne(double a, double b) { return operand(a) != operand(b) ? 1.0 : 0.0; }
+double land(double a, double b) { return operand(a) != 0 && operand(b) != 0 ? 1.0 : 0.0; }
+double lor(double a, double b) { return operand(a) != 0 || operand(b) != 0 ? 1.0 : 0.0; }
+
+void define_operators(mu::Parser& p) {
+  p.EnableBuiltInOprt(false);
+  // Precedence and associativity as muparser's own (and C's): || < && < comparisons < + - < * / < ^.
+  p.DefineOprt("||", lor, mu::prLOR, mu::oaLEFT, true);
+  p.DefineOprt("&&", land, mu::prLAND, mu::oaLEFT, true);
+  using Op = double (*)(double, double);
+  const std::pair<const char*, Op> comparisons[] = {{"<", lt}, {">", gt}, {"<=", le}, {">=", ge}, {"==", eq}, {"!=", ne}};
+  for (const auto& [name, f] : comparisons) p.DefineOprt(name, f, mu::prCMP, mu::oaLEFT, true);
+  p.DefineOprt("+", add, mu::prADD_SUB, mu::oaLEFT, true);
+  p.DefineOprt("-", sub, mu::prADD_SUB, mu::oaLEFT, true);
+  p.DefineOprt("*", mul, mu::prMUL_DIV, mu::oaLEFT, true);
+  p.DefineOprt("/", div, mu::prMUL_DIV, mu::oaLEFT, true);
+  p.DefineOprt("^", pow_, mu::prPOW, mu::oaRIGHT, true);
+}
+
 double floor_(double x) { return std::floor(x); }
 double ceil_(double x) { return std::ceil(x); }
 double log2_(double x) { return std::log2(x); }
@@ -41,6 +85,7 @@ struct Expression::Impl {
   }
 
   explicit Impl(const std::string& text) {
+    define_operators(parser);
     parser.DefineFun("ceil_div", ceil_div);
     parser.DefineFun("is_pow2", is_pow2);
     parser.DefineFun("mod", imod);
@@ -53,8 +98,10 @@ struct Expression::Impl {
       parser.SetExpr(text);
       for (const auto& [name, ptr] : parser.GetUsedVar()) names.push_back(name);
     } catch (const mu::Parser::exception_type& e) {
-      throw InputError("cannot parse expression '" + text + "': " + e.GetMsg() + " (at position " +
-                       std::to_string(e.GetPos()) + ")");
+      // A negative position: the parser folded a constant part and its value is the error.
+      throw InputError(e.GetPos() < 0 ? "cannot evaluate expression '" + text + "': " + e.GetMsg()
+                                      : "cannot parse expression '" + text + "': " + e.GetMsg() + " (at position " +
+                                            std::to_string(e.GetPos()) + ")");
     }
   }
 };

@@ -101,7 +101,8 @@ bool holds(const Expression& e, const Constraint& c, const Variables& vars, cons
       config += (config.empty() ? "" : ",") + p.name + "=" + std::to_string(static_cast<ParamValue>(it->second));
   throw InputError("constraint " + describe(c) + " for " + config + ": " + problem +
                    "; a constraint must give a finite number (0 prunes the config): guard the division or mod by "
-                   "zero, e.g. \"BK > 0 && mod(K, BK) == 0\"");
+                   "zero with a conditional, which evaluates only the branch it takes, e.g. "
+                   "\"BK > 0 ? mod(K, BK) == 0 : 0\" (&& and || evaluate both sides)");
 }
 
 // Walks the product of the candidate lists, evaluating constraints with one variables map whose

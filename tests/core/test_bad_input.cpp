@@ -207,10 +207,14 @@ class TestBadInput : public QObject {
   void constraintThatIsNotANumberIsAnError_data() {
     QTest::addColumn<QString>("expr");
     QTest::addColumn<QString>("what");
-    QTest::newRow("0/0") << "(BM - BM) / (BM - BM)" << "NaN";
+    QTest::newRow("0/0") << "(BM - BM) / (BM - BM)" << "division by zero";
+    QTest::newRow("0/0 inside a comparison") << "(BM - BM) / (BM - BM) == 0" << "division by zero";
+    QTest::newRow("x/0 inside a logical or") << "BN > 1 || BM / (BN - BN) > 4" << "division by zero";
+    QTest::newRow("log2(0) inside a comparison") << "log2(BM - BM) < 4" << "infinity";
+    QTest::newRow("sqrt of a negative") << "sqrt(BN - BM)" << "NaN";
     QTest::newRow("mod by zero") << "mod(BM, BN - BN) == 0" << "mod by zero";
     QTest::newRow("ceil_div by zero") << "ceil_div(BM, BN - BN) > 1" << "ceil_div by zero";
-    QTest::newRow("infinity") << "BM / (BN - BN)" << "infinity";
+    QTest::newRow("overflow") << "BM ^ 1000 > 1" << "infinity";
   }
   void constraintThatIsNotANumberIsAnError() {
     QFETCH(QString, expr);
@@ -220,6 +224,14 @@ class TestBadInput : public QObject {
                                    input_error_of([&] { s.violated(Config({{"BM", 16}, {"BN", 8}}), {}); })})
       QVERIFY2(contains(err, expr.toStdString()) && contains(err, what.toStdString()) && contains(err, "BM=16,BN=8"),
                err.c_str());
+  }
+
+  // The guard the error message recommends really guards: only the branch taken is evaluated.
+  void conditionalGuardsADivisionByZero() {
+    const SearchSpace s({{"BM", {0, 16, 32}, ""}, {"BN", {8}, ""}}, {{"BM > 0 ? mod(BM, BN) == 0 && BN / BM < 1 : 0", ""}});
+    QCOMPARE(s.enumerate({}).size(), std::size_t(2));
+    const std::string err = input_error_of([&] { SearchSpace({{"BM", {0, 16}, ""}}, {{"BM > 0 && 16 / BM > 1", ""}}).enumerate({}); });
+    QVERIFY2(contains(err, "?") && contains(err, "division by zero"), err.c_str());
   }
 
   void spaceTooLargeIsRefusedBeforeEnumerating() {
