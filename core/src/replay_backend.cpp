@@ -84,7 +84,8 @@ KernelFamily family_from_run(const RunMetadata& metadata) {
   f.default_space = metadata.space;
   f.source = "replay";
   for (const auto& p : metadata.problems)
-    for (const auto& [name, value] : p.fields) {
+    for (const auto& [field, value] : p.fields) {
+      const std::string& name = field;  // a lambda may not capture a structured binding before clang 16
       auto it = std::find_if(f.key_fields.begin(), f.key_fields.end(), [&](const KeyField& k) { return k.name == name; });
       if (it == f.key_fields.end()) it = f.key_fields.insert(f.key_fields.end(), KeyField{name, true, "", {}, ""});
       it->numeric = it->numeric && is_integer(value);

@@ -47,8 +47,10 @@ QStringList csvSplit(const QString& line) {
   return out;
 }
 
+// A generous cap: under ASan on a loaded 2-core CI machine a 2-thread launch of a tiny GEMM
+// waits for time slices and takes milliseconds; these tests are about files, not timing.
 const QStringList kSmallTune = {"tune", "gemm", "--backend", "cpu", "--shape", "M=16,64 N=64 K=64", "--strategy",
-                                "random", "--budget", "4", "--seed", "3", "--warmup-ms", "1", "--max-ms-per-config", "200"};
+                                "random", "--budget", "4", "--seed", "3", "--warmup-ms", "1", "--max-ms-per-config", "1000"};
 
 }  // namespace
 
@@ -276,7 +278,7 @@ class TestCli : public QObject {
 
   void repeatedShapesAreTunedOnce() {
     const Result t = run({"tune", "gemm", "--backend", "cpu", "--shape", "M=16,16 N=64 K=64", "--shape", "M=16 N=64 K=64",
-                          "--strategy", "random", "--budget", "3", "--warmup-ms", "1", "--max-ms-per-config", "100",
+                          "--strategy", "random", "--budget", "3", "--warmup-ms", "1", "--max-ms-per-config", "1000",
                           "--run-name", "dup", "--output-dir", runs, "--quiet"});
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     const auto entries = QJsonDocument::fromJson(readAll(runs + "/dup/results.json")).object()["results"].toArray();
