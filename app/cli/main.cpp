@@ -20,6 +20,7 @@
 #include "progress_printer.h"
 #include "replay_command.h"
 #include "resume_args.h"
+#include "tune_options.h"
 #include "worker_command.h"
 
 namespace fs = std::filesystem;
@@ -42,31 +43,6 @@ struct Common {
   std::string registry = "tuned_data";
 };
 
-struct TuneArgs {
-  std::string family;
-  std::string kernel_spec;
-  std::vector<std::string> shapes;
-  std::string space_file;
-  std::string strategy = "exhaustive";
-  std::size_t budget = 0;
-  std::uint64_t seed = 0;
-  std::string method = "amortized";
-  double noise_target = 0.01;
-  double max_ms_per_config = 2000;
-  double warmup_ms = 20;
-  int min_samples = 5, max_samples = 100;
-  bool no_slow_abort = false;
-  bool rotate_buffers = false;
-  double atol = 1e-2, rtol = 1e-2, max_mismatch = 0;
-  int compile_threads = 0;
-  std::string cache_dir;
-  std::string run_name;
-  std::string output_dir = "tuning_runs";
-  bool no_save = false, resume = false, update_registry = false, dry_run = false, quiet = false;
-  int tp_size = 1;
-  std::string tp_split_dim = "none";
-  std::string replay;  // a run folder to replay instead of a device
-};
 
 DeviceInfo pick_device(Backend& backend, int index) {
   const auto devices = backend.devices();
@@ -213,7 +189,7 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
                    bool update_registry);
 
 // `resumed`: the run --resume continues (its settings win over defaults; given options must agree).
-int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::vector<std::string>& argv,
+int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const std::vector<std::string>& argv,
              const RunMetadata* resumed, const cli::Given& given) {
   const KernelFamily family = pick_family(backend, a.family, a.kernel_spec);
   if (a.shapes.empty() && !resumed) throw InputError("give at least one --shape, e.g. --shape \"M=16,64 N=4096 K=4096\"");
@@ -225,8 +201,8 @@ int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::ve
   req.problems = expand_shapes(family, a.shapes, a.tp_size, a.tp_split_dim);
   req.space = a.space_file.empty() ? family.default_space : SearchSpace::load(a.space_file);
   family.check_space(req.space);
-  req.strategy = {a.strategy, a.budget, a.seed};
-  make_strategy(req.strategy);  // validates the name before anything runs
+  req.strategy = cli::strategy_spec(a);
+  req.measure.remeasure_top = a.remeasure_top;
   req.measure.method = method_from_string(a.method);
   req.measure.noise_target = a.noise_target;
   req.measure.max_ms_per_config = a.max_ms_per_config;
@@ -301,6 +277,14 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
     rows.push_back({r.problem.key(), r.best->config.key(), cli::format_ns(r.best->stats.median_ns), tf, base});
   }
   print_table(rows);
+  for (const auto& r : summary.results) {
+    if (r.remeasured.empty()) continue;
+    std::cout << "re-measured in alternation, " << r.problem.key() << ":";
+    for (const auto& m : r.remeasured)
+      std::cout << "\n  " << (r.best && m.config == r.best->config ? "* " : "  ") << m.config.key() << "  "
+                << cli::format_ns(m.stats.median_ns) << " (search " << cli::format_ns(m.search_median_ns) << ")";
+    std::cout << "\n";
+  }
   std::string counts;
   for (const auto& [k, n] : summary.status_counts) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + k;
   std::cout << "trials: " << counts << " in " << summary.elapsed_s << " s" << (summary.cancelled ? " (cancelled)" : "")
@@ -394,7 +378,7 @@ int run_command(int argc, char** argv) {
   auto* kernels = app.add_subcommand("kernels", "List kernel families per backend");
   kernels->add_option("--backend,-b", kernels_backend, "Only this backend");
 
-  TuneArgs ta;
+  cli::TuneArgs ta;
   std::string space_family;
   std::vector<std::string> space_shapes;
   auto* space = app.add_subcommand("space", "Show a family's search space and its size before and after pruning");
@@ -405,43 +389,7 @@ int run_command(int argc, char** argv) {
   space->add_flag("--json", json, "Print the space as JSON (a starting point for --space)");
   add_common(space, false);
 
-  auto* tune = app.add_subcommand("tune", "Tune a kernel family on a list of shapes");
-  tune->add_option("family", ta.family, "Kernel family (`ktune kernels`)");
-  tune->add_option("--kernel-spec", ta.kernel_spec, "Tune a user kernel described by a JSON spec (GPU backends)");
-  tune->add_option("--shape,-s", ta.shapes, "Shape, e.g. \"M=1,16,64 N=4096 K=4096\"; lists expand to their product; repeatable")
-      ->take_all();
-  tune->add_option("--space", ta.space_file, "Search space JSON file (default: the family's)");
-  tune->add_option("--strategy", ta.strategy, "exhaustive | random | local (model-guided hill climbing)")->capture_default_str();
-  tune->add_option("--budget", ta.budget, "random, local: configs per problem (0 = all)")->capture_default_str();
-  tune->add_option("--seed", ta.seed, "Seed of the workload and of random strategies")->capture_default_str();
-  tune->add_option("--method", ta.method, "amortized (serving throughput) | per_launch (cold-cache latency)")->capture_default_str();
-  tune->add_option("--noise-target", ta.noise_target, "Stop sampling at this relative noise")->capture_default_str();
-  tune->add_option("--max-ms-per-config", ta.max_ms_per_config, "Time cap per config (warm-up + samples)")->capture_default_str();
-  tune->add_option("--warmup-ms", ta.warmup_ms, "Warm-up time per config")->capture_default_str();
-  tune->add_option("--min-samples", ta.min_samples, "Samples before the noise target may stop")->capture_default_str();
-  tune->add_option("--max-samples", ta.max_samples, "Samples at most")->capture_default_str();
-  tune->add_flag("--no-slow-abort", ta.no_slow_abort, "Measure every config fully, even hopeless ones");
-  tune->add_flag("--rotate-buffers", ta.rotate_buffers, "Rotate input copies larger than the cache (cold-cache throughput)");
-  tune->add_option("--atol", ta.atol, "Validation absolute tolerance")->capture_default_str();
-  tune->add_option("--rtol", ta.rtol, "Validation relative tolerance")->capture_default_str();
-  tune->add_option("--max-mismatch", ta.max_mismatch, "Allowed fraction of elements outside tolerance")->capture_default_str();
-  tune->add_option("--compile-threads", ta.compile_threads, "Threads preparing configs ahead (0 = all cores)");
-  tune->add_option("--cache-dir", ta.cache_dir, "Compile cache of GPU backends (default $KTUNE_CUDA_CACHE or ~/.cache/ktune)");
-  tune->add_option("--run-name", ta.run_name, "Run folder name under --output-dir: one name, no '/' (default <family>_<date>_<time>)");
-  tune->add_option("--output-dir", ta.output_dir, "Where runs are saved")->capture_default_str();
-  tune->add_flag("--no-save", ta.no_save, "Do not save the run");
-  tune->add_flag("--resume", ta.resume,
-                 "Continue the run named by --run-name: its shapes, space, strategy and measurement settings come from "
-                 "the run (an option given must match it); recorded trials are not measured again");
-  tune->add_flag("--update-registry", ta.update_registry, "Apply new and faster results to the registry afterwards");
-  tune->add_flag("--dry-run", ta.dry_run, "Print the plan (problems, space sizes, trials) without running");
-  tune->add_flag("--quiet,-q", ta.quiet, "No progress output");
-  tune->add_option("--tp-size", ta.tp_size, "Tensor-parallel degree: tune the local shape")->capture_default_str();
-  tune->add_option("--tp-split-dim", ta.tp_split_dim, "out (column parallel) | in (row parallel)");
-  tune->add_option("--replay", ta.replay,
-                   "Replay a recorded run folder (a ktune run or an imported Kernel Tuner cache) instead of a device: "
-                   "the strategy proposes, the recorded trials answer")
-      ->check(CLI::ExistingDirectory);
+  auto* tune = cli::add_tune_command(app, ta);
   add_common(tune, true);
   cli::WorkerArgs worker_args;
   cli::add_worker_options(tune, worker_args);
@@ -516,7 +464,8 @@ int run_command(int argc, char** argv) {
                          "--shape, --space and --kernel-spec");
       if (ta.resume || ta.update_registry)
         throw InputError("--replay measures nothing new: --resume and --update-registry do not apply");
-      cli::Replay r = cli::prepare_replay(ta.replay, backends, {ta.strategy, ta.budget, ta.seed}, args);
+      cli::Replay r = cli::prepare_replay(ta.replay, backends, cli::strategy_spec(ta), args);
+      if (tune->count("--remeasure-top")) r.request.measure.remeasure_top = ta.remeasure_top;
       const std::string name = ta.run_name.empty() ? default_run_name("replay_" + r.request.family.name) : ta.run_name;
       if (!ta.no_save) r.request.run_dir = run_folder(ta.output_dir, name);
       return run_and_report(*r.backend, r.device, r.request, common, ta.quiet, false);

@@ -34,26 +34,35 @@ struct Landscape {
   fs::path path;
 };
 
-// Records each trial in order; the measured configs, in evaluation order.
-struct Order : TuneObserver {
-  std::vector<Trial> trials;
-  void on_event(const TuneEvent& e) override {
-    if (const auto* f = std::get_if<event::TrialFinished>(&e))
-      if (f->trial.status != TrialStatus::Pruned) trials.push_back(f->trial);
-  }
-};
-
-std::vector<Trial> replay(ReplayBackend& backend, const StrategySpec& strategy) {
-  Order order;
-  Tuner(backend, backend.devices().front()).run(backend.request(strategy), order);
-  return order.trials;
-}
-
 // Evaluations up to and including the first ok trial within kWithin of `best_ns`.
 std::optional<std::size_t> evals_to_target(const std::vector<Trial>& trials, double best_ns) {
   for (std::size_t i = 0; i < trials.size(); ++i)
     if (trials[i].status == TrialStatus::Ok && trials[i].stats.median_ns <= best_ns * kWithin) return i + 1;
   return std::nullopt;
+}
+
+// Records each evaluated trial in order; with a target, cancels the run once one reaches it
+// (what comes after does not change the count, and a model-based strategy's full run is slow).
+struct Order : TuneObserver {
+  Tuner* tuner = nullptr;
+  std::optional<double> stop_at_ns;
+  std::vector<Trial> trials;
+  void on_event(const TuneEvent& e) override {
+    if (const auto* f = std::get_if<event::TrialFinished>(&e))
+      if (f->trial.status != TrialStatus::Pruned) {
+        trials.push_back(f->trial);
+        if (stop_at_ns && evals_to_target({trials.back()}, *stop_at_ns)) tuner->cancel();
+      }
+  }
+};
+
+std::vector<Trial> replay(ReplayBackend& backend, const StrategySpec& strategy, std::optional<double> stop_at_ns = {}) {
+  Tuner tuner(backend, backend.devices().front());
+  Order order;
+  order.tuner = &tuner;
+  order.stop_at_ns = stop_at_ns;
+  tuner.run(backend.request(strategy), order);
+  return order.trials;
 }
 
 std::string median_of(std::vector<std::optional<std::size_t>> evals) {
@@ -82,10 +91,10 @@ void bench(const Landscape& l, const fs::path& scratch) {
   std::cout << "landscape_size_" << l.name << "=" << all.size() << "\n";
   std::cout << "best_ns_" << l.name << "=" << best << "\n";
   std::cout << "evals_to_2pct_exhaustive_" << l.name << "=" << median_of({evals_to_target(all, best)}) << "\n";
-  for (const char* kind : {"random", "local"}) {
+  for (const char* kind : {"random", "local", "genetic", "bayes"}) {
     std::vector<std::optional<std::size_t>> evals;
     for (int seed = 0; seed < kSeeds; ++seed)
-      evals.push_back(evals_to_target(replay(backend, {kind, 0, static_cast<std::uint64_t>(seed)}), best));
+      evals.push_back(evals_to_target(replay(backend, {kind, 0, static_cast<std::uint64_t>(seed)}, best), best));
     std::cout << "evals_to_2pct_" << kind << "_" << l.name << "=" << median_of(evals) << "\n";
   }
 }
