@@ -1,12 +1,17 @@
-// Model-based search (Bayesian optimization): a few random configs, then a Gaussian process on
-// the configs' normalized candidate-value indices models log(median), and each next config is
-// the unmeasured valid one of highest expected improvement over the best so far, weighted by
-// how likely it is to run at all. Failed configs stay out of the regression (their time is
-// unknown, not large): a kernel-weighted share of failures near a candidate estimates its chance
-// of failing, so a region where configs do not compile or launch is avoided without bending the
-// model of the configs that do. A batch of a few configs is chosen at once (a "kriging
-// believer": each pick is added to the model at its predicted value before the next), so a
-// device backend can compile ahead while it measures.
+// Model-based search (Bayesian optimization). A spread-out start (a seeded maximin design), then
+// a Gaussian process models log(median) over the configs' normalized candidate-value indices and
+// each next config is the unmeasured valid one of highest expected improvement over the best so
+// far, times its chance to run at all.
+//
+// - Interactions: kernel speed often follows a product of parameters (threads per block =
+//   block_x * block_y, work per thread = tile_x * tile_y), a diagonal ridge an axis-aligned
+//   kernel fits poorly. A second model adds each pair's mean coordinate as a feature (on
+//   power-of-two lists, the log of the product); the model with the higher marginal likelihood
+//   is used, so the data decides.
+// - Failed configs stay out of the regression (their time is unknown, not large); a separate
+//   estimate of the chance to run keeps the search out of regions that fail to compile or launch.
+// - A batch of a few configs is chosen at once (a "kriging believer": each pick joins the model
+//   at its predicted value before the next), so a device backend can compile ahead.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -20,6 +25,7 @@ namespace ktune::detail {
 namespace {
 
 constexpr std::size_t kBatch = 4;
+constexpr int kMaximinDraws = 10;
 // Bounds on the model's cost, whatever the space: the fastest configs measured so far and a
 // seeded sample of the unmeasured ones.
 constexpr std::size_t kMaxTraining = 250;
@@ -46,9 +52,10 @@ class BayesStrategy : public Strategy {
     if (left == 0) return out;
     std::vector<std::size_t> picks;
     if (evals_.handed() < initial_ || !any_ran()) {
+      // The start, or, while every config so far failed, one more spread-out config at a time.
       const std::size_t n = std::min({max, left, std::max<std::size_t>(1, initial_ - std::min(initial_, evals_.handed()))});
       for (std::size_t k = 0; k < n; ++k)
-        if (const auto i = evals_.random_unproposed(rng_)) picks.push_back(*i), evals_.propose(*i);
+        if (const auto i = spread_out_pick()) picks.push_back(*i), evals_.propose(*i);
     } else {
       picks = model_picks(std::min({max, left, kBatch}));
     }
@@ -67,9 +74,36 @@ class BayesStrategy : public Strategy {
     return std::any_of(evals_.order().begin(), evals_.order().end(), [&](std::size_t i) { return evals_.time(i).has_value(); });
   }
 
-  GaussianProcess::Point coords(std::size_t i) const {
-    GaussianProcess::Point p(space_.dimensions());
-    for (std::size_t d = 0; d < p.size(); ++d) p[d] = space_.normalized(i, d);
+  // Of a few random unproposed configs, the one farthest from every config proposed so far.
+  std::optional<std::size_t> spread_out_pick() {
+    std::optional<std::size_t> best;
+    double best_distance = -1;
+    for (int k = 0; k < kMaximinDraws; ++k) {
+      const auto c = evals_.random_unproposed(rng_);
+      if (!c) break;
+      double nearest = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < space_.size(); ++i) {
+        if (!evals_.proposed(i)) continue;
+        double d2 = 0;
+        for (std::size_t d = 0; d < space_.dimensions(); ++d) {
+          const double z = space_.normalized(i, d) - space_.normalized(*c, d);
+          d2 += z * z;
+        }
+        nearest = std::min(nearest, d2);
+      }
+      if (nearest > best_distance) best_distance = nearest, best = c;
+    }
+    return best;
+  }
+
+  // Normalized coordinates, with each pair's mean appended when `pairs`.
+  GaussianProcess::Point coords(std::size_t i, bool pairs) const {
+    const std::size_t dims = space_.dimensions();
+    GaussianProcess::Point p(dims);
+    for (std::size_t d = 0; d < dims; ++d) p[d] = space_.normalized(i, d);
+    if (pairs)
+      for (std::size_t a = 0; a < dims; ++a)
+        for (std::size_t b = a + 1; b < dims; ++b) p.push_back((p[a] + p[b]) / 2);
     return p;
   }
 
@@ -78,28 +112,33 @@ class BayesStrategy : public Strategy {
     std::vector<std::size_t> ran;
     for (std::size_t i : evals_.order())
       if (evals_.time(i)) ran.push_back(i);
+    const double overall = (static_cast<double>(ran.size()) + 1) / (static_cast<double>(evals_.order().size()) + 2);
     std::sort(ran.begin(), ran.end(), [&](std::size_t a, std::size_t b) {
       return *evals_.time(a) < *evals_.time(b) || (*evals_.time(a) == *evals_.time(b) && a < b);
     });
     if (ran.size() > kMaxTraining) ran.resize(kMaxTraining);
-    std::vector<GaussianProcess::Point> x;
     std::vector<double> y;
-    for (std::size_t i : ran) {
-      x.push_back(coords(i));
-      y.push_back(std::log(*evals_.time(i)));
-    }
+    for (std::size_t i : ran) y.push_back(std::log(*evals_.time(i)));
+
     GaussianProcess gp;
-    gp.fit(x, y);
+    bool pairs = false;
+    for (bool with_pairs : {false, true}) {
+      if (with_pairs && space_.dimensions() < 2) break;
+      std::vector<GaussianProcess::Point> x;
+      for (std::size_t i : ran) x.push_back(coords(i, with_pairs));
+      GaussianProcess fitted;
+      fitted.fit(std::move(x), y);
+      if (!with_pairs || fitted.evidence() > gp.evidence()) gp = std::move(fitted), pairs = with_pairs;
+    }
     const double best = y.front();
 
-    std::vector<GaussianProcess::Point> ran_x, failed_x;
-    for (std::size_t i : evals_.order()) (evals_.time(i) ? ran_x : failed_x).push_back(coords(i));
+    count_pairs();
     std::vector<std::size_t> candidates = unproposed_sample();
     std::vector<GaussianProcess::Point> cand_x;
     std::vector<double> ok_chance;
     for (std::size_t c : candidates) {
-      cand_x.push_back(coords(c));
-      ok_chance.push_back(chance_to_run(gp, cand_x.back(), ran_x, failed_x));
+      cand_x.push_back(coords(c, pairs));
+      ok_chance.push_back(chance_to_run(c, overall));
     }
 
     std::vector<std::size_t> picks;
@@ -136,17 +175,44 @@ class BayesStrategy : public Strategy {
     return all;
   }
 
-  // The chance that a config at `x` runs: the kernel-weighted share of measured configs near
-  // it that ran, shrunk towards the share over the whole search (one pseudo-observation), so a
-  // candidate far from every measurement gets the overall rate.
-  static double chance_to_run(const GaussianProcess& gp, const GaussianProcess::Point& x,
-                              const std::vector<GaussianProcess::Point>& ran, const std::vector<GaussianProcess::Point>& failed) {
-    if (failed.empty()) return 1.0;
-    const double overall = (static_cast<double>(ran.size()) + 1) / (static_cast<double>(ran.size() + failed.size()) + 2);
-    double near_ran = 0, near_failed = 0;
-    for (const auto& p : ran) near_ran += gp.similarity(x, p);
-    for (const auto& p : failed) near_failed += gp.similarity(x, p);
-    return (overall + near_ran) / (1 + near_ran + near_failed);
+  // The chance that config `c` runs. Limits that make configs fail (shared memory, registers,
+  // threads per block) mostly involve two or three parameters, so the chance is the lowest, over
+  // every pair of parameters, of the share of measured configs with `c`'s two values that ran,
+  // shrunk towards the share over the whole search (one pseudo-observation): a pair never seen
+  // gets the overall rate, a pair that always failed soon gets little.
+  double chance_to_run(std::size_t c, double overall) const {
+    double chance = 1.0;
+    const Point& p = space_.point(c);
+    for (std::size_t a = 0; a < pairs_.size(); ++a)
+      for (std::size_t b = a + 1; b < pairs_.size(); ++b) {
+        const PairCount& cell = pairs_[a][b][cell_index(p, a, b)];
+        chance = std::min(chance, (cell.ran + overall) / (cell.measured + 1));
+      }
+    return chance;
+  }
+
+  struct PairCount {
+    double ran = 0, measured = 0;
+  };
+
+  std::size_t cell_index(const Point& p, std::size_t a, std::size_t b) const {
+    return static_cast<std::size_t>(p[a]) * space_.levels(b) + static_cast<std::size_t>(p[b]);
+  }
+
+  void count_pairs() {
+    const std::size_t dims = space_.dimensions();
+    pairs_.assign(dims, std::vector<std::vector<PairCount>>(dims));
+    for (std::size_t a = 0; a < dims; ++a)
+      for (std::size_t b = a + 1; b < dims; ++b) pairs_[a][b].assign(space_.levels(a) * space_.levels(b), {});
+    for (std::size_t i : evals_.order()) {
+      const Point& p = space_.point(i);
+      for (std::size_t a = 0; a < dims; ++a)
+        for (std::size_t b = a + 1; b < dims; ++b) {
+          PairCount& cell = pairs_[a][b][cell_index(p, a, b)];
+          cell.measured += 1;
+          cell.ran += evals_.time(i) ? 1 : 0;
+        }
+    }
   }
 
   std::size_t budget_;
@@ -155,6 +221,8 @@ class BayesStrategy : public Strategy {
   Evaluations evals_;
   std::mt19937_64 rng_;
   std::size_t initial_ = 4;
+  // pairs_[a][b][cell_index(p, a, b)] for a < b: how configs with those two values fared.
+  std::vector<std::vector<std::vector<PairCount>>> pairs_;
 };
 
 }  // namespace

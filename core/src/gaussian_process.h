@@ -21,10 +21,14 @@ class GaussianProcess {
   };
   // In the units of y.
   Prediction predict(const Point& x) const;
-  // Kernel similarity of `x` to each fitted point, in [0, 1], with the fitted lengthscales.
-  double similarity(const Point& a, const Point& b) const;
+  // Log marginal likelihood of the fitted model (up to a constant): comparable between models
+  // of the same targets.
+  double evidence() const { return evidence_; }
 
  private:
+  // Kernel similarity of two points, in [0, 1], with the fitted lengthscales.
+  double similarity(const Point& a, const Point& b) const;
+
   // Cholesky of the kernel matrix and the weights; false when it is not positive definite.
   bool factor();
   double log_likelihood() const;
@@ -36,6 +40,7 @@ class GaussianProcess {
   double noise_ = 1e-2;
   std::vector<double> chol_;  // n x n lower triangle, row-major
   std::vector<double> alpha_;
+  double evidence_ = 0;
 };
 
 }  // namespace ktune::detail

@@ -28,17 +28,18 @@ class GeneticStrategy : public Strategy {
     // Small populations: a budget of a few dozen evaluations must still see several generations.
     population_size_ = std::clamp<std::size_t>(planned() / 5, 4, 16);
     generation_ = 0;
+    handed_ = 0;
   }
 
   std::vector<Config> next(std::size_t max) override {
     std::vector<Config> out;
-    while (out.size() < max && evals_.handed() < planned()) {
+    while (out.size() < max && handed_ < planned()) {
       // A generation is bred from measured parents: the tuner reports a batch before it asks
       // again, so breed only at the start of a call.
       if (pending_.empty() && (!out.empty() || !breed())) break;
       const std::size_t i = pending_.front();
       pending_.erase(pending_.begin());
-      evals_.propose(i);
+      ++handed_;
       out.push_back(space_.config(i));
     }
     return out;
@@ -75,7 +76,7 @@ class GeneticStrategy : public Strategy {
       for (std::size_t tries = 0; next_gen.size() < population_size_ && tries < 8 * population_size_; ++tries) {
         const auto child = offspring();
         if (!child) continue;
-        if (!evals_.proposed(*child) && std::find(pending_.begin(), pending_.end(), *child) == pending_.end()) queue(*child);
+        if (!evals_.proposed(*child)) queue(*child);
         next_gen.push_back(*child);
       }
       // Converged (every child already measured): fresh blood keeps the budget working.
@@ -86,7 +87,11 @@ class GeneticStrategy : public Strategy {
     return !pending_.empty();
   }
 
-  void queue(std::size_t i) { pending_.push_back(i); }
+  // Queued counts as proposed: no later draw or child queues it again.
+  void queue(std::size_t i) {
+    evals_.propose(i);
+    pending_.push_back(i);
+  }
 
   std::size_t tournament() {
     std::uniform_int_distribution<std::size_t> pick(0, population_.size() - 1);
@@ -139,6 +144,7 @@ class GeneticStrategy : public Strategy {
   std::vector<std::size_t> pending_;
   std::size_t population_size_ = 8;
   std::size_t generation_ = 0;
+  std::size_t handed_ = 0;  // configs given to the tuner (the budget counts these)
 };
 
 }  // namespace

@@ -150,16 +150,34 @@ void remeasure_best(ProblemSession& session, MeasureSettings settings, std::vect
 
 // Seconds each problem's search took in the sessions recorded in `trials` (for a time budget on
 // resume). trials.csv keeps start times only: a trial lasted until the next one started in the
-// same session (a later start); the last of a session counts its compile time and samples.
+// same session (a later start); the last one of a session, whose end is unknown, counts as long
+// as the problem's other trials took on average (its compile time and samples when it has none).
 std::map<std::string, double> recorded_search_time(std::vector<Trial> trials) {
   std::sort(trials.begin(), trials.end(), [](const Trial& a, const Trial& b) { return a.id < b.id; });
-  std::map<std::string, double> out;
+  struct Spent {
+    double known_s = 0;
+    std::size_t known = 0;
+    std::vector<const Trial*> open;  // trials whose end is unknown
+  };
+  std::map<std::string, Spent> by_problem;
   for (std::size_t i = 0; i < trials.size(); ++i) {
-    const Trial& t = trials[i];
-    double took = t.compile_time_s;
-    for (double ns : t.samples_ns) took += ns * 1e-9;
-    if (i + 1 < trials.size() && trials[i + 1].started_at_s >= t.started_at_s) took = trials[i + 1].started_at_s - t.started_at_s;
-    out[t.problem_key] += took;
+    Spent& s = by_problem[trials[i].problem_key];
+    if (i + 1 < trials.size() && trials[i + 1].started_at_s >= trials[i].started_at_s) {
+      s.known_s += trials[i + 1].started_at_s - trials[i].started_at_s;
+      ++s.known;
+    } else {
+      s.open.push_back(&trials[i]);
+    }
+  }
+  std::map<std::string, double> out;
+  for (const auto& [key, s] : by_problem) {
+    double total = s.known_s;
+    for (const Trial* t : s.open) {
+      double own = t->compile_time_s;
+      for (double ns : t->samples_ns) own += ns * 1e-9;
+      total += s.known ? s.known_s / static_cast<double>(s.known) : own;
+    }
+    out[key] = total;
   }
   return out;
 }

@@ -56,7 +56,7 @@ class TestReplay : public QObject {
   void sameSeedSameConfigsAndBest() {
     QTemporaryDir tmp;
     ReplayBackend backend(import_cache(tmp, kData / "kernel_tuner_matmul_cache.json"));
-    for (const char* kind : {"random", "local"}) {
+    for (const char* kind : {"random", "local", "genetic", "bayes"}) {
       const Replayed a = replay(backend, {kind, 40, 3});
       const Replayed b = replay(backend, {kind, 40, 3});
       const Replayed c = replay(backend, {kind, 40, 4});
