@@ -12,6 +12,7 @@
 #include "ktune/backends.h"
 #include "ktune/diff.h"
 #include "ktune/error.h"
+#include "ktune/judge.h"
 #include "ktune/registry.h"
 #include "ktune/run_store.h"
 #include "ktune/tuner.h"
@@ -99,7 +100,7 @@ void print_diff(const RunResults& run, const RegistryDiff& diff) {
   std::vector<std::vector<std::string>> rows{{"class", "family", "key", "old median", "new median", "ratio", "new config"}};
   for (const auto& d : diff.entries) {
     char ratio[32] = "-";
-    if (d.old_entry) std::snprintf(ratio, sizeof ratio, "%.3fx", d.ratio);
+    if (d.old_entry) std::snprintf(ratio, sizeof ratio, d.paired ? "%.3fx paired" : "%.3fx", d.ratio);
     rows.push_back({to_string(d.cls), d.family, d.key, d.old_entry ? cli::format_ns(d.old_entry->latency_median_ns) : "-",
                     cli::format_ns(d.new_entry.latency_median_ns), ratio, d.new_entry.config.key()});
   }
@@ -314,15 +315,40 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
   return attention ? kExitAttention : kExitOk;
 }
 
+// `apply --remeasure`: the registry's config and the run's, timed side by side on the run's
+// device now; their paired ratios class the keys.
+std::vector<PairedVerdict> judge(const fs::path& run_dir, const RunResults& results, const std::string& registry,
+                                 const std::vector<std::unique_ptr<Backend>>& backends) {
+  const RunMetadata m = RunStore::read_metadata(run_dir);
+  Backend& backend = find_backend(backends, m.backend);
+  const DeviceInfo device = pick_device(backend, m.device.index);
+  if (device.slug() != m.device.slug())
+    throw InputError("--remeasure times configs on the run's device, " + m.device.name + "; device " +
+                     std::to_string(m.device.index) + " of the " + m.backend + " backend here is " + device.name);
+  const KernelFamily family = backend.family(m.family);
+  const std::vector<PairedVerdict> verdicts = judge_on_device(results, m, diff_run(results, registry), backend, device, family);
+  for (const auto& v : verdicts) {
+    if (!v.note.empty()) {
+      std::cout << "re-measure " << v.key << ": " << v.note << "; the recorded numbers decide\n";
+      continue;
+    }
+    std::cout << "re-measured " << v.key << " in alternation: registry config " << cli::format_ns(summarize(v.registry_samples_ns).median_ns)
+              << ", run's config " << cli::format_ns(summarize(v.run_samples_ns).median_ns) << "\n";
+  }
+  if (verdicts.empty()) std::cout << "re-measure: no key has another config in the registry; nothing to time\n";
+  return verdicts;
+}
+
 int cmd_apply(const fs::path& run_dir, const std::string& registry, const std::vector<std::string>& keys, bool force,
-              bool dry_run, bool allow_unfinished) {
+              bool dry_run, bool allow_unfinished, const std::vector<PairedVerdict>& paired) {
   const RunResults results = RunStore::read_results(run_dir);
   ApplyOptions opt;
   opt.keys = keys;
   opt.force = force;
   opt.dry_run = dry_run;
   opt.allow_unfinished = allow_unfinished;
-  const RegistryDiff diff = diff_run(results, registry);
+  opt.paired = paired;
+  const RegistryDiff diff = diff_run(results, registry, opt.same_threshold, paired);
   print_diff(results, diff);
   const ApplyReport rep = apply_run(results, registry, opt);
   for (std::size_t i = 0; i < rep.skipped.size(); ++i)
@@ -398,7 +424,7 @@ int run_command(int argc, char** argv) {
 
   std::string run_dir;
   std::vector<std::string> keys;
-  bool force = false, dry = false, allow_unfinished = false;
+  bool force = false, dry = false, allow_unfinished = false, remeasure = false;
   auto* diff = app.add_subcommand(
       "diff", "Show a run's state and compare its results with the registry: new, faster, slower, same, not comparable");
   diff->add_option("run_dir", run_dir, "Run folder")->required();
@@ -413,6 +439,10 @@ int run_command(int argc, char** argv) {
   apply->add_flag("--allow-unfinished", allow_unfinished,
                   "Apply a run that did not finish (cancelled, failed, running): its results are partial");
   apply->add_flag("--dry-run", dry, "Print what would be written; write nothing");
+  apply->add_flag("--remeasure", remeasure,
+                  "First time the registry's config and the run's side by side on the run's device (this machine's "
+                  "device of the run's backend and index), in alternation, and class each key faster / slower / same "
+                  "from that paired ratio instead of the recorded medians");
 
   std::string format, output;
   auto* exp = app.add_subcommand("export", "Export a run's trials (csv) or everything (json)");
@@ -497,7 +527,11 @@ int run_command(int argc, char** argv) {
       print_diff(results, diff_run(results, common.registry));
       return kExitOk;
     }
-    if (*apply) return cmd_apply(run_dir, common.registry, keys, force, dry, allow_unfinished);
+    if (*apply) {
+      std::vector<PairedVerdict> paired;
+      if (remeasure) paired = judge(run_dir, RunStore::read_results(run_dir), common.registry, backends);
+      return cmd_apply(run_dir, common.registry, keys, force, dry, allow_unfinished, paired);
+    }
     if (*exp) {
       const std::string text = format == "csv" ? export_trials_csv(run_dir) : export_run_json(run_dir).dump(2) + "\n";
       if (output.empty()) {
