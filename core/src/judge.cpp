@@ -6,13 +6,25 @@
 
 namespace ktune {
 
+namespace {
+
+// The same values for the same parameters, in whatever order (the registry keeps its own).
+bool same_config(const Config& a, const Config& b) {
+  auto x = a.values(), y = b.values();
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  return x == y;
+}
+
+}  // namespace
+
 std::vector<PairedVerdict> judge_on_device(const RunResults& run, const RunMetadata& metadata, const RegistryDiff& diff,
                                            Backend& backend, const DeviceInfo& device, const KernelFamily& family) {
   std::vector<PairedVerdict> out;
   MeasureSettings settings = metadata.measure;
   settings.slow_abort = false;
   for (const DiffEntry& d : diff.entries) {
-    if (!d.old_entry || d.old_entry->config == d.new_entry.config) continue;
+    if (!d.old_entry || same_config(d.old_entry->config, d.new_entry.config)) continue;
     const auto result = std::find_if(run.entries.begin(), run.entries.end(),
                                      [&](const ResultEntry& r) { return r.problem.key() == d.key; });
     if (result == run.entries.end()) continue;

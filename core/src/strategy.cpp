@@ -184,7 +184,8 @@ double parse_duration_s(const std::string& text) {
   else if (unit == "m" || unit == "min") scale = 60;
   else if (unit == "h") scale = 3600;
   else throw bad();
-  if (value < 0) throw InputError("time budget '" + text + "' is negative; give 0 for no limit or a positive duration");
+  if (value < 0)
+    throw InputError("time budget '" + text + "' is negative; give 0 for no limit or a duration: 90, 60s, 5m, 1.5h");
   return value * scale;
 }
 
