@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "discrete_space.h"
 #include "gaussian_process.h"
@@ -44,6 +45,9 @@ class BayesStrategy : public Strategy {
     evals_.reset(space_.size());
     rng_.seed(seed_);
     initial_ = std::min(planned(), std::clamp<std::size_t>(space_.dimensions() + 1, 4, 10));
+    searched_at_ = 0;
+    hyper_[0].reset();
+    hyper_[1].reset();
   }
 
   std::vector<Config> next(std::size_t max) override {
@@ -120,6 +124,10 @@ class BayesStrategy : public Strategy {
     std::vector<double> y;
     for (std::size_t i : ran) y.push_back(std::log(*evals_.time(i)));
 
+    // Hyperparameters are searched again once the data grew by a fifth since the last search
+    // (the search is most of a large model's cost; a few more points barely move them).
+    const bool search = y.size() >= searched_at_ + std::max<std::size_t>(1, searched_at_ / 5);
+    if (search) searched_at_ = y.size();
     GaussianProcess gp;
     bool pairs = false;
     for (bool with_pairs : {false, true}) {
@@ -127,7 +135,9 @@ class BayesStrategy : public Strategy {
       std::vector<GaussianProcess::Point> x;
       for (std::size_t i : ran) x.push_back(coords(i, with_pairs));
       GaussianProcess fitted;
-      fitted.fit(std::move(x), y);
+      auto& hyper = hyper_[with_pairs ? 1 : 0];
+      fitted.fit(std::move(x), y, search || !hyper ? nullptr : &*hyper);
+      hyper = fitted.hyper();
       if (!with_pairs || fitted.evidence() > gp.evidence()) gp = std::move(fitted), pairs = with_pairs;
     }
     const double best = y.front();
@@ -221,6 +231,8 @@ class BayesStrategy : public Strategy {
   Evaluations evals_;
   std::mt19937_64 rng_;
   std::size_t initial_ = 4;
+  std::size_t searched_at_ = 0;                   // training points at the last hyperparameter search
+  std::optional<GaussianProcess::Hyper> hyper_[2];  // the models' hyperparameters: plain, with pairs
   // pairs_[a][b][cell_index(p, a, b)] for a < b: how configs with those two values fared.
   std::vector<std::vector<std::vector<PairCount>>> pairs_;
 };

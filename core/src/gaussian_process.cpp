@@ -54,7 +54,7 @@ double GaussianProcess::log_likelihood() const {
   return -0.5 * fit - logdet;
 }
 
-void GaussianProcess::fit(std::vector<Point> x, std::vector<double> y) {
+void GaussianProcess::fit(std::vector<Point> x, std::vector<double> y, const Hyper* given) {
   x_ = std::move(x);
   const std::size_t n = y.size();
   y_mean_ = std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(n);
@@ -65,6 +65,14 @@ void GaussianProcess::fit(std::vector<Point> x, std::vector<double> y) {
   for (std::size_t i = 0; i < n; ++i) y_[i] = (y[i] - y_mean_) / y_scale_;
 
   const std::size_t dims = x_.front().size();
+  if (given && given->lengths.size() == dims) {
+    lengths_ = given->lengths;
+    noise_ = given->noise;
+    if (factor()) {
+      evidence_ = log_likelihood();
+      return;
+    }
+  }
   double best = -std::numeric_limits<double>::infinity();
   std::vector<double> best_lengths(dims, 1.0);
   double best_noise = 1e-2;

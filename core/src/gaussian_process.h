@@ -10,8 +10,15 @@ class GaussianProcess {
  public:
   using Point = std::vector<double>;
 
-  // Fits with hyperparameters chosen for `x`, `y` (at least one point).
-  void fit(std::vector<Point> x, std::vector<double> y);
+  // Hyperparameters: a lengthscale per dimension and the noise variance (of standardized y).
+  struct Hyper {
+    std::vector<double> lengths;
+    double noise = 1e-2;
+  };
+  // Fits with hyperparameters chosen for `x`, `y` (at least one point) by marginal likelihood,
+  // or with `given` ones (cheaper: one factorization instead of a search).
+  void fit(std::vector<Point> x, std::vector<double> y, const Hyper* given = nullptr);
+  Hyper hyper() const { return {lengths_, noise_}; }
   // Adds a point with the hyperparameters kept (a believed value during a batch).
   void add(const Point& x, double y);
 
