@@ -12,6 +12,7 @@
 #include "ktune/backends.h"
 #include "ktune/diff.h"
 #include "ktune/error.h"
+#include "ktune/judge.h"
 #include "ktune/registry.h"
 #include "ktune/run_store.h"
 #include "ktune/tuner.h"
@@ -20,6 +21,7 @@
 #include "progress_printer.h"
 #include "replay_command.h"
 #include "resume_args.h"
+#include "tune_options.h"
 #include "worker_command.h"
 
 namespace fs = std::filesystem;
@@ -42,31 +44,6 @@ struct Common {
   std::string registry = "tuned_data";
 };
 
-struct TuneArgs {
-  std::string family;
-  std::string kernel_spec;
-  std::vector<std::string> shapes;
-  std::string space_file;
-  std::string strategy = "exhaustive";
-  std::size_t budget = 0;
-  std::uint64_t seed = 0;
-  std::string method = "amortized";
-  double noise_target = 0.01;
-  double max_ms_per_config = 2000;
-  double warmup_ms = 20;
-  int min_samples = 5, max_samples = 100;
-  bool no_slow_abort = false;
-  bool rotate_buffers = false;
-  double atol = 1e-2, rtol = 1e-2, max_mismatch = 0;
-  int compile_threads = 0;
-  std::string cache_dir;
-  std::string run_name;
-  std::string output_dir = "tuning_runs";
-  bool no_save = false, resume = false, update_registry = false, dry_run = false, quiet = false;
-  int tp_size = 1;
-  std::string tp_split_dim = "none";
-  std::string replay;  // a run folder to replay instead of a device
-};
 
 DeviceInfo pick_device(Backend& backend, int index) {
   const auto devices = backend.devices();
@@ -123,7 +100,7 @@ void print_diff(const RunResults& run, const RegistryDiff& diff) {
   std::vector<std::vector<std::string>> rows{{"class", "family", "key", "old median", "new median", "ratio", "new config"}};
   for (const auto& d : diff.entries) {
     char ratio[32] = "-";
-    if (d.old_entry) std::snprintf(ratio, sizeof ratio, "%.3fx", d.ratio);
+    if (d.old_entry) std::snprintf(ratio, sizeof ratio, d.paired ? "%.3fx paired" : "%.3fx", d.ratio);
     rows.push_back({to_string(d.cls), d.family, d.key, d.old_entry ? cli::format_ns(d.old_entry->latency_median_ns) : "-",
                     cli::format_ns(d.new_entry.latency_median_ns), ratio, d.new_entry.config.key()});
   }
@@ -213,7 +190,7 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
                    bool update_registry);
 
 // `resumed`: the run --resume continues (its settings win over defaults; given options must agree).
-int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::vector<std::string>& argv,
+int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const std::vector<std::string>& argv,
              const RunMetadata* resumed, const cli::Given& given) {
   const KernelFamily family = pick_family(backend, a.family, a.kernel_spec);
   if (a.shapes.empty() && !resumed) throw InputError("give at least one --shape, e.g. --shape \"M=16,64 N=4096 K=4096\"");
@@ -225,8 +202,8 @@ int cmd_tune(Backend& backend, const Common& c, const TuneArgs& a, const std::ve
   req.problems = expand_shapes(family, a.shapes, a.tp_size, a.tp_split_dim);
   req.space = a.space_file.empty() ? family.default_space : SearchSpace::load(a.space_file);
   family.check_space(req.space);
-  req.strategy = {a.strategy, a.budget, a.seed};
-  make_strategy(req.strategy);  // validates the name before anything runs
+  req.strategy = cli::strategy_spec(a);
+  req.measure.remeasure_top = a.remeasure_top;
   req.measure.method = method_from_string(a.method);
   req.measure.noise_target = a.noise_target;
   req.measure.max_ms_per_config = a.max_ms_per_config;
@@ -301,6 +278,14 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
     rows.push_back({r.problem.key(), r.best->config.key(), cli::format_ns(r.best->stats.median_ns), tf, base});
   }
   print_table(rows);
+  for (const auto& r : summary.results) {
+    if (r.remeasured.empty()) continue;
+    std::cout << "re-measured in alternation, " << r.problem.key() << ":";
+    for (const auto& m : r.remeasured)
+      std::cout << "\n  " << (r.best && m.config == r.best->config ? "* " : "  ") << m.config.key() << "  "
+                << cli::format_ns(m.stats.median_ns) << " (search " << cli::format_ns(m.search_median_ns) << ")";
+    std::cout << "\n";
+  }
   std::string counts;
   for (const auto& [k, n] : summary.status_counts) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + k;
   std::cout << "trials: " << counts << " in " << summary.elapsed_s << " s" << (summary.cancelled ? " (cancelled)" : "")
@@ -330,15 +315,40 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
   return attention ? kExitAttention : kExitOk;
 }
 
+// `apply --remeasure`: the registry's config and the run's, timed side by side on the run's
+// device now; their paired ratios class the keys.
+std::vector<PairedVerdict> judge(const fs::path& run_dir, const RunResults& results, const std::string& registry,
+                                 const std::vector<std::unique_ptr<Backend>>& backends) {
+  const RunMetadata m = RunStore::read_metadata(run_dir);
+  Backend& backend = find_backend(backends, m.backend);
+  const DeviceInfo device = pick_device(backend, m.device.index);
+  if (device.slug() != m.device.slug())
+    throw InputError("--remeasure times configs on the run's device, " + m.device.name + "; device " +
+                     std::to_string(m.device.index) + " of the " + m.backend + " backend here is " + device.name);
+  const KernelFamily family = backend.family(m.family);
+  const std::vector<PairedVerdict> verdicts = judge_on_device(results, m, diff_run(results, registry), backend, device, family);
+  for (const auto& v : verdicts) {
+    if (!v.note.empty()) {
+      std::cout << "re-measure " << v.key << ": " << v.note << "; the recorded numbers decide\n";
+      continue;
+    }
+    std::cout << "re-measured " << v.key << " in alternation: registry config " << cli::format_ns(summarize(v.registry_samples_ns).median_ns)
+              << ", run's config " << cli::format_ns(summarize(v.run_samples_ns).median_ns) << "\n";
+  }
+  if (verdicts.empty()) std::cout << "re-measure: no key has another config in the registry; nothing to time\n";
+  return verdicts;
+}
+
 int cmd_apply(const fs::path& run_dir, const std::string& registry, const std::vector<std::string>& keys, bool force,
-              bool dry_run, bool allow_unfinished) {
+              bool dry_run, bool allow_unfinished, const std::vector<PairedVerdict>& paired) {
   const RunResults results = RunStore::read_results(run_dir);
   ApplyOptions opt;
   opt.keys = keys;
   opt.force = force;
   opt.dry_run = dry_run;
   opt.allow_unfinished = allow_unfinished;
-  const RegistryDiff diff = diff_run(results, registry);
+  opt.paired = paired;
+  const RegistryDiff diff = diff_run(results, registry, opt.same_threshold, paired);
   print_diff(results, diff);
   const ApplyReport rep = apply_run(results, registry, opt);
   for (std::size_t i = 0; i < rep.skipped.size(); ++i)
@@ -394,7 +404,7 @@ int run_command(int argc, char** argv) {
   auto* kernels = app.add_subcommand("kernels", "List kernel families per backend");
   kernels->add_option("--backend,-b", kernels_backend, "Only this backend");
 
-  TuneArgs ta;
+  cli::TuneArgs ta;
   std::string space_family;
   std::vector<std::string> space_shapes;
   auto* space = app.add_subcommand("space", "Show a family's search space and its size before and after pruning");
@@ -405,43 +415,7 @@ int run_command(int argc, char** argv) {
   space->add_flag("--json", json, "Print the space as JSON (a starting point for --space)");
   add_common(space, false);
 
-  auto* tune = app.add_subcommand("tune", "Tune a kernel family on a list of shapes");
-  tune->add_option("family", ta.family, "Kernel family (`ktune kernels`)");
-  tune->add_option("--kernel-spec", ta.kernel_spec, "Tune a user kernel described by a JSON spec (GPU backends)");
-  tune->add_option("--shape,-s", ta.shapes, "Shape, e.g. \"M=1,16,64 N=4096 K=4096\"; lists expand to their product; repeatable")
-      ->take_all();
-  tune->add_option("--space", ta.space_file, "Search space JSON file (default: the family's)");
-  tune->add_option("--strategy", ta.strategy, "exhaustive | random | local (model-guided hill climbing)")->capture_default_str();
-  tune->add_option("--budget", ta.budget, "random, local: configs per problem (0 = all)")->capture_default_str();
-  tune->add_option("--seed", ta.seed, "Seed of the workload and of random strategies")->capture_default_str();
-  tune->add_option("--method", ta.method, "amortized (serving throughput) | per_launch (cold-cache latency)")->capture_default_str();
-  tune->add_option("--noise-target", ta.noise_target, "Stop sampling at this relative noise")->capture_default_str();
-  tune->add_option("--max-ms-per-config", ta.max_ms_per_config, "Time cap per config (warm-up + samples)")->capture_default_str();
-  tune->add_option("--warmup-ms", ta.warmup_ms, "Warm-up time per config")->capture_default_str();
-  tune->add_option("--min-samples", ta.min_samples, "Samples before the noise target may stop")->capture_default_str();
-  tune->add_option("--max-samples", ta.max_samples, "Samples at most")->capture_default_str();
-  tune->add_flag("--no-slow-abort", ta.no_slow_abort, "Measure every config fully, even hopeless ones");
-  tune->add_flag("--rotate-buffers", ta.rotate_buffers, "Rotate input copies larger than the cache (cold-cache throughput)");
-  tune->add_option("--atol", ta.atol, "Validation absolute tolerance")->capture_default_str();
-  tune->add_option("--rtol", ta.rtol, "Validation relative tolerance")->capture_default_str();
-  tune->add_option("--max-mismatch", ta.max_mismatch, "Allowed fraction of elements outside tolerance")->capture_default_str();
-  tune->add_option("--compile-threads", ta.compile_threads, "Threads preparing configs ahead (0 = all cores)");
-  tune->add_option("--cache-dir", ta.cache_dir, "Compile cache of GPU backends (default $KTUNE_CUDA_CACHE or ~/.cache/ktune)");
-  tune->add_option("--run-name", ta.run_name, "Run folder name under --output-dir: one name, no '/' (default <family>_<date>_<time>)");
-  tune->add_option("--output-dir", ta.output_dir, "Where runs are saved")->capture_default_str();
-  tune->add_flag("--no-save", ta.no_save, "Do not save the run");
-  tune->add_flag("--resume", ta.resume,
-                 "Continue the run named by --run-name: its shapes, space, strategy and measurement settings come from "
-                 "the run (an option given must match it); recorded trials are not measured again");
-  tune->add_flag("--update-registry", ta.update_registry, "Apply new and faster results to the registry afterwards");
-  tune->add_flag("--dry-run", ta.dry_run, "Print the plan (problems, space sizes, trials) without running");
-  tune->add_flag("--quiet,-q", ta.quiet, "No progress output");
-  tune->add_option("--tp-size", ta.tp_size, "Tensor-parallel degree: tune the local shape")->capture_default_str();
-  tune->add_option("--tp-split-dim", ta.tp_split_dim, "out (column parallel) | in (row parallel)");
-  tune->add_option("--replay", ta.replay,
-                   "Replay a recorded run folder (a ktune run or an imported Kernel Tuner cache) instead of a device: "
-                   "the strategy proposes, the recorded trials answer")
-      ->check(CLI::ExistingDirectory);
+  auto* tune = cli::add_tune_command(app, ta);
   add_common(tune, true);
   cli::WorkerArgs worker_args;
   cli::add_worker_options(tune, worker_args);
@@ -450,7 +424,7 @@ int run_command(int argc, char** argv) {
 
   std::string run_dir;
   std::vector<std::string> keys;
-  bool force = false, dry = false, allow_unfinished = false;
+  bool force = false, dry = false, allow_unfinished = false, remeasure = false;
   auto* diff = app.add_subcommand(
       "diff", "Show a run's state and compare its results with the registry: new, faster, slower, same, not comparable");
   diff->add_option("run_dir", run_dir, "Run folder")->required();
@@ -465,6 +439,10 @@ int run_command(int argc, char** argv) {
   apply->add_flag("--allow-unfinished", allow_unfinished,
                   "Apply a run that did not finish (cancelled, failed, running): its results are partial");
   apply->add_flag("--dry-run", dry, "Print what would be written; write nothing");
+  apply->add_flag("--remeasure", remeasure,
+                  "First time the registry's config and the run's side by side on the run's device (this machine's "
+                  "device of the run's backend and index), in alternation, and class each key faster / slower / same "
+                  "from that paired ratio instead of the recorded medians");
 
   std::string format, output;
   auto* exp = app.add_subcommand("export", "Export a run's trials (csv) or everything (json)");
@@ -516,7 +494,8 @@ int run_command(int argc, char** argv) {
                          "--shape, --space and --kernel-spec");
       if (ta.resume || ta.update_registry)
         throw InputError("--replay measures nothing new: --resume and --update-registry do not apply");
-      cli::Replay r = cli::prepare_replay(ta.replay, backends, {ta.strategy, ta.budget, ta.seed}, args);
+      cli::Replay r = cli::prepare_replay(ta.replay, backends, cli::strategy_spec(ta), args);
+      if (tune->count("--remeasure-top")) r.request.measure.remeasure_top = ta.remeasure_top;
       const std::string name = ta.run_name.empty() ? default_run_name("replay_" + r.request.family.name) : ta.run_name;
       if (!ta.no_save) r.request.run_dir = run_folder(ta.output_dir, name);
       return run_and_report(*r.backend, r.device, r.request, common, ta.quiet, false);
@@ -548,7 +527,11 @@ int run_command(int argc, char** argv) {
       print_diff(results, diff_run(results, common.registry));
       return kExitOk;
     }
-    if (*apply) return cmd_apply(run_dir, common.registry, keys, force, dry, allow_unfinished);
+    if (*apply) {
+      std::vector<PairedVerdict> paired;
+      if (remeasure) paired = judge(run_dir, RunStore::read_results(run_dir), common.registry, backends);
+      return cmd_apply(run_dir, common.registry, keys, force, dry, allow_unfinished, paired);
+    }
     if (*exp) {
       const std::string text = format == "csv" ? export_trials_csv(run_dir) : export_run_json(run_dir).dump(2) + "\n";
       if (output.empty()) {

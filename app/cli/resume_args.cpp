@@ -16,6 +16,8 @@ const std::map<std::string, std::string> kOptionOf = {
     {"strategy.kind", "--strategy"},
     {"strategy.budget", "--budget"},
     {"strategy.seed", "--seed"},
+    {"strategy.time_budget_s", "--time-budget"},
+    {"measure.remeasure_top", "--remeasure-top"},
     {"seed", "--seed"},
     {"measure.method", "--method"},
     {"measure.noise_target", "--noise-target"},

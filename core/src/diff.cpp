@@ -80,7 +80,19 @@ struct Loaded {
   RegistryDiff diff;
 };
 
-Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, double same_threshold) {
+// Faster, slower or same from a ratio (old / new) and the relative difference that is noise.
+DiffClass classify(double ratio, double threshold) {
+  // Symmetric: 2x faster and 2x slower are the same distance from "same".
+  const double rel_diff = std::max(ratio, 1 / ratio) - 1;
+  return rel_diff <= threshold ? DiffClass::Same : ratio > 1 ? DiffClass::Faster : DiffClass::Slower;
+}
+
+double noise_threshold(double same_threshold, const std::vector<double>& a, const std::vector<double>& b) {
+  return std::max(same_threshold, 2 * std::hypot(median_rel_std_error(a), median_rel_std_error(b)));
+}
+
+Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, double same_threshold,
+                     const std::vector<PairedVerdict>& paired) {
   Loaded out;
   out.diff.registry_file = Registry::file_for(registry_root, run.backend, run.device_slug);
   const fs::path& file = out.diff.registry_file;
@@ -103,11 +115,17 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
     if (const RegistryEntry* old = out.registry.find(d.family, d.key)) {
       d.old_entry = *old;
       d.ratio = old->latency_median_ns / new_median;
-      d.threshold = std::max(same_threshold, 2 * std::hypot(median_rel_std_error(old->samples_ns), median_rel_std_error(r.samples_ns)));
-      // Symmetric: 2x faster and 2x slower are the same distance from "same".
-      const double rel_diff = std::max(d.ratio, 1 / d.ratio) - 1;
-      d.cls = rel_diff <= d.threshold ? DiffClass::Same : d.ratio > 1 ? DiffClass::Faster : DiffClass::Slower;
+      d.threshold = noise_threshold(same_threshold, old->samples_ns, r.samples_ns);
+      d.cls = classify(d.ratio, d.threshold);
       if (old->benchmarking_method != d.new_entry.benchmarking_method) d.cls = DiffClass::NotComparable;
+      const auto v = std::find_if(paired.begin(), paired.end(),
+                                  [&](const PairedVerdict& p) { return p.family == d.family && p.key == d.key; });
+      if (v != paired.end() && !v->registry_samples_ns.empty() && !v->run_samples_ns.empty()) {
+        d.ratio = summarize(v->registry_samples_ns).median_ns / summarize(v->run_samples_ns).median_ns;
+        d.threshold = noise_threshold(same_threshold, v->registry_samples_ns, v->run_samples_ns);
+        d.cls = classify(d.ratio, d.threshold);
+        d.paired = true;
+      }
     }
     out.diff.entries.push_back(std::move(d));
   }
@@ -120,11 +138,14 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
 
 }  // namespace
 
-RegistryDiff diff_run(const RunResults& run, const fs::path& registry_root, double same_threshold) {
-  return load_and_diff(run, registry_root, same_threshold).diff;
+RegistryDiff diff_run(const RunResults& run, const fs::path& registry_root, double same_threshold,
+                      const std::vector<PairedVerdict>& paired) {
+  return load_and_diff(run, registry_root, same_threshold, paired).diff;
 }
 
 namespace {
+
+std::string ratio_text(const DiffEntry& d) { return (d.paired ? "paired ratio " : "ratio ") + format("%.4f", d.ratio); }
 
 // What applying would write and skip, against the registry as it is now.
 ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyOptions& options) {
@@ -154,10 +175,10 @@ ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyO
     if (!chosen) {
       skip(d, "not chosen");
     } else if (d.cls == DiffClass::Same) {
-      skip(d, "same as the registry entry within noise (ratio " + format("%.4f", d.ratio) + ", threshold " +
+      skip(d, "same as the registry entry within noise (" + ratio_text(d) + ", threshold " +
                   format("%.1f", 100 * d.threshold) + "%)");
     } else if (d.cls == DiffClass::Slower && !options.force) {
-      skip(d, "slower than the registry entry (ratio " + format("%.4f", d.ratio) + "); use --force to replace it");
+      skip(d, "slower than the registry entry (" + ratio_text(d) + "); use --force to replace it");
     } else if (d.cls == DiffClass::NotComparable && !options.force) {
       skip(d, "not comparable: measured " + d.new_entry.benchmarking_method + ", the registry entry " +
                   d.old_entry->benchmarking_method + "; use --force to replace it");
@@ -175,7 +196,7 @@ ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, cons
     throw InputError("run " + run.run_name + " is " + (run.state.empty() ? "of unknown state" : run.state) + " (" +
                      describe_progress(run) + "): its results are partial; resume it with `ktune tune --resume --run-name " +
                      run.run_name + "` or apply anyway with --allow-unfinished");
-  ApplyReport report = plan_apply(run, load_and_diff(run, registry_root, options.same_threshold), options);
+  ApplyReport report = plan_apply(run, load_and_diff(run, registry_root, options.same_threshold, options.paired), options);
   if (report.written.empty() || options.dry_run) return report;
 
   // Plan again under an exclusive lock beside the registry: another apply may have changed it
@@ -185,7 +206,7 @@ ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, cons
   lock_name += report.registry_file.filename().string();
   lock_name += ".lock";
   const FileLock lock = FileLock::acquire(report.registry_file.parent_path() / lock_name);
-  Loaded loaded = load_and_diff(run, registry_root, options.same_threshold);
+  Loaded loaded = load_and_diff(run, registry_root, options.same_threshold, options.paired);
   report = plan_apply(run, loaded, options);
   if (report.written.empty()) return report;
   const bool had_file = fs::exists(report.registry_file);

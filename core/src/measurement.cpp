@@ -30,6 +30,7 @@ void measure_fields(M& m, F&& f) {
   f("slow_abort", m.slow_abort);
   f("slow_abort_margin", m.slow_abort_margin);
   f("rotate_buffers", m.rotate_buffers);
+  f("remeasure_top", m.remeasure_top);
 }
 
 template <typename T, typename F>
@@ -183,46 +184,49 @@ MeasureOutcome measure(const MeasureSettings& settings, const std::function<doub
   return out;
 }
 
-std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings,
-                                                       const std::function<double(const SampleRequest&)>& a,
-                                                       const std::function<double(const SampleRequest&)>& b) {
+std::vector<MeasureOutcome> measure_alternating(const MeasureSettings& settings, const std::vector<Sampler>& fns) {
   const auto start = Clock::now();
-  const double cap_ms = 2 * settings.max_ms_per_config;
-  const std::function<double(const SampleRequest&)>* fns[2] = {&a, &b};
-  SampleRequest req[2] = {first_request(settings, start, cap_ms), first_request(settings, start, cap_ms)};
-  for (int i = 0; i < 2; ++i) req[i].launches = launches_per_sample(settings, (*fns[i])(req[i]));
+  const std::size_t n = fns.size();
+  const double cap_ms = static_cast<double>(std::max<std::size_t>(1, n)) * settings.max_ms_per_config;
+  std::vector<SampleRequest> req(n, first_request(settings, start, cap_ms));
+  for (std::size_t i = 0; i < n; ++i) req[i].launches = launches_per_sample(settings, fns[i](req[i]));
   while (ms_since(start) < settings.warmup_ms && ms_since(start) < cap_ms)
-    for (int i = 0; i < 2; ++i) (*fns[i])(req[i]);
+    for (std::size_t i = 0; i < n; ++i) fns[i](req[i]);
 
-  std::pair<MeasureOutcome, MeasureOutcome> out;
-  MeasureOutcome* outs[2] = {&out.first, &out.second};
+  std::vector<MeasureOutcome> out(n);
   const auto min_samples = static_cast<std::size_t>(std::max(1, settings.min_samples));
   const auto max_samples = static_cast<std::size_t>(std::max(settings.min_samples, settings.max_samples));
   auto done = [&](const MeasureOutcome& o) {
-    const std::size_t n = o.samples_ns.size();
-    return n >= max_samples || (n >= min_samples && robust_rel_error(o.samples_ns) <= settings.noise_target);
+    const std::size_t k = o.samples_ns.size();
+    return k >= max_samples || (k >= min_samples && robust_rel_error(o.samples_ns) <= settings.noise_target);
   };
-  while (!(done(out.first) && done(out.second))) {
-    // Both keep sampling until both are done: every sample of one has a neighbour of the other.
+  auto too_few = [&] {
+    return std::any_of(out.begin(), out.end(), [&](const MeasureOutcome& o) { return o.samples_ns.size() < min_samples; });
+  };
+  while (!std::all_of(out.begin(), out.end(), done)) {
+    // All keep sampling until all are done: every sample of one has neighbours of the others.
     try {
-      for (int i = 0; i < 2; ++i)
-        if (outs[i]->samples_ns.size() < max_samples) outs[i]->samples_ns.push_back((*fns[i])(req[i]));
+      for (std::size_t i = 0; i < n; ++i)
+        if (out[i].samples_ns.size() < max_samples) out[i].samples_ns.push_back(fns[i](req[i]));
     } catch (const TrialFailure& e) {
-      if (e.status() != TrialStatus::Timeout || out.first.samples_ns.size() < min_samples ||
-          out.second.samples_ns.size() < min_samples)
-        throw;
+      if (e.status() != TrialStatus::Timeout || too_few()) throw;
       break;
     }
     if (ms_since(start) > cap_ms) {
-      if (out.first.samples_ns.size() < min_samples || out.second.samples_ns.size() < min_samples)
-        throw TrialFailure(TrialStatus::Timeout, "the paired measurement did not reach " + std::to_string(min_samples) +
+      if (too_few())
+        throw TrialFailure(TrialStatus::Timeout, "the alternating measurement did not reach " + std::to_string(min_samples) +
                                                      " samples each in " + std::to_string(cap_ms) + " ms");
-      for (auto* o : outs) o->note = "time cap reached at noise " + std::to_string(robust_rel_error(o->samples_ns) * 100) + "%";
+      for (auto& o : out) o.note = "time cap reached at noise " + std::to_string(robust_rel_error(o.samples_ns) * 100) + "%";
       break;
     }
   }
-  for (auto* o : outs) o->stats = summarize(o->samples_ns);
+  for (auto& o : out) o.stats = summarize(o.samples_ns);
   return out;
+}
+
+std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings, const Sampler& a, const Sampler& b) {
+  auto both = measure_alternating(settings, {a, b});
+  return {std::move(both[0]), std::move(both[1])};
 }
 
 }  // namespace ktune

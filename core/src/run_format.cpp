@@ -214,6 +214,16 @@ json result_json(const ResultEntry& r) {
     }
     j["baseline"] = b;
   }
+  if (!r.remeasured.empty()) {
+    json group = json::array();
+    for (const auto& m : r.remeasured) {
+      json one = stats_json(m.stats);
+      one["config"] = m.config.to_json();
+      one["search_median_ns"] = m.search_median_ns;
+      group.push_back(one);
+    }
+    j["remeasured"] = group;
+  }
   return j;
 }
 
@@ -232,6 +242,11 @@ ResultEntry result_from(const JsonPath& p) {
     r.baseline_name = p["baseline"]["name"].string();
     if (p["baseline"].has("paired_best")) r.best_paired = stats_from(p["baseline"]["paired_best"]);
   }
+  if (p.has("remeasured"))
+    for (std::size_t i = 0; i < p["remeasured"].size(); ++i) {
+      const JsonPath m = p["remeasured"][i];
+      r.remeasured.push_back({m["config"].parse(Config::from_json), m["search_median_ns"].number(), stats_from(m)});
+    }
   return r;
 }
 

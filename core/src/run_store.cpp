@@ -229,6 +229,7 @@ void RunStore::finish(const std::vector<ProblemResult>& results, const std::stri
     e.baseline_name = r.baseline_name;
     e.baseline = r.baseline;
     e.best_paired = r.best_paired;
+    e.remeasured = r.remeasured;
     run.entries.push_back(std::move(e));
   }
   write_file_atomic(dir_ / kResultsFile, results_json(run).dump(2) + "\n");

@@ -1,6 +1,8 @@
 #include "ktune/strategy.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -8,6 +10,7 @@
 #include <set>
 
 #include "json_fields.h"
+#include "strategy_factories.h"
 #include "ktune/error.h"
 
 namespace ktune {
@@ -146,23 +149,55 @@ class LocalSearchStrategy : public Strategy {
 
 }  // namespace
 
-nlohmann::json to_json(const StrategySpec& s) { return {{"kind", s.kind}, {"budget", s.budget}, {"seed", s.seed}}; }
+nlohmann::json to_json(const StrategySpec& s) {
+  return {{"kind", s.kind}, {"budget", s.budget}, {"seed", s.seed}, {"time_budget_s", s.time_budget_s}};
+}
 
 StrategySpec strategy_spec_from_json(const nlohmann::json& j, StrategySpec s) {
   const detail::FieldReader read(j, "strategy");
   read("kind", s.kind);
   read("budget", s.budget);
   read("seed", s.seed);
+  read("time_budget_s", s.time_budget_s);
+  if (!(s.time_budget_s >= 0) || !std::isfinite(s.time_budget_s))
+    throw InputError("strategy.time_budget_s: expected a number of seconds >= 0");
   return s;
 }
 
-std::vector<std::string> strategy_names() { return {"exhaustive", "random", "local"}; }
+double parse_duration_s(const std::string& text) {
+  const auto bad = [&]() {
+    return InputError("time budget '" + text + "' is not a duration: give seconds (90), or a number with s, m or h (60s, 5m, 1.5h)");
+  };
+  if (text.empty()) throw bad();
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  // stod accepts leading spaces, "inf" and "nan": none is a budget.
+  if (std::isspace(static_cast<unsigned char>(text.front())) || !std::isfinite(value)) throw bad();
+  const std::string unit = text.substr(used);
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1;
+  else if (unit == "m" || unit == "min") scale = 60;
+  else if (unit == "h") scale = 3600;
+  else throw bad();
+  if (value < 0)
+    throw InputError("time budget '" + text + "' is negative; give 0 for no limit or a duration: 90, 60s, 5m, 1.5h");
+  return value * scale;
+}
+
+std::vector<std::string> strategy_names() { return {"exhaustive", "random", "local", "genetic", "bayes"}; }
 
 std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec) {
   if (spec.kind == "exhaustive") return std::make_unique<ExhaustiveStrategy>();
   if (spec.kind == "random") return std::make_unique<RandomStrategy>(spec.budget, spec.seed);
   if (spec.kind == "local") return std::make_unique<LocalSearchStrategy>(spec.budget, spec.seed);
-  throw InputError("unknown strategy '" + spec.kind + "' (choose exhaustive, random or local)");
+  if (spec.kind == "genetic") return detail::make_genetic_strategy(spec.budget, spec.seed);
+  if (spec.kind == "bayes") return detail::make_bayes_strategy(spec.budget, spec.seed);
+  throw InputError("unknown strategy '" + spec.kind + "' (choose exhaustive, random, local, genetic or bayes)");
 }
 
 }  // namespace ktune

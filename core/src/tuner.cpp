@@ -101,6 +101,87 @@ void measure_baseline(ProblemSession& session, MeasureSettings settings, Problem
   }
 }
 
+// The best `remeasure_top` ok configs of the search, timed again in alternation: the fastest of
+// those paired numbers becomes the problem's best, since one config's search timing, taken at
+// another moment, can be lucky. Nothing is recorded as a trial (the journal keeps one row per
+// config; resume replays it). A config that fails now is left out; if the group cannot be
+// measured, the search's best stands, with a note.
+void remeasure_best(ProblemSession& session, MeasureSettings settings, std::vector<Trial> ok, ProblemResult& result,
+                    TuneObserver& observer) {
+  const auto k = static_cast<std::size_t>(std::max(0, settings.remeasure_top));
+  if (k < 2 || ok.size() < 2) return;
+  std::stable_sort(ok.begin(), ok.end(), [](const Trial& a, const Trial& b) { return a.stats.median_ns < b.stats.median_ns; });
+  if (ok.size() > k) ok.resize(k);
+  settings.slow_abort = false;
+  const std::string pkey = result.problem.key();
+  try {
+    std::vector<Trial> kept;
+    std::vector<std::unique_ptr<PreparedKernel>> kernels;
+    for (auto& t : ok) {
+      try {
+        kernels.push_back(session.prepare(t.config));
+        kept.push_back(std::move(t));
+      } catch (const TrialFailure& e) {
+        observer.on_event(event::Log{"re-measure of " + pkey + ": " + t.config.key() + " failed to prepare again: " + e.what()});
+      }
+    }
+    if (kept.size() < 2) return;
+    std::vector<Sampler> samplers;
+    for (auto& kernel : kernels)
+      samplers.push_back([&session, k = kernel.get()](const SampleRequest& r) { return session.sample(*k, r); });
+    const auto outs = measure_alternating(settings, samplers);
+    std::size_t winner = 0;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      result.remeasured.push_back({kept[i].config, kept[i].stats.median_ns, outs[i].stats});
+      if (outs[i].stats.median_ns < outs[winner].stats.median_ns) winner = i;
+    }
+    const bool changed = !(kept[winner].config == result.best->config);
+    result.best = kept[winner];
+    observer.on_event(event::Log{"re-measured the best " + std::to_string(kept.size()) + " of " + pkey +
+                                 " in alternation: " + kept[winner].config.key() +
+                                 (changed ? " wins, not the search's best" : " stays the best")});
+  } catch (const RunError&) {
+    throw;
+  } catch (const std::exception& e) {
+    result.remeasured.clear();
+    observer.on_event(event::Log{"re-measure of " + pkey + " failed, the search's best stands: " + e.what()});
+  }
+}
+
+// Seconds each problem's search took in the sessions recorded in `trials` (for a time budget on
+// resume). trials.csv keeps start times only: a trial lasted until the next one started in the
+// same session (a later start); the last one of a session, whose end is unknown, counts as long
+// as the problem's other trials took on average (its compile time and samples when it has none).
+std::map<std::string, double> recorded_search_time(std::vector<Trial> trials) {
+  std::sort(trials.begin(), trials.end(), [](const Trial& a, const Trial& b) { return a.id < b.id; });
+  struct Spent {
+    double known_s = 0;
+    std::size_t known = 0;
+    std::vector<const Trial*> open;  // trials whose end is unknown
+  };
+  std::map<std::string, Spent> by_problem;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    Spent& s = by_problem[trials[i].problem_key];
+    if (i + 1 < trials.size() && trials[i + 1].started_at_s >= trials[i].started_at_s) {
+      s.known_s += trials[i + 1].started_at_s - trials[i].started_at_s;
+      ++s.known;
+    } else {
+      s.open.push_back(&trials[i]);
+    }
+  }
+  std::map<std::string, double> out;
+  for (const auto& [key, s] : by_problem) {
+    double total = s.known_s;
+    for (const Trial* t : s.open) {
+      double own = t->compile_time_s;
+      for (double ns : t->samples_ns) own += ns * 1e-9;
+      total += s.known ? s.known_s / static_cast<double>(s.known) : own;
+    }
+    out[key] = total;
+  }
+  return out;
+}
+
 struct PlannedProblem {
   Problem problem;
   std::vector<Config> valid;
@@ -173,12 +254,15 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
 
   std::optional<RunStore> store;
   std::map<std::string, std::map<std::string, Trial>> done;  // problem key -> config key -> trial
+  std::map<std::string, double> spent_before;  // problem key -> seconds of search in earlier sessions
   std::int64_t next_id = 0;
   if (!req.run_dir.empty()) {
     if (req.resume) {
       check_resume(req, problems);  // before open_for_resume, which marks the run running again
       store.emplace(RunStore::open_for_resume(req.run_dir));
-      for (auto& t : RunStore::read_trials(req.run_dir)) {
+      std::vector<Trial> recorded = RunStore::read_trials(req.run_dir);
+      spent_before = recorded_search_time(recorded);
+      for (auto& t : recorded) {
         next_id = std::max(next_id, t.id + 1);
         done[t.problem_key][t.config.key()] = std::move(t);
       }
@@ -247,8 +331,24 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       const double bytes = req.family.bytes(problem);
       std::unique_ptr<ProblemSession> session = backend_.open(device_, req.family, problem, req.seed);
 
+      // The time budget ends this problem's search (not the run) between two trials.
+      const auto problem_start = Clock::now();
+      const double budget_s = req.strategy.time_budget_s;
+      bool out_of_time = false;
+      auto time_is_up = [&] {
+        if (budget_s <= 0 || out_of_time) return out_of_time;
+        if (spent_before[pkey] + seconds_since(problem_start) < budget_s) return false;
+        out_of_time = true;
+        observer.on_event(event::Log{"time budget of " + std::to_string(budget_s) + " s spent on " + pkey +
+                                     ": its search stops here"});
+        return true;
+      };
+      std::vector<Trial> ran;  // ok trials of this problem, recorded and new, for the re-measure
+      for (const auto& [ck, t] : already)
+        if (t.status == TrialStatus::Ok) ran.push_back(t);
+
       PreparePool pool(threads);
-      while (!cancelled_) {
+      while (!cancelled_ && !time_is_up()) {
         const auto proposed = strategy->next(kProposalBatch);
         if (proposed.empty()) break;
         // Trials recorded before a resume are replayed into the strategy, in the order it asks
@@ -298,7 +398,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
 
         for (std::size_t i = 0; i < batch.size(); ++i) {
           while (paused_ && !cancelled_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-          if (cancelled_) break;
+          if (cancelled_ || time_is_up()) break;
           replay_recorded(batch_pos[i]);
           Trial t;
           t.id = next_id++;
@@ -338,6 +438,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
             t.gbps = bytes / t.stats.median_ns;
           }
           const bool new_best = consider_best(t);
+          if (t.status == TrialStatus::Ok) ran.push_back(t);
           record(t);
           strategy->report(t);
           ++measured;
@@ -347,8 +448,9 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
           const double eta = rate > 0 ? static_cast<double>(planned_total - std::min(planned_total, measured)) / rate : 0;
           observer.on_event(event::Progress{measured, planned_total, elapsed, eta, rate});
         }
-        if (!cancelled_) replay_recorded(proposed.size());
+        if (!cancelled_ && !out_of_time) replay_recorded(proposed.size());
       }
+      if (!cancelled_ && result.best) remeasure_best(*session, req.measure, std::move(ran), result, observer);
       if (!cancelled_) measure_baseline(*session, req.measure, result, observer);
       observer.on_event(event::ProblemFinished{result});
       summary.results.push_back(std::move(result));

@@ -103,6 +103,41 @@ class TestCliReplay : public QObject {
     QCOMPARE(results_best(runs + "/replayed"), results_best(kt));
   }
 
+  // The genetic and model-based strategies on a replayed landscape: the same seed gives the same
+  // best, and the best few are re-measured (on a replay: the recorded samples drawn again).
+  void newStrategiesReplayPerSeedAndRemeasure() {
+    const QString kt = runs + "/kt";
+    for (const char* kind : {"genetic", "bayes"}) {
+      const QStringList args = {"tune", "--replay", kt, "--strategy", kind, "--budget", "40", "--seed", "2", "--no-save", "-q"};
+      const Result a = run(args);
+      QVERIFY2(a.code == 0, qPrintable(a.out + a.err));
+      QVERIFY(!best_row(a.out).isEmpty());
+      QCOMPARE(best_row(a.out), best_row(run(args).out));
+      QVERIFY2(a.out.contains("re-measured in alternation"), qPrintable(a.out));
+      const Result off = run(QStringList(args) << "--remeasure-top" << "0");
+      QVERIFY2(off.code == 0 && !off.out.contains("re-measured"), qPrintable(off.out + off.err));
+    }
+  }
+
+  void badTimeBudgetsExitTwo() {
+    const QString kt = runs + "/kt";
+    for (const char* bad : {"abc", "-5s", "5x", "10 m", "inf"}) {
+      const Result r = run({"tune", "--replay", kt, QString("--time-budget=%1").arg(bad), "--no-save", "-q"});
+      QVERIFY2(r.code == 2, qPrintable(QString(bad) + ": " + r.err));
+      QVERIFY2(r.err.contains("time budget") && r.err.contains("60s"), qPrintable(r.err));
+    }
+    const Result top = run({"tune", "--replay", kt, "--remeasure-top=-1", "--no-save", "-q"});
+    QCOMPARE(top.code, 2);
+    QVERIFY2(top.err.contains("--remeasure-top"), qPrintable(top.err));
+    for (const char* good : {"5m", "90", "1.5h"}) {
+      const Result r = run({"tune", "--replay", kt, "--time-budget", good, "--no-save", "-q"});
+      QVERIFY2(r.code == 0, qPrintable(QString(good) + ": " + r.err));
+    }
+    const QString help = run({"tune", "--help"}).out;
+    for (const char* word : {"--time-budget", "--remeasure-top", "genetic", "bayes", "--resume the time"})
+      QVERIFY2(help.contains(word), word);
+  }
+
   void replayRefusesWhatTheRunDecides() {
     const Result r = run({"tune", "gemm", "--replay", runs + "/kt"});
     QCOMPARE(r.code, 2);

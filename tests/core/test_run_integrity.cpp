@@ -63,6 +63,8 @@ class TestRunIntegrity : public QObject {
     QTest::addColumn<QString>("kind");
     QTest::newRow("random") << "random";
     QTest::newRow("local") << "local";
+    QTest::newRow("genetic") << "genetic";
+    QTest::newRow("bayes") << "bayes";
   }
   void resumedStrategyMeasuresWhatAnUninterruptedRunMeasures() {
     QFETCH(QString, kind);
@@ -118,6 +120,12 @@ class TestRunIntegrity : public QObject {
     TuneRequest budget = req;
     budget.strategy.budget = 41;
     refused(budget, "strategy.budget");
+    TuneRequest time_budget = req;
+    time_budget.strategy.time_budget_s = 60;
+    refused(time_budget, "strategy.time_budget_s");
+    TuneRequest top = req;
+    top.measure.remeasure_top = 5;
+    refused(top, "measure.remeasure_top");
     TuneRequest noise = req;
     noise.measure.noise_target = 0.05;
     refused(noise, "measure.noise_target");

@@ -29,6 +29,21 @@ struct DiffEntry {
   // and twice the combined relative standard error of the two medians (estimated from their
   // samples' median absolute deviation, robust to outliers); 0 for new.
   double threshold = 0;
+  // ratio and threshold come from a paired re-measurement of both configs (PairedVerdict), not
+  // from the recorded medians.
+  bool paired = false;
+};
+
+// A key judged again with fresh numbers: the registry's config and the run's, timed side by side
+// in alternation on the device (judge_on_device, `ktune apply --remeasure`). Its samples replace
+// the recorded medians in the diff; a verdict with a note and no samples leaves the recorded
+// diff standing.
+struct PairedVerdict {
+  std::string family;
+  std::string key;
+  std::vector<double> registry_samples_ns;
+  std::vector<double> run_samples_ns;
+  std::string note;  // why the pair could not be timed
 };
 
 struct RegistryDiff {
@@ -38,7 +53,10 @@ struct RegistryDiff {
 
 // `same_threshold`: relative difference of medians under which two entries count as the same
 // (noise). The effective threshold also grows with the samples' standard errors.
-RegistryDiff diff_run(const RunResults& run, const std::filesystem::path& registry_root, double same_threshold = 0.02);
+// With `paired`, the keys they judged are classed from the paired samples (the same method on the
+// same device at the same moment: comparable whatever the recorded methods).
+RegistryDiff diff_run(const RunResults& run, const std::filesystem::path& registry_root, double same_threshold = 0.02,
+                      const std::vector<PairedVerdict>& paired = {});
 
 struct ApplyOptions {
   // Problem keys to apply; empty = every new or faster one (and, with force, every slower one).
@@ -47,6 +65,7 @@ struct ApplyOptions {
   bool allow_unfinished = false;  // apply a run that is not finished (cancelled, failed, running)
   bool dry_run = false;
   double same_threshold = 0.02;
+  std::vector<PairedVerdict> paired;  // fresh paired numbers decide these keys (diff_run)
 };
 
 struct ApplyReport {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ktune/config.h"
 #include "ktune/stats.h"
 #include "ktune/trial.h"
 
@@ -37,6 +38,10 @@ struct MeasureSettings {
   bool slow_abort = true;         // stop a config early once it clearly cannot beat the best
   double slow_abort_margin = 0.25;  // ... when its fastest sample is this much slower than the best median
   bool rotate_buffers = false;    // amortized with input copies larger than the last-level cache
+  // After the search, the best few configs are timed again in alternation and the fastest of
+  // those paired numbers wins (measure_alternating): noise in one config's search timing cannot
+  // crown it. 0 or 1: the search's own best wins.
+  int remeasure_top = 3;
 };
 
 // JSON spellings shared by run metadata and saved sessions. Reading: a missing key keeps the
@@ -80,13 +85,24 @@ struct MeasureOutcome {
 MeasureOutcome measure(const MeasureSettings& settings, const std::function<double(const SampleRequest&)>& sample,
                        std::optional<double> best_median_ns);
 
-// Measures two kernels in alternation (a, b, a, b, ...) after a shared warm-up, so both see the
-// same clocks, temperature and cache state: the fair basis for a speedup of one over the other
-// (a GPU under sustained load runs slower than a cool one, so timings taken minutes apart can
-// disagree by 10 %). Each stops sampling at its noise target (after min_samples) or max_samples;
-// the pair gets twice the time cap of one config. slow_abort does not apply.
-std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings,
-                                                       const std::function<double(const SampleRequest&)>& a,
-                                                       const std::function<double(const SampleRequest&)>& b);
+// One timed sample of one kernel: what measure() and the alternating measurements call.
+using Sampler = std::function<double(const SampleRequest&)>;
+
+// Measures kernels in alternation (a, b, c, a, b, c, ...) after a shared warm-up, so all see the
+// same clocks, temperature and cache state: the fair basis for comparing them (a GPU under
+// sustained load runs slower than a cool one, so timings taken minutes apart can disagree by
+// 10 %). Each stops sampling at its noise target (after min_samples) or max_samples; the group
+// gets the time cap of one config per kernel. slow_abort does not apply.
+std::vector<MeasureOutcome> measure_alternating(const MeasureSettings& settings, const std::vector<Sampler>& kernels);
+// The same for two kernels (a config against a baseline).
+std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings, const Sampler& a, const Sampler& b);
+
+// A config of a finished search timed again, in alternation with the other best few (the
+// winner is the fastest of these paired numbers, not of the search's, taken at other moments).
+struct Remeasured {
+  Config config;
+  double search_median_ns = 0;  // what the search measured
+  Stats stats;                  // the alternating re-measurement
+};
 
 }  // namespace ktune

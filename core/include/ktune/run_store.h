@@ -85,6 +85,8 @@ struct ResultEntry {
   std::string baseline_name;
   std::optional<Stats> baseline;     // same-run reference timing (cuBLAS, OpenBLAS) ...
   std::optional<Stats> best_paired;  // ... and the best config's, alternating with it
+  // The search's best few, timed again in alternation; `config` is the fastest of them.
+  std::vector<Remeasured> remeasured;
 };
 
 struct RunResults {

@@ -26,10 +26,18 @@ class Strategy {
 };
 
 struct StrategySpec {
-  std::string kind = "exhaustive";  // exhaustive | random | local (model-guided hill climbing)
-  std::size_t budget = 0;           // random, local: configs per problem (0 = all)
+  // exhaustive | random | local (hill climbing) | genetic | bayes (Gaussian process, expected improvement)
+  std::string kind = "exhaustive";
+  std::size_t budget = 0;           // configs per problem (0 = all); exhaustive ignores it
   std::uint64_t seed = 0;
+  // Seconds of search per problem (0 = no limit), counted over every session of a resumed run
+  // (the tuner enforces it; strategies do not see time, so their choices stay deterministic).
+  double time_budget_s = 0;
 };
+
+// "60s", "5m", "1h", "90" (seconds; decimals allowed) -> seconds. Throws InputError naming the
+// text and the accepted forms for anything else, a negative or non-finite value included.
+double parse_duration_s(const std::string& text);
 
 nlohmann::json to_json(const StrategySpec& s);
 // Missing keys keep `base`; wrong types are an InputError naming the key ("strategy.budget: ...").

@@ -44,6 +44,9 @@ struct ProblemResult {
   // taken at another moment, would not.
   std::optional<Stats> baseline;
   std::optional<Stats> best_paired;
+  // The best few configs of the search timed again in alternation (MeasureSettings::remeasure_top),
+  // in the search's order; `best` is the fastest of them. Empty when nothing was re-measured.
+  std::vector<Remeasured> remeasured;
   // baseline median / best median (paired when available); nullopt without both.
   std::optional<double> speedup() const;
 };
