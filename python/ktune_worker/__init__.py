@@ -23,7 +23,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 PROTOCOL = 1
 __all__ = ["Family", "Tolerance", "serve", "wall_timer", "PROTOCOL"]
@@ -60,6 +60,9 @@ class Family:
     bucket_field: str = ""
     tolerance: Optional[Tolerance] = None  # None: what ktune sends (--atol, --rtol, --max-mismatch)
     timer: Callable[[Callable[[], Any], int], float] = wall_timer
+    # (output, reference, tolerance) -> (max abs error, mismatch fraction). None: numpy arrays or
+    # nested lists are compared here; a GPU worker compares on the device (torch, cupy) instead.
+    compare: Optional[Callable[[Any, Any, Tolerance], Tuple[float, float]]] = None
 
     def to_json(self) -> dict:
         fields = []
@@ -236,7 +239,7 @@ class _Worker:
                 out = run()
             except Exception as e:
                 raise _Failure("crashed", f"{type(e).__name__}: {e}")
-            err, frac = _compare(out, ref, tol)
+            err, frac = (fam.compare or _compare)(out, ref, tol)
             if frac > tol.max_mismatch_fraction:
                 raise _Failure("wrong_result", f"max abs error {err:.6g}, {frac * 100:.4g}% of elements outside "
                                                f"atol {tol.atol} + rtol {tol.rtol}*|ref| (allowed {tol.max_mismatch_fraction * 100:.4g}%)")
@@ -286,7 +289,9 @@ class _Worker:
 
 
 def serve(*families: Family, backend: str = "python", device: Optional[dict] = None, prepare_threads: int = 2) -> None:
-    """Answers ktune on stdin/stdout until it says shutdown or closes stdin, then exits."""
+    """Answers ktune on stdin/stdout until it says shutdown or closes stdin, then exits.
+    `prepare_threads` build configs ahead of their measure, in parallel with it and each other
+    (ktune sends as many prepares ahead as its --compile-threads)."""
     worker = _Worker(list(families), backend, device, prepare_threads)
     code = worker.loop()
     worker.pool.shutdown(wait=False, cancel_futures=True)
