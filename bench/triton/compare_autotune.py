@@ -93,7 +93,8 @@ def child(args, env):
 
 def run_ktune(ktune, shapes, cache, out_dir, name, extra):
     """Runs ktune on every shape in one process; a shape's time runs from its "problem i:" line to
-    its "best" line (ktune flushes each), so the worker's start-up is in the process time only."""
+    its "best" line (progress on stderr, flushed at each event), so the worker's start-up is in
+    the process time only."""
     env = dict(os.environ, TRITON_CACHE_DIR=cache)
     if len({s[1:] for s in shapes}) != 1:
         sys.exit("--shapes must share N and K (one --shape with an M list)")
@@ -102,14 +103,15 @@ def run_ktune(ktune, shapes, cache, out_dir, name, extra):
     cmd = [ktune, "tune", "--worker", f"{sys.executable} {WORKER}", "--shape", f"M={ms} N={N} K={K}",
            "--output-dir", out_dir, "--run-name", name] + extra
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines = []
-    for line in proc.stdout:
-        lines.append((time.perf_counter() - t0, line.rstrip("\n")))
-    err = proc.stderr.read()
-    wall = time.perf_counter() - t0
-    if proc.wait() != 0:
-        sys.exit(f"ktune failed ({proc.returncode}):\n" + "\n".join(l for _, l in lines[-30:]) + "\n" + err[-3000:])
+    with tempfile.TemporaryFile("w+") as out:  # the results table; progress comes on stderr
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.PIPE, text=True)
+        # (a progress bar, on a terminal only, would put "\r\033[K" before a line)
+        lines = [(time.perf_counter() - t0, line.rstrip("\n").split("\r")[-1].replace("\033[K", ""))
+                 for line in proc.stderr]
+        wall = time.perf_counter() - t0
+        if proc.wait() != 0:
+            out.seek(0)
+            sys.exit(f"ktune failed ({proc.returncode}):\n" + out.read()[-2000:] + "\n".join(l for _, l in lines[-40:]))
     run = os.path.join(out_dir, name)
     with open(os.path.join(run, "results.json")) as f:
         results = json.load(f)

@@ -256,6 +256,14 @@ class _Worker:
         except _Failure as f:
             return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
 
+    def answer_measure(self, req: dict) -> None:
+        reply = self.measure(req)
+        self.send(reply)
+        if reply.get("status") == "crashed":
+            # A kernel that raised (a CUDA fault poisons the process's context for good): exit,
+            # and ktune starts a fresh worker for the next config.
+            os._exit(3)
+
     def loop(self) -> int:
         for line in sys.stdin:
             try:
@@ -276,7 +284,7 @@ class _Worker:
             elif kind == "prepare":
                 self.prepare(req)
             elif kind == "measure":
-                self.measurer.submit(lambda r=req: self.send(self.measure(r)))
+                self.measurer.submit(self.answer_measure, req)
             elif kind == "shutdown":
                 self.measurer.shutdown(wait=True)
                 self.send({"type": "bye", "id": req.get("id")})
