@@ -9,7 +9,8 @@ set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
 LOG=/tmp/ktune_logs
 mkdir -p "$OUT" "$LOG"
-trap 'tar czf "$LOG/logs.tgz" -C "$LOG" . 2>/dev/null' EXIT
+pack_logs() { tar czf "$OUT/logs.tgz" -C "$LOG" . || echo "could not pack the logs into $OUT/logs.tgz"; }
+trap pack_logs EXIT
 export LD_LIBRARY_PATH=$PWD/.deps/muparser/lib:$LD_LIBRARY_PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$LOG/gpu.txt"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUPARSER_ROOT=$PWD/.deps/muparser \
