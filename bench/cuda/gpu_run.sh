@@ -58,14 +58,15 @@ for s in "${stages[@]}"; do
           timeout 150 $k tune gemm --backend cuda --shape "M=16,1024,4096 N=4096 K=4096" --$mode \
             --output-dir /tmp/ktune_runs --run-name gemm_$mode -q; echo "gemm --$mode exit=$? wall=${SECONDS}s"
         done
-        python3 bench/cuda/compare_runs.py /tmp/ktune_runs/gemm_isolate /tmp/ktune_runs/gemm_no-isolate; } 2>&1 | tee "$LOG/isolate.log" ;;
+        python3 bench/cuda/compare_runs.py /tmp/ktune_runs/gemm_isolate /tmp/ktune_runs/gemm_no-isolate; } 2>&1 | tee "$LOG/isolate.log"
+      cp -r /tmp/ktune_runs "$LOG/" ;;
     landscapes)  # exhaustive H100 runs for bench/strategies (one problem each), as $OUT/landscapes.tgz
       k=build-gpu/app/cli/ktune; L=/tmp/landscapes; rm -rf $L
       { timeout 150 $k tune gemm --backend cuda --shape "M=128 N=4096 K=4096" --max-samples 20 \
           --run-name h100_gemm --output-dir $L -q
         timeout 150 $k tune qmatmul --backend cuda --shape "batch=16 out=14336 in=4096" --max-samples 20 \
           --run-name h100_qmatmul --output-dir $L -q; ls -la $L/*; } 2>&1 | tee "$LOG/landscapes.log"
-      tar czf "$OUT/landscapes.tgz" -C $L . ;;
+      tar czf "$OUT/landscapes.tgz" --exclude=.ktune.lock -C $L . ;;
     triton)  # issue 11: examples/workers/triton_matmul.py against triton.autotune, same configs and shapes
       PYTHONUNBUFFERED=1 timeout $(( ${TRITON_DEADLINE:-575} - SECONDS )) python3 bench/triton/compare_autotune.py --ktune build-gpu/app/cli/ktune \
         --keep /tmp/ktune_triton 2>&1 | tee "$LOG/triton.log"
