@@ -29,7 +29,7 @@ done
 bench=build-gpu/bench/cuda/cuda_bench_gemm
 for s in "${stages[@]}"; do
   case $s in
-    tests) ctest --test-dir build-gpu -R '^cuda/' --timeout 240 --output-on-failure 2>&1 | tee "$LOG/tests.log" ;;
+    tests) ctest --test-dir build-gpu -R "${KTUNE_GPU_TESTS:-^cuda/}" --timeout 240 --output-on-failure 2>&1 | tee "$LOG/tests.log" ;;
     tune) timeout 300 $bench tune --cache /tmp/ktune_bench_cache --best "$LOG/gemm_best.json" "${extra[@]}" 2>&1 | tee "$LOG/tune.log" ;;
     repeat) timeout 200 $bench repeat --cache /tmp/ktune_bench_cache --best "$LOG/gemm_best.json" 2>&1 | tee "$LOG/repeat.log" ;;
     qmatmul) timeout 200 $bench tune --dtype w8a16 --shapes 16x4096x4096,16x14336x4096,128x4096x4096 --cache /tmp/ktune_bench_cache_q --best "$LOG/qmatmul_best.json" 2>&1 | tee "$LOG/qmatmul.log" ;;
