@@ -69,7 +69,7 @@ for s in "${stages[@]}"; do
       tar czf "$OUT/landscapes.tgz" --exclude=.ktune.lock -C $L . ;;
     triton)  # issue 11: examples/workers/triton_matmul.py against triton.autotune, same configs and shapes
       PYTHONUNBUFFERED=1 timeout $(( ${TRITON_DEADLINE:-575} - SECONDS )) python3 bench/triton/compare_autotune.py --ktune build-gpu/app/cli/ktune \
-        --keep /tmp/ktune_triton 2>&1 | tee "$LOG/triton.log"
+        --keep /tmp/ktune_triton ${TRITON_VARIANTS:-} 2>&1 | tee "$LOG/triton.log"
       tar czf "$OUT/triton_runs.tgz" -C /tmp/ktune_triton runs ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac

@@ -64,23 +64,22 @@ def autotune_child(shapes):
     print(json.dumps(out))
 
 
-def retime_child(pairs, reps):
-    """In a fresh process: each shape's two winners timed with do_bench in alternation."""
+def retime_child(winners, reps):
+    """In a fresh process: each shape's winners ({label: config}) timed with do_bench in alternation."""
     import torch
     import triton
     tm = load_worker()
     out = {}
-    for name, (ktune_cfg, auto_cfg) in pairs.items():
+    for name, configs in winners.items():
         M, N, K = map(int, name.split("x"))
         a = torch.randn((M, K), device="cuda", dtype=torch.float16)
         b = torch.randn((K, N), device="cuda", dtype=torch.float16)
         c = torch.empty((M, N), device="cuda", dtype=torch.float16)
-        times = {"ktune": [], "autotune": []}
+        times = {label: [] for label in configs}
         for _ in range(reps):
-            for side, cfg in (("ktune", ktune_cfg), ("autotune", auto_cfg)):
-                times[side].append(triton.testing.do_bench(lambda: tm.launch(cfg, a, b, c)))
-        med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
-        out[name] = {"ktune_ms": med["ktune"], "autotune_ms": med["autotune"]}
+            for label, cfg in configs.items():
+                times[label].append(triton.testing.do_bench(lambda: tm.launch(cfg, a, b, c)))
+        out[name] = {label: sorted(v)[len(v) // 2] for label, v in times.items()}
     print(json.dumps(out))
 
 
@@ -95,7 +94,8 @@ def run_ktune(ktune, shapes, cache, out_dir, name, extra):
     """Runs ktune on every shape in one process; a shape's time runs from its "problem i:" line to
     its "best" line (progress on stderr, flushed at each event), so the worker's start-up is in
     the process time only."""
-    env = dict(os.environ, TRITON_CACHE_DIR=cache)
+    os.makedirs(out_dir, exist_ok=True)
+    env = dict(os.environ, TRITON_CACHE_DIR=cache, KTUNE_TRITON_TRACE=os.path.join(out_dir, name + ".trace"))
     if len({s[1:] for s in shapes}) != 1:
         sys.exit("--shapes must share N and K (one --shape with an M list)")
     N, K = shapes[0][1:]
@@ -148,7 +148,9 @@ def main():
     ap.add_argument("--shapes", default="16x4096x4096,1024x4096x4096,4096x4096x4096")
     ap.add_argument("--reps", type=int, default=7, help="do_bench alternations when re-timing the winners")
     ap.add_argument("--keep", help="keep the ktune runs and Triton caches in this folder")
-    ap.add_argument("--ktune-args", default="", help="extra arguments to ktune tune")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
+                    help="also run ktune with these extra tune arguments (e.g. 'w5=--warmup-ms,5'); its lines "
+                         "are named ktune_NAME_..., wall_ratio_NAME_..., winner_ratio_NAME_...")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--payload", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -158,35 +160,45 @@ def main():
     if a.child == "retime":
         return retime_child(json.loads(a.payload), a.reps)
 
+    variants = {"": []}  # "": ktune's defaults
+    for v in a.variant:
+        name, _, args = v.partition("=")
+        variants[name + "_"] = args.replace(",", " ").split()  # commas too: one shell word
     work = a.keep or tempfile.mkdtemp(prefix="ktune_triton_")
     os.makedirs(work, exist_ok=True)
-    auto_cache, ktune_cache = os.path.join(work, "cache_autotune"), os.path.join(work, "cache_ktune")
-    for d in (auto_cache, ktune_cache):
+    auto = {}
+    kt = {v: {} for v in variants}
+    caches = {v: os.path.join(work, f"cache_ktune_{v}") for v in variants}
+    caches["autotune"] = os.path.join(work, "cache_autotune")
+    for d in caches.values():
         shutil.rmtree(d, ignore_errors=True)
-    auto, kt = {}, {}
     for temp in ("cold", "warm"):
         t0 = time.perf_counter()
-        auto[temp] = child(["--child", "autotune", "--shapes", a.shapes], dict(os.environ, TRITON_CACHE_DIR=auto_cache))
+        auto[temp] = child(["--child", "autotune", "--shapes", a.shapes],
+                           dict(os.environ, TRITON_CACHE_DIR=caches["autotune"]))
         print(f"autotune_{temp}_process_s={time.perf_counter() - t0:.2f}", flush=True)
-        kt[temp] = run_ktune(a.ktune, shapes, ktune_cache, os.path.join(work, "runs"), f"triton_{temp}",
-                             a.ktune_args.split())
-        print(f"ktune_{temp}_process_s={kt[temp]['wall']:.2f}", flush=True)
-        print(f"ktune_{temp}_startup_s={kt[temp]['startup']:.2f}", flush=True)
-        print(f"ktune_{temp}_statuses={json.dumps(kt[temp]['statuses'], sort_keys=True)}", flush=True)
-    pairs = {shape_name(s): (kt["warm"]["winners"][shape_name(s)], auto["warm"][shape_name(s)]["config"]) for s in shapes}
-    times = child(["--child", "retime", "--payload", json.dumps(pairs), "--reps", str(a.reps)], dict(os.environ))
+        for v, args in variants.items():
+            r = kt[v][temp] = run_ktune(a.ktune, shapes, caches[v], os.path.join(work, "runs"), f"triton_{v}{temp}", args)
+            print(f"ktune_{v}{temp}_process_s={r['wall']:.2f}", flush=True)
+            print(f"ktune_{v}{temp}_startup_s={r['startup']:.2f}", flush=True)
+            print(f"ktune_{v}{temp}_statuses={json.dumps(r['statuses'], sort_keys=True)}", flush=True)
+    winners = {shape_name(s): dict({"autotune": auto["warm"][shape_name(s)]["config"]},
+                                   **{v: kt[v]["warm"]["winners"][shape_name(s)] for v in variants}) for s in shapes}
+    times = child(["--child", "retime", "--payload", json.dumps(winners), "--reps", str(a.reps)], dict(os.environ))
     for s in shapes:
         n = shape_name(s)
+        print(f"autotune_winner_{n}={json.dumps(winners[n]['autotune'], sort_keys=True)}")
+        print(f"autotune_winner_ms_{n}={times[n]['autotune']:.5f}")
         for temp in ("cold", "warm"):
-            at, kts = auto[temp][n]["s"], kt[temp]["per_shape"][n]
-            print(f"autotune_{temp}_s_{n}={at:.2f}")
-            print(f"ktune_{temp}_s_{n}={kts:.2f}")
-            print(f"wall_ratio_{temp}_{n}={at / kts:.2f}")
-        print(f"autotune_winner_{n}={json.dumps(pairs[n][1], sort_keys=True)}")
-        print(f"ktune_winner_{n}={json.dumps(pairs[n][0], sort_keys=True)}")
-        print(f"autotune_winner_ms_{n}={times[n]['autotune_ms']:.5f}")
-        print(f"ktune_winner_ms_{n}={times[n]['ktune_ms']:.5f}")
-        print(f"winner_ratio_{n}={times[n]['ktune_ms'] / times[n]['autotune_ms']:.4f}")
+            print(f"autotune_{temp}_s_{n}={auto[temp][n]['s']:.2f}")
+        for v in variants:
+            for temp in ("cold", "warm"):
+                kts = kt[v][temp]["per_shape"][n]
+                print(f"ktune_{v}{temp}_s_{n}={kts:.2f}")
+                print(f"wall_ratio_{v}{temp}_{n}={auto[temp][n]['s'] / kts:.2f}")
+            print(f"ktune_{v}winner_{n}={json.dumps(winners[n][v], sort_keys=True)}")
+            print(f"ktune_{v}winner_ms_{n}={times[n][v]:.5f}")
+            print(f"winner_ratio_{v}{n}={times[n][v] / times[n]['autotune']:.4f}")
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
 

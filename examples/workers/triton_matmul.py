@@ -15,6 +15,8 @@ this against triton.autotune over the same configs (CONFIGS).
 import itertools
 import os
 import sys
+import threading
+import time
 
 import torch
 import triton
@@ -22,6 +24,16 @@ import triton.language as tl
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import ktune_worker as kw  # noqa: E402
+
+_TRACE = os.environ.get("KTUNE_TRITON_TRACE")  # a file: when each phase ran (where a run's time goes)
+_T0 = time.perf_counter()
+
+
+def trace(what):
+    if _TRACE:
+        with open(_TRACE, "a") as f:
+            f.write(f"{time.perf_counter() - _T0:.4f} {threading.current_thread().name} {what}\n")
+
 
 # The space, in the order ktune measures it; CONFIGS is the same list for triton.autotune.
 SPACE = {
@@ -92,12 +104,15 @@ def inputs(problem, seed):
 
 
 def reference(problem, x):
+    trace(f"reference {problem}")
     a, b, _ = x[0]
     return torch.matmul(a.float(), b.float())
 
 
 def build(config, problem, x):
+    trace(f"build {config}")
     launch(config, *x[0], warmup=True)  # compiles here, on a prepare thread
+    trace("built")
     turn = itertools.cycle(range(len(x)))
 
     def run():
@@ -108,6 +123,7 @@ def build(config, problem, x):
 
 
 def compare(out, ref, tol):
+    trace("compare")
     err = (out.float() - ref).abs()
     bad = ~(err <= tol.atol + tol.rtol * ref.abs())  # NaN counts as a mismatch
     return float(err.nan_to_num(float("inf")).max()), float(bad.float().mean())
@@ -121,6 +137,7 @@ def graph_timer(run, launches):
     key = (id(run), launches)
     if key not in _graphs:
         _graphs.clear()  # one config at a time: keep only its graph
+        trace(f"capture {launches}")
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g, capture_error_mode="thread_local"):  # prepare threads keep compiling
             for _ in range(launches):
@@ -151,4 +168,5 @@ FAMILY = kw.Family(
     tolerance=kw.Tolerance(atol=1e-2, rtol=1e-2))
 
 if __name__ == "__main__":
+    trace("serving")
     kw.serve(FAMILY, backend="triton", device=device(), prepare_threads=os.cpu_count() or 4)
