@@ -178,7 +178,7 @@ class _Worker:
         self.problem_key = None
         self.problem_state = None  # (inputs, reference) of the current problem
         self.prepared: Dict[str, Any] = {}
-        self.first_lock, self.first_built = threading.Lock(), threading.Event()
+        self.first_claimed, self.first_built = False, threading.Event()
 
     def send(self, msg: dict) -> None:
         with self.lock:
@@ -210,9 +210,20 @@ class _Worker:
             self.send({"type": "failed", "id": req["id"], "status": "launch_error", "message": "no baseline"})
             return
 
+        # The first prepare builds alone: one-time set-up (Triton's driver and launcher, a JIT's
+        # first import) runs once, for the config measured first, not in every prepare thread
+        # at once fighting for the GIL (which held the first measure back by a second).
+        first, self.first_claimed = not self.first_claimed, True
+
         def job():
             try:
-                result = self.build_first(req) if not self.first_built.is_set() else self.build(req)
+                if not first:
+                    self.first_built.wait()
+                try:
+                    result = self.build(req)
+                finally:
+                    if first:
+                        self.first_built.set()
                 self.send({"type": "prepared", "id": req["id"], "compile_time_s": result[1]})
                 return result
             except _Failure as f:
@@ -220,18 +231,6 @@ class _Worker:
                 return f
         key = self._key(req)
         self.prepared[key] = self.pool.submit(job)
-
-    def build_first(self, req: dict):
-        # The first build runs alone: one-time set-up (Triton's driver and launcher, a JIT's
-        # first import) done once, not by every prepare thread at once fighting for the GIL,
-        # which held the first measure back by a second (examples/workers/triton_matmul.py).
-        with self.first_lock:
-            if not self.first_built.is_set():
-                try:
-                    return self.build(req)
-                finally:
-                    self.first_built.set()
-        return self.build(req)  # those that waited build in parallel again
 
     @staticmethod
     def _key(req: dict):
