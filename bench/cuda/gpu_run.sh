@@ -1,17 +1,24 @@
 #!/bin/bash
-# Builds the CUDA backend, its tests and benchmarks on the GPU machine and runs the stages named
-# on the command line (tests, tune, repeat), logging to $OUT. The machine has no Qt and no
-# muparser: muparser comes from the carried .deps/muparser.
-#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures [-- extra tune arguments]
+# Builds the CUDA backend, the CLI, its tests and benchmarks on the GPU machine and runs the
+# stages named on the command line, logging to one folder that ends up as $OUT/logs.tgz (the
+# device tool brings back at most 8 files). The machine has no Qt, muparser, nlohmann_json or
+# CLI11: they come from the carried .deps (see bench/cuda/RESULTS.md for how to make it).
+#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton
+#     [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
-mkdir -p "$OUT"
+LOG=/tmp/ktune_logs
+mkdir -p "$OUT" "$LOG"
+pack_logs() { tar czf "$OUT/logs.tgz" -C "$LOG" . || echo "could not pack the logs into $OUT/logs.tgz"; }
+trap pack_logs EXIT
 export LD_LIBRARY_PATH=$PWD/.deps/muparser/lib:$LD_LIBRARY_PATH
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/gpu.txt"
-cmake -S . -B build-gpu -G Ninja -DMUPARSER_ROOT=$PWD/.deps/muparser -DKTUNE_WITH_GUI=OFF -DKTUNE_BUILD_TESTS=ON \
-  >"$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
-cmake --build build-gpu --target cuda_test_kernel_spec cuda_test_gemm_gpu cuda_test_failures_gpu cuda_test_resume_gpu cuda_bench_gemm \
-  >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$LOG/gpu.txt"
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUPARSER_ROOT=$PWD/.deps/muparser \
+  -DCMAKE_PREFIX_PATH=$PWD/.deps/nl -DCLI11_INCLUDE_DIR=$PWD/.deps/nl/include \
+  -DKTUNE_WITH_GUI=OFF -DKTUNE_WITH_CUDA=ON -DKTUNE_BUILD_BENCH=ON -DKTUNE_BUILD_TESTS=ON \
+  >"$LOG/configure.log" 2>&1 || { tail -40 "$LOG/configure.log"; exit 1; }
+cmake --build build-gpu --target ktune cuda_test_kernel_spec cuda_test_gemm_gpu cuda_test_failures_gpu cuda_test_resume_gpu \
+  cuda_test_worker_gpu cuda_bench_gemm >"$LOG/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$LOG/build.log" | head -60; exit 1; }
 echo "built in ${SECONDS}s"
 stages=()
 extra=()
@@ -22,26 +29,48 @@ done
 bench=build-gpu/bench/cuda/cuda_bench_gemm
 for s in "${stages[@]}"; do
   case $s in
-    tests) ctest --test-dir build-gpu -R '^cuda/' --timeout 240 --output-on-failure 2>&1 | tee "$OUT/tests.log" ;;
-    tune) timeout 300 $bench tune --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" "${extra[@]}" 2>&1 | tee "$OUT/tune.log" ;;
-    repeat) timeout 200 $bench repeat --cache /tmp/ktune_bench_cache --best "$OUT/gemm_best.json" 2>&1 | tee "$OUT/repeat.log" ;;
-    qmatmul) timeout 200 $bench tune --dtype w8a16 --shapes 16x4096x4096,16x14336x4096,128x4096x4096 --cache /tmp/ktune_bench_cache_q --best "$OUT/qmatmul_best.json" 2>&1 | tee "$OUT/qmatmul.log" ;;
+    tests) ctest --test-dir build-gpu -R "${KTUNE_GPU_TESTS:-^cuda/}" --timeout 240 --output-on-failure 2>&1 | tee "$LOG/tests.log" ;;
+    tune) timeout 300 $bench tune --cache /tmp/ktune_bench_cache --best "$LOG/gemm_best.json" "${extra[@]}" 2>&1 | tee "$LOG/tune.log" ;;
+    repeat) timeout 200 $bench repeat --cache /tmp/ktune_bench_cache --best "$LOG/gemm_best.json" 2>&1 | tee "$LOG/repeat.log" ;;
+    qmatmul) timeout 200 $bench tune --dtype w8a16 --shapes 16x4096x4096,16x14336x4096,128x4096x4096 --cache /tmp/ktune_bench_cache_q --best "$LOG/qmatmul_best.json" 2>&1 | tee "$LOG/qmatmul.log" ;;
     cli)  # the ktune CLI on this backend: a user spec, a built-in family with tensor parallelism
-      cmake --build build-gpu --target ktune >"$OUT/build_cli.log" 2>&1 || { tail -20 "$OUT/build_cli.log"; exit 1; }
+      cmake --build build-gpu --target ktune >"$LOG/build_cli.log" 2>&1 || { tail -20 "$LOG/build_cli.log"; exit 1; }
       { build-gpu/app/cli/ktune devices &&
         timeout 120 build-gpu/app/cli/ktune tune --backend cuda --kernel-spec resources/kernels/cuda/examples/axpy.json \
           --shape "n=16777216" --no-save &&
         timeout 120 build-gpu/app/cli/ktune tune --backend cuda qmatmul --shape "batch=16 out=28672 in=4096" \
-          --tp-size 2 --tp-split-dim out --no-save; } 2>&1 | tee "$OUT/cli.log" ;;
+          --tp-size 2 --tp-split-dim out --no-save; } 2>&1 | tee "$LOG/cli.log" ;;
     registry)  # refresh the shipped H100 registry: tune its keys, apply what is new or faster
-      cmake --build build-gpu --target ktune >"$OUT/build_cli.log" 2>&1 || { tail -20 "$OUT/build_cli.log"; exit 1; }
+      cmake --build build-gpu --target ktune >"$LOG/build_cli.log" 2>&1 || { tail -20 "$LOG/build_cli.log"; exit 1; }
       rm -rf /tmp/ktune_reg && mkdir -p /tmp/ktune_reg/cuda && cp tuned_data/cuda/*.json /tmp/ktune_reg/cuda/
       { timeout 200 build-gpu/app/cli/ktune tune gemm --backend cuda --shape "M=1,16,128,1024,4096 N=4096 K=4096" \
           --shape "M=16 N=14336 K=4096" --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name h100_gemm &&
         timeout 200 build-gpu/app/cli/ktune tune qmatmul --backend cuda --shape "batch=16,128 out=4096,14336 in=4096" \
-          --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name h100_qmatmul; } 2>&1 | tail -40 | tee "$OUT/registry.log"
-      cp /tmp/ktune_reg/cuda/nvidia-h100-80gb-hbm3.json "$OUT/" ;;
-    failures) timeout 120 build-gpu/tests/cuda/cuda_test_failures_gpu 2>&1 | tee "$OUT/failures.log" ;;
+          --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name h100_qmatmul; } 2>&1 | tail -40 | tee "$LOG/registry.log"
+      cp /tmp/ktune_reg/cuda/nvidia-h100-80gb-hbm3.json "$LOG/" ;;
+    failures) timeout 120 build-gpu/tests/cuda/cuda_test_failures_gpu 2>&1 | tee "$LOG/failures.log" ;;
+    isolate)  # issue 11: the faults spec in a worker child (the default), gemm isolated vs in process
+      k=build-gpu/app/cli/ktune
+      { timeout 120 $k tune --backend cuda --kernel-spec tests/cuda/data/faults.json --shape n=1048576 \
+          --max-ms-per-config 200 --output-dir /tmp/ktune_runs --run-name faults_isolated
+        echo "faults exit=$?"; cut -d, -f1-5,24 /tmp/ktune_runs/faults_isolated/trials.csv
+        for mode in isolate no-isolate; do
+          timeout 150 $k tune gemm --backend cuda --shape "M=16,1024,4096 N=4096 K=4096" --$mode \
+            --output-dir /tmp/ktune_runs --run-name gemm_$mode -q; echo "gemm --$mode exit=$? wall=${SECONDS}s"
+        done
+        python3 bench/cuda/compare_runs.py /tmp/ktune_runs/gemm_isolate /tmp/ktune_runs/gemm_no-isolate; } 2>&1 | tee "$LOG/isolate.log"
+      cp -r /tmp/ktune_runs "$LOG/" ;;
+    landscapes)  # exhaustive H100 runs for bench/strategies (one problem each), as $OUT/landscapes.tgz
+      k=build-gpu/app/cli/ktune; L=/tmp/landscapes; rm -rf $L
+      { timeout 150 $k tune gemm --backend cuda --shape "M=128 N=4096 K=4096" --max-samples 20 \
+          --run-name h100_gemm --output-dir $L -q
+        timeout 150 $k tune qmatmul --backend cuda --shape "batch=16 out=14336 in=4096" --max-samples 20 \
+          --run-name h100_qmatmul --output-dir $L -q; ls -la $L/*; } 2>&1 | tee "$LOG/landscapes.log"
+      tar czf "$OUT/landscapes.tgz" --exclude=.ktune.lock -C $L . ;;
+    triton)  # issue 11: examples/workers/triton_matmul.py against triton.autotune, same configs and shapes
+      PYTHONUNBUFFERED=1 timeout $(( ${TRITON_DEADLINE:-575} - SECONDS )) python3 bench/triton/compare_autotune.py --ktune build-gpu/app/cli/ktune \
+        --keep /tmp/ktune_triton ${TRITON_VARIANTS:-} 2>&1 | tee "$LOG/triton.log"
+      tar czf "$OUT/triton_runs.tgz" -C /tmp/ktune_triton runs ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac
   echo "stage $s done at ${SECONDS}s"

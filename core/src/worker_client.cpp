@@ -217,7 +217,9 @@ class WorkerSession : public ProblemSession {
     req.settings.rotate_buffers = s.rotate_buffers;
     req.timeout_ms = std::max(0.0, std::chrono::duration<double, std::milli>(s.deadline - Clock::now()).count());
     const auto conn = backend_.connection();
-    return call(*conn, req, req.timeout_ms + backend_.options().cap_margin_ms, "sample", true)->ns;
+    const auto r = call(*conn, req, req.timeout_ms + backend_.options().cap_margin_ms, "sample", true);
+    if (r->status != TrialStatus::Ok) fail(*conn, *r);
+    return r->ns;
   }
 
   Measured validate_and_measure(PreparedKernel& kernel, const Tolerance& tol, const MeasureSettings& settings,
@@ -257,6 +259,14 @@ class WorkerSession : public ProblemSession {
     }
   }
 
+  // A failed measure or sample. After `crashed` the worker exits (its device may be unusable);
+  // it is dropped here at once so that the next config, sent before its exit is seen, is not
+  // blamed for it: the next request starts a fresh worker.
+  [[noreturn]] static void fail(Connection& conn, const Reply& r) {
+    if (r.status == TrialStatus::Crashed) conn.kill();
+    throw TrialFailure(r.status, r.message);
+  }
+
   Measured run_measure(PreparedKernel& kernel, const Tolerance& tol, const MeasureSettings& settings,
                        std::optional<double> best, bool validate_only) {
     auto& k = static_cast<WorkerKernel&>(kernel);
@@ -278,7 +288,7 @@ class WorkerSession : public ProblemSession {
                         "measure (the hard cap is --max-ms-per-config plus --hang-margin-ms " +
                             std::to_string(static_cast<long>(o.cap_margin_ms)) + ")",
                         true);
-    if (r->status != TrialStatus::Ok && r->samples_ns.empty()) throw TrialFailure(r->status, r->message);
+    if (r->status != TrialStatus::Ok && r->samples_ns.empty()) fail(*conn, *r);
     if (!validate_only && r->samples_ns.empty())
       throw TrialFailure(TrialStatus::Crashed, "the worker measured no samples and gave no reason");
     Measured m;

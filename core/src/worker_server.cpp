@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -104,6 +105,8 @@ class Server {
       PrepareResult p = build(r);
       if (p.status == TrialStatus::Ok)
         write_(prepared_reply(r.id, p.compile_time_s, p.baseline_name));
+      else if (p.status == TrialStatus::Crashed)
+        poison();  // the device faulted under another config: no verdict on this one
       else
         write_(failed_reply(r.id, p.status, p.error));
       return p;
@@ -182,17 +185,31 @@ class Server {
     return p;
   }
 
+  // A `crashed` outcome (a sticky GPU fault, an exception from the backend) leaves this process
+  // suspect: some drivers refuse every later context. The worker answers the measure that
+  // crashed, then exits, and ktune starts a fresh one (docs/worker-protocol.md).
+  void poison() {
+    {
+      std::lock_guard lock(queue_mutex_);
+      poisoned_ = true;
+    }
+    queue_cv_.notify_all();
+  }
+
   void measure_loop() {
     while (true) {
       Request r;
       {
         std::unique_lock lock(queue_mutex_);
-        queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        queue_cv_.wait(lock, [this] { return stopping_ || poisoned_ || !queue_.empty(); });
+        if (poisoned_) std::_Exit(3);
         if (queue_.empty()) return;
         r = std::move(queue_.front());
         queue_.pop_front();
       }
-      write_(run(r));
+      const json reply = run(r);
+      write_(reply);
+      if (reply.value("status", "") == to_string(TrialStatus::Crashed)) std::_Exit(3);
     }
   }
 
@@ -267,7 +284,7 @@ class Server {
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_;
   std::deque<Request> queue_;
-  bool stopping_ = false;
+  bool stopping_ = false, poisoned_ = false;
   std::thread measurer_;
 };
 

@@ -23,7 +23,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 PROTOCOL = 1
 __all__ = ["Family", "Tolerance", "serve", "wall_timer", "PROTOCOL"]
@@ -60,6 +60,9 @@ class Family:
     bucket_field: str = ""
     tolerance: Optional[Tolerance] = None  # None: what ktune sends (--atol, --rtol, --max-mismatch)
     timer: Callable[[Callable[[], Any], int], float] = wall_timer
+    # (output, reference, tolerance) -> (max abs error, mismatch fraction). None: numpy arrays or
+    # nested lists are compared here; a GPU worker compares on the device (torch, cupy) instead.
+    compare: Optional[Callable[[Any, Any, Tolerance], Tuple[float, float]]] = None
 
     def to_json(self) -> dict:
         fields = []
@@ -175,6 +178,7 @@ class _Worker:
         self.problem_key = None
         self.problem_state = None  # (inputs, reference) of the current problem
         self.prepared: Dict[str, Any] = {}
+        self.first_claimed, self.first_built = False, threading.Event()
 
     def send(self, msg: dict) -> None:
         with self.lock:
@@ -206,9 +210,20 @@ class _Worker:
             self.send({"type": "failed", "id": req["id"], "status": "launch_error", "message": "no baseline"})
             return
 
+        # The first prepare builds alone: one-time set-up (Triton's driver and launcher, a JIT's
+        # first import) runs once, for the config measured first, not in every prepare thread
+        # at once fighting for the GIL (which held the first measure back by a second).
+        first, self.first_claimed = not self.first_claimed, True
+
         def job():
             try:
-                result = self.build(req)
+                if not first:
+                    self.first_built.wait()
+                try:
+                    result = self.build(req)
+                finally:
+                    if first:
+                        self.first_built.set()
                 self.send({"type": "prepared", "id": req["id"], "compile_time_s": result[1]})
                 return result
             except _Failure as f:
@@ -236,7 +251,7 @@ class _Worker:
                 out = run()
             except Exception as e:
                 raise _Failure("crashed", f"{type(e).__name__}: {e}")
-            err, frac = _compare(out, ref, tol)
+            err, frac = (fam.compare or _compare)(out, ref, tol)
             if frac > tol.max_mismatch_fraction:
                 raise _Failure("wrong_result", f"max abs error {err:.6g}, {frac * 100:.4g}% of elements outside "
                                                f"atol {tol.atol} + rtol {tol.rtol}*|ref| (allowed {tol.max_mismatch_fraction * 100:.4g}%)")
@@ -252,6 +267,14 @@ class _Worker:
                     "compile_time_s": compile_s, "validation": {"max_abs_error": err, "mismatch_fraction": frac}}
         except _Failure as f:
             return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
+
+    def answer_measure(self, req: dict) -> None:
+        reply = self.measure(req)
+        self.send(reply)
+        if reply.get("status") == "crashed":
+            # A kernel that raised (a CUDA fault poisons the process's context for good): exit,
+            # and ktune starts a fresh worker for the next config.
+            os._exit(3)
 
     def loop(self) -> int:
         for line in sys.stdin:
@@ -273,7 +296,7 @@ class _Worker:
             elif kind == "prepare":
                 self.prepare(req)
             elif kind == "measure":
-                self.measurer.submit(lambda r=req: self.send(self.measure(r)))
+                self.measurer.submit(self.answer_measure, req)
             elif kind == "shutdown":
                 self.measurer.shutdown(wait=True)
                 self.send({"type": "bye", "id": req.get("id")})
@@ -286,7 +309,9 @@ class _Worker:
 
 
 def serve(*families: Family, backend: str = "python", device: Optional[dict] = None, prepare_threads: int = 2) -> None:
-    """Answers ktune on stdin/stdout until it says shutdown or closes stdin, then exits."""
+    """Answers ktune on stdin/stdout until it says shutdown or closes stdin, then exits.
+    `prepare_threads` build configs ahead of their measure, in parallel with it and each other
+    (ktune sends as many prepares ahead as its --compile-threads)."""
     worker = _Worker(list(families), backend, device, prepare_threads)
     code = worker.loop()
     worker.pool.shutdown(wait=False, cancel_futures=True)

@@ -310,7 +310,10 @@ std::unique_ptr<PreparedKernel> Session::prepare(const Config& config) {
   try {
     k->load(*this);
   } catch (const DriverError& e) {
-    throw TrialFailure(TrialStatus::LaunchError, std::string("loading the module: ") + e.what());
+    // A sticky error here is an earlier kernel's fault that poisoned the context, not this
+    // config's: `crashed`, which a worker answers by exiting (it is prepared again elsewhere).
+    throw TrialFailure(e.sticky() ? TrialStatus::Crashed : TrialStatus::LaunchError,
+                       std::string("loading the module: ") + e.what());
   }
   return k;
 }

@@ -68,6 +68,9 @@ template <class F>
 auto Session::guarded(const std::string& what, F&& fn) -> decltype(fn()) {
   dev_->check_usable();
   try {
+    // The context is current per thread: a worker (ktune worker) measures on another thread
+    // than the one that opened the session.
+    dev_->make_current();
     return fn();
   } catch (const DriverError& e) {
     if (!e.sticky()) throw TrialFailure(TrialStatus::LaunchError, what + ": " + e.what());
