@@ -1,20 +1,70 @@
 // ktune-workbench: the Qt desktop front end of ktune.
 //   ktune-workbench [--open RUN_DIR] [--load-session FILE] [--start] [--page NAME]
-//                   [--registry DIR] [--screenshot FILE [--screenshot-delay MS]]
+//                   [--registry DIR] [--y-metric NAME] [--screenshot FILE [--screenshot-delay MS]]
+//   ktune-workbench worker --backend B --device I   (what the Setup page's Isolate starts)
+#include <unistd.h>
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QScreen>
 #include <QTimer>
 #include <cstdio>
+#include <cstdlib>
 
+#include "ktune/backends.h"
 #include "ktune/version.h"
+#include "ktune/worker_server.h"
 #include "ktune/widgets/diff_page.h"
+#include "ktune/widgets/landscape_page.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/run_document.h"
+#include "ktune/widgets/setup_page.h"
 #include "ktune/widgets/tune_worker.h"
+#include "ktune/widgets/worker_panel.h"
 #include "main_window.h"
 
+namespace {
+
+// `ktune-workbench worker --backend B --device I`: serves a built-in backend over the worker
+// protocol on stdin/stdout, as `ktune worker` does, so that Isolate needs no second program. No
+// QApplication: it runs where no display is.
+int serveWorker(int argc, char** argv) {
+  std::string backend = "cpu";
+  int device = 0;
+  const auto refuse = [](const char* what) {
+    std::fprintf(stderr, "ktune-workbench worker: cannot read '%s'; use --backend B --device I\n", what);
+    return 2;
+  };
+  for (int i = 2; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) return refuse(argv[i]);
+    if (flag == "--backend") {
+      backend = argv[i + 1];
+    } else if (flag == "--device") {
+      char* end = nullptr;
+      device = static_cast<int>(std::strtol(argv[i + 1], &end, 10));
+      if (end == argv[i + 1] || *end != 0) return refuse(argv[i + 1]);
+    } else {
+      return refuse(argv[i]);
+    }
+  }
+  try {
+    // The protocol owns the real stdout; anything else printing to fd 1 lands on stderr.
+    const int protocolOut = dup(STDOUT_FILENO);
+    if (protocolOut < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) throw std::runtime_error("cannot set up stdout");
+    auto backends = ktune::make_backends();
+    return ktune::worker::serve(ktune::find_backend(backends, backend), {device, {}, "ktune-workbench worker"},
+                                STDIN_FILENO, protocolOut);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ktune-workbench worker: %s\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "worker") return serveWorker(argc, argv);
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("ktune"));
   QApplication::setApplicationName(QStringLiteral("workbench"));
@@ -22,7 +72,10 @@ int main(int argc, char** argv) {
   ktune::gui::initialize();
 
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("ktune workbench: set up, run, watch, judge and apply kernel tuning runs."));
+  parser.setApplicationDescription(QStringLiteral(
+      "ktune workbench: set up, run, watch, judge and apply kernel tuning runs.\n"
+      "ktune-workbench worker --backend B [--device I] serves a built-in backend over the worker protocol on\n"
+      "stdin/stdout (what the Setup page's Isolate starts; see docs/worker-protocol.md)."));
   parser.addHelpOption();
   parser.addVersionOption();
   const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open the run folder DIR."), QStringLiteral("DIR"));
@@ -32,13 +85,18 @@ int main(int argc, char** argv) {
   const QCommandLineOption registry(QStringLiteral("registry"), QStringLiteral("Registry folder to compare runs with (tuned_data)."), QStringLiteral("DIR"));
   const QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window once rendered, then exit."), QStringLiteral("FILE"));
   const QCommandLineOption delay(QStringLiteral("screenshot-delay"), QStringLiteral("Milliseconds to wait before the screenshot (default 600)."), QStringLiteral("MS"), QStringLiteral("600"));
-  parser.addOptions({open, session, start, page, registry, screenshot, delay});
+  const QCommandLineOption yMetric(QStringLiteral("y-metric"),
+                                   QStringLiteral("Plot this recorded metric (e.g. GFLOP/s of an imported Kernel Tuner cache) "
+                                                  "instead of latency on the landscape's scatter charts."),
+                                   QStringLiteral("NAME"));
+  parser.addOptions({open, session, start, page, registry, screenshot, delay, yMetric});
   parser.process(app);
 
   const bool headless = parser.isSet(screenshot);
   MainWindow window(!headless);
   window.setReportErrorsToStderr(headless);
   if (parser.isSet(registry)) window.diffPage()->setRegistryRoot(parser.value(registry));
+  if (parser.isSet(yMetric)) window.landscapePage()->setYMetric(parser.value(yMetric));
   window.show();
 
   int exitCode = 0;
@@ -62,7 +120,15 @@ int main(int argc, char** argv) {
     if (parser.isSet(open))
       QObject::connect(window.document(), &ktune::gui::RunDocument::opened, &app, [shoot, wait] { QTimer::singleShot(wait, shoot); });
     else
-      QTimer::singleShot(wait, shoot);
+      // A session with an external worker waits for the worker's hello (or its failure), so the
+      // picture shows what it offers.
+      QTimer::singleShot(0, &window, [&window, shoot, wait] {
+        ktune::gui::WorkerPanel* panel = window.setupPage()->workerPanel();
+        const auto later = [shoot, wait] { QTimer::singleShot(wait, shoot); };
+        if (!panel->isConnecting()) return later();
+        QObject::connect(panel, &ktune::gui::WorkerPanel::connected, &window, later);
+        QObject::connect(panel, &ktune::gui::WorkerPanel::failed, &window, later);
+      });
   }
   if (parser.isSet(session)) window.loadSession(parser.value(session));
   if (parser.isSet(open)) window.openRun(parser.value(open));

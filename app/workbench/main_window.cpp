@@ -28,6 +28,7 @@
 #include "ktune/widgets/trials_page.h"
 #include "ktune/widgets/trials_model.h"
 #include "ktune/widgets/tune_worker.h"
+#include "ktune/widgets/worker_panel.h"
 
 using namespace ktune;
 using namespace ktune::gui;
@@ -43,6 +44,8 @@ MainWindow::MainWindow(bool useSettings, QWidget* parent)
   document_ = new RunDocument(this);
   controller_ = new RunController(this);
   setupPage_ = new SetupPage(backends_);
+  // `ktune-workbench worker` serves a backend over the worker protocol (main.cpp): Isolate.
+  setupPage_->setWorkerProgram({QCoreApplication::applicationFilePath(), QStringLiteral("worker")});
   runPage_ = new RunPage(document_->trials());
   trialsPage_ = new TrialsPage(document_->trials());
   landscapePage_ = new LandscapePage(document_->trials());
@@ -104,6 +107,14 @@ void MainWindow::buildMenus() {
   });
   open->setShortcut(QKeySequence::Open);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
+  QMenu* import = file->addMenu(tr("&Import"));
+  import->addAction(tr("&Kernel Tuner cache…"), this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Import a Kernel Tuner cache file"), {},
+                                                   tr("Kernel Tuner cache (*.json);;All files (*)"));
+    if (!f.isEmpty()) importKernelTunerCache(f);
+  })->setToolTip(tr("tune_kernel(..., cache=\"FILE\"), finished or still being written: becomes a run folder "
+                    "under the Setup page's runs folder (ktune import kernel-tuner)"));
+  import->setToolTipsVisible(true);
   resumeAction_ = file->addAction(tr("&Resume Run"), this, &MainWindow::resumeRun);
   resumeAction_->setEnabled(false);
   resumeAction_->setToolTip(tr("Continue the opened run where it stopped; measured trials are kept"));
@@ -209,6 +220,21 @@ void MainWindow::openRun(const QString& dir) {
   document_->open(dir);
 }
 
+void MainWindow::importKernelTunerCache(const QString& file) {
+  if (controller_->isRunning()) {
+    showError(tr("A run is in progress"), tr("Stop the current run before importing one."));
+    return;
+  }
+  const std::string outputDir = setupPage_->session().output_dir;
+  try {
+    const auto dir = RunDocument::importKernelTunerCache(sstr(file), outputDir.empty() ? "tuning_runs" : outputDir);
+    statusBar()->showMessage(tr("Imported %1 into %2").arg(file, qstr(dir.string())));
+    openRun(qstr(dir.string()));
+  } catch (const std::exception& e) {
+    showError(tr("Cannot import the Kernel Tuner cache"), QString::fromUtf8(e.what()));
+  }
+}
+
 void MainWindow::onRunOpened() {
   const RunMetadata& meta = *document_->metadata();
   const QString dir = qstr(document_->dir().string());
@@ -217,7 +243,7 @@ void MainWindow::onRunOpened() {
   landscapePage_->setDevice(meta.device);
   landscapePage_->setSpace(meta.space);
   try {
-    setupPage_->setSession(Session::from_run(meta, document_->dir()));
+    setupPage_->setSession(Session::from_run(meta, document_->dir()), /*connectWorker=*/false);
   } catch (const InputError& e) {
     statusBar()->showMessage(tr("The setup of this run cannot be shown: %1").arg(QString::fromUtf8(e.what())));
   }
@@ -239,16 +265,32 @@ void MainWindow::loadSession(const QString& file) {
 }
 
 void MainWindow::startRun() {
+  if (setupPage_->workerPanel()->isConnecting()) {
+    // --load-session with a worker, then --start: the run starts once the worker has said hello
+    // (and the session is applied), or not at all when it fails.
+    auto* once = new QObject(this);
+    const auto done = [once] { once->deleteLater(); };
+    connect(setupPage_->workerPanel(), &WorkerPanel::connected, once, [this, done] {
+      done();
+      startRun();
+    });
+    connect(setupPage_->workerPanel(), &WorkerPanel::failed, once, [this, done](const QString& message) {
+      done();
+      showError(tr("Cannot start"), message);
+    });
+    return;
+  }
   TuneRequest request;
   try {
     request = setupPage_->request();
-    Backend* backend = setupPage_->currentBackend();
-    const DeviceInfo device = setupPage_->currentDevice();
+    RunTarget target = setupPage_->runTarget();
     document_->beginLiveRun(request);
     landscapePage_->setSpace(request.space);
     setWindowTitle(tr("%1 — ktune workbench").arg(qstr(request.run_dir.filename().string())));
-    runPage_->setRunTitle(tr("Run %1 on %2").arg(qstr(request.run_dir.filename().string()), qstr(device.name)));
-    controller_->start(*backend, device, request);
+    runPage_->setRunTitle(tr("Run %1 on %2%3")
+                              .arg(qstr(request.run_dir.filename().string()), qstr(target.device.name),
+                                   target.isolate ? tr(" (isolated in a worker process)") : QString()));
+    controller_->start(std::move(target), request);
   } catch (const InputError& e) {
     showPage(SetupPageIndex);
     showError(tr("Cannot start"), tr("%1\n\nFix it on the Setup page and press Start again.").arg(QString::fromUtf8(e.what())));
@@ -263,20 +305,29 @@ void MainWindow::resumeRun() {
   if (!document_->canResume() || controller_->isRunning()) return;
   const RunMetadata& meta = *document_->metadata();
   try {
-    Backend& backend = find_backend(backends_, meta.backend);
+    // The Setup page holds the run's session (onRunOpened): its backend, isolation, or worker.
+    const Session session = Session::from_run(meta, document_->dir());
+    Backend* backend = setupPage_->currentBackend();
+    if (!session.worker.empty() && (!backend || backend->name() != meta.backend))
+      throw InputError("the run measured through the worker `" + session.worker +
+                       "`: press Connect on the Setup page (its command is filled in), then resume again");
+    if (!backend || backend->name() != meta.backend) backend = &find_backend(backends_, meta.backend);
     DeviceInfo device;
     bool found = false;
-    for (const DeviceInfo& d : backend.devices())
+    for (const DeviceInfo& d : backend->devices())
       if (d.index == meta.device.index && d.name == meta.device.name) device = d, found = true;
     if (!found)
       throw InputError("the run was made on " + meta.device.name + ", which this machine does not have; resume it there");
     TuneRequest request;
-    request.family = backend.family(meta.family);
+    request.family = backend->family(meta.family);
     request.settings() = meta.settings();
     request.run_dir = document_->dir();
     request.resume = true;
     request.arguments = meta.arguments;
-    controller_->start(backend, device, request);
+    RunTarget target = setupPage_->runTarget();
+    if (target.backend.get() != backend || target.device.name != device.name)
+      target = RunTarget{std::shared_ptr<Backend>(std::shared_ptr<Backend>(), backend), device, std::nullopt};
+    controller_->start(std::move(target), request);
   } catch (const InputError& e) {
     showError(tr("Cannot resume"), QString::fromUtf8(e.what()));
     return;

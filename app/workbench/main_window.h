@@ -34,10 +34,14 @@ class MainWindow : public QMainWindow {
   void showPage(Page page);
   void openRun(const QString& dir);
   void loadSession(const QString& file);
+  // File → Import → Kernel Tuner cache: a run folder under the runs folder, then opened.
+  void importKernelTunerCache(const QString& file);
   void startRun();
   ktune::gui::RunDocument* document() const { return document_; }
   ktune::gui::RunController* controller() const { return controller_; }
   ktune::gui::DiffPage* diffPage() const { return diffPage_; }
+  ktune::gui::SetupPage* setupPage() const { return setupPage_; }
+  ktune::gui::LandscapePage* landscapePage() const { return landscapePage_; }
   // Errors go to a message box normally, to stderr when running headless for a screenshot.
   void setReportErrorsToStderr(bool on) { errorsToStderr_ = on; }
 

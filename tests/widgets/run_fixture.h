@@ -131,4 +131,13 @@ inline std::vector<ktune::Trial> write_run(const std::filesystem::path& dir, std
   return all;
 }
 
+// Measurement settings that make a run of a few configs take seconds.
+inline void quickMeasure(ktune::MeasureSettings& m, double maxMsPerConfig) {
+  m.min_samples = 3;
+  m.max_samples = 5;
+  m.warmup_ms = 1;
+  m.min_sample_ms = 0.2;
+  m.max_ms_per_config = maxMsPerConfig;
+}
+
 }  // namespace fixture

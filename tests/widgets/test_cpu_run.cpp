@@ -19,6 +19,7 @@
 #include "ktune/widgets/trials_page.h"
 #include "ktune/widgets/trials_proxy.h"
 #include "ktune/widgets/tune_worker.h"
+#include "run_fixture.h"
 
 using namespace ktune;
 using namespace ktune::gui;
@@ -39,11 +40,7 @@ class TestCpuRun : public QObject {
       if (p.values.size() > 2) p.values.resize(2);
     s.space = SearchSpace(params, page.currentFamily().default_space.constraints());
     s.problems = expand_shape(page.currentFamily(), "M=8,32 N=64 K=64");
-    s.measure.min_samples = 3;
-    s.measure.max_samples = 5;
-    s.measure.warmup_ms = 1;
-    s.measure.min_sample_ms = 0.2;
-    s.measure.max_ms_per_config = 100;
+    fixture::quickMeasure(s.measure, 100);
     s.run_name = sstr(runName);
     s.output_dir = sstr(tmp_.path());
     return s;

@@ -2,6 +2,7 @@
 // selection kept in step between the trials table and the charts.
 #include <QSignalSpy>
 #include <QTableView>
+#include <QTextBrowser>
 #include <QValueAxis>
 #include <QtTest>
 
@@ -127,6 +128,47 @@ class TestModels : public QObject {
     extra.status = TrialStatus::WrongResult;
     model.appendTrials({extra});
     QCOMPARE(proxy.rowCount(), before + 1);
+  }
+
+  void showsStringParametersAsStrings() {
+    // A worker's string candidates reach the space as indices, named in the description as
+    // family_from_json writes them; a label may hold ", " itself.
+    const SearchSpace space({{"block", {32, 64}, ""},
+                             {"order", {0, 1}, "0=row, 1=col"},
+                             {"mod", {0, 1, 2}, "cache modifier; 0=, 1=.cg, 2=a, b"},
+                             {"odd", {0, 1}, "0=only one named"},
+                             {"kept", {1}, "the user dropped row; 0=row, 1=col"}},
+                            {});
+    TrialsModel model;
+    model.reset({QStringLiteral("block"), QStringLiteral("order"), QStringLiteral("mod"), QStringLiteral("odd"),
+                 QStringLiteral("kept")});
+    model.setPruning(space, {});
+    Trial t;
+    t.id = 0;
+    t.problem_key = "M=1";
+    t.config = Config({{"block", 64}, {"order", 1}, {"mod", 2}, {"odd", 1}, {"kept", 1}});
+    model.appendTrials({t});
+    const auto cell = [&](const char* name) {
+      return model.data(model.index(0, model.parameterColumn(QString::fromLatin1(name)))).toString();
+    };
+    QCOMPARE(cell("block"), QStringLiteral("64"));
+    QCOMPARE(cell("order"), QStringLiteral("col"));
+    QCOMPARE(cell("mod"), QStringLiteral("a, b"));
+    QCOMPARE(cell("odd"), QStringLiteral("1"));  // the description does not name every candidate
+    QCOMPARE(cell("kept"), QStringLiteral("col"));
+    QCOMPARE(model.configText(t.config), QStringLiteral("block=64,order=col,mod=a, b,odd=1,kept=col"));
+    QVERIFY(model.data(model.index(0, 0), Qt::ToolTipRole).toString().contains(QLatin1String("order=col")));
+    TrialsPage page(&model);
+    page.detail()->showTrial(&model.trial(0));
+    const QString detail = page.detail()->findChild<QTextBrowser*>()->toPlainText();
+    QVERIFY2(detail.contains(QLatin1String("\norder\ncol\nmod\na, b\nodd\n1\nkept\ncol")), qPrintable(detail));
+    // Sorting keeps the candidates' order; the text filter matches what is shown.
+    TrialsFilterProxy proxy;
+    proxy.setSourceModel(&model);
+    proxy.setText(QStringLiteral("order=col"));
+    QCOMPARE(proxy.rowCount(), 1);
+    proxy.setText(QStringLiteral("order=1"));
+    QCOMPARE(proxy.rowCount(), 0);
   }
 
   void decimatesButKeepsEveryPixel() {

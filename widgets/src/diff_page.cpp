@@ -15,6 +15,7 @@
 
 #include "ktune/error.h"
 #include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trials_model.h"
 #include "ktune/widgets/run_document.h"
 
 namespace ktune::gui {
@@ -77,8 +78,8 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
   switch (index.column()) {
     case KeyColumn: return qstr(e.family + " " + e.key);
     case ClassColumn: return QString::fromLatin1(to_string(e.cls));
-    case OldConfigColumn: return e.old_entry ? qstr(e.old_entry->config.key()) : tr("(none)");
-    case NewConfigColumn: return qstr(e.new_entry.config.key());
+    case OldConfigColumn: return e.old_entry ? configText(e.old_entry->config) : tr("(none)");
+    case NewConfigColumn: return configText(e.new_entry.config);
     case OldColumn: return e.old_entry ? formatNs(e.old_entry->latency_median_ns) : QString();
     case NewColumn: return formatNs(e.new_entry.latency_median_ns);
     case RatioColumn: return e.ratio > 0 ? QStringLiteral("%1×").arg(e.ratio, 0, 'f', 3) : QString();
@@ -122,7 +123,12 @@ bool DiffModel::forcedAny() const {
   return false;
 }
 
+QString DiffModel::configText(const Config& config) const {
+  return trials_ ? trials_->configText(config) : qstr(config.key());
+}
+
 DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
+  model_.setConfigText(document_->trials());
   root_ = new QLineEdit;
   root_->setText(QSettings().value(QStringLiteral("folders/registry"), QDir::current().filePath(QStringLiteral("tuned_data"))).toString());
   auto* browse = new QPushButton(tr("Browse…"));
@@ -254,7 +260,7 @@ std::optional<ApplyReport> DiffPage::applySelected() {
   if (!report.backup_file.empty()) html += tr("<br>previous file kept as %1").arg(qstr(report.backup_file.string()).toHtmlEscaped());
   html += QStringLiteral("<ul>");
   for (const DiffEntry& e : report.written)
-    html += QStringLiteral("<li>%1: %2 (%3)</li>").arg(qstr(e.key).toHtmlEscaped(), qstr(e.new_entry.config.key()).toHtmlEscaped(),
+    html += QStringLiteral("<li>%1: %2 (%3)</li>").arg(qstr(e.key).toHtmlEscaped(), model_.configText(e.new_entry.config).toHtmlEscaped(),
                                                         formatNs(e.new_entry.latency_median_ns));
   for (std::size_t i = 0; i < report.skipped.size(); ++i)
     html += tr("<li style='color:#757575'>skipped %1: %2</li>").arg(qstr(report.skipped[i].key).toHtmlEscaped(),

@@ -197,10 +197,11 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   }
   p.setPen(Qt::black);
   for (std::size_t cx = 0; cx < xs_.size(); ++cx)
-    p.drawText(QRectF(g.left() + static_cast<double>(cx) * cw, g.bottom() + 2, cw, 16), Qt::AlignCenter, QString::number(xs_[cx]));
+    p.drawText(QRectF(g.left() + static_cast<double>(cx) * cw, g.bottom() + 2, cw, 16), Qt::AlignCenter,
+               model_->parameterText(sstr(xName_), xs_[cx]));
   for (std::size_t cy = 0; cy < ys_.size(); ++cy)
     p.drawText(QRectF(0, g.bottom() - static_cast<double>(cy + 1) * ch, kLeft - 6, ch), Qt::AlignRight | Qt::AlignVCenter,
-               QString::number(ys_[cy]));
+               model_->parameterText(sstr(yName_), ys_[cy]));
   p.setFont(font());
   p.drawText(QRectF(g.left(), g.bottom() + 20, g.width(), 20), Qt::AlignCenter, xName_);
   p.save();
@@ -227,11 +228,13 @@ void HeatmapView::mouseMoveEvent(QMouseEvent* event) {
   }
   const Cell& c = cells_[static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx)];
   if (c.row < 0) {
-    QToolTip::showText(event->globalPosition().toPoint(), tr("%1=%2, %3=%4: no ok trial").arg(xName_).arg(xs_[cx]).arg(yName_).arg(ys_[cy]), this);
+    QToolTip::showText(event->globalPosition().toPoint(), tr("%1=%2, %3=%4: no ok trial")
+                                                                .arg(xName_, model_->parameterText(sstr(xName_), xs_[cx]), yName_,
+                                                                     model_->parameterText(sstr(yName_), ys_[cy])), this);
     return;
   }
   QToolTip::showText(event->globalPosition().toPoint(),
-                     tr("best of %1 trials:\n").arg(c.trials) + describeTrial(model_->trial(c.row)), this);
+                     tr("best of %1 trials:\n").arg(c.trials) + model_->describe(model_->trial(c.row)), this);
 }
 
 void HeatmapView::mousePressEvent(QMouseEvent* event) {

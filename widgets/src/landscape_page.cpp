@@ -32,7 +32,12 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
 
   shape_ = new QComboBox;
   shape_->setMinimumWidth(240);
-  log_ = new QCheckBox(tr("Log latency axis"));
+  log_ = new QCheckBox(tr("Log y axis"));
+  yMetric_ = new QComboBox;
+  yMetric_->setObjectName(QStringLiteral("yMetric"));
+  yMetric_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  yMetric_->setToolTip(tr("What the two scatter charts plot: the median latency, or a number the run recorded beside "
+                          "it (an imported Kernel Tuner cache's GFLOP/s, energy, power)"));
   xParam_ = new QComboBox;
   heatShape_ = new QComboBox;
   heatShape_->setObjectName(QStringLiteral("heatmapShape"));
@@ -46,6 +51,8 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("Shape:")));
   top->addWidget(shape_);
+  top->addWidget(new QLabel(tr("y:")));
+  top->addWidget(yMetric_);
   top->addWidget(log_);
   top->addStretch();
   top->addWidget(new QLabel(tr("Wheel or drag a box to zoom · Shift-drag to pan · double-click to reset")));
@@ -85,6 +92,13 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
     parameter_->setLogScale(on);
   });
   connect(xParam_, &QComboBox::currentTextChanged, parameter_, &ParameterChart::setParameter);
+  connect(yMetric_, &QComboBox::currentIndexChanged, this, [this] {
+    const ChartMetric metric(yMetric());
+    order_->setYMetric(metric);
+    parameter_->setYMetric(metric);
+  });
+  connect(yMetric_, &QComboBox::activated, this, [this] { preferredY_ = yMetric(); });
+  connect(model_, &TrialsModel::metricNamesChanged, this, &LandscapePage::refreshMetrics);
   const auto heat = [this] { heatmap_->setParameters(heatX_->currentText(), heatY_->currentText()); };
   connect(heatX_, &QComboBox::currentTextChanged, this, heat);
   connect(heatY_, &QComboBox::currentTextChanged, this, heat);
@@ -104,6 +118,30 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
     if (!choicesInformed_) refreshChoices();
   });
   refreshChoices();
+  refreshMetrics();
+}
+
+QString LandscapePage::yMetric() const { return yMetric_->currentData().toString(); }
+
+void LandscapePage::setYMetric(const QString& name) {
+  preferredY_ = name;
+  yMetric_->setCurrentIndex(std::max(0, yMetric_->findData(name)));
+}
+
+void LandscapePage::refreshMetrics() {
+  // Latency always; recorded metrics when the run has them. The user's (or the saved) choice
+  // comes back whenever a run offers it.
+  const QString want = preferredY_;
+  {
+    QSignalBlocker block(yMetric_);
+    yMetric_->clear();
+    yMetric_->addItem(tr("median latency"), QString());
+    for (const QString& name : model_->metricNames()) yMetric_->addItem(name, name);
+    yMetric_->setCurrentIndex(std::max(0, yMetric_->findData(want)));
+  }
+  const ChartMetric metric(yMetric());
+  order_->setYMetric(metric);
+  parameter_->setYMetric(metric);
 }
 
 QWidget* LandscapePage::framed(QWidget* chart, const QString& name, QWidget* options) {
@@ -243,11 +281,13 @@ void LandscapePage::saveSettings(QSettings& settings) const {
   settings.setValue(QStringLiteral("charts/heat_x"), heatX_->currentText());
   settings.setValue(QStringLiteral("charts/heat_y"), heatY_->currentText());
   settings.setValue(QStringLiteral("charts/metric"), metric_->currentIndex());
+  settings.setValue(QStringLiteral("charts/y_metric"), preferredY_);
 }
 
 void LandscapePage::restoreSettings(const QSettings& settings) {
   log_->setChecked(settings.value(QStringLiteral("charts/log"), false).toBool());
   metric_->setCurrentIndex(settings.value(QStringLiteral("charts/metric"), 0).toInt());
+  setYMetric(settings.value(QStringLiteral("charts/y_metric")).toString());
   // Parameter choices apply to the runs that have those parameters.
   preferred_ = {settings.value(QStringLiteral("charts/x_parameter")).toString(),
                 settings.value(QStringLiteral("charts/heat_x")).toString(),

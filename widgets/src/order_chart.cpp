@@ -9,12 +9,15 @@
 
 namespace ktune::gui {
 
-LatencyOrderChart::LatencyOrderChart(TrialsModel* model, QWidget* parent) : TrialChartView(model, parent) {
-  chart()->setTitle(tr("Latency of every measured trial, in run order"));
-}
+LatencyOrderChart::LatencyOrderChart(TrialsModel* model, QWidget* parent) : TrialChartView(model, parent) {}
 
 QString LatencyOrderChart::xTitle() const { return tr("measured trial #"); }
-QString LatencyOrderChart::yTitle() const { return tr("median latency (µs)"); }
+QString LatencyOrderChart::title() const {
+  return yMetric().isLatency() ? tr("Latency of every measured trial, in run order")
+                               : tr("%1 of every measured trial, in run order").arg(yMetric().label());
+}
+
+QString LatencyOrderChart::yTitle() const { return yMetric().label(); }
 
 std::vector<TrialChartView::Group> LatencyOrderChart::groups() const {
   std::vector<Group> g;
@@ -23,9 +26,8 @@ std::vector<TrialChartView::Group> LatencyOrderChart::groups() const {
 }
 
 bool LatencyOrderChart::pointFor(const Trial& t, std::int64_t measured, double* x, double* y, int* group) const {
-  if (measured < 0) return false;
+  if (measured < 0 || !yMetric().valueOf(t, y)) return false;
   *x = static_cast<double>(measured);
-  *y = t.stats.median_ns / 1e3;
   *group = static_cast<int>(t.status);
   return true;
 }
@@ -37,6 +39,8 @@ void LatencyOrderChart::rebuildExtras(const std::vector<Point>& points) {
   std::vector<std::string> keys;
   std::vector<QList<QPointF>> lines;
   std::vector<double> best, lastX;
+  const bool up = yMetric().higherIsBetter();
+  const auto better = [up](double a, double b) { return up ? a > b : a < b; };
   for (const Point& p : points) {
     const Trial& t = model()->trial(p.row);
     auto it = std::find(keys.begin(), keys.end(), t.problem_key);
@@ -44,11 +48,11 @@ void LatencyOrderChart::rebuildExtras(const std::vector<Point>& points) {
     if (it == keys.end()) {
       keys.push_back(t.problem_key);
       lines.emplace_back();
-      best.push_back(std::numeric_limits<double>::max());
+      best.push_back(up ? std::numeric_limits<double>::lowest() : std::numeric_limits<double>::max());
       lastX.push_back(p.x);
     }
     lastX[k] = std::max(lastX[k], p.x);
-    if (t.status != TrialStatus::Ok || p.y >= best[k]) continue;
+    if (t.status != TrialStatus::Ok || !better(p.y, best[k])) continue;
     if (!lines[k].isEmpty()) lines[k].append(QPointF(p.x, best[k]));
     lines[k].append(QPointF(p.x, p.y));
     best[k] = p.y;

@@ -5,9 +5,7 @@
 
 namespace ktune::gui {
 
-ParameterChart::ParameterChart(TrialsModel* model, QWidget* parent) : TrialChartView(model, parent) {
-  chart()->setTitle(tr("Latency against a parameter"));
-}
+ParameterChart::ParameterChart(TrialsModel* model, QWidget* parent) : TrialChartView(model, parent) {}
 
 void ParameterChart::setParameter(const QString& name) {
   if (name == parameter_) return;
@@ -18,7 +16,11 @@ void ParameterChart::setParameter(const QString& name) {
 }
 
 QString ParameterChart::xTitle() const { return parameter_.isEmpty() ? tr("(choose a parameter)") : parameter_; }
-QString ParameterChart::yTitle() const { return tr("median latency (µs)"); }
+QString ParameterChart::title() const {
+  return yMetric().isLatency() ? tr("Latency against a parameter") : tr("%1 against a parameter").arg(yMetric().label());
+}
+
+QString ParameterChart::yTitle() const { return yMetric().label(); }
 
 std::vector<TrialChartView::Group> ParameterChart::groups() const {
   static const QColor palette[] = {QColor(0x15, 0x65, 0xc0), QColor(0xef, 0x6c, 0x00), QColor(0x2e, 0x7d, 0x32),
@@ -31,9 +33,9 @@ std::vector<TrialChartView::Group> ParameterChart::groups() const {
 }
 
 bool ParameterChart::pointFor(const Trial& t, std::int64_t /*measured*/, double* x, double* y, int* group) const {
-  if (t.status != TrialStatus::Ok || parameterStd_.empty() || !t.config.has(parameterStd_)) return false;
+  if (t.status != TrialStatus::Ok || parameterStd_.empty() || !t.config.has(parameterStd_) || !yMetric().valueOf(t, y))
+    return false;
   *x = static_cast<double>(t.config.get(parameterStd_));
-  *y = t.stats.median_ns / 1e3;
   *group = static_cast<int>(model()->problemKeys().indexOf(qstr(t.problem_key)));
   return true;
 }

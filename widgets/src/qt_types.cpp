@@ -54,10 +54,10 @@ QString formatDuration(double seconds) {
   return QStringLiteral("%1 h %2 min").arg(total / 3600).arg((total % 3600) / 60, 2, 10, QLatin1Char('0'));
 }
 
-QString describeTrial(const Trial& t) {
+QString describeTrial(const Trial& t, const QString& config) {
   QString text = QStringLiteral("#%1  %2\n%3\nstatus: %4")
                      .arg(t.id)
-                     .arg(qstr(t.problem_key), qstr(t.config.key()), statusLabel(t.status));
+                     .arg(qstr(t.problem_key), config.isEmpty() ? qstr(t.config.key()) : config, statusLabel(t.status));
   if (t.stats.count > 0) {
     text += QStringLiteral("\nmedian %1  mean %2  std %3  min %4  (n=%5)")
                 .arg(formatNs(t.stats.median_ns), formatNs(t.stats.mean_ns), formatNs(t.stats.std_ns),
@@ -66,6 +66,7 @@ QString describeTrial(const Trial& t) {
     if (t.tflops > 0) text += QStringLiteral("\n%1 TFLOP/s").arg(t.tflops, 0, 'g', 4);
     if (t.gbps > 0) text += QStringLiteral("  %1 GB/s").arg(t.gbps, 0, 'g', 4);
   }
+  for (const auto& [name, value] : t.metrics) text += QStringLiteral("\n%1: %2").arg(qstr(name)).arg(value, 0, 'g', 5);
   if (t.compile_time_s > 0) text += QStringLiteral("\ncompile %1 s").arg(t.compile_time_s, 0, 'f', 3);
   if (!t.error.empty()) text += QStringLiteral("\n") + qstr(t.error);
   return text;

@@ -4,12 +4,23 @@
 #include <fstream>
 
 #include "ktune/error.h"
+#include "ktune/kernel_tuner_import.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/trials_model.h"
 
 namespace ktune::gui {
 
 namespace fs = std::filesystem;
+
+fs::path RunDocument::importKernelTunerCache(const fs::path& cacheFile, const fs::path& outputDir) {
+  KernelTunerCache cache = read_kernel_tuner_cache(cacheFile);
+  const std::string name = default_run_name(cache.metadata.family);
+  fs::path dir = run_folder(outputDir, name);
+  // Two imports within a second would share the name: the second gets a suffix.
+  for (int n = 2; fs::exists(dir); ++n) dir = run_folder(outputDir, name + "_" + std::to_string(n));
+  write_imported_run(dir, std::move(cache));
+  return dir;
+}
 
 RunDocument::RunDocument(QObject* parent) : QObject(parent), trials_(new TrialsModel(this)) {
   connect(&loader_, &QFutureWatcher<Outcome>::finished, this, [this] {

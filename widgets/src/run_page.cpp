@@ -200,7 +200,7 @@ void RunPage::refreshTables() {
       for (int c = 2; c < 4; ++c) bestTable_->setItem(row, c, new QTableWidgetItem);
     } else {
       const Trial& t = model_->trial(best->second.row);
-      bestTable_->setItem(row, 1, new QTableWidgetItem(qstr(t.config.key())));
+      bestTable_->setItem(row, 1, new QTableWidgetItem(model_->configText(t.config)));
       bestTable_->setItem(row, 2, new QTableWidgetItem(formatNs(t.stats.median_ns)));
       bestTable_->setItem(row, 3, new QTableWidgetItem(t.tflops > 0 ? QString::number(t.tflops, 'f', 3) : QString()));
     }

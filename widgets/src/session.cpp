@@ -12,6 +12,8 @@ using nlohmann::json;
 json Session::to_json() const {
   json j = RunSettings::to_json();
   j.update({{"backend", backend}, {"device", device}, {"family", family}, {"run_name", run_name}, {"output_dir", output_dir}});
+  if (!worker.empty()) j["worker"] = worker;
+  if (isolate) j["isolate"] = *isolate;
   return j;
 }
 
@@ -31,6 +33,8 @@ Session Session::from_json(const json& j) {
     s.seed = j.value("seed", s.seed);
     s.run_name = j.value("run_name", s.run_name);
     s.output_dir = j.value("output_dir", s.output_dir);
+    s.worker = j.value("worker", s.worker);
+    if (j.contains("isolate")) s.isolate = j.at("isolate").get<bool>();
   } catch (const json::exception& e) {
     throw InputError(std::string("malformed session: ") + e.what());
   }
@@ -56,6 +60,16 @@ Session Session::from_run(const RunMetadata& m, const std::filesystem::path& run
   s.settings() = m.settings();
   s.run_name = m.run_name;
   s.output_dir = run_dir.parent_path().string();
+  const auto& a = m.arguments;
+  if (a.size() == 3 && a[0] == "ktune-workbench" && a[1] == "--session") {
+    try {
+      const Session started = from_json(parse_json(a[2], "the run's session"));
+      s.worker = started.worker;
+      s.isolate = started.isolate;
+    } catch (const std::exception&) {
+      // An older or hand-edited record: the run's own metadata above is what counts.
+    }
+  }
   return s;
 }
 

@@ -23,6 +23,7 @@
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/shapes_model.h"
 #include "ktune/widgets/space_editor.h"
+#include "ktune/widgets/worker_panel.h"
 
 namespace ktune::gui {
 
@@ -52,6 +53,7 @@ QGroupBox* group(const QString& title, QLayout* layout) {
 SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* parent)
     : QWidget(parent), backends_(backends), shapes_(std::make_unique<ShapesModel>()) {
   backendCombo_ = new QComboBox;
+  backendCombo_->setObjectName(QStringLiteral("backend"));
   deviceCombo_ = new QComboBox;
   deviceTable_ = new QTableWidget(0, 2);
   deviceTable_->setHorizontalHeaderLabels({tr("Property"), tr("Value")});
@@ -60,10 +62,18 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   deviceTable_->verticalHeader()->setDefaultSectionSize(22);
   deviceTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   deviceTable_->setColumnWidth(0, 170);
+  workerPanel_ = new WorkerPanel;
+  isolate_ = new QCheckBox(tr("Isolate: measure in a worker process"));
+  isolate_->setObjectName(QStringLiteral("isolate"));
+  isolate_->setToolTip(tr("A config that crashes, faults or hangs kills only the worker process: it is recorded "
+                          "crashed or timeout, the worker starts again and the run goes on (ktune tune --isolate). "
+                          "On by default for GPU backends."));
   auto* deviceForm = new QFormLayout;
   deviceForm->addRow(tr("Backend"), backendCombo_);
+  deviceForm->addRow(tr("Worker"), workerPanel_);
   deviceForm->addRow(tr("Device"), deviceCombo_);
   deviceForm->addRow(deviceTable_);
+  deviceForm->addRow(isolate_);
 
   familyCombo_ = new QComboBox;
   familyLabel_ = new QLabel;
@@ -206,7 +216,15 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   columns->addLayout(left, 2);
   columns->addLayout(right, 3);
 
-  connect(backendCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onBackendChanged);
+  connect(backendCombo_, &QComboBox::currentIndexChanged, this, [this] {
+    pendingSession_.reset();
+    onBackendChanged();
+  });
+  connect(workerPanel_, &WorkerPanel::connected, this, &SetupPage::onWorkerConnected);
+  connect(workerPanel_, &WorkerPanel::failed, this, [this] {
+    pendingSession_.reset();
+    if (isExternalWorker()) onBackendChanged();  // the last worker's offer is gone
+  });
   connect(deviceCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onDeviceChanged);
   connect(familyCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onFamilyChanged);
   connect(shapes_.get(), &ShapesModel::problemsChanged, this, &SetupPage::updateContexts);
@@ -285,12 +303,42 @@ void SetupPage::fillBackends() {
   QSignalBlocker block(backendCombo_);
   backendCombo_->clear();
   for (const auto& backend : backends_) backendCombo_->addItem(qstr(backend->name()));
+  backendCombo_->addItem(tr("external worker…"));
+  backendCombo_->setItemData(backendCombo_->count() - 1,
+                             tr("Any program that speaks the worker protocol: a Python worker for Triton or numpy "
+                                "kernels, or `ssh host ktune worker --backend cuda` for a remote GPU"),
+                             Qt::ToolTipRole);
   onBackendChanged();
+}
+
+bool SetupPage::isExternalWorker() const {
+  return backendCombo_->currentIndex() == static_cast<int>(backends_.size());
 }
 
 Backend* SetupPage::currentBackend() const {
   const int i = backendCombo_->currentIndex();
-  return i < 0 ? nullptr : backends_[static_cast<std::size_t>(i)].get();
+  if (i < 0) return nullptr;
+  if (isExternalWorker()) return workerPanel_->backend().get();
+  return backends_[static_cast<std::size_t>(i)].get();
+}
+
+void SetupPage::setWorkerProgram(const QStringList& argv) {
+  workerProgram_ = argv;
+  onBackendChanged();
+}
+
+bool SetupPage::isolates() const { return isolate_->isEnabled() && isolate_->isChecked(); }
+
+void SetupPage::onWorkerConnected() {
+  if (!isExternalWorker()) return;
+  onBackendChanged();
+  if (!pendingSession_) return;
+  const Session s = *std::exchange(pendingSession_, std::nullopt);
+  try {
+    applySession(s);
+  } catch (const InputError& e) {
+    setShapeMessage(QString::fromUtf8(e.what()));
+  }
 }
 
 DeviceInfo SetupPage::currentDevice() const {
@@ -308,6 +356,14 @@ KernelFamily SetupPage::currentFamily() const {
 
 void SetupPage::onBackendChanged() {
   Backend* backend = currentBackend();
+  const bool external = isExternalWorker();
+  workerPanel_->setVisible(external);
+  if (QWidget* box = workerPanel_->parentWidget())
+    if (auto* form = qobject_cast<QFormLayout*>(box->layout())) form->setRowVisible(workerPanel_, external);
+  // An external worker always measures in its own process; a built-in backend may, where a
+  // worker program is known, and does by default on GPUs as `ktune tune` does.
+  isolate_->setEnabled(!external && !workerProgram_.isEmpty());
+  isolate_->setChecked(external || (backend && backend->name() != "cpu" && !workerProgram_.isEmpty()));
   devices_ = backend ? backend->devices() : std::vector<DeviceInfo>{};
   families_ = backend ? backend->families() : std::vector<KernelFamily>{};
   {
@@ -351,7 +407,10 @@ void SetupPage::showDeviceProperties(const DeviceInfo& device) {
 void SetupPage::onFamilyChanged() {
   const int i = familyCombo_->currentIndex();
   if (i < 0) {
+    // No family (an external worker not connected yet): nothing of the last one's stays.
     familyLabel_->clear();
+    space_->setSpace({});
+    updateContexts();
     return;
   }
   const KernelFamily& family = families_[static_cast<std::size_t>(i)];
@@ -398,7 +457,12 @@ bool SetupPage::addShapes(const QString& text) {
 
 Session SetupPage::session() const {
   Session s;
-  s.backend = sstr(backendCombo_->currentText());
+  const Backend* backend = currentBackend();
+  s.backend = backend ? backend->name() : sstr(backendCombo_->currentText());
+  if (isExternalWorker())
+    s.worker = sstr(workerPanel_->command());
+  else
+    s.isolate = isolate_->isChecked();
   s.device = deviceCombo_->currentIndex() < 0 ? 0 : devices_[static_cast<std::size_t>(deviceCombo_->currentIndex())].index;
   s.family = sstr(familyCombo_->currentText());
   s.problems = shapes_->problems();
@@ -421,11 +485,27 @@ Session SetupPage::session() const {
   return s;
 }
 
-void SetupPage::setSession(const Session& s) {
+void SetupPage::setSession(const Session& s) { setSession(s, true); }
+
+void SetupPage::setSession(const Session& s, bool connectWorker) {
+  if (!s.worker.empty()) {
+    // The rest waits for the worker's hello: its devices and families are not known before.
+    backendCombo_->setCurrentIndex(static_cast<int>(backends_.size()));
+    workerPanel_->setCommand(qstr(s.worker));
+    pendingSession_ = s;
+    if (connectWorker) workerPanel_->connectWorker();
+    return;
+  }
   const int backend = backendCombo_->findText(qstr(s.backend));
-  if (backend < 0) throw InputError("backend \"" + s.backend + "\" is not in this build; pick one of the listed backends");
+  if (backend < 0 || backend >= static_cast<int>(backends_.size()))
+    throw InputError("backend \"" + s.backend + "\" is not in this build; pick one of the listed backends");
   backendCombo_->setCurrentIndex(backend);
   onBackendChanged();
+  applySession(s);
+}
+
+void SetupPage::applySession(const Session& s) {
+  if (s.isolate && isolate_->isEnabled()) isolate_->setChecked(*s.isolate);
   for (std::size_t i = 0; i < devices_.size(); ++i)
     if (devices_[i].index == s.device) deviceCombo_->setCurrentIndex(static_cast<int>(i));
   const int family = familyCombo_->findText(qstr(s.family));
@@ -454,6 +534,10 @@ void SetupPage::setSession(const Session& s) {
 
 TuneRequest SetupPage::request() const {
   TuneRequest r;
+  if (!currentBackend() && isExternalWorker())
+    throw InputError(workerPanel_->isConnecting()
+                         ? "the external worker has not said hello yet: wait for it, or check its command under Device"
+                         : "the external worker is not connected: type its command under Device and press Connect");
   if (!currentBackend()) throw InputError("no backend: this build has none");
   r.family = currentFamily();
   currentDevice();  // throws when the backend found no device
@@ -476,6 +560,26 @@ TuneRequest SetupPage::request() const {
                      " already holds a run: choose another run name, or open that run and resume it");
   r.arguments = {"ktune-workbench", "--session", s.to_json().dump()};
   return r;
+}
+
+RunTarget SetupPage::runTarget() const {
+  Backend* backend = currentBackend();
+  if (!backend) request();  // throws what to do
+  RunTarget t;
+  t.device = currentDevice();
+  if (isExternalWorker()) {
+    t.backend = workerPanel_->backend();
+    return t;
+  }
+  // The built-in backends live as long as the application: shared without ownership.
+  t.backend = std::shared_ptr<Backend>(std::shared_ptr<Backend>(), backend);
+  if (isolates()) {
+    worker::WorkerOptions options;
+    for (const QString& a : workerProgram_) options.argv.push_back(sstr(a));
+    options.argv.insert(options.argv.end(), {"--backend", backend->name(), "--device", std::to_string(t.device.index)});
+    t.isolate = std::move(options);
+  }
+  return t;
 }
 
 void SetupPage::saveSessionTo(const QString& file) const { session().save(sstr(file)); }

@@ -9,7 +9,6 @@
 namespace ktune::gui {
 
 ThroughputChart::ThroughputChart(TrialsModel* model, QWidget* parent) : TrialChartView(model, parent) {
-  chart()->setTitle(tr("Achieved throughput against the device's peak"));
   auto* roof = new QLineSeries(this);
   roof->setPen(QPen(QColor(0x6a, 0x1b, 0x9a), 1.8, Qt::DashLine));
   auto* peak = new QLineSeries(this);
@@ -35,6 +34,7 @@ void ThroughputChart::setMetric(Metric metric) {
   markDirty();
 }
 
+QString ThroughputChart::title() const { return tr("Achieved throughput against the device's peak"); }
 QString ThroughputChart::xTitle() const { return tr("measured trial #"); }
 QString ThroughputChart::yTitle() const { return metric_ == Metric::Tflops ? tr("TFLOP/s") : tr("GB/s"); }
 
@@ -46,6 +46,11 @@ bool ThroughputChart::pointFor(const Trial& t, std::int64_t measured, double* x,
   if (t.status != TrialStatus::Ok) return false;
   *x = static_cast<double>(measured);  // the latency chart's x, so a trial sits at one x in both
   *y = metric_ == Metric::Tflops ? t.tflops : t.gbps;
+  // An imported Kernel Tuner cache knows no FLOP count, but may have recorded its own GFLOP/s.
+  if (*y <= 0 && metric_ == Metric::Tflops) {
+    const auto it = t.metrics.find("GFLOP/s");
+    if (it != t.metrics.end()) *y = it->second / 1e3;
+  }
   *group = 0;
   return *y > 0;
 }

@@ -155,6 +155,13 @@ void TrialChartView::setLogScale(bool on) {
   rebuild();
 }
 
+void TrialChartView::setYMetric(const ChartMetric& metric) {
+  if (metric == yMetric_) return;
+  yMetric_ = metric;
+  zoomed_ = false;
+  markDirty();
+}
+
 void TrialChartView::setHighlightedTrial(qint64 id) {
   highlighted_ = id;
   updateHighlight();
@@ -255,6 +262,7 @@ void TrialChartView::rebuild() {
   builtRows_ = rows;
   measured_ = 0;
   syncGroups();
+  chart()->setTitle(title());
   xAxis_->setTitleText(xTitle());
   yAxis_->setTitleText(yTitle());
   points_.clear();

@@ -8,7 +8,55 @@
 
 namespace ktune::gui {
 
+namespace {
+
+// The candidates of string parameters. A worker's string candidates reach the space as indices
+// with "0=row, 1=col" appended to the parameter's description (worker_protocol.cpp,
+// family_from_json), which is all a run folder keeps of them; a label may itself hold ", ", so
+// the list is split only before the next expected index.
+std::map<std::string, std::vector<QString>> stringCandidates(const SearchSpace& space) {
+  std::map<std::string, std::vector<QString>> out;
+  for (const Parameter& p : space.parameters()) {
+    const QString d = qstr(p.description);
+    qsizetype start = d.startsWith(QLatin1String("0=")) ? 0 : d.lastIndexOf(QLatin1String("; 0="));
+    if (start < 0) continue;
+    if (start > 0) start += 2;
+    std::vector<QString> labels;
+    qsizetype at = start + 2;
+    for (std::size_t i = 1;; ++i) {
+      const QString next = QStringLiteral(", %1=").arg(i);
+      const qsizetype end = d.indexOf(next, at);
+      labels.push_back(d.mid(at, end < 0 ? -1 : end - at));
+      if (end < 0) break;
+      at = end + next.size();
+    }
+    // Only a list that names every candidate left in the space (the user may have dropped some).
+    const bool named = std::all_of(p.values.begin(), p.values.end(),
+                                   [&](ParamValue v) { return v >= 0 && static_cast<std::size_t>(v) < labels.size(); });
+    if (named) out[p.name] = std::move(labels);
+  }
+  return out;
+}
+
+}  // namespace
+
 TrialsModel::TrialsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+QString TrialsModel::parameterText(const std::string& name, ParamValue value) const {
+  const auto it = labels_.find(name);
+  if (it != labels_.end() && value >= 0 && static_cast<std::size_t>(value) < it->second.size())
+    return it->second[static_cast<std::size_t>(value)];
+  return QString::number(value);
+}
+
+QString TrialsModel::configText(const Config& config) const {
+  if (labels_.empty()) return qstr(config.key());
+  QStringList parts;
+  for (const auto& [name, value] : config.values()) parts << qstr(name) + QLatin1Char('=') + parameterText(name, value);
+  return parts.join(QLatin1Char(','));
+}
+
+QString TrialsModel::describe(const Trial& trial) const { return describeTrial(trial, configText(trial.config)); }
 
 int TrialsModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(trials_.size());
@@ -110,7 +158,7 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
     case StatusRole: return static_cast<int>(t.status);
     case ProblemKeyRole: return qstr(t.problem_key);
     case SortRole: return sortValue(index.row(), index.column());
-    case Qt::ToolTipRole: return describeTrial(t);
+    case Qt::ToolTipRole: return describe(t);
     case Qt::TextAlignmentRole:
       return index.column() == ShapeColumn || index.column() == StatusColumn || tailColumn(index.column()) == Error
                  ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
@@ -131,8 +179,14 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
     case Gbps: return t.gbps > 0 ? QVariant(QString::number(t.gbps, 'f', 1)) : QVariant();
     case Compile: return t.compile_time_s > 0 ? QVariant(QString::number(t.compile_time_s, 'f', 3)) : QVariant();
     case Error: return qstr(t.error).section(QLatin1Char('\n'), 0, 0);
-    default: return sortValue(index.row(), column);
+    default: break;
   }
+  const int p = column - FirstParamColumn;
+  if (p >= 0 && p < parameters_.size()) {
+    const std::string name = sstr(parameters_[p]);
+    return t.config.has(name) ? QVariant(parameterText(name, t.config.get(name))) : QVariant();
+  }
+  return sortValue(index.row(), column);
 }
 
 void TrialsModel::noteProblemKey(const std::string& key) {
@@ -156,12 +210,25 @@ void TrialsModel::addParameters(const Trial& t) {
   }
 }
 
+bool TrialsModel::noteMetrics(const Trial& t) {
+  bool added = false;
+  for (const auto& kv : t.metrics) {
+    const QString name = qstr(kv.first);
+    const auto at = std::lower_bound(metricNames_.begin(), metricNames_.end(), name);
+    if (at != metricNames_.end() && *at == name) continue;
+    metricNames_.insert(at, name);
+    added = true;
+  }
+  return added;
+}
+
 void TrialsModel::reset(const QStringList& parameters) {
   setTrials(parameters, {});
   setPruning({}, {});
 }
 
 void TrialsModel::setPruning(SearchSpace space, std::vector<ProblemPruning> pruning) {
+  labels_ = stringCandidates(space);
   space_ = std::move(space);
   pruning_ = std::move(pruning);
   prunedListed_ = 0;
@@ -205,6 +272,7 @@ void TrialsModel::setTrials(const QStringList& parameters, std::vector<Trial> tr
   rowById_.clear();
   rowById_.reserve(static_cast<qsizetype>(trials_.size()));
   problemKeys_.clear();
+  metricNames_.clear();
   // Compare std::strings against what was seen: converting 100k keys to QString costs more
   // than the rest of the load.
   std::set<std::string, KeyLess> keys;
@@ -216,10 +284,12 @@ void TrialsModel::setTrials(const QStringList& parameters, std::vector<Trial> tr
     keys.insert(t.problem_key);
     for (const auto& kv : t.config.values())
       if (params.insert(kv.first).second) parameters_.append(qstr(kv.first));
+    if (!t.metrics.empty()) noteMetrics(t);
   }
   for (const std::string& k : keys) problemKeys_.append(qstr(k));
   endResetModel();
   emit problemKeysChanged();
+  emit metricNamesChanged();
 }
 
 void TrialsModel::appendTrials(const QList<Trial>& batch) {
@@ -234,7 +304,12 @@ void TrialsModel::appendTrials(const QList<Trial>& batch) {
     trials_.push_back(t);
   }
   endInsertRows();
-  for (const Trial& t : batch) noteProblemKey(t.problem_key);
+  bool newMetrics = false;
+  for (const Trial& t : batch) {
+    noteProblemKey(t.problem_key);
+    if (!t.metrics.empty()) newMetrics = noteMetrics(t) || newMetrics;
+  }
+  if (newMetrics) emit metricNamesChanged();
 }
 
 }  // namespace ktune::gui

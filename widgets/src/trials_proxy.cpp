@@ -38,7 +38,7 @@ bool TrialsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) cons
   if (statuses_.isEmpty() ? t.status == TrialStatus::Pruned : !statuses_.contains(t.status)) return false;
   if (!shape_.isEmpty() && qstr(t.problem_key) != shape_) return false;
   if (text_.isEmpty()) return true;
-  return qstr(t.config.key()).contains(text_, Qt::CaseInsensitive) ||
+  return trials_->configText(t.config).contains(text_, Qt::CaseInsensitive) ||
          qstr(t.problem_key).contains(text_, Qt::CaseInsensitive) ||
          qstr(t.error).contains(text_, Qt::CaseInsensitive);
 }

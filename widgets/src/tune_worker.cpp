@@ -6,13 +6,33 @@
 
 namespace ktune::gui {
 
-TuneWorker::TuneWorker(Backend& backend, DeviceInfo device)
-    : tuner_(std::make_unique<Tuner>(backend, std::move(device))) {}
+TuneWorker::TuneWorker(RunTarget target) : target_(std::move(target)) {}
 
 TuneWorker::~TuneWorker() = default;
 
-void TuneWorker::cancel() { tuner_->cancel(); }
-void TuneWorker::setPaused(bool paused) { tuner_->set_paused(paused); }
+void TuneWorker::cancel() {
+  QMutexLocker lock(&tunerMutex_);
+  cancelled_ = true;
+  if (tuner_) tuner_->cancel();
+}
+
+void TuneWorker::setPaused(bool paused) {
+  QMutexLocker lock(&tunerMutex_);
+  paused_ = paused;
+  if (tuner_) tuner_->set_paused(paused);
+}
+
+void TuneWorker::startIsolatedWorker(TuneRequest& request) {
+  on_event(event::Log{"starting the worker process: " + target_.isolate->argv.front() + " ..."});
+  auto w = std::make_unique<worker::WorkerBackend>(*target_.isolate);
+  const auto devices = w->devices();
+  if (devices.empty()) throw RunError("the isolated worker offers no device");
+  // The worker serves one device; its family (by name) is the one it measures.
+  target_.device = devices.front();
+  for (const KernelFamily& f : w->families())
+    if (f.name == request.family.name) request.family = f;
+  isolated_ = std::move(w);
+}
 
 std::vector<TuneEvent> TuneWorker::takeEvents() {
   QMutexLocker lock(&mutex_);
@@ -29,9 +49,26 @@ void TuneWorker::on_event(const TuneEvent& e) {
   if (wasEmpty) emit dataAvailable();
 }
 
-void TuneWorker::run(const TuneRequest& request) {
+void TuneWorker::run(const TuneRequest& given) {
   emit started();
   try {
+    TuneRequest request = given;
+    if (target_.isolate) {
+      try {
+        startIsolatedWorker(request);
+      } catch (const std::exception& e) {
+        emit failed(tr("The worker process for isolation could not start: %1\nUntick \"Isolate\" on the Setup page to "
+                       "measure in the workbench's own process.")
+                        .arg(QString::fromUtf8(e.what())));
+        return;
+      }
+    }
+    {
+      QMutexLocker lock(&tunerMutex_);
+      tuner_ = std::make_unique<Tuner>(isolated_ ? *isolated_ : *target_.backend, target_.device);
+      if (cancelled_) tuner_->cancel();
+      if (paused_) tuner_->set_paused(true);
+    }
     RunSummary summary = tuner_->run(request, *this);
     emit finished(summary);
   } catch (const InputError& e) {
@@ -58,10 +95,15 @@ RunController::~RunController() {
 }
 
 void RunController::start(Backend& backend, const DeviceInfo& device, const TuneRequest& request) {
+  // The built-in backends live as long as the application: shared without ownership.
+  start(RunTarget{std::shared_ptr<Backend>(std::shared_ptr<Backend>(), &backend), device, std::nullopt}, request);
+}
+
+void RunController::start(RunTarget target, const TuneRequest& request) {
   if (worker_) throw InputError("A run is already in progress: stop it before starting another one.");
   thread_ = new QThread(this);
   thread_->setObjectName(QStringLiteral("ktune-tuner"));
-  worker_ = new TuneWorker(backend, device);
+  worker_ = new TuneWorker(std::move(target));
   worker_->moveToThread(thread_);
   connect(worker_, &TuneWorker::dataAvailable, this, &RunController::scheduleFlush);
   connect(worker_, &TuneWorker::finished, this, [this](const RunSummary& summary) {

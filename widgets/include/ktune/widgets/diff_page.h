@@ -21,6 +21,7 @@ class QTextBrowser;
 namespace ktune::gui {
 
 class RunDocument;
+class TrialsModel;
 
 class DiffModel : public QAbstractTableModel {
   Q_OBJECT
@@ -39,6 +40,9 @@ class DiffModel : public QAbstractTableModel {
   const RegistryDiff& diff() const { return diff_; }
   // Asked before a slower or not comparable row is checked; returning false leaves it unchecked.
   void setConfirmForce(std::function<bool(const DiffEntry&)> confirm) { confirm_ = std::move(confirm); }
+  // Configs read as the run's trials table shows them (string parameters as strings).
+  void setConfigText(const TrialsModel* trials) { trials_ = trials; }
+  QString configText(const Config& config) const;
 
   std::vector<std::string> checkedKeys() const;
   bool forcedAny() const;  // a checked row is slower or not comparable (the user confirmed it)
@@ -50,6 +54,7 @@ class DiffModel : public QAbstractTableModel {
   RegistryDiff diff_;
   QSet<int> checked_;
   std::function<bool(const DiffEntry&)> confirm_;
+  const TrialsModel* trials_ = nullptr;
 };
 
 class DiffPage : public QWidget {

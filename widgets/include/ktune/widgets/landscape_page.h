@@ -1,6 +1,7 @@
 #pragma once
 // Landscape page: the four live charts (latency in order with best so far, latency against a
 // parameter, heatmap over two parameters, throughput against peak), their choices, and export.
+// The two scatter charts plot latency or any metric the run recorded (the "y" combo box).
 #include <QWidget>
 
 #include "ktune/device.h"
@@ -29,6 +30,10 @@ class LandscapePage : public QWidget {
   LatencyOrderChart* orderChart() const { return order_; }
   ParameterChart* parameterChart() const { return parameter_; }
   HeatmapView* heatmap() const { return heatmap_; }
+  // The scatter charts' y: "" for latency, else a name of TrialsModel::metricNames().
+  void setYMetric(const QString& name);
+  QString yMetric() const;
+  QComboBox* yMetricCombo() const { return yMetric_; }
   ThroughputChart* throughputChart() const { return throughput_; }
 
   void saveSettings(QSettings& settings) const;
@@ -44,6 +49,7 @@ class LandscapePage : public QWidget {
 
  private:
   void refreshChoices();
+  void refreshMetrics();
   QStringList rankedParameters() const;
   void applyShape();
   QWidget* framed(QWidget* chart, const QString& name, QWidget* options);
@@ -60,6 +66,8 @@ class LandscapePage : public QWidget {
   QComboBox* heatX_;
   QComboBox* heatY_;
   QComboBox* metric_;
+  QComboBox* yMetric_;
+  QString preferredY_;  // saved y metric, chosen again when a run has it
   QStringList preferred_{QString(), QString(), QString()};  // saved x, heat x, heat y
   bool choicesInformed_ = false;
   SearchSpace space_;  // the current choices were made with trials in the model

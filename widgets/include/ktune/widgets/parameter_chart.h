@@ -14,6 +14,7 @@ class ParameterChart : public TrialChartView {
  protected:
   QString xTitle() const override;
   QString yTitle() const override;
+  QString title() const override;
   std::vector<Group> groups() const override;
   bool pointFor(const Trial& trial, std::int64_t measured, double* x, double* y, int* group) const override;
 

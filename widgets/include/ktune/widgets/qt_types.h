@@ -32,7 +32,8 @@ QString statusLabel(TrialStatus status);
 // "12.3 µs", "1.05 ms": latencies are stored in ns and shown in the unit that reads best.
 QString formatNs(double ns);
 QString formatDuration(double seconds);  // "1 h 02 min", "3 min 05 s", "12.4 s"
-// The text a hover or detail panel shows for one trial.
-QString describeTrial(const Trial& trial);
+// The text a hover or detail panel shows for one trial; `config` replaces the config's key
+// (TrialsModel::configText, which shows string parameters as strings).
+QString describeTrial(const Trial& trial, const QString& config = {});
 
 }  // namespace ktune::gui

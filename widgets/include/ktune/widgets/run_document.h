@@ -40,6 +40,11 @@ class RunDocument : public QObject {
   void open(const QString& dir);
   // Reads a run folder; throws InputError naming the file and what is wrong.
   static LoadedRun load(const std::filesystem::path& dir);
+  // File → Import → Kernel Tuner cache: turns the cache file into a finished run folder under
+  // `outputDir` (named <family>_<date>_<time>, as `ktune import kernel-tuner` names it) and
+  // returns the folder, for open(). Throws InputError naming the file and field.
+  static std::filesystem::path importKernelTunerCache(const std::filesystem::path& cacheFile,
+                                                      const std::filesystem::path& outputDir);
 
   // A live run: the model restarts empty with the space's parameters.
   void beginLiveRun(const TuneRequest& request);

@@ -1,13 +1,18 @@
 #pragma once
 // Setup page: backend and device (with its properties), kernel family, problem shapes, search
 // space with live counts, strategy and budget, measurement settings, run name and folder.
+// Besides the built-in backends, "external worker" measures through any program that speaks the
+// worker protocol (WorkerPanel); built-in backends may measure in a worker process (Isolate).
+#include <QStringList>
 #include <QWidget>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ktune/backend.h"
 #include "ktune/tuner.h"
 #include "ktune/widgets/session.h"
+#include "ktune/widgets/tune_worker.h"
 
 class QCheckBox;
 class QComboBox;
@@ -22,6 +27,7 @@ namespace ktune::gui {
 
 class ShapesModel;
 class SpaceEditor;
+class WorkerPanel;
 
 class SetupPage : public QWidget {
   Q_OBJECT
@@ -30,14 +36,31 @@ class SetupPage : public QWidget {
   ~SetupPage() override;
 
   Session session() const;
-  // Throws InputError when the session names a backend, device or family this build lacks.
+  // Throws InputError when the session names a backend, device or family this build lacks. A
+  // session with a worker command connects to that worker first and applies the rest once it
+  // has said hello.
   void setSession(const Session& session);
+  // `connectWorker` false: a worker session only fills in the command (opening a past run
+  // starts no process); the rest applies when the user connects.
+  void setSession(const Session& session, bool connectWorker);
 
+  // The "external worker" entry of the backend list (after the built-in backends).
+  bool isExternalWorker() const;
+  WorkerPanel* workerPanel() const { return workerPanel_; }
+  // The program and leading arguments that serve a built-in backend over the worker protocol
+  // (`ktune worker`, `ktune-workbench worker`); "--backend B --device I" is appended. Empty:
+  // Isolate is unavailable.
+  void setWorkerProgram(const QStringList& argv);
+  bool isolates() const;
+
+  // null for the external worker before it is connected.
   Backend* currentBackend() const;
   DeviceInfo currentDevice() const;
   KernelFamily currentFamily() const;
   // Everything the tuner needs; throws InputError saying what to fix on this page.
   TuneRequest request() const;
+  // The backend and device to measure with (an isolated worker when Isolate is ticked).
+  RunTarget runTarget() const;
 
   ShapesModel* shapesModel() const { return shapes_.get(); }
   SpaceEditor* spaceEditor() const { return space_; }
@@ -55,6 +78,8 @@ class SetupPage : public QWidget {
   void updateContexts();
   void showDeviceProperties(const DeviceInfo& device);
   void setShapeMessage(const QString& message);
+  void onWorkerConnected();
+  void applySession(const Session& session);
 
   std::vector<std::unique_ptr<Backend>>& backends_;
   std::vector<DeviceInfo> devices_;
@@ -62,6 +87,10 @@ class SetupPage : public QWidget {
   std::unique_ptr<ShapesModel> shapes_;
 
   QComboBox* backendCombo_;
+  WorkerPanel* workerPanel_;
+  QCheckBox* isolate_;
+  QStringList workerProgram_;
+  std::optional<Session> pendingSession_;  // waits for its worker's hello
   QComboBox* deviceCombo_;
   QTableWidget* deviceTable_;
   QComboBox* familyCombo_;

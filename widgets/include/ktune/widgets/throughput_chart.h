@@ -20,6 +20,7 @@ class ThroughputChart : public TrialChartView {
  protected:
   QString xTitle() const override;
   QString yTitle() const override;
+  QString title() const override;
   std::vector<Group> groups() const override;
   bool pointFor(const Trial& trial, std::int64_t measured, double* x, double* y, int* group) const override;
   void rebuildExtras(const std::vector<Point>& points) override;

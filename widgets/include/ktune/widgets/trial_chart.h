@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ktune/trial.h"
+#include "ktune/widgets/chart_metric.h"
 
 class QAbstractAxis;
 class QScatterSeries;
@@ -43,6 +44,9 @@ class TrialChartView : public QChartView {
   QString shapeFilter() const { return shape_; }
   void setLogScale(bool on);
   bool logScale() const { return log_; }
+  // The y axis of charts that plot one value per trial (latency or a recorded metric).
+  void setYMetric(const ChartMetric& metric);
+  const ChartMetric& yMetric() const { return yMetric_; }
   void setHighlightedTrial(qint64 id);  // -1: none
   qint64 highlightedTrial() const { return highlighted_; }
   void resetZoom();
@@ -82,6 +86,7 @@ class TrialChartView : public QChartView {
 
   virtual QString xTitle() const = 0;
   virtual QString yTitle() const = 0;
+  virtual QString title() const = 0;  // follows the y metric
   virtual std::vector<Group> groups() const = 0;
   // `measured`: the trial's place among the measured trials (those with latency samples) of the
   // shapes shown, from 0; -1 for one never measured (pruned, or failed to build or run). Run
@@ -146,6 +151,7 @@ class TrialChartView : public QChartView {
   std::vector<Marker> drawn_;  // every marker handed to a series, for hover and click
   QHash<qint64, int> pointById_;
   QString shape_;
+  ChartMetric yMetric_;
   bool log_ = false;
   bool zoomed_ = false;
   std::array<double, 4> ranges_{0, 1, 0, 1};  // x min, x max, y min, y max

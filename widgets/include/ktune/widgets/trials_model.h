@@ -4,6 +4,7 @@
 #include <QAbstractTableModel>
 #include <QHash>
 #include <QStringList>
+#include <map>
 #include <vector>
 
 #include "ktune/run_store.h"
@@ -48,6 +49,13 @@ class TrialsModel : public QAbstractTableModel {
   // Every shape seen, in key order (compare_keys: M=64 before M=256).
   QStringList problemKeys() const { return problemKeys_; }
   int parameterColumn(const QString& name) const;
+  // A parameter's value as the user wrote it: the string of a string parameter (a worker's
+  // string candidates, which the run records as indices into their list), else the number.
+  QString parameterText(const std::string& name, ParamValue value) const;
+  QString configText(const Config& config) const;  // "block=64,order=row"
+  QString describe(const Trial& trial) const;      // describeTrial() with configText()
+  // Names of the numbers trials recorded beside their time (Trial::metrics), sorted.
+  const QStringList& metricNames() const { return metricNames_; }
 
   // Value used to sort a column: numbers for numeric columns, text otherwise.
   QVariant sortValue(int row, int column) const;
@@ -57,16 +65,20 @@ class TrialsModel : public QAbstractTableModel {
  signals:
   void problemKeysChanged();
   void pruningChanged();
+  void metricNamesChanged();
 
  private:
   enum Tail { Median, Mean, Std, Min, Samples, Tflops, Gbps, Compile, Error, TailCount };
   int tailColumn(int column) const { return column - FirstParamColumn - static_cast<int>(parameters_.size()); }
   void noteProblemKey(const std::string& key);
   void addParameters(const Trial& t);
+  bool noteMetrics(const Trial& t);  // true when a name was new
 
   std::vector<Trial> trials_;
   QStringList parameters_;
   QStringList problemKeys_;
+  QStringList metricNames_;
+  std::map<std::string, std::vector<QString>> labels_;  // string parameters' candidates
   QHash<qint64, int> rowById_;
   SearchSpace space_;
   std::vector<ProblemPruning> pruning_;

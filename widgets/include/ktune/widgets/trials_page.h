@@ -24,11 +24,13 @@ class TrialsFilterProxy;
 class TrialDetailView : public QWidget {
   Q_OBJECT
  public:
-  explicit TrialDetailView(QWidget* parent = nullptr);
+  // `model` says how parameter values read (string parameters as strings).
+  explicit TrialDetailView(const TrialsModel* model, QWidget* parent = nullptr);
   void showTrial(const Trial* trial);  // nullptr: nothing selected
   int sampleCount() const;
 
  private:
+  const TrialsModel* model_;
   QTextBrowser* text_;
   QChartView* samplesView_;
   QScatterSeries* samples_;

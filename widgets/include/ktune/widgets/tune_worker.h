@@ -11,18 +11,31 @@
 #include <QObject>
 #include <QThread>
 #include <QTimer>
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ktune/tuner.h"
 #include "ktune/widgets/qt_types.h"
+#include "ktune/worker_client.h"
 
 namespace ktune::gui {
+
+// What a run measures with. `backend` is shared so that an external worker outlives a reconnect
+// on the Setup page while a run still uses it. With `isolate` set, the run measures in that worker
+// process instead (`ktune worker` serving `device` of `backend`, as `ktune tune --isolate` does):
+// it is started on the tuner's thread, and a config that crashes or hangs kills only it.
+struct RunTarget {
+  std::shared_ptr<Backend> backend;
+  DeviceInfo device;
+  std::optional<worker::WorkerOptions> isolate;
+};
 
 class TuneWorker : public QObject, private TuneObserver {
   Q_OBJECT
  public:
-  TuneWorker(Backend& backend, DeviceInfo device);
+  explicit TuneWorker(RunTarget target);
   ~TuneWorker() override;
 
   // Thread-safe: called from the GUI thread while run() blocks the worker thread.
@@ -42,8 +55,16 @@ class TuneWorker : public QObject, private TuneObserver {
 
  private:
   void on_event(const TuneEvent& e) override;
+  // The isolated worker and the device it serves; throws RunError when it does not start.
+  void startIsolatedWorker(TuneRequest& request);
 
+  RunTarget target_;
+  std::unique_ptr<Backend> isolated_;
+  // The tuner exists only while run() runs; cancel and pause before then are remembered.
+  QMutex tunerMutex_;
   std::unique_ptr<Tuner> tuner_;
+  bool cancelled_ = false;
+  bool paused_ = false;
   QMutex mutex_;
   std::vector<TuneEvent> queue_;
 };
@@ -59,6 +80,7 @@ class RunController : public QObject {
   bool isRunning() const { return worker_ != nullptr; }
   bool isPaused() const { return paused_; }
   // Starts a run on its own thread; throws InputError when one is already running.
+  void start(RunTarget target, const TuneRequest& request);
   void start(Backend& backend, const DeviceInfo& device, const TuneRequest& request);
   void setPaused(bool paused);
   void stop();

@@ -1,0 +1,152 @@
+#include "ktune/widgets/worker_panel.h"
+
+#include <QDir>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "ktune/widgets/qt_types.h"
+
+namespace ktune::gui {
+
+QString describeWorkerFailure(const QString& command, const QString& error) {
+  QString hint;
+  if (error.contains(QLatin1String("protocol")))
+    hint = QObject::tr("The worker and this ktune speak different protocol versions: use the ktune_worker "
+                       "package (python/ktune_worker) or the `ktune worker` of this ktune's version.");
+  else if (error.contains(QLatin1String("ModuleNotFoundError")) || error.contains(QLatin1String("ImportError")))
+    hint = QObject::tr("The worker's Python lacks a module: install it for the interpreter the command runs "
+                       "(`python3` is the first one on PATH), or name one that has it, e.g. /usr/bin/python3.");
+  else if (error.contains(QLatin1String("code 127")) || error.contains(QLatin1String("not found")))
+    hint = QObject::tr("The shell could not find the program: check its spelling and that it is on PATH.");
+  else if (error.contains(QLatin1String("code 2")) && error.contains(QLatin1String("No such file")))
+    hint = QObject::tr("A file in the command does not exist: relative paths start from %1.").arg(QDir::currentPath());
+  else if (error.contains(QLatin1String("sent no hello")))
+    hint = QObject::tr("Is it a ktune worker? A worker answers ktune's hello on stdin at once "
+                       "(docs/worker-protocol.md); run the command in a terminal to see what it does.");
+  else
+    hint = QObject::tr("Run the command in a terminal to see what it does; a worker speaks docs/worker-protocol.md "
+                       "on stdin and stdout.");
+  return QObject::tr("The worker `%1` could not be used: %2\n\n%3").arg(command, error, hint);
+}
+
+WorkerPanel::WorkerPanel(QWidget* parent) : QWidget(parent) {
+  command_ = new QLineEdit;
+  command_->setObjectName(QStringLiteral("workerCommand"));
+  command_->setPlaceholderText(tr("python3 examples/workers/numpy_matmul.py"));
+  command_->setToolTip(tr("A program that speaks the worker protocol (docs/worker-protocol.md), run through /bin/sh "
+                          "in %1. Examples:\n  python3 examples/workers/numpy_matmul.py\n"
+                          "  ssh gpu1 ktune worker --backend cuda")
+                           .arg(QDir::currentPath()));
+  connect_ = new QPushButton(tr("Connect"));
+  connect_->setObjectName(QStringLiteral("workerConnect"));
+  status_ = new QLabel(tr("Type the worker's command and press Connect: it is started and asked what it offers."));
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* row = new QHBoxLayout;
+  row->setContentsMargins(0, 0, 0, 0);
+  row->addWidget(command_, 1);
+  row->addWidget(connect_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(row);
+  layout->addWidget(status_);
+  connect(connect_, &QPushButton::clicked, this, &WorkerPanel::connectWorker);
+  connect(command_, &QLineEdit::returnPressed, this, &WorkerPanel::connectWorker);
+}
+
+WorkerPanel::~WorkerPanel() {
+  // A hello still on its way is dropped with the watcher; its worker is shut down when the
+  // pool thread lets go of it.
+  if (watcher_) watcher_->disconnect(this);
+}
+
+QString WorkerPanel::command() const { return command_->text().trimmed(); }
+void WorkerPanel::setCommand(const QString& command) { command_->setText(command); }
+QString WorkerPanel::statusText() const { return status_->text(); }
+
+void WorkerPanel::setStatus(const QString& html, bool error) {
+  status_->setText(html);
+  status_->setStyleSheet(error ? QStringLiteral("color:#c62828") : QString());
+}
+
+void WorkerPanel::connectWorker() {
+  const QString cmd = command();
+  if (cmd.isEmpty()) {
+    setStatus(tr("No command: type the worker's command line, e.g. python3 examples/workers/numpy_matmul.py"), true);
+    emit failed(statusText());
+    return;
+  }
+  if (watcher_) {
+    watcher_->disconnect(this);
+    watcher_->deleteLater();
+  }
+  backend_.reset();  // the old worker shuts down unless a run still holds it
+  attempted_ = cmd;
+  setStatus(tr("Starting `%1` and waiting for its hello…").arg(cmd.toHtmlEscaped()), false);
+  worker::WorkerOptions options;
+  options.argv = worker::shell_command(sstr(cmd));
+  options.hello_timeout_s = helloTimeoutS_;
+  watcher_ = new QFutureWatcher<Attempt>(this);
+  connect(watcher_, &QFutureWatcher<Attempt>::finished, this, &WorkerPanel::onFinished);
+  watcher_->setFuture(QtConcurrent::run([options] {
+    Attempt a;
+    try {
+      a.backend = std::make_shared<worker::WorkerBackend>(options);
+    } catch (const std::exception& e) {
+      a.error = QString::fromUtf8(e.what());
+    }
+    return a;
+  }));
+  emit connecting(cmd);
+}
+
+void WorkerPanel::onFinished() {
+  Attempt a = watcher_->result();
+  watcher_->deleteLater();
+  watcher_ = nullptr;
+  if (!a.backend) {
+    const QString message = describeWorkerFailure(attempted_, a.error);
+    setStatus(message.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")), true);
+    emit failed(message);
+    return;
+  }
+  backend_ = std::move(a.backend);
+  showHello();
+  emit connected();
+}
+
+void WorkerPanel::showHello() {
+  const worker::Hello& h = backend_->hello();
+  const auto plural = [](std::size_t n, const QString& one, const QString& many) {
+    return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
+  };
+  QStringList families;
+  for (const worker::OfferedFamily& f : h.families) {
+    QStringList keys, params;
+    for (const KeyField& k : f.family.key_fields) keys << qstr(k.name);
+    for (const Parameter& p : f.family.default_space.parameters()) params << qstr(p.name);
+    const QString space = f.has_space ? tr("space %1; %2")
+                                            .arg(params.join(QStringLiteral(", ")),
+                                                 plural(f.family.default_space.constraints().size(), tr("constraint"), tr("constraints")))
+                                      : tr("no space of its own: load one under Search space");
+    families << tr("<b>%1</b> (key %2; %3)").arg(qstr(f.family.name).toHtmlEscaped(), keys.join(QStringLiteral(", ")).toHtmlEscaped(),
+                                                 space.toHtmlEscaped());
+  }
+  QStringList versions;
+  for (const auto& [name, version] : h.versions) versions << QStringLiteral("%1 %2").arg(qstr(name), qstr(version)).toHtmlEscaped();
+  QString text = tr("Connected to <b>%1</b>: protocol %2, backend <b>%3</b>, pid %4")
+                     .arg(qstr(h.worker).toHtmlEscaped())
+                     .arg(h.protocol)
+                     .arg(qstr(h.backend).toHtmlEscaped())
+                     .arg(backend_->current_pid());
+  text += QStringLiteral("<br>") + plural(h.devices.size(), tr("device"), tr("devices")) + QStringLiteral("; ") +
+          (families.size() == 1 ? tr("family ") : tr("families: ")) + families.join(QStringLiteral("; "));
+  if (!versions.isEmpty()) text += QStringLiteral("<br><small>%1</small>").arg(versions.join(QStringLiteral(", ")));
+  setStatus(text, false);
+}
+
+}  // namespace ktune::gui
