@@ -174,7 +174,7 @@ class TestWorkers : public QObject {
   void isolatedCpuTuneMeasuresInAWorker() {
     QTemporaryDir dir;
     const Result r = run({"tune", "gemm", "--backend", "cpu", "--isolate", "--shape", "M=16 N=64 K=64", "--strategy",
-                          "random", "--budget", "3", "--seed", "1", "--warmup-ms", "1", "--max-ms-per-config", "200",
+                          "random", "--budget", "3", "--seed", "1", "--warmup-ms", "1", "--max-ms-per-config", "1000",
                           "--run-name", "iso"},
                          dir.path());
     QCOMPARE(r.code, 0);
