@@ -10,6 +10,7 @@
 #include "driver.h"
 #include "embedded.h"
 #include "ktune/backends/cuda.h"
+#include "ktune/backends/cuda_spec.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
@@ -41,7 +42,7 @@ std::vector<std::shared_ptr<const KernelSpec>> builtin_specs() {
   for (const auto& [name, text] : files) {
     if (name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
     auto spec = std::make_shared<KernelSpec>(
-        KernelSpec::from_json(parse_json(text, "built-in " + name), {}, "built-in " + name, &files));
+        KernelSpec::from_json(parse_json(text, "built-in " + name), {}, cuda_spec_dialect(), "built-in " + name, &files));
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -90,7 +91,7 @@ class CudaBackend final : public Backend {
   }
 
   KernelFamily load_family_spec(const std::filesystem::path& file) override {
-    auto spec = std::make_shared<KernelSpec>(KernelSpec::load(file));
+    auto spec = std::make_shared<KernelSpec>(KernelSpec::load(file, cuda_spec_dialect()));
     std::lock_guard lock(mutex_);
     specs_.push_back(spec);
     return spec->family();

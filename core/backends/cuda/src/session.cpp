@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "host_data.h"
+#include "ktune/host_data.h"
 #include "ktune/error.h"
 #include "launchables.h"
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <thread>
 
-#include "host_data.h"
+#include "ktune/host_data.h"
 #include "ktune/error.h"
 #include "launchables.h"
 #include "session.h"
@@ -214,7 +214,7 @@ double Session::sample(PreparedKernel& kernel, const SampleRequest& req) {
 void Session::load_utilities() {
   if (utility_module_ && utility_generation_ == dev_->generation) return;
   const CompiledModule m = compiler_->compile(kUtilitySource, "ktune_utilities.cu", {}, {"ktune_clock_probe", "ktune_compare"});
-  check(d().cuModuleLoadData(&utility_module_, m.cubin.data()), "load ktune's utility kernels");
+  check(d().cuModuleLoadData(&utility_module_, m.binary.data()), "load ktune's utility kernels");
   check(d().cuModuleGetFunction(&probe_, utility_module_, "ktune_clock_probe"), "clock probe function");
   check(d().cuModuleGetFunction(&compare_, utility_module_, "ktune_compare"), "compare function");
   utility_generation_ = dev_->generation;

@@ -8,7 +8,7 @@
 #include "ktune/backend.h"
 #include "ktune/kernel_spec.h"
 
-namespace ktune::cuda {
+namespace ktune {
 
 std::uint16_t f32_to_f16(float f);
 float f16_to_f32(std::uint16_t h);
@@ -34,4 +34,4 @@ struct Comparison {
 // (NaN never matches).
 Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol);
 
-}  // namespace ktune::cuda
+}  // namespace ktune

@@ -1,4 +1,4 @@
-#include "host_data.h"
+#include "ktune/host_data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-namespace ktune::cuda {
+namespace ktune {
 
 std::uint16_t f32_to_f16(float f) {
   std::uint32_t x;
@@ -164,4 +164,4 @@ Comparison compare(const void* got, ElemType t, const std::vector<double>& want,
   return c;
 }
 
-}  // namespace ktune::cuda
+}  // namespace ktune
