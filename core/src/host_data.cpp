@@ -164,4 +164,13 @@ Comparison compare(const void* got, ElemType t, const std::vector<double>& want,
   return c;
 }
 
+std::string mismatch_message(const Comparison& c, std::size_t elements, const Tolerance& tol,
+                             const std::string& against, const std::string& note) {
+  return "output differs from " + against + ": " + std::to_string(c.mismatches) + " of " + std::to_string(elements) +
+         " elements (" + std::to_string(100 * c.validation.mismatch_fraction) + "%) beyond atol " +
+         std::to_string(tol.atol) + " + rtol " + std::to_string(tol.rtol) + "; worst at index " +
+         std::to_string(c.worst_index) + ": got " + std::to_string(c.worst_got) + ", want " +
+         std::to_string(c.worst_want) + " (error " + std::to_string(c.validation.max_abs_error) + note + ")";
+}
+
 }  // namespace ktune

@@ -33,5 +33,9 @@ struct Comparison {
 // Compares `got` (type t) with `want`: an element matches when |got - want| <= atol + rtol*|want|
 // (NaN never matches).
 Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol);
+// "output differs from <against>: 3 of 4096 elements (0.07%) beyond atol ... (error E<note>)":
+// a WrongResult's message.
+std::string mismatch_message(const Comparison& c, std::size_t elements, const Tolerance& tol,
+                             const std::string& against, const std::string& note = "");
 
 }  // namespace ktune

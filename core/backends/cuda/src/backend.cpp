@@ -8,9 +8,9 @@
 
 #include "compiler.h"
 #include "driver.h"
-#include "embedded.h"
 #include "ktune/backends/cuda.h"
 #include "ktune/backends/cuda_spec.h"
+#include "ktune/embedded_files.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
@@ -20,6 +20,9 @@
 namespace ktune {
 
 namespace cuda {
+
+const std::vector<EmbeddedFile>& embedded_kernel_files();  // embedded_kernels.cpp, generated
+
 namespace {
 
 // Dense tensor-core f16 (f32 accumulate) and plain f32 FLOP per clock per SM, by architecture.
@@ -35,23 +38,10 @@ PeakRates peak_per_sm_clock(int major, int minor) {
   return {256, 128};
 }
 
-std::vector<std::shared_ptr<const KernelSpec>> builtin_specs() {
-  std::map<std::string, std::string> files;
-  for (const auto& f : embedded_kernel_files()) files[f.name] = f.text;
-  std::vector<std::shared_ptr<const KernelSpec>> specs;
-  for (const auto& [name, text] : files) {
-    if (name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
-    auto spec = std::make_shared<KernelSpec>(
-        KernelSpec::from_json(parse_json(text, "built-in " + name), {}, cuda_spec_dialect(), "built-in " + name, &files));
-    specs.push_back(std::move(spec));
-  }
-  return specs;
-}
-
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(CudaBackendOptions options)
-      : cache_dir_(options.cache_dir.value_or(cuda_default_cache_dir())), specs_(builtin_specs()) {}
+      : cache_dir_(options.cache_dir.value_or(cuda_default_cache_dir())), specs_(embedded_specs(embedded_kernel_files(), cuda_spec_dialect())) {}
 
   std::string name() const override { return "cuda"; }
   std::string unavailable_reason() const override { return cuda_unavailable_reason(); }

@@ -136,12 +136,9 @@ Validation Session::validate(PreparedKernel& kernel, const Tolerance& tol) {
   const Comparison c = on_device ? *on_device : compare(host.data(), type, reference_, tol);
   if (c.validation.mismatch_fraction > tol.max_mismatch_fraction) {
     throw TrialFailure(TrialStatus::WrongResult,
-                       "output differs from " + (spec_->reference().kind == "cublas_gemm" ? std::string("cuBLAS") : "the reference") +
-                           ": " + std::to_string(c.mismatches) + " of " + std::to_string(reference_.size()) + " elements (" +
-                           std::to_string(100 * c.validation.mismatch_fraction) + "%) beyond atol " + std::to_string(tol.atol) +
-                           " + rtol " + std::to_string(tol.rtol) + "; worst at index " + std::to_string(c.worst_index) +
-                           ": got " + std::to_string(c.worst_got) + ", want " + std::to_string(c.worst_want) + " (error " +
-                           std::to_string(c.validation.max_abs_error) + (on_device ? ", compared on the device)" : ")"));
+                       mismatch_message(c, reference_.size(), tol,
+                                        spec_->reference().kind == "cublas_gemm" ? "cuBLAS" : "the reference",
+                                        on_device ? ", compared on the device" : ""));
   }
   return c.validation;
 }
