@@ -158,8 +158,8 @@ void test_cache_and_failures(const TargetInfo& t) {
 void test_target_properties() {
   const auto cdna = target_info("gfx90a:sramecc+:xnack-");
   const auto rdna = target_info("gfx1100");
-  CHECK(cdna && cdna->wavefront_size == 64 && cdna->mfma && !cdna->wmma);
-  CHECK(rdna && rdna->wavefront_size == 32 && rdna->wmma && !rdna->mfma);
+  CHECK(cdna && cdna->wavefront_size == 64 && cdna->mfma == 2 && !cdna->wmma);
+  CHECK(rdna && rdna->wavefront_size == 32 && rdna->wmma && rdna->mfma == 0);
   CHECK(!target_info("gfx9999"));
   const auto p = target_properties(*rdna);
   CHECK(p.at("gfx_major") == 11 && p.at("gfx_minor") == 0 && p.at("wavefront_size") == 32);

@@ -36,6 +36,12 @@ int main() {
       auto kernel = session->prepare(gemm.default_config);
       const Validation v = session->validate(*kernel, Tolerance{});
       CHECK(v.mismatch_fraction == 0);
+      if (dev.property("has_mfma") >= 2) {  // the matrix-core kernel against the same reference
+        Config mfma = gemm.default_config;
+        mfma.set("MFMA", 1);
+        auto mk = session->prepare(mfma);
+        CHECK(session->validate(*mk, Tolerance{}).mismatch_fraction == 0);
+      }
       SampleRequest req;
       req.launches = 10;
       req.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

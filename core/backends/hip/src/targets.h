@@ -18,7 +18,7 @@ struct TargetInfo {
   int lds_per_cu = 65536;
   int vgprs_per_wave = 256;  // architectural VGPRs (+ AGPRs where unified) one wave may use
   int sgprs_per_wave = 102;
-  bool mfma = false;         // CDNA matrix cores (v_mfma_*)
+  int mfma = 0;              // CDNA matrix cores (v_mfma_*) by generation: 1 gfx908, 2 gfx90a (bf16 "_1k"), 3 gfx94x
   bool wmma = false;         // RDNA3 matrix cores (v_wmma_*)
   double f16_per_cu_clock = 256, f32_per_cu_clock = 128;  // dense FLOP per CU per clock
 };
