@@ -173,4 +173,11 @@ std::string mismatch_message(const Comparison& c, std::size_t elements, const To
          std::to_string(c.worst_want) + " (error " + std::to_string(c.validation.max_abs_error) + note + ")";
 }
 
+int rotation_copies(std::size_t input_bytes, double l2_bytes) {
+  const std::size_t bytes = std::max<std::size_t>(input_bytes, 1);
+  const int wanted = static_cast<int>(std::ceil(3 * l2_bytes / static_cast<double>(bytes)));
+  const int by_memory = static_cast<int>((std::size_t{4} << 30) / bytes);
+  return std::clamp(std::min(wanted, by_memory), 2, 64);
+}
+
 }  // namespace ktune

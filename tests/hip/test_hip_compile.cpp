@@ -15,7 +15,7 @@
 #include "check.h"
 #include "compiler.h"
 #include "ktune/backends/hip_spec.h"
-#include "ktune/embedded_files.h"
+#include "ktune/spec_catalog.h"
 #include "ktune/measurement.h"
 #include "targets.h"
 
@@ -122,7 +122,9 @@ void test_default_spaces(const std::vector<TargetInfo>& supported) {
     if (pick) chosen.push_back(*pick);
   }
   CHECK_MSG(chosen.size() >= 2, "hipcc supports fewer than two AMD targets of ktune's table (one wave64, one wave32)");
-  for (const auto& spec : embedded_specs(embedded_kernel_files(), hip_spec_dialect())) {
+  const SpecCatalog catalog(embedded_kernel_files(), hip_spec_dialect());
+  for (const auto& family : catalog.builtin_families()) {
+    const auto spec = catalog.find(family);
     for (const auto& t : chosen) {
       Counts c;
       compile_space(*spec, t, c);

@@ -125,6 +125,9 @@ struct SpecDialect {
     std::vector<std::string> expressions;  // fields holding an expression (required)
     std::vector<std::string> optional_arguments;
     std::map<std::string, std::vector<std::string>> choices;  // optional field -> allowed values, first = default
+    // C = A x B computed by the backend in f32: a, b, c (arguments), m, n, k, b_layout ("kn" |
+    // "nk"), b_scale (B's per-column scales, for quantized weights). CUDA's cublas_gemm, HIP's device_gemm.
+    static ReferenceKind gemm();
   };
   std::string backend;                     // "cuda": the default of a spec's "backend"
   std::set<std::string> device_properties;  // names a spec's expressions may read

@@ -12,13 +12,7 @@ const SpecDialect& cuda_spec_dialect() {
                            "l2_bytes",     "sm_clock_mhz",     "mem_clock_mhz",        "mem_bandwidth_gbs",
                            "cc_major",     "cc_minor",         "peak_gflops_f16",      "peak_gflops_f32"};
     d.tensor_maps = true;
-    // cuBLAS computes C = A x B in f32 (b_scale: B's per-row scales, for quantized weights).
-    SpecDialect::ReferenceKind gemm;
-    gemm.arguments = {"a", "b", "c"};
-    gemm.expressions = {"m", "n", "k"};
-    gemm.optional_arguments = {"b_scale"};
-    gemm.choices["b_layout"] = {"kn", "nk"};
-    d.references["cublas_gemm"] = gemm;
+    d.references["cublas_gemm"] = SpecDialect::ReferenceKind::gemm();  // cuBLAS, f32 output
     return d;
   }();
   return d;

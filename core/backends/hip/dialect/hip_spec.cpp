@@ -14,14 +14,8 @@ const SpecDialect& hip_spec_dialect() {
                            "l2_bytes",      "clock_mhz",      "mem_clock_mhz",    "mem_bandwidth_gbs",
                            "gfx_major",     "gfx_minor",      "has_mfma",         "has_wmma",
                            "peak_gflops_f16", "peak_gflops_f32"};
-    // A naive f32-accumulating kernel on the device computes C = A x B (rocBLAS is not in
-    // Debian 12's packages); same fields as CUDA's cublas_gemm.
-    SpecDialect::ReferenceKind gemm;
-    gemm.arguments = {"a", "b", "c"};
-    gemm.expressions = {"m", "n", "k"};
-    gemm.optional_arguments = {"b_scale"};
-    gemm.choices["b_layout"] = {"kn", "nk"};
-    d.references["device_gemm"] = gemm;
+    // A naive f32 kernel on the device computes C = A x B (rocBLAS is not in Debian 12's packages).
+    d.references["device_gemm"] = SpecDialect::ReferenceKind::gemm();
     return d;
   }();
   return d;

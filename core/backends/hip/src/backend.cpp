@@ -4,9 +4,10 @@
 #include <mutex>
 
 #include "compiler.h"
+#include "runtime.h"
 #include "ktune/backends/hip.h"
 #include "ktune/backends/hip_spec.h"
-#include "ktune/embedded_files.h"
+#include "ktune/spec_catalog.h"
 #include "ktune/error.h"
 #include "session.h"
 #include "targets.h"
@@ -28,8 +29,7 @@ std::string device_count(int* count) {
     const hipError_t e = hipGetDeviceCount(&n);
     if (e != hipSuccess) {
       n = 0;
-      why = std::string("hipGetDeviceCount: ") + hipGetErrorName(e) + " (" + hipGetErrorString(e) +
-            "): no AMD GPU visible to the ROCm runtime (needs /dev/kfd and /dev/dri, and the amdgpu driver)";
+      why = "hipGetDeviceCount: " + describe(e) + ": no AMD GPU visible to the ROCm runtime (needs /dev/kfd and /dev/dri, and the amdgpu driver)";
     } else if (n == 0) {
       why = "the ROCm runtime reports no AMD GPU";
     }
@@ -42,7 +42,7 @@ class HipBackend final : public Backend {
  public:
   explicit HipBackend(HipBackendOptions options)
       : cache_dir_(options.cache_dir.value_or(hip_default_cache_dir())),
-        specs_(embedded_specs(embedded_kernel_files(), hip_spec_dialect())) {}
+        specs_(embedded_kernel_files(), hip_spec_dialect()) {}
 
   std::string name() const override { return "hip"; }
   std::string unavailable_reason() const override { return hip_unavailable_reason(); }
@@ -55,13 +55,7 @@ class HipBackend final : public Backend {
     return out;
   }
 
-  std::vector<KernelFamily> families() const override {
-    std::lock_guard lock(mutex_);
-    std::vector<KernelFamily> out;
-    for (const auto& s : specs_)
-      if (s->family().source.rfind("built-in", 0) == 0) out.push_back(s->family());
-    return out;
-  }
+  std::vector<KernelFamily> families() const override { return specs_.builtin_families(); }
 
   std::vector<std::pair<std::string, std::string>> versions() const override {
     std::vector<std::pair<std::string, std::string>> v;
@@ -73,24 +67,14 @@ class HipBackend final : public Backend {
     return v;
   }
 
-  KernelFamily load_family_spec(const std::filesystem::path& file) override {
-    auto spec = std::make_shared<KernelSpec>(KernelSpec::load(file, hip_spec_dialect()));
-    std::lock_guard lock(mutex_);
-    specs_.push_back(spec);
-    return spec->family();
-  }
+  KernelFamily load_family_spec(const std::filesystem::path& file) override { return specs_.load(file); }
 
   std::unique_ptr<ProblemSession> open(const DeviceInfo& device, const KernelFamily& family, const Problem& problem,
                                        std::uint64_t seed) override {
-    std::shared_ptr<const KernelSpec> spec;
+    const std::shared_ptr<const KernelSpec> spec = specs_.find(family);
     std::shared_ptr<const Compiler> compiler;
     {
       std::lock_guard lock(mutex_);
-      for (auto it = specs_.rbegin(); it != specs_.rend() && !spec; ++it)
-        if ((*it)->family().name == family.name && (*it)->family().source == family.source) spec = *it;
-      if (!spec)
-        throw InputError("the hip backend has no kernel family '" + family.name + "' from " + family.source +
-                         " (built-in: gemm; load your own with --kernel-spec FILE)");
       const std::string target = device.text.count("arch") ? device.text.at("arch") : "";
       if (target.empty()) throw InputError("device " + device.name + " reports no gfx target (text property \"arch\")");
       auto& c = compilers_[target];
@@ -137,7 +121,7 @@ class HipBackend final : public Backend {
 
   std::filesystem::path cache_dir_;
   mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<const KernelSpec>> specs_;
+  SpecCatalog specs_;
   std::map<std::string, std::shared_ptr<const Compiler>> compilers_;
 };
 

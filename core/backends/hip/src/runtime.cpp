@@ -5,11 +5,16 @@
 
 namespace ktune::hip {
 
+std::string describe(hipError_t e) {
+  const std::string name = hipGetErrorName(e), text = hipGetErrorString(e);
+  return text.empty() || text == name ? name : name + " (" + text + ")";
+}
+
 void check(hipError_t e, const std::string& what) {
   if (e == hipSuccess) return;
   const TrialStatus status = e == hipErrorIllegalAddress || e == hipErrorLaunchFailure ? TrialStatus::Crashed
                                                                                        : TrialStatus::LaunchError;
-  throw TrialFailure(status, what + ": " + hipGetErrorName(e) + " (" + hipGetErrorString(e) + ")");
+  throw TrialFailure(status, what + ": " + describe(e));
 }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes, const std::string& what) : bytes_(bytes) {
@@ -17,7 +22,7 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes, const std::string& what) : bytes_(
   if (e != hipSuccess) {
     ptr_ = nullptr;
     throw RunError("cannot allocate " + std::to_string(bytes) + " bytes of device memory for " + what + ": " +
-                   hipGetErrorString(e) + " (use a smaller shape)");
+                   describe(e) + " (use a smaller shape)");
   }
 }
 

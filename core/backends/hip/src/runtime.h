@@ -8,6 +8,10 @@
 
 namespace ktune::hip {
 
+// "hipErrorNoDevice (description)"; the description only where the runtime has one (HIP 5.2's
+// hipGetErrorString returns the name again).
+std::string describe(hipError_t e);
+
 // Throws TrialFailure(LaunchError) "<what>: hipErrorX (description)" unless e is hipSuccess.
 void check(hipError_t e, const std::string& what);
 
