@@ -5,8 +5,10 @@
 #   KTUNE_SKIP_APT=1  skip the package installation (already done)
 #   KTUNE_SKIP_DEMO=1 build only
 #   KTUNE_WITH_GUI    ON (default) or OFF: a server without a display can skip the workbench
-# The workbench is asked for explicitly (-DKTUNE_WITH_GUI=ON) and so is the CUDA backend where
-# nvcc is found: a missing dependency then stops the build with what to install, instead of
+#   KTUNE_WITH_HIP    ON (default) or OFF: the HIP backend (Debian 12's ROCm 5.2 packages:
+#                     hipcc, the HIP runtime, device libraries; about 30 s to install, no GPU needed)
+# The workbench is asked for explicitly (-DKTUNE_WITH_GUI=ON), so is the HIP backend, and so is
+# the CUDA backend where nvcc is found: a missing dependency then stops the build with what to install, instead of
 # silently leaving the component out (CMake's own detection would turn it OFF).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,9 +24,12 @@ if [ "${KTUNE_SKIP_APT:-0}" != 1 ]; then
     nlohmann-json3-dev libcli11-dev libmuparser-dev libopenblas-dev \
     qt6-base-dev qt6-base-dev-tools libqt6charts6-dev libqt6svg6-dev libqt6opengl6-dev libgl1-mesa-dev libxkbcommon-dev \
     xvfb xauth python3 python3-numpy
+  if [ "${KTUNE_WITH_HIP:-ON}" = ON ]; then
+    $sudo apt-get install -y -q --no-install-recommends hipcc libamdhip64-dev rocm-device-libs libhiprtc-builtins5
+  fi
 fi
 
-components=(-DKTUNE_WITH_GUI="${KTUNE_WITH_GUI:-ON}")
+components=(-DKTUNE_WITH_GUI="${KTUNE_WITH_GUI:-ON}" -DKTUNE_WITH_HIP="${KTUNE_WITH_HIP:-ON}")
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
   components+=(-DKTUNE_WITH_CUDA=ON)
 fi

@@ -27,7 +27,7 @@ void add_worker_options(CLI::App* tune, WorkerArgs& a) {
 CLI::App* add_worker_subcommand(CLI::App& app, ServeArgs& s) {
   auto* w = app.add_subcommand("worker", "Serve a built-in backend over the worker protocol on stdin/stdout "
                                          "(what `tune --isolate` starts; see docs/worker-protocol.md)");
-  w->add_option("--backend,-b", s.backend, "Backend to serve: cpu, cuda")->capture_default_str();
+  w->add_option("--backend,-b", s.backend, "Backend to serve: cpu, cuda, hip")->capture_default_str();
   w->add_option("--device", s.device, "Device index within the backend")->capture_default_str();
   w->add_option("--kernel-spec", s.kernel_spec, "Also offer the family of this kernel spec (GPU backends)");
   return w;

@@ -67,6 +67,15 @@ std::uint64_t fnv1a64(const std::string& data, std::uint64_t seed) {
   return h;
 }
 
+SpecDialect::ReferenceKind SpecDialect::ReferenceKind::gemm() {
+  ReferenceKind k;
+  k.arguments = {"a", "b", "c"};
+  k.expressions = {"m", "n", "k"};
+  k.optional_arguments = {"b_scale"};
+  k.choices["b_layout"] = {"kn", "nk"};
+  return k;
+}
+
 const SpecArgument* KernelSpec::argument(const std::string& name) const {
   for (const auto& a : args_)
     if (a.name == name) return &a;

@@ -2,6 +2,7 @@
 // config), the kernel source, the compile settings, the arguments, the launches, the reference,
 // and the final check that every expression reads only names the spec knows. Every read goes
 // through JsonPath, so an error names the field: "key_fields[1].numeric: expected true or false".
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -18,16 +19,6 @@ namespace ktune {
 using detail::JsonPath;
 
 namespace {
-
-// Device properties a GPU backend reports (device.h); a spec may read them in any expression.
-const std::set<std::string>& gpu_property_names() {
-  static const std::set<std::string> names{
-      "sms",         "smem_per_block", "smem_per_block_optin", "smem_per_sm",     "regs_per_block",
-      "regs_per_sm", "warp_size",      "max_threads_per_block", "l2_bytes",       "sm_clock_mhz",
-      "mem_clock_mhz", "mem_bandwidth_gbs", "cc_major",        "cc_minor",        "peak_gflops_f16",
-      "peak_gflops_f32"};
-  return names;
-}
 
 // An expression or a name, written as a string or a plain number.
 std::string text(const JsonPath& v) {
@@ -54,11 +45,14 @@ void each_of(const JsonPath& root, const char* key, const char* what, F&& f) {
 
 struct KernelSpecReader {
   KernelSpec& s;
+  const SpecDialect& dialect;
   KernelFamily& f = s.family_;
 
   void family(const JsonPath& root) {
     f.name = root["name"].string();
-    f.backend = root.string_or("backend", "cuda");
+    f.backend = root.string_or("backend", dialect.backend);
+    if (f.backend != dialect.backend)
+      root["backend"].fail("'" + f.backend + "' is not this backend: load the spec with --backend " + f.backend);
     f.description = root.string_or("description", "");
     each_of(root, "key_fields", "a non-empty array of {\"name\", \"numeric\", \"default\", \"choices\"}",
             [&](const JsonPath& kf) {
@@ -150,6 +144,7 @@ struct KernelSpecReader {
       if (!a.has("value")) a.fail("scalar '" + arg.name + "' needs \"value\" (an expression)");
       arg.value = text(a["value"]);
     } else if (a.has("tensor_map")) {
+      if (!dialect.tensor_maps) a["tensor_map"].fail("the " + dialect.backend + " backend has no tensor maps");
       tensor_map(a, arg);
     } else {
       a.fail("argument '" + arg.name + "' needs \"buffer\": dtype, \"scalar\": dtype or \"tensor_map\": buffer");
@@ -245,29 +240,44 @@ struct KernelSpecReader {
   void reference(const JsonPath& r) {
     SpecReference& ref = s.reference_;
     ref.kind = r["kind"].string();
-    if (ref.kind == "cublas_gemm") {
-      for (const char* key : {"a", "b", "c", "m", "n", "k"})
-        if (!r.has(key)) r.fail(std::string("cublas_gemm needs \"") + key + "\"");
-      r.for_each_member([&](const std::string& k, const JsonPath& v) {
-        if (k != "kind") ref.fields[k] = text(v);
-      });
-      for (const char* key : {"a", "b", "c", "b_scale"}) {
-        const auto it = ref.fields.find(key);
-        if (it != ref.fields.end() && !s.argument(it->second)) r[key].fail("'" + it->second + "' is not a declared argument");
-      }
-      const std::string layout = ref.fields.count("b_layout") ? ref.fields["b_layout"] : "kn";
-      if (layout != "kn" && layout != "nk") r["b_layout"].fail("expected \"kn\" (K x N) or \"nk\" (N x K)");
-    } else if (ref.kind == "config") {
+    if (const auto kind = dialect.references.find(ref.kind); kind != dialect.references.end()) {
+      backend_reference(r, kind->second);    } else if (ref.kind == "config") {
       if (!r.has("config")) r.fail("kind config needs \"config\": the trusted parameter values");
       ref.config = r["config"].parse(Config::from_json);
     } else if (ref.kind != "none") {
-      r["kind"].fail("'" + ref.kind + "' is not one of none, cublas_gemm, config");
+      std::string kinds = "none, config";
+      for (const auto& [name, k] : dialect.references) kinds += ", " + name;
+      r["kind"].fail("'" + ref.kind + "' is not one of " + kinds + " (the " + dialect.backend + " backend's)");
+    }
+  }
+
+  void backend_reference(const JsonPath& r, const SpecDialect::ReferenceKind& kind) {
+    SpecReference& ref = s.reference_;
+    for (const auto* keys : {&kind.arguments, &kind.expressions})
+      for (const auto& key : *keys)
+        if (!r.has(key)) r.fail(ref.kind + " needs \"" + key + "\"");
+    r.for_each_member([&](const std::string& k, const JsonPath& v) {
+      if (k != "kind") ref.fields[k] = text(v);
+    });
+    for (const auto* keys : {&kind.arguments, &kind.optional_arguments})
+      for (const auto& key : *keys) {
+        const auto it = ref.fields.find(key);
+        if (it != ref.fields.end() && !s.argument(it->second)) r[key].fail("'" + it->second + "' is not a declared argument");
+      }
+    for (const auto& [key, allowed] : kind.choices) {
+      const auto it = ref.fields.find(key);
+      if (it == ref.fields.end()) continue;
+      if (std::find(allowed.begin(), allowed.end(), it->second) == allowed.end()) {
+        std::string list;
+        for (const auto& v : allowed) list += (list.empty() ? "\"" : ", \"") + v + "\"";
+        r[key].fail("expected one of " + list);
+      }
     }
   }
 
   // Every expression must parse and read only known names, so a typo fails at load, not mid-run.
   void check_expressions() const {
-    std::set<std::string> known = gpu_property_names();
+    std::set<std::string> known = dialect.device_properties;
     for (const auto& k : f.key_fields)
       if (k.numeric) known.insert(k.name);
     for (const auto& p : f.default_space.parameters()) known.insert(p.name);
@@ -299,22 +309,24 @@ struct KernelSpecReader {
       check(l.shared_bytes, where + ".shared_bytes");
       check(l.when, where + ".when");
     }
-    for (const char* key : {"m", "n", "k"})
-      if (const auto it = s.reference_.fields.find(key); it != s.reference_.fields.end())
-        check(it->second, std::string("reference.") + key);
+    if (const auto kind = dialect.references.find(s.reference_.kind); kind != dialect.references.end())
+      for (const auto& key : kind->second.expressions)
+        if (const auto it = s.reference_.fields.find(key); it != s.reference_.fields.end())
+          check(it->second, "reference." + key);
   }
 };
 
-KernelSpec KernelSpec::load(const std::filesystem::path& file) {
+KernelSpec KernelSpec::load(const std::filesystem::path& file, const SpecDialect& dialect) {
   // The origin is the path alone: it is also the family's `source`, shown where the family is listed.
-  return from_json(read_json_file(file, "kernel spec"), file.parent_path(), file.string());
+  return from_json(read_json_file(file, "kernel spec"), file.parent_path(), dialect, file.string());
 }
 
 KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem::path& base_dir,
-                                 const std::string& origin, const std::map<std::string, std::string>* files) {
+                                 const SpecDialect& dialect, const std::string& origin,
+                                 const std::map<std::string, std::string>* files) {
   KernelSpec s;
   s.family_.source = origin;
-  KernelSpecReader read{s};
+  KernelSpecReader read{s, dialect};
   const JsonPath root(j);
   try {
     root.object();

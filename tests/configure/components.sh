@@ -11,15 +11,16 @@ configure() {  # configure NAME ARGS...: output in $scratch/NAME.log, exit statu
   "$cmake" -S "$src" -B "$scratch/$name" -DKTUNE_BUILD_TESTS=OFF -DKTUNE_BUILD_BENCH=OFF "$@" >"$scratch/$name.log" 2>&1
 }
 
-# hipcc on the PATH (a fake one), no core/backends/hip: HIP stays off and configure succeeds.
-printf '#!/bin/sh\necho "HIP version: 6.0.0"\n' >"$scratch/bin/hipcc"
-chmod +x "$scratch/bin/hipcc"
-if [ ! -f "$src/core/backends/hip/CMakeLists.txt" ]; then
-  PATH="$scratch/bin:$PATH" configure hip-default || { cat "$scratch/hip-default.log"; fail "configure with hipcc on PATH failed"; }
-  grep -q "KTUNE_WITH_HIP:BOOL=OFF" "$scratch/hip-default/CMakeCache.txt" || fail "HIP defaulted ON without its code"
-  grep -q "HIP=OFF (HIP backend code not present" "$scratch/hip-default.log" || fail "summary does not say why HIP is off"
-  PATH="$scratch/bin:$PATH" configure hip-forced -DKTUNE_WITH_HIP=ON && fail "KTUNE_WITH_HIP=ON without its code configured"
-  grep -q "KTUNE_WITH_HIP=ON, but HIP backend code not present: core/backends/hip" "$scratch/hip-forced.log" || fail "no reason given for HIP"
+# HIP hidden: off saying what to install, and forced ON an error. With ROCm's hipcc and runtime
+# installed, it defaults ON.
+configure hip-default -DCMAKE_DISABLE_FIND_PACKAGE_hip=ON -DKTUNE_WITH_GUI=OFF || { cat "$scratch/hip-default.log"; fail "configure without HIP failed"; }
+grep -q "KTUNE_WITH_HIP:BOOL=OFF" "$scratch/hip-default/CMakeCache.txt" || fail "HIP defaulted ON without hipcc"
+grep -q "HIP=OFF (hipcc not found: install hipcc libamdhip64-dev" "$scratch/hip-default.log" || fail "summary does not say why HIP is off"
+configure hip-forced -DCMAKE_DISABLE_FIND_PACKAGE_hip=ON -DKTUNE_WITH_GUI=OFF -DKTUNE_WITH_HIP=ON && fail "KTUNE_WITH_HIP=ON without hipcc configured"
+grep -q "KTUNE_WITH_HIP=ON, but hipcc not found" "$scratch/hip-forced.log" || fail "no reason given for HIP"
+if command -v hipcc >/dev/null && [ -e /usr/include/hip/hip_runtime_api.h ]; then
+  configure hip-found -DKTUNE_WITH_GUI=OFF -DKTUNE_WITH_CUDA=OFF || { cat "$scratch/hip-found.log"; fail "configure with HIP failed"; }
+  grep -q "KTUNE_WITH_HIP:BOOL=ON" "$scratch/hip-found/CMakeCache.txt" || fail "HIP installed but defaulted OFF"
 fi
 
 # Qt Charts hidden: the GUI defaults OFF saying what to install, and forced ON it is an error.

@@ -14,6 +14,8 @@
 #include "ktune/json_read.h"
 #include "ktune/kernel_family.h"
 #include "ktune/kernel_spec.h"
+#include "ktune/backends/cuda_spec.h"
+#include "ktune/backends/hip_spec.h"
 #include "ktune/problem.h"
 #include "ktune/registry.h"
 #include "ktune/run_store.h"
@@ -84,7 +86,7 @@ class TestBadInput : public QObject {
       return input_error_of([&] { SearchSpace::load(dir / "s.json"); });
     }
     write_file(dir / "spec.json", text);
-    return input_error_of([&] { KernelSpec::load(dir / "spec.json"); });
+    return input_error_of([&] { KernelSpec::load(dir / "spec.json", cuda_spec_dialect()); });
   }
 
  private slots:
@@ -155,23 +157,47 @@ class TestBadInput : public QObject {
     QFETCH(QString, needle);
     nlohmann::json j = gemm_spec();
     j[nlohmann::json::json_pointer(pointer.toStdString())] = nlohmann::json::parse(value.toStdString());
-    const std::string err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, "kernel spec edited.json"); });
+    const std::string err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "kernel spec edited.json"); });
     QVERIFY2(contains(err, "kernel spec edited.json: " + needle.toStdString()), err.c_str());
   }
 
   void builtInSpecsStillLoad() {
     for (const char* name : {"gemm.json", "qmatmul.json"}) {
-      const KernelSpec s = KernelSpec::load(kSpecDir / name);
+      const KernelSpec s = KernelSpec::load(kSpecDir / name, cuda_spec_dialect());
       QVERIFY(!s.family().default_space.parameters().empty());
       QVERIFY(!s.launches().empty());
     }
+  }
+
+  // Each backend's dialect decides what beyond the shared format a spec may use: a CUDA spec read
+  // as a HIP one is refused naming the culprit, not half-accepted.
+  void dialectsRefuseWhatTheirBackendLacks() {
+    nlohmann::json j = gemm_spec();
+    std::string err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, hip_spec_dialect(), "g.json"); });
+    QVERIFY2(contains(err, "g.json: arguments[") && contains(err, "the hip backend has no tensor maps"), err.c_str());
+    j["backend"] = "cuda";
+    err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, hip_spec_dialect(), "g.json"); });
+    QVERIFY2(contains(err, "backend: 'cuda' is not this backend: load the spec with --backend cuda"), err.c_str());
+    j = gemm_spec();
+    j["reference"]["kind"] = "device_gemm";
+    err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
+    QVERIFY2(contains(err, "reference.kind: 'device_gemm' is not one of none, config, cublas_gemm (the cuda backend's)"),
+             err.c_str());
+    j = gemm_spec();
+    j["reference"]["b_layout"] = "mk";
+    err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
+    QVERIFY2(contains(err, "reference.b_layout: expected one of \"kn\", \"nk\""), err.c_str());
+    j = gemm_spec();
+    j["launches"][0]["block"][0] = "wavefront_size*4";
+    err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
+    QVERIFY2(contains(err, "'wavefront_size' in \"wavefront_size*4\" is not a numeric key field"), err.c_str());
   }
 
   void directoryForAFileIsNamed() {
     const fs::path dir = root() / "adir.json";
     fs::create_directories(dir);
     for (const std::string& err : {input_error_of([&] { SearchSpace::load(dir); }),
-                                   input_error_of([&] { KernelSpec::load(dir); }),
+                                   input_error_of([&] { KernelSpec::load(dir, cuda_spec_dialect()); }),
                                    input_error_of([&] { Registry::load(dir); })})
       QVERIFY2(contains(err, "adir.json") && contains(err, "is a directory"), err.c_str());
     fs::create_directories(root() / "run" / "run_metadata.json");

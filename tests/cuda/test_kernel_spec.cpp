@@ -14,8 +14,9 @@
 
 #include "check.h"
 #include "compiler.h"
-#include "host_data.h"
+#include "ktune/host_data.h"
 #include "ktune/backends/cuda.h"
+#include "ktune/backends/cuda_spec.h"
 #include "ktune/error.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/problem.h"
@@ -60,7 +61,7 @@ std::string parse_error(const std::function<void(nlohmann::json&)>& edit) {
   nlohmann::json j = gemm_json();
   edit(j);
   try {
-    KernelSpec::from_json(j, kGemmSpec.parent_path(), "edited gemm.json");
+    KernelSpec::from_json(j, kGemmSpec.parent_path(), cuda_spec_dialect(), "edited gemm.json");
   } catch (const InputError& e) {
     return e.what();
   }
@@ -68,7 +69,7 @@ std::string parse_error(const std::function<void(nlohmann::json&)>& edit) {
 }
 
 void test_builtin_gemm_spec() {
-  const KernelSpec s = KernelSpec::load(kGemmSpec);
+  const KernelSpec s = KernelSpec::load(kGemmSpec, cuda_spec_dialect());
   CHECK(s.family().name == "gemm");
   CHECK(s.family().key_fields.size() == 4);
   CHECK(s.family().bucket_field == "M");
@@ -109,7 +110,7 @@ void test_builtin_gemm_spec() {
 
 // The Hopper kernel: its own launch, fed by two tensor maps over A and B.
 void test_gemm_wgmma_launch() {
-  const KernelSpec s = KernelSpec::load(kGemmSpec);
+  const KernelSpec s = KernelSpec::load(kGemmSpec, cuda_spec_dialect());
   const Problem p = gemm_problem(4096, 4096, 4096);
   Config c = s.family().default_config;
   for (auto [k, v] : {std::pair{"BM", 128}, {"WM", 64}, {"BN", 256}, {"WN", 256}, {"STAGES", 4}, {"WGMMA", 1}}) c.set(k, v);
@@ -144,7 +145,7 @@ void test_gemm_wgmma_launch() {
 
 // qmatmul is the gemm source built for int8 weights; tensor parallelism shards its out or in.
 void test_builtin_qmatmul_spec() {
-  const KernelSpec s = KernelSpec::load(kGemmSpec.parent_path() / "qmatmul.json");
+  const KernelSpec s = KernelSpec::load(kGemmSpec.parent_path() / "qmatmul.json", cuda_spec_dialect());
   CHECK(s.family().tp_out_field == "out" && s.family().tp_in_field == "in");
   Problem p;
   p.family = "qmatmul";
@@ -167,7 +168,7 @@ void test_builtin_qmatmul_spec() {
     wgmma += wg;
     const auto opts = s.compile_options(p, valid[i]);
     CHECK(std::find(opts.begin(), opts.end(), wg ? "-DSWAP_AB=1" : "-DSWAP_AB=0") != opts.end());
-    CHECK(compiler.compile(s.source(), "gemm.cu", opts, {wg ? "gemm_wgmma" : "gemm"}).cubin.size() > 1000);
+    CHECK(compiler.compile(s.source(), "gemm.cu", opts, {wg ? "gemm_wgmma" : "gemm"}).binary.size() > 1000);
   }
   CHECK(wgmma > 0);
   // A batch of 128 can take the swapped kernel with all 128 tokens on wgmma's N side.
@@ -177,7 +178,7 @@ void test_builtin_qmatmul_spec() {
   const auto wide = std::find_if(batch128.begin(), batch128.end(), [](const Config& c) { return c.get("WGMMA") == 1 && c.get("BM") == 128; });
   CHECK(wide != batch128.end());
   if (wide != batch128.end())
-    CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(p, *wide), {"gemm_wgmma"}).cubin.size() > 1000);
+    CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(p, *wide), {"gemm_wgmma"}).binary.size() > 1000);
   // Older GPUs have only the mma.sync kernel.
   Variables a100 = ctx;
   a100["cc_major"] = 8;
@@ -186,7 +187,7 @@ void test_builtin_qmatmul_spec() {
 
 // The example user spec: the config reference and scalar arguments of several types parse.
 void test_example_user_spec() {
-  const KernelSpec s = KernelSpec::load(kGemmSpec.parent_path() / "examples/axpy.json");
+  const KernelSpec s = KernelSpec::load(kGemmSpec.parent_path() / "examples/axpy.json", cuda_spec_dialect());
   CHECK(s.family().name == "axpy" && s.reference().kind == "config");
   CHECK(s.argument("a") && !s.argument("a")->is_buffer() && s.argument("n")->dtype == "i64");
   Problem p;
@@ -217,11 +218,11 @@ void test_spec_errors_name_the_culprit() {
   CHECK(parse_error([](nlohmann::json& j) { j["bucket_field"] = "dtype"; }).find("numeric") != std::string::npos);
   CHECK(parse_error([](nlohmann::json& j) { j["launches"][0]["shared_bytes"] = "STAGES*("; }).find("shared_bytes") !=
         std::string::npos);
-  CHECK_THROWS(InputError, KernelSpec::load("/nonexistent/spec.json"), "/nonexistent/spec.json");
+  CHECK_THROWS(InputError, KernelSpec::load("/nonexistent/spec.json", cuda_spec_dialect()), "/nonexistent/spec.json");
 }
 
 void test_pruning_with_h100_properties() {
-  const KernelSpec s = KernelSpec::load(kGemmSpec);
+  const KernelSpec s = KernelSpec::load(kGemmSpec, cuda_spec_dialect());
   const SearchSpace& space = s.family().default_space;
   for (auto [m, n, k] : {std::tuple{16, 4096, 4096}, {128, 4096, 4096}, {4096, 4096, 4096}, {16, 14336, 4096}}) {
     const Problem p = gemm_problem(m, n, k);
@@ -286,16 +287,16 @@ void test_nvrtc_compile_and_cache() {
   const fs::path dir = fs::temp_directory_path() / ("ktune_cache_test_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   const cuda::Compiler compiler("sm_90", dir);
-  const KernelSpec s = KernelSpec::load(kGemmSpec);
+  const KernelSpec s = KernelSpec::load(kGemmSpec, cuda_spec_dialect());
   const auto opts = s.compile_options(gemm_problem(16, 4096, 4096), s.family().default_config);
   const auto first = compiler.compile(s.source(), "gemm.cu", opts, {"gemm"});
-  CHECK(!first.from_cache && first.cubin.size() > 1000);
+  CHECK(!first.from_cache && first.binary.size() > 1000);
   const auto second = compiler.compile(s.source(), "gemm.cu", opts, {"gemm"});
-  CHECK(second.from_cache && second.cubin == first.cubin && second.lowered == first.lowered);
+  CHECK(second.from_cache && second.binary == first.binary && second.lowered == first.lowered);
   // Split-K on Hopper: the slices form a cluster (distributed shared memory reduction).
   Config split = s.family().default_config;
   for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 32}, {"SPLITK", 8}}) split.set(k, v);
-  CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(gemm_problem(16, 4096, 4096, "bf16"), split), {"gemm"}).cubin.size() > 1000);
+  CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(gemm_problem(16, 4096, 4096, "bf16"), split), {"gemm"}).binary.size() > 1000);
   try {
     compiler.compile("extern \"C\" __global__ void k() { this is not C++; }", "broken.cu", {}, {"k"});
     CHECK_MSG(false, "a broken source compiled");

@@ -4,8 +4,10 @@
 // template arguments of the entry point), how to launch it (grid, block and dynamic shared
 // memory as expressions of the problem, the config and the device), which arguments it takes
 // and how to generate them, and what to validate it against. Built-in families and a user's
-// `--kernel-spec FILE` go through the same parser. No Qt and no CUDA here: the spec is checked
-// and evaluated without a GPU; backends (cuda, hip) turn it into compiled, launched kernels.
+// `--kernel-spec FILE` go through the same parser. No Qt and no vendor here: the spec is checked
+// and evaluated without a GPU; backends (cuda, hip) turn it into compiled, launched kernels, and
+// each says through its SpecDialect what its specs may use beyond the shared format (device
+// property names, tensor maps, reference kinds).
 //
 // Format (every expression is a ktune::Expression over the problem's numeric key fields, the
 // config's parameters and the device's properties; "${name}" in text is replaced by a text key
@@ -26,17 +28,20 @@
 //                 {"name": "ws", "buffer": "f32", "count": "SPLITK*M*N", "role": "workspace", "init": "zero"},
 //                 {"name": "M", "scalar": "i32", "value": "M"},
 //                 {"name": "tmA", "tensor_map": "A", "dims": ["K", "M"], "box": ["64", "BM"], "swizzle": 128}],
+//                                                        // tensor maps: dialects that have them (cuda)
 //   "launches": [{"entry": "gemm<${T}>", "grid": ["ceil_div(N,BN)", "ceil_div(M,BM)", "SPLITK"],
 //                 "block": ["WARPS*32"], "shared_bytes": "...", "args": ["A", "B", "C", "M"],
 //                 "when": "1"}],
 //   "reference": {"kind": "cublas_gemm", "a": "A", "b": "B", "c": "C", "m": "M", "n": "N", "k": "K",
-//                 "b_layout": "kn" | "nk", "b_scale": "scales"}   // or {"kind": "config", "config": {...}}
+//                 "b_layout": "kn" | "nk", "b_scale": "scales"}   // a kind of the dialect (cuda: cublas_gemm;
+//                                                                  // hip: device_gemm), or {"kind": "config", "config": {...}}
 // }
 #include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -89,8 +94,8 @@ struct SpecLaunch {
 };
 
 struct SpecReference {
-  std::string kind = "none";                 // "none" | "cublas_gemm" | "config"
-  std::map<std::string, std::string> fields;  // cublas_gemm: a, b, c, m, n, k, b_layout, b_scale
+  std::string kind = "none";                 // "none" | "config" | a kind of the dialect ("cublas_gemm")
+  std::map<std::string, std::string> fields;  // a dialect's kind: its fields ("a", "m", "b_layout", ...)
   Config config;                             // config: the trusted config whose output is the reference
 };
 
@@ -111,6 +116,25 @@ struct SpecDefine {
   std::map<std::string, std::string> map;    // ... mapped value by value
 };
 
+// What one backend's specs may use beyond the shared format; the backend owns it
+// (cuda_spec_dialect(), hip_spec_dialect()) and passes it to the parser.
+struct SpecDialect {
+  // A reference computed by the backend itself (a vendor library, a trusted device kernel).
+  struct ReferenceKind {
+    std::vector<std::string> arguments;    // fields naming a declared argument (required)
+    std::vector<std::string> expressions;  // fields holding an expression (required)
+    std::vector<std::string> optional_arguments;
+    std::map<std::string, std::vector<std::string>> choices;  // optional field -> allowed values, first = default
+    // C = A x B computed by the backend in f32: a, b, c (arguments), m, n, k, b_layout ("kn" |
+    // "nk"), b_scale (B's per-column scales, for quantized weights). CUDA's cublas_gemm, HIP's device_gemm.
+    static ReferenceKind gemm();
+  };
+  std::string backend;                     // "cuda": the default of a spec's "backend"
+  std::set<std::string> device_properties;  // names a spec's expressions may read
+  bool tensor_maps = false;                // "tensor_map" arguments (TMA descriptors)
+  std::map<std::string, ReferenceKind> references;
+};
+
 struct KernelSpecReader;
 
 class KernelSpec {
@@ -119,9 +143,9 @@ class KernelSpec {
   // the binary) when given. Throws InputError naming the origin (file), the JSON path of the
   // culprit and what is expected.
   static KernelSpec from_json(const nlohmann::json& j, const std::filesystem::path& base_dir,
-                              const std::string& origin = "spec",
+                              const SpecDialect& dialect, const std::string& origin = "spec",
                               const std::map<std::string, std::string>* files = nullptr);
-  static KernelSpec load(const std::filesystem::path& file);
+  static KernelSpec load(const std::filesystem::path& file, const SpecDialect& dialect);
 
   const KernelFamily& family() const { return family_; }
   const std::string& source() const { return source_; }            // kernel source text

@@ -8,8 +8,9 @@
 
 #include "compiler.h"
 #include "driver.h"
-#include "embedded.h"
 #include "ktune/backends/cuda.h"
+#include "ktune/backends/cuda_spec.h"
+#include "ktune/spec_catalog.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
@@ -19,6 +20,9 @@
 namespace ktune {
 
 namespace cuda {
+
+const std::vector<EmbeddedFile>& embedded_kernel_files();  // embedded_kernels.cpp, generated
+
 namespace {
 
 // Dense tensor-core f16 (f32 accumulate) and plain f32 FLOP per clock per SM, by architecture.
@@ -34,23 +38,10 @@ PeakRates peak_per_sm_clock(int major, int minor) {
   return {256, 128};
 }
 
-std::vector<std::shared_ptr<const KernelSpec>> builtin_specs() {
-  std::map<std::string, std::string> files;
-  for (const auto& f : embedded_kernel_files()) files[f.name] = f.text;
-  std::vector<std::shared_ptr<const KernelSpec>> specs;
-  for (const auto& [name, text] : files) {
-    if (name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
-    auto spec = std::make_shared<KernelSpec>(
-        KernelSpec::from_json(parse_json(text, "built-in " + name), {}, "built-in " + name, &files));
-    specs.push_back(std::move(spec));
-  }
-  return specs;
-}
-
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(CudaBackendOptions options)
-      : cache_dir_(options.cache_dir.value_or(cuda_default_cache_dir())), specs_(builtin_specs()) {}
+      : cache_dir_(options.cache_dir.value_or(cuda_default_cache_dir())), specs_(embedded_kernel_files(), cuda_spec_dialect()) {}
 
   std::string name() const override { return "cuda"; }
   std::string unavailable_reason() const override { return cuda_unavailable_reason(); }
@@ -66,13 +57,7 @@ class CudaBackend final : public Backend {
     return out;
   }
 
-  std::vector<KernelFamily> families() const override {
-    std::lock_guard lock(mutex_);
-    std::vector<KernelFamily> out;
-    for (const auto& s : specs_)
-      if (s->family().source.rfind("built-in", 0) == 0) out.push_back(s->family());
-    return out;
-  }
+  std::vector<KernelFamily> families() const override { return specs_.builtin_families(); }
 
   std::vector<std::pair<std::string, std::string>> versions() const override {
     std::vector<std::pair<std::string, std::string>> v;
@@ -89,24 +74,11 @@ class CudaBackend final : public Backend {
     return v;
   }
 
-  KernelFamily load_family_spec(const std::filesystem::path& file) override {
-    auto spec = std::make_shared<KernelSpec>(KernelSpec::load(file));
-    std::lock_guard lock(mutex_);
-    specs_.push_back(spec);
-    return spec->family();
-  }
+  KernelFamily load_family_spec(const std::filesystem::path& file) override { return specs_.load(file); }
 
   std::unique_ptr<ProblemSession> open(const DeviceInfo& device, const KernelFamily& family, const Problem& problem,
                                        std::uint64_t seed) override {
-    std::shared_ptr<const KernelSpec> spec;
-    {
-      std::lock_guard lock(mutex_);
-      for (auto it = specs_.rbegin(); it != specs_.rend() && !spec; ++it)
-        if ((*it)->family().name == family.name && (*it)->family().source == family.source) spec = *it;
-    }
-    if (!spec)
-      throw InputError("the cuda backend has no kernel family '" + family.name + "' from " + family.source +
-                       " (built-in: gemm, qmatmul; load your own with --kernel-spec FILE)");
+    const std::shared_ptr<const KernelSpec> spec = specs_.find(family);
     const Driver& d = require_driver();
     std::shared_ptr<DeviceContext> ctx;
     std::shared_ptr<const Compiler> compiler;
@@ -187,7 +159,7 @@ class CudaBackend final : public Backend {
 
   std::filesystem::path cache_dir_;
   mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<const KernelSpec>> specs_;
+  SpecCatalog specs_;
   std::map<int, std::shared_ptr<DeviceContext>> contexts_;
   std::map<std::string, std::shared_ptr<const Compiler>> compilers_;
 };

@@ -1,15 +1,9 @@
 #include "compiler.h"
 
 #include <nvrtc.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
@@ -19,51 +13,6 @@ namespace ktune::cuda {
 namespace {
 
 constexpr const char* kCacheMagic = "ktune-cubin-v1";
-
-std::string hex64(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-// Cache file: magic line, one line per lowered entry name, a blank line, then the cubin.
-bool read_cache(const std::filesystem::path& file, std::size_t entries, CompiledModule& out) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return false;
-  std::string line;
-  if (!std::getline(in, line) || line != kCacheMagic) return false;
-  std::vector<std::string> lowered;
-  while (std::getline(in, line) && !line.empty()) lowered.push_back(line);
-  if (lowered.size() != entries) return false;
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (os.str().empty()) return false;
-  out.cubin = os.str();
-  out.lowered = std::move(lowered);
-  return true;
-}
-
-// Atomic: concurrent compiles of one config (two processes) never leave a torn file.
-void write_cache(const std::filesystem::path& file, const CompiledModule& m) {
-  static std::atomic<unsigned> counter{0};
-  std::error_code ec;
-  std::filesystem::create_directories(file.parent_path(), ec);
-  const auto tmp = file.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return;  // a read-only cache costs time, not correctness
-    out << kCacheMagic << '\n';
-    for (const auto& l : m.lowered) out << l << '\n';
-    out << '\n';
-    out.write(m.cubin.data(), static_cast<std::streamsize>(m.cubin.size()));
-    if (!out) {
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
-}
 
 struct ProgramDeleter {
   void operator()(nvrtcProgram p) const { nvrtcDestroyProgram(&p); }
@@ -86,18 +35,7 @@ std::string Compiler::nvrtc_version() {
 std::string Compiler::cache_key(const std::string& source, const std::vector<std::string>& options,
                                 const std::vector<std::string>& entries, const std::string& arch,
                                 const std::string& nvrtc_version) {
-  // Length-prefixed fields: ("ab","c") and ("a","bc") must not collide.
-  std::string text;
-  auto add = [&](const std::string& s) { text += std::to_string(s.size()) + ":" + s + ";"; };
-  add(arch);
-  add(nvrtc_version);
-  add(source);
-  add(std::to_string(options.size()));
-  for (const auto& o : options) add(o);
-  add(std::to_string(entries.size()));
-  for (const auto& e : entries) add(e);
-  // Two independent 64-bit hashes: a 128-bit name makes accidental collisions negligible.
-  return hex64(fnv1a64(text)) + hex64(fnv1a64(text, 0x84222325cbf29ce4ULL));
+  return compile_cache_key(source, options, entries, arch, nvrtc_version);
 }
 
 CompiledModule Compiler::compile(const std::string& source, const std::string& name, const std::vector<std::string>& options,
@@ -108,7 +46,7 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
   if (!cache_dir_.empty()) {
     file = cache_dir_ / (cache_key(source, options, entries, arch_, nvrtc_version()) + ".cubin");
     CompiledModule cached;
-    if (read_cache(file, entries.size(), cached)) {
+    if (read_compile_cache(file, kCacheMagic, entries.size(), cached)) {
       cached.from_cache = true;
       cached.seconds = elapsed();
       return cached;
@@ -147,8 +85,8 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
   std::size_t size = 0;
   if (nvrtcGetCUBINSize(raw, &size) != NVRTC_SUCCESS || size == 0)
     compile_failure("NVRTC produced no cubin for " + arch_ + " (is the architecture supported by NVRTC " + nvrtc_version() + "?)", m.log);
-  m.cubin.resize(size);
-  nvrtcGetCUBIN(raw, m.cubin.data());
+  m.binary.resize(size);
+  nvrtcGetCUBIN(raw, m.binary.data());
   for (const auto& e : entries) {
     if (e.find('<') == std::string::npos) {
       m.lowered.push_back(e);
@@ -160,15 +98,10 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
     m.lowered.push_back(lowered);
   }
   m.seconds = elapsed();
-  if (!file.empty()) write_cache(file, m);
+  if (!file.empty()) write_compile_cache(file, kCacheMagic, m);
   return m;
 }
 
-std::filesystem::path default_cache_dir() {
-  if (const char* env = std::getenv("KTUNE_CUDA_CACHE"); env && *env) return env;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "ktune" / "cuda";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "ktune" / "cuda";
-  return std::filesystem::temp_directory_path() / "ktune-cuda-cache";
-}
+std::filesystem::path default_cache_dir() { return default_compile_cache_dir("cuda", "KTUNE_CUDA_CACHE"); }
 
 }  // namespace ktune::cuda

@@ -6,15 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace ktune::cuda {
+#include "ktune/compile_cache.h"
 
-struct CompiledModule {
-  std::string cubin;
-  std::vector<std::string> lowered;  // mangled names of the requested entry points, same order
-  std::string log;                   // compiler warnings (empty from the cache)
-  bool from_cache = false;
-  double seconds = 0;                // compile time, or cache read time
-};
+namespace ktune::cuda {
 
 class Compiler {
  public:
@@ -30,7 +24,7 @@ class Compiler {
 
   // "13.0"
   static std::string nvrtc_version();
-  // Hex digest naming a cache entry; changes with any input.
+  // compile_cache_key (compile_cache.h), the scheme every GPU backend shares.
   static std::string cache_key(const std::string& source, const std::vector<std::string>& options,
                                const std::vector<std::string>& entries, const std::string& arch,
                                const std::string& nvrtc_version);

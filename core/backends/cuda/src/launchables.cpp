@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "host_data.h"
+#include "ktune/host_data.h"
 #include "ktune/error.h"
 
 namespace ktune::cuda {
@@ -99,7 +99,7 @@ SpecKernel::~SpecKernel() {
 void SpecKernel::load(const Session& s) {
   const Driver& d = dev->d;
   CUmodule m = nullptr;
-  check(d.cuModuleLoadData(&m, compiled.cubin.data()), "cuModuleLoadData");
+  check(d.cuModuleLoadData(&m, compiled.binary.data()), "cuModuleLoadData");
   std::vector<CUfunction> fns;
   try {
     const double optin = s.device_vars().count("smem_per_block_optin") ? s.device_vars().at("smem_per_block_optin") : 49152;

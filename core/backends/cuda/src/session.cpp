@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "host_data.h"
+#include "ktune/host_data.h"
 #include "ktune/error.h"
 #include "launchables.h"
 
@@ -128,10 +128,7 @@ void Session::zero_workspaces() {
 int Session::copies_for_rotation() const {
   std::size_t bytes = 0;
   for (const auto& [name, h] : host_inputs_) bytes += h.data.size();
-  const double l2 = info_.property("l2_bytes", 64.0 * 1024 * 1024);
-  const int wanted = static_cast<int>(std::ceil(3 * l2 / static_cast<double>(std::max<std::size_t>(bytes, 1))));
-  const int by_memory = static_cast<int>((std::size_t{4} << 30) / std::max<std::size_t>(bytes, 1));
-  return std::clamp(std::min(wanted, by_memory), 2, 64);
+  return rotation_copies(bytes, info_.property("l2_bytes", 64.0 * 1024 * 1024));
 }
 
 void Session::ensure_copies(int copies) {

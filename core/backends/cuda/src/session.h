@@ -13,7 +13,7 @@
 
 #include "compiler.h"
 #include "driver.h"
-#include "host_data.h"
+#include "ktune/host_data.h"
 #include "ktune/backend.h"
 #include "ktune/backends/cuda.h"
 #include "ktune/kernel_spec.h"

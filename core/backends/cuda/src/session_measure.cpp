@@ -3,7 +3,7 @@
 #include <cstring>
 #include <thread>
 
-#include "host_data.h"
+#include "ktune/host_data.h"
 #include "ktune/error.h"
 #include "launchables.h"
 #include "session.h"
@@ -136,12 +136,9 @@ Validation Session::validate(PreparedKernel& kernel, const Tolerance& tol) {
   const Comparison c = on_device ? *on_device : compare(host.data(), type, reference_, tol);
   if (c.validation.mismatch_fraction > tol.max_mismatch_fraction) {
     throw TrialFailure(TrialStatus::WrongResult,
-                       "output differs from " + (spec_->reference().kind == "cublas_gemm" ? std::string("cuBLAS") : "the reference") +
-                           ": " + std::to_string(c.mismatches) + " of " + std::to_string(reference_.size()) + " elements (" +
-                           std::to_string(100 * c.validation.mismatch_fraction) + "%) beyond atol " + std::to_string(tol.atol) +
-                           " + rtol " + std::to_string(tol.rtol) + "; worst at index " + std::to_string(c.worst_index) +
-                           ": got " + std::to_string(c.worst_got) + ", want " + std::to_string(c.worst_want) + " (error " +
-                           std::to_string(c.validation.max_abs_error) + (on_device ? ", compared on the device)" : ")"));
+                       mismatch_message(c, reference_.size(), tol,
+                                        spec_->reference().kind == "cublas_gemm" ? "cuBLAS" : "the reference",
+                                        on_device ? ", compared on the device" : ""));
   }
   return c.validation;
 }
@@ -214,7 +211,7 @@ double Session::sample(PreparedKernel& kernel, const SampleRequest& req) {
 void Session::load_utilities() {
   if (utility_module_ && utility_generation_ == dev_->generation) return;
   const CompiledModule m = compiler_->compile(kUtilitySource, "ktune_utilities.cu", {}, {"ktune_clock_probe", "ktune_compare"});
-  check(d().cuModuleLoadData(&utility_module_, m.cubin.data()), "load ktune's utility kernels");
+  check(d().cuModuleLoadData(&utility_module_, m.binary.data()), "load ktune's utility kernels");
   check(d().cuModuleGetFunction(&probe_, utility_module_, "ktune_clock_probe"), "clock probe function");
   check(d().cuModuleGetFunction(&compare_, utility_module_, "ktune_compare"), "compare function");
   utility_generation_ = dev_->generation;

@@ -8,7 +8,7 @@
 #include "ktune/backend.h"
 #include "ktune/kernel_spec.h"
 
-namespace ktune::cuda {
+namespace ktune {
 
 std::uint16_t f32_to_f16(float f);
 float f16_to_f32(std::uint16_t h);
@@ -33,5 +33,13 @@ struct Comparison {
 // Compares `got` (type t) with `want`: an element matches when |got - want| <= atol + rtol*|want|
 // (NaN never matches).
 Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol);
+// How many copies of the inputs (`input_bytes` in all) the timed runs rotate through so that a
+// launch finds its inputs out of L2: 3x L2 in all, at most 4 GiB, between 2 and 64 copies.
+int rotation_copies(std::size_t input_bytes, double l2_bytes);
 
-}  // namespace ktune::cuda
+// "output differs from <against>: 3 of 4096 elements (0.07%) beyond atol ... (error E<note>)":
+// a WrongResult's message.
+std::string mismatch_message(const Comparison& c, std::size_t elements, const Tolerance& tol,
+                             const std::string& against, const std::string& note = "");
+
+}  // namespace ktune

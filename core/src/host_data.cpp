@@ -1,4 +1,4 @@
-#include "host_data.h"
+#include "ktune/host_data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-namespace ktune::cuda {
+namespace ktune {
 
 std::uint16_t f32_to_f16(float f) {
   std::uint32_t x;
@@ -164,4 +164,20 @@ Comparison compare(const void* got, ElemType t, const std::vector<double>& want,
   return c;
 }
 
-}  // namespace ktune::cuda
+std::string mismatch_message(const Comparison& c, std::size_t elements, const Tolerance& tol,
+                             const std::string& against, const std::string& note) {
+  return "output differs from " + against + ": " + std::to_string(c.mismatches) + " of " + std::to_string(elements) +
+         " elements (" + std::to_string(100 * c.validation.mismatch_fraction) + "%) beyond atol " +
+         std::to_string(tol.atol) + " + rtol " + std::to_string(tol.rtol) + "; worst at index " +
+         std::to_string(c.worst_index) + ": got " + std::to_string(c.worst_got) + ", want " +
+         std::to_string(c.worst_want) + " (error " + std::to_string(c.validation.max_abs_error) + note + ")";
+}
+
+int rotation_copies(std::size_t input_bytes, double l2_bytes) {
+  const std::size_t bytes = std::max<std::size_t>(input_bytes, 1);
+  const int wanted = static_cast<int>(std::ceil(3 * l2_bytes / static_cast<double>(bytes)));
+  const int by_memory = static_cast<int>((std::size_t{4} << 30) / bytes);
+  return std::clamp(std::min(wanted, by_memory), 2, 64);
+}
+
+}  // namespace ktune
