@@ -47,9 +47,12 @@ ShardSpec parse_shard(const std::string& text) {
 std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, const ShardSpec& shard, const std::string& problem_key) {
   auto inner = make_strategy(spec);
   if (!shard.sharded()) return inner;
-  if (spec.kind == "local")
-    throw InputError("--shard slices the configs a strategy proposes, but the local strategy chooses them by results "
-                     "that another shard measures; shard with --strategy exhaustive or random");
+  // Only strategies whose order is fixed up front: the model-guided ones (local, genetic, bayes)
+  // choose by results that other shards measure.
+  if (spec.kind != "exhaustive" && spec.kind != "random")
+    throw InputError("--shard slices the configs a strategy proposes, but the " + spec.kind +
+                     " strategy chooses them by results that another shard measures; shard with --strategy exhaustive "
+                     "or random");
   return filtered_strategy(std::move(inner), [shard, problem_key](const Config& c) { return shard.contains(problem_key, c); });
 }
 

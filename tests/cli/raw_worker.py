@@ -62,3 +62,6 @@ for line in sys.stdin:
     elif kind == "shutdown":
         send({"type": "bye", "id": rid})
         break
+    else:  # sample (the re-measure of the best configs) and anything newer: unknown here, as the protocol says
+        send({"type": "error", "id": rid, "message": "unknown message type %r; raw_worker.py speaks hello, prepare, "
+              "measure and shutdown" % kind})

@@ -87,7 +87,8 @@ class TestShard : public QObject {
       QCOMPARE(joined.size(), order.size());
       QVERIFY(key_set(joined) == key_set(order));
     }
-    QVERIFY_THROWS_EXCEPTION(InputError, make_strategy({"local", 8, 1}, ShardSpec{0, 2}, "M=16"));
+    for (const char* guided : {"local", "genetic", "bayes"})
+      QVERIFY_THROWS_EXCEPTION(InputError, make_strategy({guided, 8, 1}, ShardSpec{0, 2}, "M=16"));
     QVERIFY(make_strategy({"local", 8, 1}, ShardSpec{}, "M=16"));  // unsharded: as always
   }
 

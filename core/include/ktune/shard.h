@@ -31,8 +31,8 @@ ShardSpec parse_shard(const std::string& text);
 
 // The strategy a run uses for one problem: `spec`'s, keeping only the configs of `shard`. The
 // slice is taken from the configs the strategy would propose unsharded, so the shards of a random
-// strategy measure the same sample between them. A model-guided strategy (local) chooses by
-// results a shard does not see: sharding it is an InputError.
+// strategy measure the same sample between them. A model-guided strategy (local, genetic, bayes)
+// chooses by results a shard does not see: sharding it is an InputError.
 std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, const ShardSpec& shard, const std::string& problem_key);
 
 }  // namespace ktune
