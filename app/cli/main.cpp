@@ -18,6 +18,8 @@
 #include "ktune/tuner.h"
 #include "ktune/version.h"
 #include "import_command.h"
+#include "info_commands.h"
+#include "merge_command.h"
 #include "progress_printer.h"
 #include "replay_command.h"
 #include "resume_args.h"
@@ -34,7 +36,9 @@ constexpr int kExitAttention = 1;
 constexpr int kExitInput = 2;
 
 Tuner* g_running = nullptr;
+volatile std::sig_atomic_t g_interrupted = 0;  // no further run starts (--devices over several models)
 extern "C" void on_sigint(int) {
+  g_interrupted = 1;
   if (g_running) g_running->cancel();
 }
 
@@ -107,44 +111,6 @@ void print_diff(const RunResults& run, const RegistryDiff& diff) {
   print_table(rows);
 }
 
-int cmd_devices(const std::vector<std::unique_ptr<Backend>>& backends, bool json) {
-  nlohmann::json all = nlohmann::json::array();
-  for (const auto& b : backends) {
-    const auto devices = b->devices();
-    if (json) {
-      for (const auto& d : devices) all.push_back(d.to_json());
-      continue;
-    }
-    std::cout << b->name() << ": " << devices.size() << " device(s)";
-    if (devices.empty() && !b->unavailable_reason().empty()) std::cout << " (" << b->unavailable_reason() << ")";
-    std::cout << '\n';
-    for (const auto& d : devices) {
-      std::cout << "  [" << d.index << "] " << d.name << "  (registry file " << d.slug() << ".json)\n";
-      for (const auto& [k, v] : d.properties) std::cout << "      " << k << " = " << v << '\n';
-      for (const auto& [k, v] : d.text) std::cout << "      " << k << " = " << v << '\n';
-    }
-    for (const auto& [k, v] : b->versions()) std::cout << "  " << k << ": " << v << '\n';
-  }
-  if (json) std::cout << all.dump(2) << '\n';
-  return kExitOk;
-}
-
-int cmd_kernels(const std::vector<std::unique_ptr<Backend>>& backends, const std::string& only) {
-  for (const auto& b : backends) {
-    if (!only.empty() && b->name() != only) continue;
-    for (const auto& f : b->families()) {
-      std::string fields;
-      for (const auto& k : f.key_fields)
-        fields += (fields.empty() ? "" : " ") + k.name + (k.default_value.empty() ? "" : "=" + k.default_value);
-      std::cout << f.name << "  [" << b->name() << "]  " << f.description << "\n    key: " << fields
-                << "\n    space: " << f.default_space.parameters().size() << " parameters, "
-                << f.default_space.total_size() << " configs before pruning, " << f.default_space.constraints().size()
-                << " constraints\n";
-    }
-  }
-  return kExitOk;
-}
-
 int cmd_space(Backend& backend, const Common& c, const std::string& family_name, const std::string& spec,
               const std::string& space_file, const std::vector<std::string>& shapes, bool json) {
   const KernelFamily family = pick_family(backend, family_name, spec);
@@ -187,11 +153,13 @@ int cmd_space(Backend& backend, const Common& c, const std::string& family_name,
 }
 
 int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest& req, const Common& c, bool quiet,
-                   bool update_registry);
+                   bool update_registry, const std::vector<Lane>& lanes = {});
 
 // `resumed`: the run --resume continues (its settings win over defaults; given options must agree).
+// `lanes`: the devices of --devices that measure it together (empty: `backend`'s device c.device).
 int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const std::vector<std::string>& argv,
-             const RunMetadata* resumed, const cli::Given& given) {
+             const RunMetadata* resumed, const cli::Given& given, const std::vector<Lane>& lanes = {}) {
+  const ShardSpec shard = a.shard.empty() ? ShardSpec{} : parse_shard(a.shard);
   const KernelFamily family = pick_family(backend, a.family, a.kernel_spec);
   if (a.shapes.empty() && !resumed) throw InputError("give at least one --shape, e.g. --shape \"M=16,64 N=4096 K=4096\"");
   if (a.noise_target <= 0 || a.noise_target >= 1) throw InputError("--noise-target must be in (0, 1), e.g. 0.01 for 1%");
@@ -214,6 +182,7 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
   req.measure.rotate_buffers = a.rotate_buffers;
   req.tolerance = {a.atol, a.rtol, a.max_mismatch};
   req.seed = a.seed;
+  req.shard = shard;
   if (resumed) req.settings() = cli::resume_settings(*resumed, req.settings(), given);
   req.compile_threads = a.compile_threads;
   req.arguments = argv;
@@ -230,7 +199,7 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
       Variables ctx = device.variables();
       for (const auto& [k, v] : family.variables(p)) ctx[k] = v;
       PruneReport r;
-      auto s = make_strategy(req.strategy);
+      auto s = make_strategy(req.strategy, req.shard, p.key());
       s->reset(req.space.enumerate(ctx, nullptr, &r));
       require_valid_configs(r, family.name + " " + p.key());
       total += s->planned();
@@ -242,13 +211,48 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
     return kExitOk;
   }
 
-  return run_and_report(backend, device, req, c, a.quiet, a.update_registry);
+  return run_and_report(backend, device, req, c, a.quiet, a.update_registry, lanes);
+}
+
+// The run --resume continues (--run-name), its backend, device and family taken into `c` and `a`.
+std::optional<RunMetadata> run_to_resume(const cli::TuneArgs& a, const cli::Given& given, Common& c, std::string& family) {
+  if (!a.resume) return std::nullopt;
+  if (a.run_name.empty()) throw InputError("--resume needs --run-name of the run to continue");
+  if (a.no_save) throw InputError("--resume and --no-save contradict each other");
+  RunMetadata run = cli::read_run_to_resume(run_folder(a.output_dir, a.run_name));
+  cli::take_run_target(run, given, c.backend, c.device, family);
+  return run;
+}
+
+// --devices over several devices: a run per model (registry slug), measured by its devices together.
+int tune_on_devices(cli::DeviceWorkers& dw, const Common& c, cli::TuneArgs a, const std::vector<std::string>& argv,
+                    const cli::Given& given) {
+  Backend& first = *dw.groups.front().lanes.front().backend;
+  if (a.family.empty() && a.kernel_spec.empty() && first.families().size() == 1) a.family = first.families().front().name;
+  const std::string base = a.run_name.empty() ? default_run_name(a.family.empty() ? "run" : a.family) : a.run_name;
+  int rc = kExitOk;
+  for (const auto& group : dw.groups) {
+    if (g_interrupted) break;
+    cli::TuneArgs on_group = a;
+    on_group.run_name = dw.groups.size() > 1 ? base + "-" + group.slug : base;
+    Common on_worker = c;
+    const auto resumed = run_to_resume(on_group, given, on_worker, on_group.family);
+    on_worker.device = 0;
+    if (!a.quiet) {
+      std::cerr << "devices " << group.lanes.front().device.name << ":";
+      for (const auto& l : group.lanes) std::cerr << " " << l.device.index;
+      std::cerr << " -> run " << on_group.run_name << "\n";
+    }
+    rc = std::max(rc, cmd_tune(*group.lanes.front().backend, on_worker, on_group, argv, resumed ? &*resumed : nullptr,
+                               given, group.lanes));
+  }
+  return rc;
 }
 
 int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest& req, const Common& c, bool quiet,
-                   bool update_registry) {
+                   bool update_registry, const std::vector<Lane>& lanes) {
   const KernelFamily& family = req.family;
-  Tuner tuner(backend, device);
+  Tuner tuner(lanes.empty() ? std::vector<Lane>{{&backend, device}} : lanes);
   cli::ProgressPrinter printer(stderr, quiet);
   g_running = &tuner;
   std::signal(SIGINT, on_sigint);
@@ -268,8 +272,10 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
   bool attention = summary.cancelled;
   for (const auto& r : summary.results) {
     if (!r.best) {
-      rows.push_back({r.problem.key(), "(no config passed)", "-", "-", "-"});
-      attention = true;
+      // A shard may hold no config of a problem, or only failing ones: the merge has the verdict.
+      rows.push_back({r.problem.key(), req.shard.sharded() ? "(none passed in shard " + req.shard.to_string() + ")"
+                                                           : "(no config passed)", "-", "-", "-"});
+      attention = attention || !req.shard.sharded();
       continue;
     }
     char tf[32], base[48] = "-";
@@ -462,6 +468,8 @@ int run_command(int argc, char** argv) {
 
   cli::ImportArgs import_args;
   CLI::App* import_cmd = cli::add_import_command(app, import_args);
+  cli::MergeArgs merge_args;
+  CLI::App* merge_cmd = cli::add_merge_command(app, merge_args);
 
   try {
     app.parse(argc, argv);
@@ -482,8 +490,9 @@ int run_command(int argc, char** argv) {
     if (!ta.cache_dir.empty()) setenv("KTUNE_CUDA_CACHE", ta.cache_dir.c_str(), 1);
     auto backends = make_backends();
     if (*import_cmd) return cli::run_import(import_args);
-    if (*devices) return cmd_devices(backends, json);
-    if (*kernels) return cmd_kernels(backends, kernels_backend);
+    if (*merge_cmd) return cli::run_merge(merge_args, args);
+    if (*devices) return cli::cmd_devices(backends, json);
+    if (*kernels) return cli::cmd_kernels(backends, kernels_backend);
     if (*space)
       return cmd_space(find_backend(backends, common.backend), common, space_family, ta.kernel_spec, ta.space_file,
                        space_shapes, json);
@@ -492,8 +501,8 @@ int run_command(int argc, char** argv) {
       if (!ta.family.empty() || !ta.shapes.empty() || !ta.space_file.empty() || !ta.kernel_spec.empty())
         throw InputError("--replay takes the family, shapes and space from the recorded run; leave out the family, "
                          "--shape, --space and --kernel-spec");
-      if (ta.resume || ta.update_registry)
-        throw InputError("--replay measures nothing new: --resume and --update-registry do not apply");
+      if (ta.resume || ta.update_registry || !worker_args.devices.empty() || !ta.shard.empty())
+        throw InputError("--replay measures nothing new: --resume, --update-registry, --devices and --shard do not apply");
       cli::Replay r = cli::prepare_replay(ta.replay, backends, cli::strategy_spec(ta), args);
       if (tune->count("--remeasure-top")) r.request.measure.remeasure_top = ta.remeasure_top;
       const std::string name = ta.run_name.empty() ? default_run_name("replay_" + r.request.family.name) : ta.run_name;
@@ -502,13 +511,15 @@ int run_command(int argc, char** argv) {
     }
     if (*tune) {
       const cli::Given given = [&](const std::string& option) { return tune->count(option) > 0; };
-      std::optional<RunMetadata> resumed;
-      if (ta.resume) {
-        if (ta.run_name.empty()) throw InputError("--resume needs --run-name of the run to continue");
-        if (ta.no_save) throw InputError("--resume and --no-save contradict each other");
-        resumed = cli::read_run_to_resume(run_folder(ta.output_dir, ta.run_name));
-        cli::take_run_target(*resumed, given, common.backend, common.device, ta.family);
+      if (!worker_args.devices.empty()) {
+        Backend* built_in = worker_args.command.empty() ? &find_backend(backends, common.backend) : nullptr;
+        cli::DeviceWorkers dw = cli::start_device_workers(built_in, ta.kernel_spec, worker_args, given("--device"));
+        if (dw.groups.empty())
+          common.device = dw.single;  // one device: the run goes as with --device
+        else
+          return tune_on_devices(dw, common, ta, args, given);
       }
+      const auto resumed = run_to_resume(ta, given, common, ta.family);
       const RunMetadata* resuming = resumed ? &*resumed : nullptr;
       // An external worker is the backend (a resumed worker run names the worker's backend, which
       // this build need not have); otherwise the built-in one, isolated or in process.

@@ -30,6 +30,7 @@ const std::map<std::string, std::string> kOptionOf = {
     {"tolerance.atol", "--atol"},
     {"tolerance.rtol", "--rtol"},
     {"tolerance.max_mismatch_fraction", "--max-mismatch"},
+    {"shard", "--shard"},
 };
 
 [[noreturn]] void differs(const std::string& option, const std::string& run_value) {

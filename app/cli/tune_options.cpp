@@ -24,6 +24,10 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
                    "After the search, time its best K configs again in alternation and let the fastest of those paired "
                    "numbers win (0 or 1: the search's best wins; on --replay the recorded samples are drawn again)")
       ->capture_default_str();
+  tune->add_option("--shard", a.shard,
+                   "Tune only shard I of N (0-based, I/N) of the (problem x config) pairs, for a cluster's job array; "
+                   "a config belongs to a shard by a hash of its problem and config keys. Combine the shards' runs "
+                   "with `ktune merge`");
   tune->add_option("--seed", a.seed, "Seed of the workload and of random strategies")->capture_default_str();
   tune->add_option("--method", a.method, "amortized (serving throughput) | per_launch (cold-cache latency)")->capture_default_str();
   tune->add_option("--noise-target", a.noise_target, "Stop sampling at this relative noise")->capture_default_str();

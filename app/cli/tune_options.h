@@ -35,6 +35,7 @@ struct TuneArgs {
   int tp_size = 1;
   std::string tp_split_dim = "none";
   std::string replay;  // a run folder to replay instead of a device
+  std::string shard;   // "I/N"
 };
 
 // Adds `tune` and its options (but --backend, --device, --registry and the worker options) to

@@ -1,6 +1,7 @@
 #include "ktune/run_settings.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -14,12 +15,14 @@ using nlohmann::json;
 json RunSettings::to_json() const {
   json problems_json = json::array();
   for (const auto& p : problems) problems_json.push_back(p.to_json());
-  return {{"problems", problems_json},
-          {"space", space.to_json()},
-          {"strategy", ktune::to_json(strategy)},
-          {"measure", ktune::to_json(measure)},
-          {"tolerance", ktune::to_json(tolerance)},
-          {"seed", seed}};
+  json j = {{"problems", problems_json},
+            {"space", space.to_json()},
+            {"strategy", ktune::to_json(strategy)},
+            {"measure", ktune::to_json(measure)},
+            {"tolerance", ktune::to_json(tolerance)},
+            {"seed", seed}};
+  if (shard.sharded()) j["shard"] = {{"index", shard.index}, {"count", shard.count}};
+  return j;
 }
 
 RunSettings RunSettings::from_json(const json& j) {
@@ -31,6 +34,12 @@ RunSettings RunSettings::from_json(const json& j) {
   s.measure = measure_settings_from_json(root["measure"].json());
   s.tolerance = tolerance_from_json(root["tolerance"].json());
   s.seed = root["seed"].unsigned_integer();
+  if (const auto shard = root.find("shard")) {
+    const auto count = (*shard)["count"].unsigned_integer(), index = (*shard)["index"].unsigned_integer();
+    if (count == 0 || index >= count || count > std::numeric_limits<std::uint32_t>::max())
+      (*shard).fail("index " + std::to_string(index) + " of " + std::to_string(count) + " is not a shard");
+    s.shard = {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(count)};
+  }
   return s;
 }
 
@@ -83,6 +92,8 @@ std::vector<SettingsDifference> differences(const RunSettings& run, const RunSet
   compare_members("measure", to_json(run.measure), to_json(asked.measure), out);
   compare_members("tolerance", to_json(run.tolerance), to_json(asked.tolerance), out);
   if (run.seed != asked.seed) out.push_back({"seed", std::to_string(run.seed), std::to_string(asked.seed)});
+  auto shard_text = [](const ShardSpec& s) { return s.sharded() ? s.to_string() : std::string("none (unsharded)"); };
+  if (!(run.shard == asked.shard)) out.push_back({"shard", shard_text(run.shard), shard_text(asked.shard)});
   return out;
 }
 

@@ -69,6 +69,7 @@ json RunMetadata::to_json() const {
             {"finished_at", finished_at},
             {"state", state}};
   j.update(RunSettings::to_json());
+  if (!merged_from.empty()) j["merged_from"] = merged_from;
   return j;
 }
 
@@ -96,6 +97,8 @@ RunMetadata RunMetadata::from_json(const json& j) {
   m.finished_at = root["finished_at"].string();
   m.state = root["state"].string();
   if (!kRunStates.count(m.state)) root["state"].fail("'" + m.state + "' is not one of running, finished, cancelled, failed");
+  if (root.has("merged_from"))
+    for (std::size_t i = 0; i < root["merged_from"].size(); ++i) m.merged_from.push_back(root["merged_from"][i].object());
   return m;
 }
 

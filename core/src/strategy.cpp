@@ -60,6 +60,25 @@ class RandomStrategy : public OrderedStrategy {
   std::uint64_t seed_;
 };
 
+class FilteredStrategy : public OrderedStrategy {
+ public:
+  FilteredStrategy(std::unique_ptr<Strategy> inner, std::function<bool(const Config&)> keep)
+      : inner_(std::move(inner)), keep_(std::move(keep)) {}
+  std::string name() const override { return inner_->name(); }
+  void reset(std::vector<Config> valid) override {
+    inner_->reset(std::move(valid));
+    order_.clear();
+    pos_ = 0;
+    for (auto batch = inner_->next(256); !batch.empty(); batch = inner_->next(256))
+      for (auto& c : batch)
+        if (keep_(c)) order_.push_back(std::move(c));
+  }
+
+ private:
+  std::unique_ptr<Strategy> inner_;
+  std::function<bool(const Config&)> keep_;
+};
+
 // Model-guided local search (iterated hill climbing, as Kernel Tuner's greedy strategies do):
 // a few random configs seed it, then it measures the untried neighbours of the best config so
 // far (one parameter moved to an adjacent candidate value), and restarts from a random untried
@@ -190,6 +209,10 @@ double parse_duration_s(const std::string& text) {
 }
 
 std::vector<std::string> strategy_names() { return {"exhaustive", "random", "local", "genetic", "bayes"}; }
+
+std::unique_ptr<Strategy> filtered_strategy(std::unique_ptr<Strategy> inner, std::function<bool(const Config&)> keep) {
+  return std::make_unique<FilteredStrategy>(std::move(inner), std::move(keep));
+}
 
 std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec) {
   if (spec.kind == "exhaustive") return std::make_unique<ExhaustiveStrategy>();

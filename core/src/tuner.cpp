@@ -1,14 +1,12 @@
 #include "ktune/tuner.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
-#include <future>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "ktune/device_pool.h"
 #include "ktune/error.h"
 #include "ktune/run_store.h"
 #include "ktune/version.h"
@@ -18,62 +16,6 @@ namespace ktune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Fixed-size pool that prepares (compiles) configs ahead of measurement.
-class PreparePool {
- public:
-  explicit PreparePool(unsigned threads) {
-    for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
-  }
-  ~PreparePool() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-      queue_.clear();  // queued work of a cancelled run is dropped; running tasks finish
-    }
-    cv_.notify_all();
-    for (auto& w : workers_) w.join();
-  }
-  template <typename F>
-  auto submit(F f) -> std::future<decltype(f())> {
-    auto task = std::make_shared<std::packaged_task<decltype(f())()>>(std::move(f));
-    auto fut = task->get_future();
-    {
-      std::lock_guard lock(mutex_);
-      queue_.emplace_back([task] { (*task)(); });
-    }
-    cv_.notify_one();
-    return fut;
-  }
-
- private:
-  void work() {
-    while (true) {
-      std::function<void()> job;
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        job = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      job();
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  std::vector<std::thread> workers_;
-  bool stopping_ = false;
-};
-
-struct Prepared {
-  std::unique_ptr<PreparedKernel> kernel;
-  TrialStatus status = TrialStatus::Ok;
-  std::string error;
-  double compile_time_s = 0;
-  std::exception_ptr fatal;  // a RunError: the run cannot go on
-};
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -213,7 +155,15 @@ void check_resume(const TuneRequest& req, const std::vector<Problem>& problems) 
 
 }  // namespace
 
-Tuner::Tuner(Backend& backend, DeviceInfo device) : backend_(backend), device_(std::move(device)) {}
+Tuner::Tuner(Backend& backend, DeviceInfo device) : Tuner(std::vector<Lane>{{&backend, std::move(device)}}) {}
+
+Tuner::Tuner(std::vector<Lane> lanes) : lanes_(std::move(lanes)) {
+  if (lanes_.empty()) throw InputError("a run measures on at least one device");
+  for (const auto& l : lanes_)
+    if (l.device.slug() != lanes_.front().device.slug())
+      throw InputError("devices " + lanes_.front().device.name + " and " + l.device.name +
+                       " are different models: their times do not compare, tune them in separate runs");
+}
 
 std::optional<double> ProblemResult::speedup() const {
   if (!baseline || !best || baseline->median_ns <= 0) return std::nullopt;
@@ -241,11 +191,11 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
   for (const auto& problem : problems) {
     PlannedProblem pp{problem, {}, {}};
     pp.pruning.problem = problem.key();
-    pp.pruning.variables = device_.variables();
+    pp.pruning.variables = device().variables();
     for (const auto& [k, v] : req.family.variables(problem)) pp.pruning.variables[k] = v;
     pp.valid = req.space.enumerate(pp.pruning.variables, nullptr, &pp.pruning.report);
     require_valid_configs(pp.pruning.report, req.family.name + " " + problem.key());
-    auto probe = make_strategy(req.strategy);
+    auto probe = make_strategy(req.strategy, req.shard, problem.key());
     probe->reset(pp.valid);
     pp.pruning.planned = probe->planned();
     planned_total += pp.pruning.planned;
@@ -274,25 +224,26 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       RunMetadata md;
       md.run_name = req.run_dir.filename().string();
       md.family = req.family.name;
-      md.backend = backend_.name();
-      md.device = device_;
+      md.backend = backend().name();
+      md.device = device();
       md.arguments = req.arguments;
       md.settings() = req.settings();
       md.problems = problems;
       for (const auto& pp : plan) md.pruning.push_back(pp.pruning);
       md.ktune_version = version();
-      md.versions = backend_.versions();
+      md.versions = backend().versions();
       md.started_at = now_iso8601();
       store.emplace(RunStore::create(req.run_dir, md));
     }
   }
 
-  observer.on_event(event::RunStarted{problems.size(), planned_total, device_});
+  observer.on_event(event::RunStarted{problems.size(), planned_total, device()});
   RunSummary summary;
   summary.run_dir = req.run_dir;
   std::uint64_t measured = 0;
   const unsigned threads = req.compile_threads > 0 ? static_cast<unsigned>(req.compile_threads)
                                                    : std::max(1u, std::thread::hardware_concurrency());
+  DevicePool devices(lanes_, threads);
 
   auto record = [&](Trial& t) {
     summary.status_counts[to_string(t.status)]++;
@@ -307,7 +258,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       const Problem& problem = pp.problem;
       const std::string pkey = problem.key();
       auto& already = done[pkey];
-      auto strategy = make_strategy(req.strategy);
+      auto strategy = make_strategy(req.strategy, req.shard, pkey);
       strategy->reset(pp.valid);
       observer.on_event(event::ProblemStarted{pi, problem, pp.pruning.report, strategy->planned(), pp.pruning.variables});
 
@@ -329,7 +280,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
 
       const double flops = req.family.flops(problem);
       const double bytes = req.family.bytes(problem);
-      std::unique_ptr<ProblemSession> session = backend_.open(device_, req.family, problem, req.seed);
+      devices.open(req.family, problem, req.seed);
 
       // The time budget ends this problem's search (not the run) between two trials.
       const auto problem_start = Clock::now();
@@ -347,111 +298,64 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       for (const auto& [ck, t] : already)
         if (t.status == TrialStatus::Ok) ran.push_back(t);
 
-      PreparePool pool(threads);
       while (!cancelled_ && !time_is_up()) {
         const auto proposed = strategy->next(kProposalBatch);
         if (proposed.empty()) break;
-        // Trials recorded before a resume are replayed into the strategy, in the order it asks
-        // for them, instead of measured again: it then proposes what it would have proposed
-        // without the interruption, and its budget counts them.
+        // Trials recorded before a resume are replayed into the strategy, not measured again: it
+        // hears every trial of the batch in the order it proposed them, as without the
+        // interruption, and so proposes what it would have proposed; its budget counts them.
         std::vector<Config> batch;
-        std::vector<std::size_t> batch_pos;  // index in `proposed` of each config of `batch`
-        std::size_t replay_from = 0;
-        auto replay_recorded = [&](std::size_t until) {
-          for (; replay_from < until; ++replay_from) {
-            const auto it = already.find(proposed[replay_from].key());
-            if (it == already.end()) continue;
-            strategy->report(it->second);
-            ++measured;
-          }
+        for (const auto& c : proposed)
+          if (!already.count(c.key())) batch.push_back(c);
+        measured += proposed.size() - batch.size();
+        std::map<std::string, Trial> finished;  // config key -> trial measured in this batch
+        std::vector<Trial> started(batch.size());
+        std::atomic<double> best_ns{result.best ? result.best->stats.median_ns : 0.0};
+        DevicePool::Hooks hooks;
+        hooks.best = [&]() -> std::optional<double> {
+          const double b = best_ns.load();
+          return b > 0 ? std::optional<double>(b) : std::nullopt;
         };
-        for (std::size_t i = 0; i < proposed.size(); ++i)
-          if (!already.count(proposed[i].key())) {
-            batch.push_back(proposed[i]);
-            batch_pos.push_back(i);
-          }
-        if (batch.empty()) {
-          replay_recorded(proposed.size());
-          continue;
-        }
-        std::vector<std::future<Prepared>> futures;
-        futures.reserve(batch.size());
-        for (const auto& c : batch)
-          futures.push_back(pool.submit([&session, c] {
-            Prepared p;
-            const auto t0 = Clock::now();
-            try {
-              p.kernel = session->prepare(c);
-              p.compile_time_s = p.kernel->compile_time_s > 0 ? p.kernel->compile_time_s : seconds_since(t0);
-            } catch (const TrialFailure& e) {
-              p.status = e.status();
-              p.error = e.what();
-              p.compile_time_s = seconds_since(t0);
-            } catch (const RunError&) {
-              p.fatal = std::current_exception();
-            } catch (const std::exception& e) {
-              p.status = TrialStatus::CompileError;
-              p.error = e.what();
-            }
-            return p;
-          }));
-
-        for (std::size_t i = 0; i < batch.size(); ++i) {
+        hooks.start = [&](std::size_t i) {
           while (paused_ && !cancelled_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-          if (cancelled_ || time_is_up()) break;
-          replay_recorded(batch_pos[i]);
-          Trial t;
+          if (cancelled_ || time_is_up()) return false;
+          Trial& t = started[i];
           t.id = next_id++;
           t.problem_key = pkey;
           t.config = batch[i];
           t.started_at_s = seconds_since(start);
           observer.on_event(event::TrialStarted{t.id, pkey, t.config});
-          Prepared p = futures[i].get();
-          if (p.fatal) std::rethrow_exception(p.fatal);
-          t.compile_time_s = p.compile_time_s;
-          t.status = p.status;
-          t.error = p.error;
-          if (p.kernel) {
-            try {
-              std::optional<double> best;
-              if (result.best) best = result.best->stats.median_ns;
-              auto [v, out] = session->validate_and_measure(*p.kernel, req.tolerance, req.measure, best);
-              t.max_abs_error = v.max_abs_error;
-              t.mismatch_fraction = v.mismatch_fraction;
-              t.status = out.status;
-              t.error = out.note;
-              t.samples_ns = std::move(out.samples_ns);
-              t.stats = out.stats;
-            } catch (const TrialFailure& e) {
-              t.status = e.status();
-              t.error = e.what();
-            } catch (const RunError&) {
-              throw;
-            } catch (const std::exception& e) {
-              t.status = TrialStatus::Crashed;
-              t.error = e.what();
-            }
-            p.kernel.reset();
+          return true;
+        };
+        hooks.finish = [&](std::size_t i, Trial m) {
+          m.id = started[i].id;
+          m.problem_key = pkey;
+          m.started_at_s = started[i].started_at_s;
+          if (m.stats.median_ns > 0) {
+            m.tflops = flops / m.stats.median_ns / 1e3;
+            m.gbps = bytes / m.stats.median_ns;
           }
-          if (t.stats.median_ns > 0) {
-            t.tflops = flops / t.stats.median_ns / 1e3;
-            t.gbps = bytes / t.stats.median_ns;
-          }
-          const bool new_best = consider_best(t);
-          if (t.status == TrialStatus::Ok) ran.push_back(t);
-          record(t);
-          strategy->report(t);
+          const bool new_best = consider_best(m);
+          if (new_best) best_ns = m.stats.median_ns;
+          if (m.status == TrialStatus::Ok) ran.push_back(m);
+          record(m);
           ++measured;
-          observer.on_event(event::TrialFinished{t, new_best});
+          observer.on_event(event::TrialFinished{m, new_best});
           const double elapsed = seconds_since(start);
           const double rate = elapsed > 0 ? static_cast<double>(measured) / elapsed : 0;
           const double eta = rate > 0 ? static_cast<double>(planned_total - std::min(planned_total, measured)) / rate : 0;
           observer.on_event(event::Progress{measured, planned_total, elapsed, eta, rate});
+          finished.emplace(m.config.key(), std::move(m));
+        };
+        if (!batch.empty()) devices.measure(batch, req.tolerance, req.measure, hooks);
+        if (cancelled_ || out_of_time) break;  // the search ends: what the batch did not measure is not reported
+        for (const auto& c : proposed) {
+          const auto it = already.find(c.key());
+          strategy->report(it != already.end() ? it->second : finished.at(c.key()));
         }
-        if (!cancelled_ && !out_of_time) replay_recorded(proposed.size());
       }
-      if (!cancelled_ && result.best) remeasure_best(*session, req.measure, std::move(ran), result, observer);
-      if (!cancelled_) measure_baseline(*session, req.measure, result, observer);
+      if (!cancelled_ && result.best) remeasure_best(devices.session(0), req.measure, std::move(ran), result, observer);
+      if (!cancelled_) measure_baseline(devices.session(0), req.measure, result, observer);
       observer.on_event(event::ProblemFinished{result});
       summary.results.push_back(std::move(result));
     }

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "ktune/error.h"
-
 #include "ktune/version.h"
 
 namespace ktune::worker {
@@ -171,8 +170,9 @@ json to_json(const Hello& h) {
     families.push_back(std::move(fj));
   }
   for (const auto& [k, v] : h.versions) versions[k] = v;
-  return {{"type", "hello"},      {"protocol", h.protocol}, {"worker", h.worker},     {"backend", h.backend},
-          {"devices", devices},   {"families", families},   {"versions", versions}};
+  return {{"type", "hello"},    {"protocol", h.protocol},  {"worker", h.worker},     {"backend", h.backend},
+          {"devices", devices}, {"device_count", std::max(h.device_count, h.devices.size())},
+          {"families", families}, {"versions", versions}};
 }
 
 Hello hello_from_json(const json& m) {
@@ -194,6 +194,13 @@ Hello hello_from_json(const json& m) {
     }
   }
   if (h.devices.empty()) throw ProtocolError("hello.devices is empty: a worker measures on at least one device");
+  h.device_count = h.devices.size();
+  if (m.contains("device_count")) {
+    const auto& n = m.at("device_count");
+    if (!n.is_number_unsigned() || n.get<std::size_t>() < h.devices.size())
+      throw ProtocolError("hello.device_count must be a whole number, at least the number of devices listed");
+    h.device_count = n.get<std::size_t>();
+  }
   for (const auto& f : field<json>(m, "families", "hello")) h.families.push_back(family_from_json(f, h.backend));
   if (m.contains("versions") && m.at("versions").is_object())
     for (const auto& [k, v] : m.at("versions").items()) h.versions.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());

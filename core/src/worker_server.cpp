@@ -310,6 +310,7 @@ int serve(Backend& backend, const ServeOptions& options, int in_fd, int out_fd) 
   hello.worker = options.worker_name + " " + version();
   hello.backend = backend.name();
   hello.devices = {devices[static_cast<std::size_t>(options.device)]};
+  hello.device_count = devices.size();
   hello.versions = backend.versions();
   std::vector<KernelFamily> families = backend.families();
   if (!options.kernel_spec.empty()) families.push_back(backend.load_family_spec(options.kernel_spec));

@@ -161,7 +161,8 @@ def _measure(run: Callable[[], Any], timer, settings: dict, best: Optional[float
 
 
 class _Worker:
-    def __init__(self, families: List[Family], backend: str, device: Optional[dict], prepare_threads: int):
+    def __init__(self, families: List[Family], backend: str, device: Optional[dict], prepare_threads: int,
+                 device_count: Optional[int]):
         # The protocol owns the real stdout; print() in a kernel goes to stderr.
         self.out = os.fdopen(os.dup(1), "w", buffering=1)
         os.dup2(2, 1)
@@ -169,8 +170,10 @@ class _Worker:
         faulthandler.enable()  # a segfaulting kernel leaves its Python stack on stderr, which ktune records
         self.families = {f.name: f for f in families}
         self.backend = backend
-        self.device = device or {"backend": backend, "index": 0, "name": platform.processor() or platform.machine(),
-                                 "properties": {"cores": float(os.cpu_count() or 1)}, "text": {}}
+        self.device = dict(device or {"backend": backend, "name": platform.processor() or platform.machine(),
+                                      "properties": {"cores": float(os.cpu_count() or 1)}, "text": {}})
+        self.device.setdefault("index", device_index())
+        self.device_count = device_count
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(max_workers=prepare_threads)
         # Measures run one at a time beside the reader, so prepares are answered meanwhile.
@@ -289,10 +292,13 @@ class _Worker:
                     self.send({"type": "error", "id": None, "message": f"ktune speaks worker protocol "
                                f"{req.get('protocol')}, this worker speaks {PROTOCOL}; use matching versions"})
                     return 2
-                self.send({"type": "hello", "protocol": PROTOCOL, "worker": os.path.basename(sys.argv[0]),
-                           "backend": self.backend, "devices": [self.device],
-                           "families": [f.to_json() for f in self.families.values()],
-                           "versions": {"python": platform.python_version()}})
+                hello = {"type": "hello", "protocol": PROTOCOL, "worker": os.path.basename(sys.argv[0]),
+                         "backend": self.backend, "devices": [self.device],
+                         "families": [f.to_json() for f in self.families.values()],
+                         "versions": {"python": platform.python_version()}}
+                if self.device_count:
+                    hello["device_count"] = self.device_count
+                self.send(hello)
             elif kind == "prepare":
                 self.prepare(req)
             elif kind == "measure":
@@ -308,11 +314,22 @@ class _Worker:
         return 0
 
 
-def serve(*families: Family, backend: str = "python", device: Optional[dict] = None, prepare_threads: int = 2) -> None:
+def device_index(default: int = 0) -> int:
+    """The device this worker measures on: `--device I` on its command line, which `ktune tune --devices 0,1`
+    appends for each device it starts a worker for (e.g. torch.cuda.set_device(kw.device_index()))."""
+    if "--device" in sys.argv[:-1]:
+        return int(sys.argv[sys.argv.index("--device") + 1])
+    return default
+
+
+def serve(*families: Family, backend: str = "python", device: Optional[dict] = None, prepare_threads: int = 2,
+          device_count: Optional[int] = None) -> None:
     """Answers ktune on stdin/stdout until it says shutdown or closes stdin, then exits.
     `prepare_threads` build configs ahead of their measure, in parallel with it and each other
-    (ktune sends as many prepares ahead as its --compile-threads)."""
-    worker = _Worker(list(families), backend, device, prepare_threads)
+    (ktune sends as many prepares ahead as its --compile-threads). `device` describes the device
+    measured on (its "index" defaults to device_index()); `device_count`, how many the machine has,
+    lets `ktune tune --devices all` start a worker for each."""
+    worker = _Worker(list(families), backend, device, prepare_threads, device_count)
     code = worker.loop()
     worker.pool.shutdown(wait=False, cancel_futures=True)
     sys.exit(code)

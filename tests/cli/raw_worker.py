@@ -6,7 +6,10 @@ exit       exits with code 3 when asked to measure x=2
 segv       kills itself with SIGSEGV when asked to measure x=2
 old        says hello with protocol 99
 slow       sleeps RAW_SLEEP seconds in every measure
-Every other config measures 1000+x ns, valid."""
+Every other config measures 1000+x ns, valid.
+Several devices: RAW_DEVICES="Raw A,Raw A,Raw B" names the machine's devices (default one, "Raw Device"); the
+worker serves the one `--device I` names and, with RAW_LOG=DIR, appends each config it measures to
+DIR/device<I>.log (the tests see which worker measured what)."""
 import json
 import os
 import signal
@@ -14,6 +17,10 @@ import sys
 import time
 
 mode = os.environ.get("RAW_MODE", "")
+names = os.environ.get("RAW_DEVICES", "Raw Device").split(",")
+device = int(sys.argv[sys.argv.index("--device") + 1]) if "--device" in sys.argv else 0
+if device >= len(names):
+    sys.exit("raw_worker.py: no device %d" % device)
 
 
 def send(msg):
@@ -28,9 +35,12 @@ for line in sys.stdin:
     kind, rid = req["type"], req.get("id")
     if kind == "hello":
         send({"type": "hello", "protocol": 99 if mode == "old" else 1, "worker": "raw_worker.py", "backend": "raw",
-              "devices": [{"backend": "raw", "index": 0, "name": "Raw Device", "properties": {}, "text": {}}],
+              "devices": [{"backend": "raw", "index": device, "name": names[device], "properties": {}, "text": {}}],
+              "device_count": len(names),
               "families": [{"name": "raw", "key_fields": [{"name": "n", "numeric": True, "default": "8"}],
                             "flops": "n", "space": {"parameters": [{"name": "x", "values": [1, 2, 3, 4]}]}}]})
+    elif kind == "prepare" and req.get("baseline"):
+        send({"type": "failed", "id": rid, "status": "launch_error", "message": "no baseline"})
     elif kind == "prepare":
         send({"type": "prepared", "id": rid, "compile_time_s": 0.001})
     elif kind == "measure":
@@ -44,8 +54,14 @@ for line in sys.stdin:
             os.kill(os.getpid(), signal.SIGSEGV)
         if mode == "slow":
             time.sleep(float(os.environ.get("RAW_SLEEP", "0.3")))
+        if os.environ.get("RAW_LOG"):
+            with open(os.path.join(os.environ["RAW_LOG"], "device%d.log" % device), "a") as log:
+                log.write("n=%s x=%d\n" % (req["problem"]["fields"]["n"], x))
         send({"type": "measured", "id": rid, "status": "ok", "note": "", "samples_ns": [1000.0 + x] * 5,
               "compile_time_s": 0.001, "validation": {"max_abs_error": 0, "mismatch_fraction": 0}})
     elif kind == "shutdown":
         send({"type": "bye", "id": rid})
         break
+    else:  # sample (the re-measure of the best configs) and anything newer: unknown here, as the protocol says
+        send({"type": "error", "id": rid, "message": "unknown message type %r; raw_worker.py speaks hello, prepare, "
+              "measure and shutdown" % kind})

@@ -13,44 +13,9 @@
 #include <QtTest>
 #include <csignal>
 
+#include "cli_support.h"
+
 namespace {
-
-struct Result {
-  int code = -1;
-  QString out, err;
-};
-
-QString cli() { return qEnvironmentVariable("KTUNE_CLI"); }
-QString python() { return qEnvironmentVariable("KTUNE_PYTHON"); }
-QString source(const QString& rel) { return QStringLiteral(KTUNE_SOURCE_DIR "/") + rel; }
-
-Result run(const QStringList& args, const QString& cwd, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-  QProcess p;
-  p.setWorkingDirectory(cwd);
-  p.setProcessEnvironment(env);
-  p.start(cli(), args);
-  if (!p.waitForFinished(300000)) {
-    p.kill();
-    p.waitForFinished();
-  }
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
-}
-
-QProcessEnvironment envWith(const QString& key, const QString& value) {
-  auto env = QProcessEnvironment::systemEnvironment();
-  env.insert(key, value);
-  return env;
-}
-
-// The run's trials (from `ktune export --format json`), measured ones only.
-QJsonArray measuredTrials(const QString& cwd, const QString& run_dir) {
-  const Result r = run({"export", run_dir, "--format", "json"}, cwd);
-  QJsonArray out;
-  for (const auto& t : QJsonDocument::fromJson(r.out.toUtf8()).object()["trials"].toArray())
-    if (t.toObject()["status"].toString() != "pruned") out.append(t);
-  return out;
-}
 
 // status by the value of one config parameter
 QMap<qint64, QJsonObject> byParam(const QJsonArray& trials, const QString& param) {
@@ -59,34 +24,9 @@ QMap<qint64, QJsonObject> byParam(const QJsonArray& trials, const QString& param
   return out;
 }
 
-QString rawWorker() { return python() + " " + source("tests/cli/raw_worker.py"); }
-
 QStringList rawTune(const QString& name) {
   return {"tune", "--worker", rawWorker(), "--shape", "n=8", "--run-name", name, "--max-ms-per-config", "300",
           "--hang-margin-ms", "700"};
-}
-
-// Pids whose parent is `pid` (from /proc/*/stat).
-QList<qint64> childrenOf(qint64 pid) {
-  QList<qint64> out;
-  for (const auto& e : QDir("/proc").entryList(QDir::Dirs)) {
-    bool ok = false;
-    const qint64 p = e.toLongLong(&ok);
-    if (!ok) continue;
-    QFile f("/proc/" + e + "/stat");
-    if (!f.open(QIODevice::ReadOnly)) continue;
-    const QString stat = QString::fromUtf8(f.readAll());
-    const auto fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields.size() > 1 && fields[1].toLongLong() == pid) out << p;
-  }
-  return out;
-}
-
-bool alive(qint64 pid) {
-  QFile f(QString("/proc/%1/stat").arg(pid));
-  if (!f.open(QIODevice::ReadOnly)) return false;
-  const QString stat = QString::fromUtf8(f.readAll());
-  return !stat.mid(stat.lastIndexOf(')') + 2).startsWith('Z');  // a zombie is dead
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "ktune/measurement.h"
 #include "ktune/problem.h"
 #include "ktune/search_space.h"
+#include "ktune/shard.h"
 #include "ktune/strategy.h"
 
 namespace ktune {
@@ -23,18 +24,21 @@ struct RunSettings {
   MeasureSettings measure;
   Tolerance tolerance;
   std::uint64_t seed = 0;         // workload seed: identical inputs for every config of a problem
+  ShardSpec shard;                // the slice of (problem x config) this run measures (--shard I/N)
 
   const RunSettings& settings() const { return *this; }
   RunSettings& settings() { return *this; }
 
-  // {"problems", "space", "strategy", "measure", "tolerance", "seed"}: the keys of run_metadata.json.
+  // {"problems", "space", "strategy", "measure", "tolerance", "seed", "shard"}: the keys of
+  // run_metadata.json; "shard" only for a sharded run.
   nlohmann::json to_json() const;
-  // Every key required; errors name the key. Throws InputError.
+  // Every key required but "shard" (a run without it is unsharded); errors name the key. Throws
+  // InputError.
   static RunSettings from_json(const nlohmann::json& j);
 };
 
 // One field in which two settings differ: "problems", "space", "strategy.budget",
-// "measure.noise_target", "seed", ... with both values as a person reads them.
+// "measure.noise_target", "seed", "shard", ... with both values as a person reads them.
 struct SettingsDifference {
   std::string field;
   std::string run_value;

@@ -69,6 +69,8 @@ struct RunMetadata : RunSettings {
   std::string started_at;   // ISO 8601 UTC
   std::string finished_at;  // empty while running
   std::string state = "running";  // running | finished | cancelled | failed
+  // A run made by `ktune merge`: the run_metadata.json of every shard it combines; empty otherwise.
+  std::vector<nlohmann::json> merged_from;
 
   nlohmann::json to_json() const;
   static RunMetadata from_json(const nlohmann::json& j);  // throws InputError

@@ -1,6 +1,7 @@
 #pragma once
 // Strategy: proposes the next configs to measure from the space's valid configs.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -44,6 +45,9 @@ nlohmann::json to_json(const StrategySpec& s);
 StrategySpec strategy_spec_from_json(const nlohmann::json& j, StrategySpec base = {});
 
 std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec);  // throws InputError
+// The configs of `inner`'s whole order (asked for up front) that `keep` accepts, in that order.
+// Only for strategies whose order does not depend on reports (exhaustive, random).
+std::unique_ptr<Strategy> filtered_strategy(std::unique_ptr<Strategy> inner, std::function<bool(const Config&)> keep);
 std::vector<std::string> strategy_names();
 
 }  // namespace ktune

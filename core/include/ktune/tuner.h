@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ktune/backend.h"
+#include "ktune/device_pool.h"
 #include "ktune/measurement.h"
 #include "ktune/problem.h"
 #include "ktune/run_settings.h"
@@ -91,6 +92,9 @@ class TuneObserver {
 class Tuner {
  public:
   Tuner(Backend& backend, DeviceInfo device);
+  // Several identical devices (one registry slug; other models are an InputError), measuring a
+  // run's configs concurrently (DevicePool). The first device names the run's device.
+  explicit Tuner(std::vector<Lane> lanes);
   // Runs to completion (or cancel). Throws InputError for a bad request (impossible space,
   // unknown field) before measuring anything; RunError when the run cannot go on (disk).
   RunSummary run(const TuneRequest& request, TuneObserver& observer);
@@ -101,8 +105,9 @@ class Tuner {
   bool paused() const { return paused_; }
 
  private:
-  Backend& backend_;
-  DeviceInfo device_;
+  Backend& backend() const { return *lanes_.front().backend; }
+  std::vector<Lane> lanes_;
+  const DeviceInfo& device() const { return lanes_.front().device; }
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> paused_{false};
 };

@@ -40,6 +40,9 @@ struct Hello {
   std::string worker;   // "ktune 0.4.0 worker", "numpy_matmul.py"
   std::string backend;  // registry folder: "cpu", "cuda", or the worker's own name
   std::vector<DeviceInfo> devices;
+  // Devices of this kind the worker's machine has, for `tune --devices all` (which starts one
+  // worker per device, each with --device I); optional on the wire, devices.size() when absent.
+  std::size_t device_count = 0;
   std::vector<OfferedFamily> families;
   std::vector<std::pair<std::string, std::string>> versions;
 };
