@@ -21,7 +21,7 @@ import platform
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -102,6 +102,13 @@ def _compare(out: Any, ref: Any, tol: Tolerance):
         worst = max(worst, e) if not math.isnan(e) else worst
         bad += not (e <= tol.atol + tol.rtol * abs(float(b)))
     return worst, bad / len(r) if r else 0.0
+
+
+def _done(value):
+    """A finished future holding `value`, like the prepare pool's."""
+    fut: Future = Future()
+    fut.set_result(value)
+    return fut
 
 
 def _flat(x):
@@ -271,8 +278,30 @@ class _Worker:
         except _Failure as f:
             return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
 
-    def answer_measure(self, req: dict) -> None:
-        reply = self.measure(req)
+    def sample(self, req: dict) -> dict:
+        """One timed sample of a prepared config: ktune re-measures a problem's best few configs in
+        alternation after its search, so that a lucky search timing cannot crown a config."""
+        rid = req["id"]
+        if req.get("baseline"):
+            return {"type": "failed", "id": rid, "status": "launch_error", "message": "no baseline"}
+        try:
+            fut = self.prepared.get(self._key(req))  # kept: one config is sampled many times
+            built = fut.result() if fut else self.build(req)
+            if isinstance(built, _Failure):
+                raise built
+            if not fut:
+                self.prepared[self._key(req)] = _done(built)
+            fam = self.problem(req)[0]
+            try:
+                ns = fam.timer(built[0], max(1, int(req.get("launches", 1))))
+            except Exception as e:
+                raise _Failure("crashed", f"{type(e).__name__}: {e}")
+            return {"type": "sampled", "id": rid, "ns": ns}
+        except _Failure as f:
+            return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
+
+    def answer(self, handler: Callable[[dict], dict], req: dict) -> None:
+        reply = handler(req)
         self.send(reply)
         if reply.get("status") == "crashed":
             # A kernel that raised (a CUDA fault poisons the process's context for good): exit,
@@ -302,14 +331,16 @@ class _Worker:
             elif kind == "prepare":
                 self.prepare(req)
             elif kind == "measure":
-                self.measurer.submit(self.answer_measure, req)
+                self.measurer.submit(self.answer, self.measure, req)
+            elif kind == "sample":
+                self.measurer.submit(self.answer, self.sample, req)
             elif kind == "shutdown":
                 self.measurer.shutdown(wait=True)
                 self.send({"type": "bye", "id": req.get("id")})
                 return 0
             else:
                 self.send({"type": "error", "id": req.get("id"), "message": f"unknown message type {kind!r}; protocol "
-                           f"{PROTOCOL} has hello, prepare, measure and shutdown"})
+                           f"{PROTOCOL} has hello, prepare, measure, sample and shutdown"})
         self.measurer.shutdown(wait=True)
         return 0
 

@@ -65,6 +65,10 @@ class TestWorkers : public QObject {
     QCOMPARE(count["crashed"], 2);
     QCOMPARE(count["timeout"], 2);
     QCOMPARE(count["ok"], 6);  // blocks 32, 64, 128 in both orders (256 > M and N is pruned)
+    // The best three were re-measured in alternation through the worker's `sample`.
+    const auto results = QJsonDocument::fromJson(readAll(dir.path() + "/tuning_runs/np/results.json")).object();
+    const auto remeasured = results["results"].toArray().at(0).toObject()["remeasured"];
+    QVERIFY2(remeasured.toArray().size() == 3, qPrintable(QJsonDocument(results).toJson(QJsonDocument::Compact)));
     QVERIFY(r.out.contains("block="));
   }
 
