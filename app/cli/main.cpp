@@ -120,10 +120,12 @@ int cmd_space(Backend& backend, const Common& c, const std::string& family_name,
     std::cout << space.to_json().dump(2) << '\n';
     return kExitOk;
   }
-  std::cout << family.name << " on " << backend.name() << ": " << space.parameters().size() << " parameters\n";
+  std::cout << family.name << " on " << backend.name() << ": " << space.parameters().size() << " parameters";
+  if (space.is_list()) std::cout << ", a list of " << space.configs().size() << " configs";
+  std::cout << '\n';
   for (const auto& p : space.parameters()) {
     std::string vals;
-    for (auto v : p.values) vals += (vals.empty() ? "" : ", ") + std::to_string(v);
+    for (const auto& v : p.values) vals += (vals.empty() ? "" : ", ") + v.text();
     std::cout << "  " << p.name << " = [" << vals << "]" << (p.description.empty() ? "" : "  " + p.description) << '\n';
   }
   std::cout << "constraints:\n";

@@ -1,6 +1,5 @@
 #include "ktune/config.h"
 
-#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
@@ -14,32 +13,32 @@ bool Config::has(const std::string& name) const {
   return false;
 }
 
-ParamValue Config::get(const std::string& name) const {
+const ParamValue& Config::value(const std::string& name) const {
   for (const auto& [k, v] : values_)
     if (k == name) return v;
   throw InputError("config " + key() + " has no parameter '" + name + "'");
 }
 
-ParamValue Config::get_or(const std::string& name, ParamValue fallback) const {
-  for (const auto& [k, v] : values_)
-    if (k == name) return v;
-  return fallback;
+std::int64_t Config::get(const std::string& name) const { return value(name).as_int("parameter '" + name + "'"); }
+
+std::int64_t Config::get_or(const std::string& name, std::int64_t fallback) const {
+  return has(name) ? get(name) : fallback;
 }
 
 void Config::set(const std::string& name, ParamValue value) {
   for (auto& [k, v] : values_)
     if (k == name) {
-      v = value;
+      v = std::move(value);
       return;
     }
-  values_.emplace_back(name, value);
+  values_.emplace_back(name, std::move(value));
 }
 
 std::string Config::key() const {
   std::string out;
   for (const auto& [k, v] : values_) {
     if (!out.empty()) out += ',';
-    out += k + '=' + std::to_string(v);
+    out += k + '=' + v.text();
   }
   return out;
 }
@@ -52,13 +51,9 @@ Config Config::from_key(const std::string& key) {
     if (end == std::string::npos) end = key.size();
     const std::string item = key.substr(pos, end - pos);
     const std::size_t eq = item.find('=');
-    ParamValue value = 0;
-    const char* last = item.data() + item.size();
-    std::from_chars_result parsed{};
-    if (eq != std::string::npos) parsed = std::from_chars(item.data() + eq + 1, last, value);
-    if (eq == std::string::npos || eq == 0 || parsed.ec != std::errc{} || parsed.ptr != last)
-      throw InputError("malformed config key '" + key + "': expected NAME=INTEGER pairs separated by commas");
-    c.values_.emplace_back(item.substr(0, eq), value);
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("malformed config key '" + key + "': expected NAME=VALUE pairs separated by commas");
+    c.values_.emplace_back(item.substr(0, eq), ParamValue::parse(std::string_view(item).substr(eq + 1)));
     pos = end + 1;
   }
   return c;
@@ -67,18 +62,15 @@ Config Config::from_key(const std::string& key) {
 nlohmann::json Config::to_json() const {
   // An array of pairs would keep order but read badly; ordered keys are restored from the space.
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [k, v] : values_) j[k] = v;
+  for (const auto& [k, v] : values_) j[k] = v.to_json();
   return j;
 }
 
 Config Config::from_json(const nlohmann::json& j) {
-  if (!j.is_object()) throw InputError("a config must be a JSON object of parameter: integer, got " + json_excerpt(j));
+  if (!j.is_object())
+    throw InputError("a config must be a JSON object of parameter: value (integer, boolean or string), got " + json_excerpt(j));
   Config c;
-  for (const auto& [k, v] : j.items()) {
-    if (!v.is_number_integer())
-      throw InputError("config parameter '" + k + "' must be an integer, got " + json_excerpt(v));
-    c.values_.emplace_back(k, v.get<ParamValue>());
-  }
+  for (const auto& [k, v] : j.items()) c.values_.emplace_back(k, ParamValue::from_json(v, "config parameter '" + k + "'"));
   return c;
 }
 

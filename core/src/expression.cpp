@@ -4,6 +4,7 @@
 #include <muParser.h>
 
 #include "ktune/error.h"
+#include "ktune/param_value.h"
 
 namespace ktune {
 
@@ -72,6 +73,30 @@ double ceil_(double x) { return std::ceil(x); }
 double log2_(double x) { return std::log2(x); }
 double not_(double x) { return x == 0.0 ? 1.0 : 0.0; }
 
+// muparser has no string comparison, so each quoted literal ("…" or '…') becomes a hidden
+// variable holding its string_code; a string parameter holds the code of its value, and == / !=
+// compare them as numbers.
+constexpr const char* kLiteralPrefix = "_ktune_str_";
+
+std::string replace_literals(const std::string& text, std::map<std::string, double>& literals) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char q = text[i];
+    if (q != '"' && q != '\'') {
+      out += q;
+      continue;
+    }
+    const std::size_t end = text.find(q, i + 1);
+    if (end == std::string::npos)
+      throw InputError("cannot parse expression '" + text + "': unterminated string at position " + std::to_string(i));
+    const std::string name = kLiteralPrefix + std::to_string(literals.size());
+    literals[name] = string_code(text.substr(i + 1, end - i - 1));
+    out += name;
+    i = end;
+  }
+  return out;
+}
+
 }  // namespace
 
 struct Expression::Impl {
@@ -93,10 +118,19 @@ struct Expression::Impl {
     parser.DefineFun("ceil", ceil_);
     parser.DefineFun("log2", log2_);
     parser.DefineInfixOprt("!", not_);
+    parser.DefineConst("true", 1.0);
+    parser.DefineConst("false", 0.0);
     parser.SetVarFactory(factory, this);
     try {
-      parser.SetExpr(text);
-      for (const auto& [name, ptr] : parser.GetUsedVar()) names.push_back(name);
+      std::map<std::string, double> literals;
+      const std::string rewritten = replace_literals(text, literals);
+      for (const auto& [name, code] : literals) {
+        storage[name] = code;
+        parser.DefineVar(name, &storage[name]);
+      }
+      parser.SetExpr(rewritten);
+      for (const auto& [name, ptr] : parser.GetUsedVar())
+        if (!literals.count(name)) names.push_back(name);
     } catch (const mu::Parser::exception_type& e) {
       // A negative position: the parser folded a constant part and its value is the error.
       throw InputError(e.GetPos() < 0 ? "cannot evaluate expression '" + text + "': " + e.GetMsg()

@@ -84,6 +84,14 @@ const SpecArgument* KernelSpec::argument(const std::string& name) const {
 
 const SpecArgument& KernelSpec::output() const { return *argument(output_); }
 
+std::string define_value(const ParamValue& v) {
+  if (!v.is_string()) return std::to_string(v.as_int());
+  // A C string literal: string parameters select code through literal concatenation, as PTX
+  // cache modifiers in inline assembly do ("ld.global" CACHE_MODIFIER ".f32 ..."). Their values
+  // hold no quote or backslash (string_value_problem), so nothing needs escaping.
+  return "\"" + v.as_string() + "\"";
+}
+
 Config KernelSpec::complete(const Config& c) const {
   Config out = c;
   for (const auto& [name, value] : family_.default_config.values())
@@ -93,8 +101,7 @@ Config KernelSpec::complete(const Config& c) const {
 
 Variables KernelSpec::variables(const Problem& p, const Config& c, const Variables& device) const {
   Variables vars = device;
-  const Config full = complete(c);
-  for (const auto& [name, value] : full.values()) vars[name] = static_cast<double>(value);
+  SearchSpace::bind(complete(c), vars);
   for (const auto& [name, value] : family_.variables(p)) vars[name] = value;
   return vars;
 }
@@ -111,7 +118,7 @@ std::string KernelSpec::substitute(const std::string& text, const Problem& p, co
     const std::string name = text.substr(open + 2, close - open - 2);
     std::optional<std::string> value;
     if (family_.field(name)) value = p.field(name);
-    else if (c.has(name)) value = std::to_string(c.get(name));
+    else if (c.has(name)) value = c.value(name).is_string() ? c.value(name).as_string() : std::to_string(c.get(name));
     else
       for (const auto& [dn, dv] : defines(p, c))
         if (dn == name) value = dv;
@@ -128,7 +135,7 @@ std::vector<std::pair<std::string, std::string>> KernelSpec::defines(const Probl
   std::vector<std::pair<std::string, std::string>> out;
   if (params_as_defines_) {
     const Config full = complete(c);
-    for (const auto& [name, value] : full.values()) out.emplace_back(name, std::to_string(value));
+    for (const auto& [name, value] : full.values()) out.emplace_back(name, define_value(value));
   }
   const Variables vars = variables(p, c);
   for (const auto& d : defines_) {

@@ -69,13 +69,14 @@ const ojson& member(const ojson& j, const std::string& key, const fs::path& file
   return *it;
 }
 
-// ktune parameters are integers; Kernel Tuner's booleans read as 0/1 and whole floats as integers.
+// Integers, booleans and strings stay what they are; whole floats read as integers.
 ParamValue param_value(const ojson& v, const std::string& where) {
-  if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
-  if (v.is_number_integer()) return v.get<ParamValue>();
   if (v.is_number_float() && std::nearbyint(v.get<double>()) == v.get<double>())
-    return static_cast<ParamValue>(v.get<double>());
-  throw InputError(where + ": " + json_excerpt(v) + " is not an integer; ktune parameters take integer values");
+    return static_cast<std::int64_t>(v.get<double>());
+  if (v.is_number_float())
+    throw InputError(where + ": " + json_excerpt(v) + " is not a whole number; ktune parameters take integers, "
+                     "booleans or strings");
+  return ParamValue::from_json(nlohmann::json(v), where);
 }
 
 SearchSpace read_space(const ojson& root, const fs::path& file) {

@@ -78,7 +78,7 @@ std::string tune_command(const std::string& backend, const KernelFamily& family,
 Config in_space_order(const Config& config, const SearchSpace& space) {
   Config out;
   for (const auto& p : space.parameters())
-    if (config.has(p.name)) out.set(p.name, config.get(p.name));
+    if (config.has(p.name)) out.set(p.name, config.value(p.name));
   for (const auto& [name, value] : config.values())
     if (!out.has(name)) out.set(name, value);
   return out;

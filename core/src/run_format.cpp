@@ -107,7 +107,7 @@ std::vector<std::string> trial_row(const Trial& t, const std::vector<std::string
     throw InputError("trial " + std::to_string(t.id) + " has config " + t.config.key() + " but the run's space has " +
                      std::to_string(params.size()) + " parameters (" + join(params, ", ") + ")");
   std::vector<std::string> row = {std::to_string(t.id), t.problem_key, to_string(t.status)};
-  for (const auto& name : params) row.push_back(std::to_string(t.config.get(name)));
+  for (const auto& name : params) row.push_back(t.config.value(name).text());
   const Stats& s = t.stats;
   for (double v : {s.median_ns, s.mean_ns, s.std_ns, s.min_ns, s.max_ns}) row.push_back(format_double(v));
   row.push_back(std::to_string(s.count));
@@ -136,7 +136,7 @@ Trial parse_trial(const std::vector<std::string>& fields, const std::vector<std:
   t.problem_key = fields[1];
   if (t.problem_key.empty()) throw InputError("column problem is empty");
   t.status = trial_status_from_string(fields[2]);
-  for (std::size_t p = 0; p < params.size(); ++p) t.config.set(params[p], parse_int(fields[kLeadColumns.size() + p], params[p]));
+  for (std::size_t p = 0; p < params.size(); ++p) t.config.set(params[p], ParamValue::parse(fields[kLeadColumns.size() + p]));
   t.stats.median_ns = number("median_ns");
   t.stats.mean_ns = number("mean_ns");
   t.stats.std_ns = number("std_ns");

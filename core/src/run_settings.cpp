@@ -56,9 +56,10 @@ std::string describe_space(const SearchSpace& space) {
   std::string out;
   for (const auto& p : space.parameters()) {
     std::string values;
-    for (auto v : p.values) values += (values.empty() ? "" : ",") + std::to_string(v);
+    for (const auto& v : p.values) values += (values.empty() ? "" : ",") + v.text();
     out += (out.empty() ? "" : " ") + p.name + "=[" + values + "]";
   }
+  if (space.is_list()) out += " (a list of " + std::to_string(space.configs().size()) + " configs)";
   return out + " (" + std::to_string(space.constraints().size()) + " constraints)";
 }
 

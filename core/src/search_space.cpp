@@ -22,7 +22,69 @@ SearchSpace::SearchSpace(std::vector<Parameter> params, std::vector<Constraint> 
     if (p.name.empty()) throw InputError("search space: a parameter has an empty name");
     if (!seen.insert(p.name).second) throw InputError("search space: parameter '" + p.name + "' appears twice");
     if (p.values.empty()) throw InputError("search space: parameter '" + p.name + "' has no candidate values");
+    for (const auto& v : p.values) {
+      if (v.kind() != p.kind())
+        throw InputError("search space: parameter '" + p.name + "' mixes " + to_string(p.kind()) + " and " +
+                         to_string(v.kind()) + " values (" + v.text() + "); give it values of one kind");
+      if (v.is_string())
+        if (const std::string why = string_value_problem(v.as_string()); !why.empty())
+          throw InputError("search space: parameter '" + p.name + "': " + why);
+    }
   }
+}
+
+SearchSpace::SearchSpace(std::vector<Parameter> params, std::vector<Config> configs, std::vector<Constraint> constraints)
+    : SearchSpace(std::move(params), std::move(constraints)) {
+  if (configs.empty()) throw InputError("search space: the list of configs is empty");
+  std::set<std::string> keys;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const std::string what = "search space: config #" + std::to_string(i + 1) + " (" + configs[i].key() + ")";
+    check_config(configs[i], what);
+    for (const auto& p : params_) {
+      if (!configs[i].has(p.name)) throw InputError(what + " has no value for parameter '" + p.name + "'");
+      const auto& v = configs[i].value(p.name);
+      if (std::find(p.values.begin(), p.values.end(), v) == p.values.end())
+        throw InputError(what + ": " + p.name + "=" + v.text() + " is not one of the parameter's candidates");
+    }
+    Config ordered;
+    for (const auto& p : params_) ordered.set(p.name, configs[i].value(p.name));
+    if (!keys.insert(ordered.key()).second) throw InputError(what + " is listed twice");
+    configs_.push_back(std::move(ordered));
+  }
+}
+
+SearchSpace SearchSpace::from_configs(std::vector<Config> configs, std::vector<Constraint> constraints) {
+  if (configs.empty()) throw InputError("search space: the list of configs is empty");
+  // The first config names the parameters and their order; values in order of first use.
+  std::vector<Parameter> params;
+  for (const auto& [name, v] : configs.front().values()) params.push_back({name, {}, ""});
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    for (const auto& [name, v] : configs[i].values()) {
+      auto it = std::find_if(params.begin(), params.end(), [&](const Parameter& p) { return p.name == name; });
+      if (it == params.end())
+        throw InputError("search space: config #" + std::to_string(i + 1) + " (" + configs[i].key() + ") has parameter '" +
+                         name + "', which config #1 does not have; every config names the same parameters");
+      if (std::find(it->values.begin(), it->values.end(), v) == it->values.end()) it->values.push_back(v);
+    }
+  return SearchSpace(std::move(params), std::move(configs), std::move(constraints));
+}
+
+void SearchSpace::check_config(const Config& config, const std::string& what) const {
+  for (const auto& [name, v] : config.values()) {
+    const Parameter* p = find(name);
+    if (!p) {
+      std::string known;
+      for (const auto& q : params_) known += (known.empty() ? "" : ", ") + q.name;
+      throw InputError(what + " has unknown parameter '" + name + "' (parameters: " + known + ")");
+    }
+    if (v.kind() != p->kind())
+      throw InputError(what + ": " + name + "=" + v.text() + " is a " + to_string(v.kind()) + ", but '" + name +
+                       "' takes " + to_string(p->kind()) + " values");
+  }
+}
+
+void SearchSpace::bind(const Config& config, Variables& vars) {
+  for (const auto& [k, v] : config.values()) vars[k] = v.number();
 }
 
 const Parameter* SearchSpace::find(const std::string& name) const {
@@ -32,6 +94,7 @@ const Parameter* SearchSpace::find(const std::string& name) const {
 }
 
 std::uint64_t SearchSpace::total_size() const {
+  if (is_list()) return configs_.size();
   if (params_.empty()) return 0;
   std::uint64_t n = 1;
   for (const auto& p : params_) {
@@ -84,8 +147,8 @@ namespace {
 
 std::string describe(const Constraint& c) { return c.description.empty() ? c.expr : c.description + " (" + c.expr + ")"; }
 
-// Whether `c` holds for the parameter values in `vars`.
-bool holds(const Expression& e, const Constraint& c, const Variables& vars, const std::vector<Parameter>& params) {
+// Whether `c` holds for `config`, whose values are bound in `vars`.
+bool holds(const Expression& e, const Constraint& c, const Variables& vars, const Config& config) {
   std::string problem;
   double v = 0;
   try {
@@ -95,43 +158,45 @@ bool holds(const Expression& e, const Constraint& c, const Variables& vars, cons
   } catch (const InputError& err) {
     problem = err.what();
   }
-  std::string config;
-  for (const auto& p : params)
-    if (const auto it = vars.find(p.name); it != vars.end())
-      config += (config.empty() ? "" : ",") + p.name + "=" + std::to_string(static_cast<ParamValue>(it->second));
-  throw InputError("constraint " + describe(c) + " for " + config + ": " + problem +
+  throw InputError("constraint " + describe(c) + " for " + config.key() + ": " + problem +
                    "; a constraint must give a finite number (0 prunes the config): guard the division or mod by "
                    "zero with a conditional, which evaluates only the branch it takes, e.g. "
                    "\"BK > 0 ? mod(K, BK) == 0 : 0\" (&& and || evaluate both sides)");
 }
 
-// Walks the product of the candidate lists, evaluating constraints with one variables map whose
-// parameter entries are updated in place (no per-config allocation of the context).
+// Walks the explicit list, or the product of the candidate lists, evaluating constraints with
+// one variables map whose parameter entries are updated in place (no per-config allocation of
+// the context).
 template <typename Visit>
-void walk(const std::vector<Parameter>& params, const std::vector<Constraint>& constraints, const Variables& context,
-          Visit&& visit) {
+void walk(const SearchSpace& space, const Variables& context, Visit&& visit) {
+  const auto& params = space.parameters();
+  const auto& constraints = space.constraints();
   if (params.empty()) return;
   std::vector<Expression> exprs;
   exprs.reserve(constraints.size());
   for (const auto& c : constraints) exprs.emplace_back(c.expr);
   Variables vars = context;
-  std::vector<std::size_t> idx(params.size(), 0);
-  while (true) {
-    std::vector<std::pair<std::string, ParamValue>> values;
-    values.reserve(params.size());
-    for (std::size_t p = 0; p < params.size(); ++p) {
-      const ParamValue v = params[p].values[idx[p]];
-      values.emplace_back(params[p].name, v);
-      vars[params[p].name] = static_cast<double>(v);
-    }
+  auto check = [&](Config&& config) {
+    SearchSpace::bind(config, vars);
     int failed = -1;
     for (std::size_t c = 0; c < exprs.size(); ++c) {
-      if (!holds(exprs[c], constraints[c], vars, params)) {
+      if (!holds(exprs[c], constraints[c], vars, config)) {
         failed = static_cast<int>(c);
         break;
       }
     }
-    visit(Config(std::move(values)), failed);
+    visit(std::move(config), failed);
+  };
+  if (space.is_list()) {
+    for (const auto& c : space.configs()) check(Config(c));
+    return;
+  }
+  std::vector<std::size_t> idx(params.size(), 0);
+  while (true) {
+    std::vector<std::pair<std::string, ParamValue>> values;
+    values.reserve(params.size());
+    for (std::size_t p = 0; p < params.size(); ++p) values.emplace_back(params[p].name, params[p].values[idx[p]]);
+    check(Config(std::move(values)));
     std::size_t p = params.size();
     while (p > 0) {
       --p;
@@ -145,11 +210,11 @@ void walk(const std::vector<Parameter>& params, const std::vector<Constraint>& c
 
 // One pass over the space that feeds the counts of a report and, optionally, the configs.
 template <typename OnValid, typename OnPruned>
-PruneReport classify(const std::vector<Parameter>& params, const std::vector<Constraint>& constraints,
-                     const Variables& context, OnValid&& on_valid, OnPruned&& on_pruned) {
+PruneReport classify(const SearchSpace& space, const Variables& context, OnValid&& on_valid, OnPruned&& on_pruned) {
+  const auto& constraints = space.constraints();
   PruneReport r;
   std::vector<std::uint64_t> counts(constraints.size(), 0);
-  walk(params, constraints, context, [&](Config&& c, int failed) {
+  walk(space, context, [&](Config&& c, int failed) {
     ++r.total;
     if (failed < 0) {
       ++r.valid;
@@ -181,7 +246,7 @@ std::vector<Config> SearchSpace::enumerate(const Variables& context, std::vector
   validate(context);
   std::vector<Config> valid;
   PruneReport r = classify(
-      params_, constraints_, context, [&](Config&& c) { valid.push_back(std::move(c)); },
+      *this, context, [&](Config&& c) { valid.push_back(std::move(c)); },
       [&](Config&& c, const Constraint& why) {
         if (pruned) pruned->emplace_back(std::move(c), "pruned by " + describe(why));
       });
@@ -191,21 +256,23 @@ std::vector<Config> SearchSpace::enumerate(const Variables& context, std::vector
 
 PruneReport SearchSpace::prune_report(const Variables& context) const {
   validate(context);
-  return classify(params_, constraints_, context, [](Config&&) {}, [](Config&&, const Constraint&) {});
+  return classify(*this, context, [](Config&&) {}, [](Config&&, const Constraint&) {});
 }
 
 std::optional<std::string> SearchSpace::violated(const Config& config, const Variables& context) const {
   Variables vars = context;
-  for (const auto& [k, v] : config.values()) vars[k] = static_cast<double>(v);
+  bind(config, vars);
   for (const auto& c : constraints_)
-    if (!holds(Expression(c.expr), c, vars, params_)) return "pruned by " + describe(c);
+    if (!holds(Expression(c.expr), c, vars, config)) return "pruned by " + describe(c);
   return std::nullopt;
 }
 
 nlohmann::json SearchSpace::to_json() const {
   nlohmann::json params = nlohmann::json::array();
   for (const auto& p : params_) {
-    nlohmann::json jp{{"name", p.name}, {"values", p.values}};
+    nlohmann::json values = nlohmann::json::array();
+    for (const auto& v : p.values) values.push_back(v.to_json());
+    nlohmann::json jp{{"name", p.name}, {"values", values}};
     if (!p.description.empty()) jp["description"] = p.description;
     params.push_back(jp);
   }
@@ -216,7 +283,13 @@ nlohmann::json SearchSpace::to_json() const {
     else
       cons.push_back({{"expr", c.expr}, {"description", c.description}});
   }
-  return {{"parameters", params}, {"constraints", cons}};
+  nlohmann::json out{{"parameters", params}, {"constraints", cons}};
+  if (is_list()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : configs_) list.push_back(c.to_json());
+    out["configs"] = list;
+  }
+  return out;
 }
 
 namespace {
@@ -225,18 +298,25 @@ template <typename J>
 std::vector<ParamValue> parse_values(const std::string& name, const detail::BasicJsonPath<J>& v) {
   std::vector<ParamValue> out;
   if (v.json().is_array()) {
-    v.for_each_element([&](const auto& x) { out.push_back(x.integer()); });
+    v.for_each_element([&](const auto& x) {
+      if (x.json().is_boolean())
+        out.push_back(x.json().template get<bool>());
+      else if (x.json().is_string())
+        out.push_back(x.string());
+      else
+        out.push_back(x.integer());
+    });
   } else if (v.has("from") && v.has("to")) {
     // {"from": 16, "to": 256, "mul": 2} or {"from": 1, "to": 8, "step": 1}
-    const ParamValue from = v["from"].integer();
-    const ParamValue to = v["to"].integer();
-    const ParamValue mul = v.has("mul") ? v["mul"].integer() : 1;
-    const ParamValue step = v.has("step") ? v["step"].integer() : (mul > 1 ? 0 : 1);
+    const std::int64_t from = v["from"].integer();
+    const std::int64_t to = v["to"].integer();
+    const std::int64_t mul = v.has("mul") ? v["mul"].integer() : 1;
+    const std::int64_t step = v.has("step") ? v["step"].integer() : (mul > 1 ? 0 : 1);
     if ((mul <= 1 && step <= 0) || (mul > 1 && from <= 0))
       v.fail("parameter '" + name + "': a range needs step > 0, or mul > 1 with from > 0");
     // Stops before the next value would pass `to` (or overflow), and before the list outgrows any
     // space ktune can enumerate.
-    for (ParamValue x = from; x <= to;) {
+    for (std::int64_t x = from; x <= to;) {
       if (out.size() >= kMaxSpaceSize)
         v.fail("parameter '" + name + "': the range has more than " + std::to_string(kMaxSpaceSize) +
                " values; raise \"step\" or narrow \"from\"..\"to\"");
@@ -244,32 +324,53 @@ std::vector<ParamValue> parse_values(const std::string& name, const detail::Basi
       if (mul > 1 ? __builtin_mul_overflow(x, mul, &x) : __builtin_add_overflow(x, step, &x)) break;
     }
   } else {
-    v.expected("a list of integers or {\"from\",\"to\",\"step\"|\"mul\"}");
+    v.expected("a list of integers, booleans or strings, or {\"from\",\"to\",\"step\"|\"mul\"}");
   }
   if (out.empty()) v.fail("parameter '" + name + "' has no candidate values");
+  for (const auto& x : out)
+    if (x.kind() != out.front().kind())
+      v.fail("parameter '" + name + "' mixes " + to_string(out.front().kind()) + " and " + to_string(x.kind()) +
+             " values; give it values of one kind");
   std::set<ParamValue> unique(out.begin(), out.end());
   if (unique.size() != out.size()) v.fail("parameter '" + name + "' lists a value twice");
+  return out;
+}
+
+// One config of an explicit list, in the order its file wrote it.
+template <typename J>
+Config parse_config(const detail::BasicJsonPath<J>& c) {
+  if (!c.json().is_object()) c.expected("a config: an object of parameter: value");
+  Config out;
+  c.for_each_member([&](const std::string& name, const auto& v) {
+    try {
+      out.set(name, ParamValue::from_json(nlohmann::json(v.json()), "parameter '" + name + "'"));
+    } catch (const InputError& e) {
+      v.fail(e.what());
+    }
+  });
   return out;
 }
 
 template <typename J>
 SearchSpace parse_space(const J& j) {
   const detail::BasicJsonPath<J> root(j);
-  if (!j.is_object() || !j.contains("parameters"))
-    throw InputError("a search space is a JSON object with \"parameters\" (and optional \"constraints\")");
+  if (!j.is_object() || !(j.contains("parameters") || j.contains("configs")))
+    throw InputError("a search space is a JSON object with \"parameters\" (candidate lists) or \"configs\" (a list of "
+                     "configs), and optional \"constraints\"");
   std::vector<Parameter> params;
-  const auto jp = root["parameters"];
-  if (jp.json().is_object()) {
-    jp.for_each_member([&](const std::string& name, const auto& values) {
-      params.push_back({name, parse_values(name, values), ""});
-    });
-  } else if (jp.json().is_array()) {
-    jp.for_each_element([&](const auto& p) {
-      const std::string name = p["name"].string();
-      params.push_back({name, parse_values(name, p["values"]), p.string_or("description", "")});
-    });
-  } else {
-    jp.expected("an object or an array of {\"name\", \"values\"}");
+  if (const auto jp = root.find("parameters")) {
+    if (jp->json().is_object()) {
+      jp->for_each_member([&](const std::string& name, const auto& values) {
+        params.push_back({name, parse_values(name, values), ""});
+      });
+    } else if (jp->json().is_array()) {
+      jp->for_each_element([&](const auto& p) {
+        const std::string name = p["name"].string();
+        params.push_back({name, parse_values(name, p["values"]), p.string_or("description", "")});
+      });
+    } else {
+      jp->expected("an object or an array of {\"name\", \"values\"}");
+    }
   }
   std::vector<Constraint> cons;
   if (const auto jc = root.find("constraints")) {
@@ -282,15 +383,20 @@ SearchSpace parse_space(const J& j) {
         c.expected("an expression string or {\"expr\", \"description\"}");
     });
   }
-  SearchSpace space(std::move(params), std::move(cons));
-  for (std::size_t i = 0; i < space.constraints().size(); ++i) {
+  for (std::size_t i = 0; i < cons.size(); ++i) {
     try {
-      Expression check(space.constraints()[i].expr);
+      Expression check(cons[i].expr);
     } catch (const InputError& e) {
       throw InputError("constraint #" + std::to_string(i + 1) + ": " + e.what());
     }
   }
-  return space;
+  if (const auto jl = root.find("configs")) {
+    std::vector<Config> configs;
+    jl->for_each_element([&](const auto& c) { configs.push_back(parse_config(c)); });
+    if (params.empty()) return SearchSpace::from_configs(std::move(configs), std::move(cons));
+    return SearchSpace(std::move(params), std::move(configs), std::move(cons));
+  }
+  return SearchSpace(std::move(params), std::move(cons));
 }
 
 }  // namespace

@@ -242,9 +242,8 @@ class WorkerSession : public ProblemSession {
   // naming `what`; with `verdict` false, a dead or silent worker is nullopt instead.
   std::optional<Reply> call(Connection& conn, const Request& req, double timeout_ms, const std::string& what,
                             bool verdict) {
-    const auto& choices = backend_.choices(family_);
     try {
-      return reply_from_json(conn.call(to_json(req, choices), ms(timeout_ms)));
+      return reply_from_json(conn.call(to_json(req), ms(timeout_ms)));
     } catch (const WorkerSilent&) {
       if (!verdict) return std::nullopt;
       conn.kill();
@@ -341,13 +340,6 @@ KernelFamily WorkerBackend::load_family_spec(const std::filesystem::path& spec) 
     if (f.family.source == spec.string()) return f.family;
   throw InputError("the worker does not offer the kernel spec " + spec.string() +
                    " (start it with --kernel-spec, or name one of its families)");
-}
-
-const StringChoices& WorkerBackend::choices(const std::string& family) const {
-  static const StringChoices none;
-  for (const auto& f : hello_.families)
-    if (f.family.name == family) return f.choices;
-  return none;
 }
 
 std::unique_ptr<ProblemSession> WorkerBackend::open(const DeviceInfo&, const KernelFamily& family, const Problem& problem,

@@ -61,19 +61,15 @@ void check_client_hello(const json& m) {
                         std::to_string(kProtocolVersion) + "; use a ktune and a worker of the same protocol version");
 }
 
-json family_to_json(const KernelFamily& f, const StringChoices& choices) {
+json family_to_json(const KernelFamily& f) {
   json fields = json::array();
   for (const auto& k : f.key_fields)
     fields.push_back({{"name", k.name}, {"numeric", k.numeric}, {"default", k.default_value}, {"choices", k.choices},
                       {"help", k.help}});
-  json space = f.default_space.to_json();
-  for (auto& p : space["parameters"]) {
-    const auto it = choices.find(p.at("name").get<std::string>());
-    if (it != choices.end()) p["values"] = it->second;
-  }
+  const json space = f.default_space.to_json();
   return {{"name", f.name},           {"description", f.description}, {"key_fields", fields},
           {"bucket_field", f.bucket_field}, {"flops", f.flops_expr},   {"bytes", f.bytes_expr},
-          {"space", space},           {"default_config", config_to_wire(f.default_config, choices)}, {"source", f.source}};
+          {"space", space},           {"default_config", f.default_config.to_json()}, {"source", f.source}};
 }
 
 OfferedFamily family_from_json(const json& j, const std::string& backend) {
@@ -100,72 +96,31 @@ OfferedFamily family_from_json(const json& j, const std::string& backend) {
   const auto space = j.find("space");
   out.has_space = space != j.end() && !space->is_null();
   if (out.has_space) {
-    // String candidates become indices; the space keeps integers only.
-    json ints = *space;
-    if (!ints.is_object() || !ints.contains("parameters") || !ints.at("parameters").is_array())
+    if (!space->is_object() || !space->contains("parameters"))
       throw ProtocolError(what + ".space: expected {\"parameters\": [{\"name\", \"values\"}, ...]}");
-    for (auto& p : ints["parameters"]) {
-      const auto name = field<std::string>(p, "name", what + ".space.parameters");
-      const auto values = field<json>(p, "values", what + ".space.parameters." + name);
-      if (!values.is_array() || values.empty() || !values.front().is_string()) continue;
-      std::vector<std::string> labels;
-      std::string listed;
-      for (const auto& v : values) {
-        if (!v.is_string()) throw ProtocolError(what + ".space.parameters." + name + ": mixes strings and numbers");
-        listed += (labels.empty() ? "" : ", ") + std::to_string(labels.size()) + "=" + v.get<std::string>();
-        labels.push_back(v.get<std::string>());
-      }
-      json idx = json::array();
-      for (std::size_t i = 0; i < labels.size(); ++i) idx.push_back(i);
-      p["values"] = idx;
-      p["description"] = p.value("description", "") + (p.value("description", "").empty() ? "" : "; ") + listed;
-      out.choices[name] = std::move(labels);
-    }
     try {
-      f.default_space = SearchSpace::from_json(ints);
+      f.default_space = SearchSpace::from_json(*space);
     } catch (const std::exception& e) {
       throw ProtocolError(what + ".space: " + e.what());
     }
   }
-  if (j.contains("default_config")) f.default_config = config_from_wire(j.at("default_config"), out.choices);
+  if (j.contains("default_config")) f.default_config = config_from_wire(j.at("default_config"));
   return out;
 }
 
-json config_to_wire(const Config& c, const StringChoices& choices) {
-  json j = json::object();
-  for (const auto& [k, v] : c.values()) {
-    const auto it = choices.find(k);
-    if (it != choices.end() && v >= 0 && static_cast<std::size_t>(v) < it->second.size())
-      j[k] = it->second[static_cast<std::size_t>(v)];
-    else
-      j[k] = v;
+Config config_from_wire(const json& j) {
+  try {
+    return Config::from_json(j);
+  } catch (const InputError& e) {
+    throw ProtocolError(e.what());
   }
-  return j;
-}
-
-Config config_from_wire(const json& j, const StringChoices& choices) {
-  if (!j.is_object()) throw ProtocolError("a config is an object of parameter: value, got " + brief(j));
-  Config c;
-  for (const auto& [k, v] : j.items()) {
-    const auto it = choices.find(k);
-    if (v.is_string() && it != choices.end()) {
-      const auto pos = std::find(it->second.begin(), it->second.end(), v.get<std::string>());
-      if (pos == it->second.end()) throw ProtocolError("config parameter '" + k + "': '" + v.get<std::string>() + "' is not one of its choices");
-      c.set(k, pos - it->second.begin());
-    } else if (v.is_number_integer()) {
-      c.set(k, v.get<ParamValue>());
-    } else {
-      throw ProtocolError("config parameter '" + k + "' must be an integer or one of its strings, got " + brief(v));
-    }
-  }
-  return c;
 }
 
 json to_json(const Hello& h) {
   json devices = json::array(), families = json::array(), versions = json::object();
   for (const auto& d : h.devices) devices.push_back(d.to_json());
   for (const auto& f : h.families) {
-    json fj = family_to_json(f.family, f.choices);
+    json fj = family_to_json(f.family);
     if (!f.has_space) fj["space"] = nullptr;
     families.push_back(std::move(fj));
   }
@@ -207,12 +162,12 @@ Hello hello_from_json(const json& m) {
   return h;
 }
 
-json to_json(const Request& r, const StringChoices& choices) {
+json to_json(const Request& r) {
   json m{{"type", r.type}, {"id", r.id}};
   if (r.type == "shutdown") return m;
   m["family"] = r.family;
   m["problem"] = r.problem.to_json();
-  m["config"] = config_to_wire(r.config, choices);
+  m["config"] = r.config.to_json();
   m["seed"] = r.seed;
   if (r.baseline) m["baseline"] = true;
   if (r.type == "sample") {
@@ -230,7 +185,7 @@ json to_json(const Request& r, const StringChoices& choices) {
   return m;
 }
 
-Request request_from_json(const json& m, const StringChoices& choices) {
+Request request_from_json(const json& m) {
   Request r;
   r.type = field<std::string>(m, "type", "request");
   r.id = field<std::int64_t>(m, "id", r.type);
@@ -244,7 +199,7 @@ Request request_from_json(const json& m, const StringChoices& choices) {
   } catch (const InputError& e) {
     throw ProtocolError(r.type + ".problem: " + e.what());
   }
-  r.config = config_from_wire(field<json>(m, "config", r.type), choices);
+  r.config = config_from_wire(field<json>(m, "config", r.type));
   r.seed = m.value("seed", std::uint64_t{0});
   r.baseline = m.value("baseline", false);
   if (r.type == "sample") {

@@ -314,7 +314,7 @@ int serve(Backend& backend, const ServeOptions& options, int in_fd, int out_fd) 
   hello.versions = backend.versions();
   std::vector<KernelFamily> families = backend.families();
   if (!options.kernel_spec.empty()) families.push_back(backend.load_family_spec(options.kernel_spec));
-  for (const auto& f : families) hello.families.push_back({f, {}, true});
+  for (const auto& f : families) hello.families.push_back({f, true});
   write(to_json(hello));
 
   std::optional<std::int64_t> bye;

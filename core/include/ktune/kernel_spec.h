@@ -61,6 +61,11 @@ ElemType elem_type_from_string(const std::string& s);  // "f16", "bf16", "f32", 
 
 enum class ArgRole { Input, Output, Workspace };
 
+// How a parameter's value reaches the kernel as a -D define: integers as themselves, booleans as
+// 1 / 0 (for #if), strings as a C string literal (-Dcache_modifier=".cg"). "${name}" in spec text
+// gives integers and booleans the same way and strings without quotes.
+std::string define_value(const ParamValue& v);
+
 struct ArgInit {
   enum class Kind { None, Zero, Uniform } kind = Kind::None;
   double lo = -1, hi = 1;  // Uniform: integers types draw integers in [lo, hi]
@@ -167,7 +172,8 @@ class KernelSpec {
   // Replaces "${name}" by a text key field, a parameter or a define's value; throws InputError
   // for an unknown name.
   std::string substitute(const std::string& text, const Problem& p, const Config& c) const;
-  // Defines for one build: every parameter (when params_as_defines), then the spec's defines.
+  // Defines for one build: every parameter (when params_as_defines: define_value()), then the
+  // spec's defines.
   std::vector<std::pair<std::string, std::string>> defines(const Problem& p, const Config& c) const;
   // Compiler options for one build: the spec's options plus -D for every define, sorted so a
   // cache key does not depend on map order.

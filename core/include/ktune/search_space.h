@@ -18,10 +18,12 @@ namespace ktune {
 // configs do not fit in memory, so the user is asked to narrow the lists instead.
 inline constexpr std::uint64_t kMaxSpaceSize = 10'000'000;
 
+// Candidate values are all of one kind: integers, booleans or strings (see param_value.h).
 struct Parameter {
   std::string name;
   std::vector<ParamValue> values;
   std::string description;
+  ParamValue::Kind kind() const { return values.empty() ? ParamValue::Kind::Int : values.front().kind(); }
   friend bool operator==(const Parameter&, const Parameter&) = default;
 };
 
@@ -49,16 +51,33 @@ struct ConstraintIssue {
 // and the constraint that pruned most.
 void require_valid_configs(const PruneReport& report, const std::string& what);
 
+// A space is the product of its parameters' candidate lists, or an explicit list of configs
+// (TileLang's list of dicts); constraints prune either.
 class SearchSpace {
  public:
   SearchSpace() = default;
   SearchSpace(std::vector<Parameter> params, std::vector<Constraint> constraints);
+  // An explicit list: `params` holds each parameter's values in order of first use (from_configs
+  // derives them). Every config must give every parameter a value of its kind; a config with an
+  // unknown or missing parameter is an InputError naming it and the config's position.
+  SearchSpace(std::vector<Parameter> params, std::vector<Config> configs, std::vector<Constraint> constraints);
+  static SearchSpace from_configs(std::vector<Config> configs, std::vector<Constraint> constraints);
 
   const std::vector<Parameter>& parameters() const { return params_; }
   const std::vector<Constraint>& constraints() const { return constraints_; }
   const Parameter* find(const std::string& name) const;
+  // The explicit list, in its order; empty for a product space.
+  const std::vector<Config>& configs() const { return configs_; }
+  bool is_list() const { return !configs_.empty(); }
 
-  std::uint64_t total_size() const;  // product, saturating
+  std::uint64_t total_size() const;  // the product (saturating), or the list's length
+
+  // The variables of `config` for expressions: integers, booleans 1/0, strings their code.
+  static void bind(const Config& config, Variables& vars);
+  // Throws InputError naming `what` and the parameter when `config` has a parameter this space
+  // lacks or a value of another kind (a string for an integer parameter). Parameters the config
+  // leaves out are allowed (a family's default fills them).
+  void check_config(const Config& config, const std::string& what) const;
 
   // Checks each constraint parses and names only known variables (params + `context` names).
   // Returns one issue per bad constraint; the GUI marks them in place, validate() throws.
@@ -76,8 +95,12 @@ class SearchSpace {
   // The reason `config` is pruned, or nullopt if it satisfies every constraint.
   std::optional<std::string> violated(const Config& config, const Variables& context) const;
 
-  // JSON: {"parameters": {"BM": [32, 64], ...} | [{"name","values","description"}],
-  //        "constraints": ["BM*BK <= 4096", {"expr": "...", "description": "..."}]}
+  // JSON: {"parameters": {"BM": [32, 64], "permute_x": [true, false], "cache_modifier": ["", ".cg"]}
+  //                      | [{"name","values","description"}],
+  //        "configs": [{"BM": 64, "permute_x": true, ...}, ...]   (instead of the product; with
+  //                   "parameters" too, each value must be one of its parameter's candidates)
+  //        "constraints": ["BM*BK <= 4096", "!(permute_x && permute_y)", "cache_modifier == '.cg' || BM > 32",
+  //                        {"expr": "...", "description": "..."}]}
   nlohmann::json to_json() const;
   static SearchSpace from_json(const nlohmann::json& j);  // throws InputError
   static SearchSpace load(const std::filesystem::path& file);  // throws InputError naming the file
@@ -87,6 +110,7 @@ class SearchSpace {
 
  private:
   std::vector<Parameter> params_;
+  std::vector<Config> configs_;
   std::vector<Constraint> constraints_;
 };
 

@@ -52,7 +52,6 @@ class WorkerBackend : public Backend {
 
   // The live worker, started again when the last one died or was killed. Thread-safe.
   std::shared_ptr<Connection> connection();
-  const StringChoices& choices(const std::string& family) const;
 
  private:
   WorkerOptions options_;

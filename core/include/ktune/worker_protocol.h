@@ -25,13 +25,9 @@ class ProtocolError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parameters whose candidates are strings travel as strings; inside ktune they are indices into
-// their choice list (Config holds integers), so the space, strategies and journal stay as they are.
-using StringChoices = std::map<std::string, std::vector<std::string>>;
-
+// Parameter values travel as they are: integers, booleans, strings (param_value.h).
 struct OfferedFamily {
   KernelFamily family;
-  StringChoices choices;
   bool has_space = true;  // false: the worker uses the space ktune is given (--space)
 };
 
@@ -59,12 +55,11 @@ void check_client_hello(const nlohmann::json& m);  // throws ProtocolError on an
 nlohmann::json to_json(const Hello& h);
 Hello hello_from_json(const nlohmann::json& m);  // throws ProtocolError naming the field
 
-nlohmann::json family_to_json(const KernelFamily& f, const StringChoices& choices = {});
+nlohmann::json family_to_json(const KernelFamily& f);
 OfferedFamily family_from_json(const nlohmann::json& j, const std::string& backend);
 
-// Configs on the wire carry strings for string parameters.
-nlohmann::json config_to_wire(const Config& c, const StringChoices& choices);
-Config config_from_wire(const nlohmann::json& j, const StringChoices& choices);  // throws ProtocolError
+// Config::from_json, its errors as ProtocolError.
+Config config_from_wire(const nlohmann::json& j);
 
 struct Request {
   std::string type;  // "prepare" | "measure" | "sample" | "shutdown"
@@ -85,8 +80,8 @@ struct Request {
   int launches = 1;
   double timeout_ms = 0;
 };
-nlohmann::json to_json(const Request& r, const StringChoices& choices = {});
-Request request_from_json(const nlohmann::json& m, const StringChoices& choices = {});  // throws ProtocolError
+nlohmann::json to_json(const Request& r);
+Request request_from_json(const nlohmann::json& m);  // throws ProtocolError
 
 // A worker's answer to prepare or measure. status Ok with samples for a measurement; a failing
 // status (compile_error, wrong_result, crashed, ...) with its message otherwise.

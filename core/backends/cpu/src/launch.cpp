@@ -15,7 +15,7 @@ std::map<std::string, long> read_params(const Config& config, std::initializer_l
     if (!known)
       throw TrialFailure(TrialStatus::CompileError,
                          "unknown parameter '" + name + "' for " + family + " on cpu (parameters: " + expected + ")");
-    values[name] = static_cast<long>(value);
+    values[name] = static_cast<long>(value.as_int("parameter '" + name + "'"));
   }
   for (const char* n : names)
     if (!values.count(n))
