@@ -74,7 +74,7 @@ ParamValue param_value(const ojson& v, const std::string& where) {
   if (v.is_number_float() && std::nearbyint(v.get<double>()) == v.get<double>())
     return static_cast<std::int64_t>(v.get<double>());
   if (v.is_number_float())
-    throw InputError(where + ": " + json_excerpt(v) + " is not a whole number; ktune parameters take integers, "
+    throw InputError(where + ": " + json_excerpt(v) + " is not an integer; ktune parameters take integers, "
                      "booleans or strings");
   return ParamValue::from_json(nlohmann::json(v), where);
 }

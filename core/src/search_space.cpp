@@ -305,6 +305,11 @@ std::vector<ParamValue> parse_values(const std::string& name, const detail::Basi
         out.push_back(x.string());
       else
         out.push_back(x.integer());
+      if (out.back().kind() != out.front().kind()) {
+        const char* article = out.front().is_int() ? "an " : "a ";
+        x.fail("expected " + std::string(article) + to_string(out.front().kind()) + ", got " + json_excerpt(x.json()) +
+               " (a parameter's values are all of one kind)");
+      }
     });
   } else if (v.has("from") && v.has("to")) {
     // {"from": 16, "to": 256, "mul": 2} or {"from": 1, "to": 8, "step": 1}
@@ -327,10 +332,6 @@ std::vector<ParamValue> parse_values(const std::string& name, const detail::Basi
     v.expected("a list of integers, booleans or strings, or {\"from\",\"to\",\"step\"|\"mul\"}");
   }
   if (out.empty()) v.fail("parameter '" + name + "' has no candidate values");
-  for (const auto& x : out)
-    if (x.kind() != out.front().kind())
-      v.fail("parameter '" + name + "' mixes " + to_string(out.front().kind()) + " and " + to_string(x.kind()) +
-             " values; give it values of one kind");
   std::set<ParamValue> unique(out.begin(), out.end());
   if (unique.size() != out.size()) v.fail("parameter '" + name + "' lists a value twice");
   return out;

@@ -52,7 +52,7 @@ space = {"block": [32, 64, 128, 256], "order": ["row", "col"]}
 constraints = ["block <= M || block <= N"]
 if FAULTS:
     space["inject"] = ["none", "raise", "wrong", "segfault", "hang"]
-    constraints.append("inject == 0 || block == 64")  # one faulty config of each kind per order
+    constraints.append("inject == 'none' || block == 64")  # one faulty config of each kind per order
 
 kw.serve(kw.Family(
     name="numpy_matmul", description="blocked numpy matmul (example worker)",

@@ -50,8 +50,11 @@ class TestWorkers : public QObject {
     for (const auto& t : trials) {
       const auto o = t.toObject();
       const auto c = o["config"].toObject();
-      // string parameters travel as strings and are indices inside ktune: inject 1=raise, 2=wrong, 3=segfault, 4=hang
-      const QString expected = QStringList{"ok", "compile_error", "wrong_result", "crashed", "timeout"}[c["inject"].toInt()];
+      // string parameters are strings everywhere: on the wire, in trials.csv and in the export
+      const QMap<QString, QString> outcome{{"none", "ok"},        {"raise", "compile_error"}, {"wrong", "wrong_result"},
+                                           {"segfault", "crashed"}, {"hang", "timeout"}};
+      QVERIFY2(outcome.contains(c["inject"].toString()), qPrintable(c["inject"].toString()));
+      const QString expected = outcome[c["inject"].toString()];
       const QString status = o["status"].toString();
       // --no-slow-abort: which ok configs a slow-abort cuts short depends on the measuring order and
       // the machine's load, so every healthy config is measured fully here.

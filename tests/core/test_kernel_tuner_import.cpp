@@ -43,8 +43,8 @@ class TestKernelTunerImport : public QObject {
     for (const auto& [key, rec] : raw["cache"].items()) {
       const Trial& t = c.trials[i];
       QCOMPARE(t.id, std::int64_t(i));
-      QCOMPARE(t.config.get("block_size_x"), rec["block_size_x"].get<ParamValue>());
-      QCOMPARE(t.config.get("tile_size_y"), rec["tile_size_y"].get<ParamValue>());
+      QCOMPARE(t.config.get("block_size_x"), rec["block_size_x"].get<std::int64_t>());
+      QCOMPARE(t.config.get("tile_size_y"), rec["tile_size_y"].get<std::int64_t>());
       if (rec["time"].is_number()) {
         QCOMPARE(t.status, TrialStatus::Ok);
         QCOMPARE(t.samples_ns.size(), rec["times"].size());

@@ -112,7 +112,12 @@ class TestProblem : public QObject {
     Config c({{"BM", 64}, {"BN", -1}, {"stages", 3}});
     QCOMPARE(Config::from_key(c.key()), c);
     QVERIFY_THROWS_EXCEPTION(InputError, Config::from_key("BM=64,BN"));
-    QVERIFY_THROWS_EXCEPTION(InputError, Config::from_key("BM=6.5"));
+    QVERIFY_THROWS_EXCEPTION(InputError, Config::from_key("=3"));
+    // Booleans and strings keep their kind; the empty string is spelled "".
+    const Config typed({{"BM", 64}, {"permute_x", true}, {"cache_modifier", ".cg"}, {"hint", ""}});
+    QCOMPARE(typed.key(), std::string("BM=64,permute_x=true,cache_modifier=.cg,hint=\"\""));
+    QCOMPARE(Config::from_key(typed.key()), typed);
+    QVERIFY(Config::from_key("BM=6.5").value("BM").is_string());
   }
 };
 

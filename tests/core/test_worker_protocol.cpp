@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "ktune/backends.h"
+#include "ktune/registry.h"
 #include "ktune/worker_protocol.h"
 #include "ktune/worker_server.h"
 
@@ -24,8 +25,9 @@ KernelFamily toyFamily() {
   f.key_fields = {{"M", true, "", {}, "rows"}, {"dtype", false, "f32", {"f32", "f16"}, ""}};
   f.bucket_field = "M";
   f.flops_expr = "2*M";
-  f.default_space = SearchSpace({{"BLOCK", {16, 32}, ""}, {"order", {0, 1}, ""}}, {{"BLOCK <= M", ""}});
-  f.default_config = Config({{"BLOCK", 16}, {"order", 1}});
+  f.default_space = SearchSpace({{"BLOCK", {16, 32}, ""}, {"order", {"row", "col"}, ""}, {"fused", {true, false}, ""}},
+                                {{"BLOCK <= M", ""}});
+  f.default_config = Config({{"BLOCK", 16}, {"order", "col"}, {"fused", false}});
   return f;
 }
 
@@ -75,11 +77,13 @@ class TestWorkerProtocol : public QObject {
     d.name = "Toy CPU";
     d.properties["cores"] = 2;
     h.devices = {d};
-    h.families = {{toyFamily(), {{"order", {"row", "col"}}}, true}};
+    h.families = {{toyFamily(), true}};
     const json wire = to_json(h);
     // On the wire the string parameter is its strings.
     QCOMPARE(wire["families"][0]["space"]["parameters"][1]["values"], json({"row", "col"}));
+    QCOMPARE(wire["families"][0]["space"]["parameters"][2]["values"], json({true, false}));
     QCOMPARE(wire["families"][0]["default_config"]["order"], json("col"));
+    QCOMPARE(wire["families"][0]["default_config"]["fused"], json(false));
     const Hello back = hello_from_json(parse_line(to_line(wire)));
     QCOMPARE(back.backend, std::string("python"));
     QCOMPARE(back.devices.at(0).name, std::string("Toy CPU"));
@@ -87,31 +91,32 @@ class TestWorkerProtocol : public QObject {
     QCOMPARE(f.family.name, std::string("toy"));
     QCOMPARE(f.family.key_fields.size(), std::size_t(2));
     QCOMPARE(f.family.key_fields[1].choices, (std::vector<std::string>{"f32", "f16"}));
-    QCOMPARE(f.family.default_space.parameters().at(1).values, (std::vector<ParamValue>{0, 1}));
+    QCOMPARE(f.family.default_space.parameters().at(1).values, (std::vector<ParamValue>{"row", "col"}));
+    QCOMPARE(f.family.default_space.parameters().at(2).kind(), ParamValue::Kind::Bool);
     QCOMPARE(f.family.default_space.constraints().at(0).expr, std::string("BLOCK <= M"));
-    QCOMPARE(f.family.default_config, toyFamily().default_config);
-    QCOMPARE(f.choices.at("order"), (std::vector<std::string>{"row", "col"}));
+    // JSON objects do not keep the order; the space restores it.
+    QCOMPARE(in_space_order(f.family.default_config, f.family.default_space), toyFamily().default_config);
   }
 
   void requestsRoundTrip() {
-    const StringChoices choices{{"order", {"row", "col"}}};
     Request r;
     r.type = "measure";
     r.id = 42;
     r.family = "toy";
     r.problem = Problem::from_key("toy", "M=64,dtype=f16");
-    r.config = Config({{"BLOCK", 32}, {"order", 0}});
+    r.config = Config({{"BLOCK", 32}, {"order", "row"}, {"fused", true}});
     r.seed = 9;
     r.tolerance = {1e-3, 2e-3, 0.01};
     r.settings.noise_target = 0.05;
     r.best_median_ns = 1234.5;
-    const json wire = to_json(r, choices);
+    const json wire = to_json(r);
     QCOMPARE(wire["config"]["order"], json("row"));
+    QCOMPARE(wire["config"]["fused"], json(true));
     QCOMPARE(wire["problem"]["fields"]["M"], json(64));
-    const Request back = request_from_json(parse_line(to_line(wire)), choices);
+    const Request back = request_from_json(parse_line(to_line(wire)));
     QCOMPARE(back.id, std::int64_t(42));
     QCOMPARE(back.problem, r.problem);
-    QCOMPARE(back.config, r.config);
+    QCOMPARE(back.config.key(), std::string("BLOCK=32,fused=true,order=row"));
     QCOMPARE(back.seed, std::uint64_t(9));
     QCOMPARE(back.tolerance.rtol, 2e-3);
     QCOMPARE(back.settings.noise_target, 0.05);
@@ -150,7 +155,8 @@ class TestWorkerProtocol : public QObject {
     QVERIFY_THROWS_EXCEPTION(ProtocolError, parse_line(std::string(100000, '[') + std::string(100000, ']')));
     QVERIFY_THROWS_EXCEPTION(ProtocolError, reply_from_json({{"type", "surprise"}, {"id", 1}}));
     QVERIFY_THROWS_EXCEPTION(ProtocolError, request_from_json({{"type", "launch"}, {"id", 1}}));
-    QVERIFY_THROWS_EXCEPTION(ProtocolError, config_from_wire({{"order", "diagonal"}}, {{"order", {"row", "col"}}}));
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, config_from_wire({{"order", 1.5}}));
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, config_from_wire({{"order", "a,b"}}));
   }
 
   void builtInServerAnswersById() {
