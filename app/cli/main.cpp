@@ -21,6 +21,7 @@
 #include "info_commands.h"
 #include "merge_command.h"
 #include "progress_printer.h"
+#include "registry_command.h"
 #include "replay_command.h"
 #include "resume_args.h"
 #include "tune_options.h"
@@ -70,14 +71,6 @@ KernelFamily pick_family(Backend& backend, const std::string& name, const std::s
   }
   if (name.empty()) throw InputError("name a kernel family (`ktune kernels` lists them) or give --kernel-spec FILE");
   return backend.family(name);
-}
-
-std::vector<Problem> expand_shapes(const KernelFamily& family, const std::vector<std::string>& shapes, int tp_size,
-                                   const std::string& split) {
-  std::vector<Problem> problems;
-  for (const auto& s : shapes)
-    for (auto& p : expand_shape(family, s, tp_size, tp_split_dim_from_string(split))) problems.push_back(std::move(p));
-  return problems;
 }
 
 void print_table(const std::vector<std::vector<std::string>>& rows) {
@@ -142,7 +135,7 @@ int cmd_space(Backend& backend, const Common& c, const std::string& family_name,
       }
     use.push_back("");
   }
-  for (const auto& p : expand_shapes(family, use, 1, "none")) {
+  for (const auto& p : expand_shapes(family, use)) {
     Variables ctx = device.variables();
     for (const auto& [k, v] : family.variables(p)) ctx[k] = v;
     const PruneReport r = space.prune_report(ctx);
@@ -169,7 +162,7 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
 
   TuneRequest req;
   req.family = family;
-  req.problems = expand_shapes(family, a.shapes, a.tp_size, a.tp_split_dim);
+  req.problems = expand_shapes(family, a.shapes, a.tp_size, tp_split_dim_from_string(a.tp_split_dim));
   req.space = a.space_file.empty() ? family.default_space : SearchSpace::load(a.space_file);
   family.check_space(req.space);
   req.strategy = cli::strategy_spec(a);
@@ -374,22 +367,6 @@ int cmd_apply(const fs::path& run_dir, const std::string& registry, const std::v
   return kExitOk;
 }
 
-int cmd_lookup(Backend& backend, const Common& c, const std::string& family_name, const std::string& device_slug,
-               const std::vector<std::string>& shapes, int tp_size, const std::string& split) {
-  const KernelFamily family = backend.family(family_name);
-  const std::string slug = device_slug.empty() ? pick_device(backend, c.device).slug() : device_slug;
-  const fs::path file = Registry::file_for(c.registry, backend.name(), slug);
-  const Registry reg = Registry::load(file);
-  for (const auto& p : expand_shapes(family, shapes, tp_size, split)) {
-    const LookupResult r = reg.lookup(family, p);
-    const char* src = r.source == LookupSource::Exact ? "exact" : r.source == LookupSource::Bucket ? "bucket" : "default";
-    std::cout << p.key() << ": " << r.config.key() << "  (" << src << (r.matched_key.empty() ? "" : " " + r.matched_key)
-              << ")\n";
-    if (!r.warning.empty()) std::cerr << "warning: " << r.warning << '\n';
-  }
-  return kExitOk;
-}
-
 }  // namespace
 
 int run_command(int argc, char** argv) {
@@ -458,20 +435,15 @@ int run_command(int argc, char** argv) {
   exp->add_option("--format", format, "csv | json")->required()->check(CLI::IsMember({"csv", "json"}));
   exp->add_option("-o,--output", output, "Output file (default stdout)");
 
-  std::string lookup_family, lookup_device;
-  std::vector<std::string> lookup_shapes;
-  auto* lookup = app.add_subcommand("lookup", "Look a shape up in the registry as serving code would");
-  lookup->add_option("family", lookup_family, "Kernel family")->required();
-  lookup->add_option("--shape,-s", lookup_shapes, "Shape(s)")->required();
-  lookup->add_option("--device-slug", lookup_device, "Registry device slug (default: this machine's device)");
-  lookup->add_option("--tp-size", ta.tp_size, "Tensor-parallel degree")->capture_default_str();
-  lookup->add_option("--tp-split-dim", ta.tp_split_dim, "out | in");
-  add_common(lookup, true);
+  cli::LookupArgs lookup_args;
+  CLI::App* lookup = cli::add_lookup_command(app, lookup_args);
 
   cli::ImportArgs import_args;
   CLI::App* import_cmd = cli::add_import_command(app, import_args);
   cli::MergeArgs merge_args;
   CLI::App* merge_cmd = cli::add_merge_command(app, merge_args);
+  cli::RegistryArgs registry_args;
+  const cli::RegistryCommands registry_cmd = cli::add_registry_command(app, registry_args);
 
   try {
     app.parse(argc, argv);
@@ -493,6 +465,9 @@ int run_command(int argc, char** argv) {
     auto backends = make_backends();
     if (*import_cmd) return cli::run_import(import_args);
     if (*merge_cmd) return cli::run_merge(merge_args, args);
+    if (*registry_cmd.exp) return cli::run_registry_export(registry_args, backends);
+    if (*registry_cmd.imp) return cli::run_registry_import(registry_args, backends);
+    if (*lookup) return cli::run_lookup(lookup_args, backends);
     if (*devices) return cli::cmd_devices(backends, json);
     if (*kernels) return cli::cmd_kernels(backends, kernels_backend);
     if (*space)
@@ -555,9 +530,6 @@ int run_command(int argc, char** argv) {
       }
       return kExitOk;
     }
-    if (*lookup)
-      return cmd_lookup(find_backend(backends, common.backend), common, lookup_family, lookup_device, lookup_shapes,
-                        ta.tp_size, ta.tp_split_dim);
   } catch (const InputError& e) {
     std::cerr << "ktune: error: " << e.what() << '\n';
     return kExitInput;

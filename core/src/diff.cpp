@@ -66,6 +66,9 @@ RegistryEntry registry_entry(const RunResults& run, const ResultEntry& r) {
   // The run's end, not the time of applying: applying the same run twice gives the same entry.
   e.tuned_at = run.finished_at;
   e.ktune_version = version();
+  e.tp_size = r.problem.tp_size;
+  if (e.tp_size > 1) e.tp_split_dim = to_string(r.problem.tp_split_dim);
+  e.versions = run.versions;
   return e;
 }
 
@@ -106,7 +109,7 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
   for (const auto& r : run.entries) {
     DiffEntry d;
     d.family = r.problem.family.empty() ? run.family : r.problem.family;
-    d.key = r.problem.key();
+    d.key = r.problem.local_key();
     d.new_entry = registry_entry(run, r);
     const double new_median = d.new_entry.latency_median_ns;
     if (!(new_median > 0) || !std::isfinite(new_median))
@@ -191,6 +194,13 @@ ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyO
 
 }  // namespace
 
+FileLock lock_registry(const fs::path& registry_file) {
+  std::string lock_name = ".";
+  lock_name += registry_file.filename().string();
+  lock_name += ".lock";
+  return FileLock::acquire(registry_file.parent_path() / lock_name);
+}
+
 ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, const ApplyOptions& options) {
   if (run.state != "finished" && !options.allow_unfinished)
     throw InputError("run " + run.run_name + " is " + (run.state.empty() ? "of unknown state" : run.state) + " (" +
@@ -202,10 +212,7 @@ ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, cons
   // Plan again under an exclusive lock beside the registry: another apply may have changed it
   // since it was read, and concurrent applies (one tuning job per GPU of a node, each with
   // --update-registry) must not lose each other's entries.
-  std::string lock_name = ".";
-  lock_name += report.registry_file.filename().string();
-  lock_name += ".lock";
-  const FileLock lock = FileLock::acquire(report.registry_file.parent_path() / lock_name);
+  const FileLock lock = lock_registry(report.registry_file);
   Loaded loaded = load_and_diff(run, registry_root, options.same_threshold, options.paired);
   report = plan_apply(run, loaded, options);
   if (report.written.empty()) return report;

@@ -97,12 +97,17 @@ void Problem::set(const std::string& name, std::string value) {
   fields.emplace_back(name, std::move(value));
 }
 
-std::string Problem::key() const {
+std::string Problem::local_key() const {
   std::string out;
   for (const auto& [k, v] : fields) {
     if (!out.empty()) out += ',';
     out += k + '=' + v;
   }
+  return out;
+}
+
+std::string Problem::key() const {
+  std::string out = local_key();
   if (tp_size > 1) out += ",tp=" + std::to_string(tp_size) + "/" + to_string(tp_split_dim);
   return out;
 }
@@ -241,6 +246,14 @@ std::vector<Problem> expand_shape(const KernelFamily& family, const std::string&
     }
   }
   return out;
+}
+
+std::vector<Problem> expand_shapes(const KernelFamily& family, const std::vector<std::string>& shapes, int tp_size,
+                                   TpSplitDim split) {
+  std::vector<Problem> problems;
+  for (const auto& s : shapes)
+    for (auto& p : expand_shape(family, s, tp_size, split)) problems.push_back(std::move(p));
+  return problems;
 }
 
 }  // namespace ktune

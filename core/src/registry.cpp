@@ -1,5 +1,7 @@
 #include "ktune/registry.h"
 
+#include <tuple>
+
 #include "json_path.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
@@ -32,6 +34,15 @@ RegistryEntry entry_from(const JsonPath& p) {
   e.run = meta["run"].string();
   e.tuned_at = meta["tuned_at"].string();
   e.ktune_version = meta["ktune_version"].string();
+  // Fields newer files have; older ones read without them.
+  if (const auto tp = meta.find("tp_size")) {
+    e.tp_size = static_cast<int>(tp->integer());
+    if (e.tp_size < 1) tp->fail("tp_size must be at least 1");
+    if (e.tp_size > 1) e.tp_split_dim = to_string(tp_split_dim_from_string(meta["tp_split_dim"].string()));
+  }
+  if (const auto v = meta.find("versions"))
+    v->for_each_member([&](const std::string& k, const JsonPath& x) { e.versions.emplace_back(k, x.string()); });
+  e.imported_from = meta.string_or("imported_from", "");
   return e;
 }
 
@@ -39,12 +50,6 @@ RegistryEntry entry_from(const JsonPath& p) {
 void check_component(const std::string& what, const std::string& s) {
   if (s.empty() || s == "." || s == ".." || s.find('/') != std::string::npos || s.find('\\') != std::string::npos)
     throw InputError("registry " + what + " '" + s + "' cannot name a file (empty, '.', '..' or with a slash)");
-}
-
-std::int64_t next_pow2(std::int64_t v) {
-  std::int64_t p = 1;
-  while (p < v) p <<= 1;
-  return p;
 }
 
 bool has_field(const Problem& p, const std::string& name) {
@@ -85,7 +90,7 @@ Config in_space_order(const Config& config, const SearchSpace& space) {
 }
 
 json RegistryEntry::to_json() const {
-  return {{"config", config.to_json()},
+  json j = {{"config", config.to_json()},
           {"stats",
            {{"latency_avg_ns", latency_avg_ns},
             {"latency_median_ns", latency_median_ns},
@@ -97,6 +102,18 @@ json RegistryEntry::to_json() const {
             {"run", run},
             {"tuned_at", tuned_at},
             {"ktune_version", ktune_version}}}};
+  json& meta = j["metadata"];
+  if (tp_size > 1) {
+    meta["tp_size"] = tp_size;
+    meta["tp_split_dim"] = tp_split_dim;
+  }
+  if (!versions.empty()) {
+    json v = json::object();
+    for (const auto& [k, x] : versions) v[k] = x;
+    meta["versions"] = v;
+  }
+  if (!imported_from.empty()) meta["imported_from"] = imported_from;
+  return j;
 }
 
 RegistryEntry RegistryEntry::from_json(const json& j) { return entry_from(JsonPath(j)); }
@@ -152,47 +169,142 @@ std::size_t Registry::size() const {
   return n;
 }
 
-LookupResult Registry::lookup(const KernelFamily& family, const Problem& problem) const {
-  LookupResult r;
-  const std::string key = problem.key();
-  if (const RegistryEntry* e = find(family.name, key)) {
-    r.config = in_space_order(e->config, family.default_space);
-    r.source = LookupSource::Exact;
-    r.matched_key = key;
-    r.entry = e;
-    return r;
+void Registry::check(const KernelFamily& family) const {
+  const auto f = entries_.find(family.name);
+  if (f == entries_.end()) return;
+  for (const auto& [key, e] : f->second)
+    family.default_space.check_config(e.config, "registry " + backend_ + "/" + device_ + ": entry " + family.name + " " + key);
+}
+
+namespace {
+
+// The entry's config in the space's order, with parameters it predates taken from the default.
+Config completed(const Config& c, const KernelFamily& family) {
+  Config out = in_space_order(c, family.default_space);
+  for (const auto& [name, v] : family.default_config.values())
+    if (!out.has(name)) out.set(name, v);
+  return in_space_order(out, family.default_space);
+}
+
+// The key of the tuned problem nearest to `problem` along the bucket field, among the entries
+// whose other fields are the same: the next tuned value up, else the largest below.
+std::string nearest_bucket(const std::map<std::string, RegistryEntry>& keys, const std::string& family,
+                           const std::string& field, const Problem& problem) {
+  std::int64_t want = 0;
+  try {
+    want = problem.num(field);
+  } catch (const InputError&) {
+    return {};  // a text value (not a size) has no bucket
   }
-  const std::string where = "the " + (backend_.empty() ? family.backend : backend_) + "/" + device_ + " registry";
-  const std::string command = tune_command(backend_.empty() ? family.backend : backend_, family, problem);
+  std::optional<std::pair<std::int64_t, std::string>> above, below;
+  for (const auto& [key, e] : keys) {
+    Problem p;
+    try {
+      p = Problem::from_key(family, key);
+    } catch (const InputError&) {
+      continue;
+    }
+    if (p.fields.size() != problem.fields.size()) continue;
+    bool same = true;
+    std::int64_t v = 0;
+    for (std::size_t i = 0; i < p.fields.size() && same; ++i) {
+      if (p.fields[i].first != problem.fields[i].first) same = false;
+      else if (p.fields[i].first != field) same = p.fields[i].second == problem.fields[i].second;
+      else
+        try {
+          v = p.num(field);
+        } catch (const InputError&) {
+          same = false;
+        }
+    }
+    if (!same) continue;
+    if (v >= want && (!above || v < above->first)) above = {v, key};
+    if (v < want && (!below || v > below->first)) below = {v, key};
+  }
+  return above ? above->second : below ? below->second : std::string();
+}
+
+std::string join_versions(const std::vector<std::pair<std::string, std::string>>& v) {
+  std::string out;
+  for (const auto& [k, x] : v) out += (out.empty() ? "" : ", ") + k + " " + x;
+  return out;
+}
+
+}  // namespace
+
+LookupResult Registry::lookup(const KernelFamily& family, const Problem& problem, const LookupContext& context) const {
+  check(family);
+  LookupResult r;
+  const std::string key = problem.local_key();
+  const std::string backend = backend_.empty() ? family.backend : backend_;
+  const std::string where = "the " + backend + "/" + device_ + " registry";
+  const std::string command = tune_command(backend, family, problem);
+  auto use = [&](const std::string& matched, const RegistryEntry* e, LookupSource source) {
+    r.config = completed(e->config, family);
+    r.source = source;
+    r.matched_key = matched;
+    r.entry = e;
+    std::vector<std::pair<std::string, std::string>> then, now;
+    for (const auto& [k, v] : e->versions)
+      for (const auto& [rk, rv] : context.versions)
+        if (k == rk && v != rv) then.emplace_back(k, v), now.emplace_back(rk, rv);
+    if (!then.empty())
+      r.version_warning = family.name + " " + matched + " in " + where + " was measured with " + join_versions(then) +
+                          "; this machine runs " + join_versions(now) + ". Tune it again to be sure: " + command;
+    return r;
+  };
+  if (const RegistryEntry* e = find(family.name, key)) return use(key, e, LookupSource::Exact);
 
   std::string bucket_key;
-  if (!family.bucket_field.empty() && has_field(problem, family.bucket_field)) {
-    // A text value in the bucket field (not a size) has no bucket.
+  const auto f = entries_.find(family.name);
+  if (f != entries_.end() && !family.bucket_field.empty() && has_field(problem, family.bucket_field))
+    bucket_key = nearest_bucket(f->second, family.name, family.bucket_field, problem);
+  if (!bucket_key.empty()) {
+    use(bucket_key, find(family.name, bucket_key), LookupSource::Bucket);
+    r.warning = "no tuned config for " + family.name + " " + key + " in " + where + "; using the nearest tuned one, " +
+                bucket_key + ". Tune this shape with: " + command;
+    return r;
+  }
+
+  // The family default: aiter's most common best config, if the family's constraints allow it
+  // for this problem on this device; else the family's own default, else its first valid config.
+  Variables vars = context.device;
+  bool checkable = !context.device.empty();
+  if (checkable) {
     try {
-      const std::int64_t v = problem.num(family.bucket_field);
-      if (v > 0 && next_pow2(v) != v) {
-        Problem bucket = problem;
-        bucket.set(family.bucket_field, std::to_string(next_pow2(v)));
-        bucket_key = bucket.key();
-      }
+      for (const auto& [k, v] : family.variables(problem)) vars[k] = v;
+    } catch (const InputError&) {
+      checkable = false;
+    }
+  }
+  auto allowed = [&](const Config& c) {
+    if (!checkable) return true;
+    try {
+      return !family.default_space.violated(completed(c, family), vars).has_value();
+    } catch (const InputError&) {
+      return false;  // a constraint that cannot be evaluated for it does not allow it
+    }
+  };
+  std::string origin = "the most common best config of " + where;
+  std::optional<Config> pick = most_common(family.name, allowed);
+  if (!pick && allowed(family.default_config)) {
+    pick = family.default_config;
+    origin = "the family's default config";
+  }
+  if (!pick && checkable) {
+    try {
+      const auto valid = family.default_space.enumerate(vars);
+      if (!valid.empty()) pick = valid.front(), origin = "the first config the family's constraints allow";
     } catch (const InputError&) {
     }
   }
-  if (!bucket_key.empty()) {
-    if (const RegistryEntry* e = find(family.name, bucket_key)) {
-      r.config = in_space_order(e->config, family.default_space);
-      r.source = LookupSource::Bucket;
-      r.matched_key = bucket_key;
-      r.entry = e;
-      r.warning = "no tuned config for " + family.name + " " + key + " in " + where + "; using the one tuned for " +
-                  bucket_key + ". Tune this shape with: " + command;
-      return r;
-    }
-  }
-  r.config = family.default_config;
+  if (!pick) pick = family.default_config, origin = "the family's default config (which its constraints prune here)";
+  r.config = completed(*pick, family);
   r.source = LookupSource::Default;
-  r.warning = "no tuned config for " + family.name + " " + key + (bucket_key.empty() ? "" : " (nor its bucket " + bucket_key + ")") +
-              " in " + where + "; using the family's default config " + family.default_config.key() +
+  r.warning = "no tuned config for " + family.name + " " + key + " nor a tuned bucket of " +
+              (family.bucket_field.empty() ? std::string("it") : family.bucket_field) + " in " + where + "; using " +
+              origin + ", " + r.config.key() +
+              (checkable ? "" : " (not checked against the device's constraints: its properties are unknown here)") +
               ". Tune it with: " + command;
   return r;
 }
@@ -215,9 +327,37 @@ Registry Registry::from_json(const json& j) {
     root["ktune_registry"].fail("registry format " + std::to_string(format) + " is not supported by this ktune (it reads " +
                                 std::to_string(kRegistryFormat) + ")");
   Registry reg(root["backend"].string(), root["device"].string());
+  // Old keys (",tp=N/dim") are read after the local ones, so a local entry meets its old twin.
+  std::vector<std::tuple<std::string, std::string, RegistryEntry>> old;
   root["entries"].for_each_member([&](const std::string& family, const JsonPath& keys) {
-    keys.for_each_member([&](const std::string& key, const JsonPath& entry) { reg.set(family, key, entry_from(entry)); });
+    keys.for_each_member([&](const std::string& key, const JsonPath& entry) {
+      if (key.find(",tp=") == std::string::npos)
+        reg.set(family, key, entry_from(entry));
+      else
+        old.emplace_back(family, key, entry_from(entry));
+    });
   });
+  for (auto& [family, key, e] : old) {
+    Problem p;
+    try {
+      p = Problem::from_key(family, key);
+    } catch (const InputError& err) {
+      throw InputError("entries." + family + "." + key + ": " + err.what());
+    }
+    e.tp_size = p.tp_size;
+    e.tp_split_dim = to_string(p.tp_split_dim);
+    const std::string local = p.local_key();
+    const RegistryEntry* there = reg.find(family, local);
+    std::string note = family + " " + key + " -> " + local + " (tp " + std::to_string(p.tp_size) + "/" + e.tp_split_dim +
+                       " in its metadata)";
+    if (there && there->latency_median_ns <= e.latency_median_ns) {
+      reg.migrations_.push_back(note + ": dropped, " + local + " is there and as fast");
+      continue;
+    }
+    if (there) note += ": replaces the slower " + local;
+    reg.set(family, local, std::move(e));
+    reg.migrations_.push_back(note);
+  }
   return reg;
 }
 

@@ -286,6 +286,7 @@ RunResults RunStore::read_results(const fs::path& dir) {
     return compare_keys(a.problem.key(), b.problem.key()) < 0;
   });
   run.state = metadata.state;
+  run.versions = metadata.versions;
   for (const auto& p : metadata.pruning) run.planned += p.planned;
   for (const auto& t : read_trials(dir)) run.measured += t.status != TrialStatus::Pruned;
   return run;

@@ -34,7 +34,7 @@ Problem gemm(const std::string& m, const std::string& n = "4096", const std::str
   return p;
 }
 
-RegistryEntry entry(ParamValue bm, double median) {
+RegistryEntry entry(std::int64_t bm, double median) {
   RegistryEntry e;
   e.config = Config({{"BM", bm}, {"BN", 64}});
   e.latency_avg_ns = median * 1.01;
@@ -162,64 +162,156 @@ class TestRegistry : public QObject {
     QVERIFY2(contains(err, "not a ktune registry"), err.c_str());
   }
 
-  void lookupExactBucketDefault() {
+  void lookupExactNearestBucketDefault() {
     Registry reg("cpu", "test-cpu");
     reg.set("gemm", kKey16, entry(16, 500));
-    reg.set("gemm", "M=32,N=4096,K=4096,dtype=f32", entry(32, 800));
+    reg.set("gemm", "M=64,N=4096,K=4096,dtype=f32", entry(64, 800));
+    reg.set("gemm", "M=16,N=1024,K=4096,dtype=f32", entry(64, 300));
     const KernelFamily fam = gemm_family();
 
     LookupResult r = reg.lookup(fam, gemm("16"));
     QCOMPARE(int(r.source), int(LookupSource::Exact));
-    QCOMPARE(r.config.get("BM"), ParamValue(16));
+    QCOMPARE(r.config.get("BM"), std::int64_t(16));
     QCOMPARE(r.config.key(), std::string("BN=64,BM=16"));  // the space's order, not the file's
     QVERIFY(r.warning.empty());
     QVERIFY(r.entry == reg.find("gemm", kKey16));
 
+    // Rounded up to the next tuned M (64, not the power of two 32, which is not tuned)...
     r = reg.lookup(fam, gemm("20"));
     QCOMPARE(int(r.source), int(LookupSource::Bucket));
-    QCOMPARE(r.matched_key, std::string("M=32,N=4096,K=4096,dtype=f32"));
-    QCOMPARE(r.config.get("BM"), ParamValue(32));
+    QCOMPARE(r.matched_key, std::string("M=64,N=4096,K=4096,dtype=f32"));
+    QCOMPARE(r.config.get("BM"), std::int64_t(64));
     QVERIFY2(contains(r.warning, "M=20,N=4096,K=4096,dtype=f32") &&
                  contains(r.warning, "ktune tune gemm --backend cpu --shape \"M=20 N=4096 K=4096 dtype=f32\""),
              r.warning.c_str());
+    r = reg.lookup(fam, gemm("1"));
+    QCOMPARE(r.matched_key, kKey16);
+    // ... else the largest tuned M below.
+    r = reg.lookup(fam, gemm("1000"));
+    QCOMPARE(int(r.source), int(LookupSource::Bucket));
+    QCOMPARE(r.matched_key, std::string("M=64,N=4096,K=4096,dtype=f32"));
 
-    r = reg.lookup(fam, gemm("100"));  // bucket M=128 is not tuned either
+    // Other N, K or dtype: no bucket; the default is the most common best config (BM=64: 2 of 3).
+    r = reg.lookup(fam, gemm("16", "512"));
     QCOMPARE(int(r.source), int(LookupSource::Default));
-    QVERIFY(r.config == fam.default_config);
     QVERIFY(r.entry == nullptr);
-    QVERIFY2(contains(r.warning, "M=100,N=4096,K=4096,dtype=f32") && contains(r.warning, "M=128") &&
-                 contains(r.warning, "--shape \"M=100 N=4096 K=4096 dtype=f32\"") && contains(r.warning, "BM=32,BN=32"),
+    QCOMPARE(r.config.key(), std::string("BN=64,BM=64"));
+    QVERIFY2(contains(r.warning, "M=16,N=512,K=4096,dtype=f32") && contains(r.warning, "most common") &&
+                 contains(r.warning, "--shape \"M=16 N=512 K=4096 dtype=f32\""),
              r.warning.c_str());
+    QVERIFY2(contains(r.warning, "not checked against the device"), r.warning.c_str());
 
-    r = reg.lookup(fam, gemm("16", "1024"));  // other N: no bucket of its own
-    QCOMPARE(int(r.source), int(LookupSource::Default));
-    QVERIFY(!contains(r.warning, "bucket"));
+    // With the device known, a default the constraints prune there is passed over.
+    KernelFamily small = fam;
+    small.default_space = SearchSpace({{"BN", {32, 64}, ""}, {"BM", {16, 32, 64}, ""}}, {{"BM <= max_bm", ""}});
+    LookupContext ctx;
+    ctx.device = {{"max_bm", 32}};
+    r = reg.lookup(small, gemm("16", "512"), ctx);
+    QCOMPARE(r.config.key(), std::string("BN=64,BM=16"));  // the next most common, allowed
+    ctx.device = {{"max_bm", 8}};  // nothing the registry has, nor the family default: the first valid
+    small.default_space = SearchSpace({{"BN", {32, 64}, ""}, {"BM", {8, 16, 32, 64}, ""}}, {{"BM <= max_bm", ""}});
+    r = reg.lookup(small, gemm("16", "512"), ctx);
+    QCOMPARE(r.config.key(), std::string("BN=32,BM=8"));
+    QVERIFY2(contains(r.warning, "first config the family's constraints allow"), r.warning.c_str());
+
+    // An empty registry: the family's own default.
+    r = Registry("cpu", "x").lookup(fam, gemm("16"));
+    QCOMPARE(r.config.key(), std::string("BN=32,BM=32"));
   }
 
-  void lookupShardedNamesGlobalShape() {
+  void lookupOfTheLocalShapeFindsWhatTpTuned() {
+    // Tuned with --tp-size 8 --tp-split-dim out: stored under the local key, tp in metadata.
     Registry reg("cpu", "test-cpu");
-    Problem bucket = gemm("32", "512");
-    bucket.tp_size = 8;
-    bucket.tp_split_dim = TpSplitDim::Out;
-    reg.set("gemm", bucket.key(), entry(32, 300));
+    RegistryEntry e = entry(32, 300);
+    e.tp_size = 8;
+    e.tp_split_dim = "out";
+    reg.set("gemm", gemm("32", "512").local_key(), e);
 
-    Problem local = gemm("20", "512");  // N=4096 split 8 ways, column parallel
+    Problem sharded = gemm("32", "512");
+    sharded.tp_size = 8;
+    sharded.tp_split_dim = TpSplitDim::Out;
+    QCOMPARE(int(reg.lookup(gemm_family(), sharded).source), int(LookupSource::Exact));
+    QCOMPARE(int(reg.lookup(gemm_family(), gemm("32", "512")).source), int(LookupSource::Exact));  // by hand
+
+    Problem local = gemm("20", "512");  // the warning's command names the global shape
     local.tp_size = 8;
     local.tp_split_dim = TpSplitDim::Out;
-    LookupResult r = reg.lookup(gemm_family(), local);
-    QCOMPARE(int(r.source), int(LookupSource::Bucket));
-    QCOMPARE(r.matched_key, std::string("M=32,N=512,K=4096,dtype=f32,tp=8/out"));
-    QVERIFY2(contains(r.warning, "M=20,N=512,K=4096,dtype=f32,tp=8/out") &&
-                 contains(r.warning, "--shape \"M=20 N=4096 K=4096 dtype=f32\" --tp-size 8 --tp-split-dim out"),
+    const LookupResult r = reg.lookup(gemm_family(), local);
+    QCOMPARE(r.matched_key, std::string("M=32,N=512,K=4096,dtype=f32"));
+    QVERIFY2(contains(r.warning, "--shape \"M=20 N=4096 K=4096 dtype=f32\" --tp-size 8 --tp-split-dim out"),
              r.warning.c_str());
 
-    Problem row = gemm("64", "4096", "1024");  // K=4096 split 4 ways, row parallel
-    row.tp_size = 4;
-    row.tp_split_dim = TpSplitDim::In;
-    r = reg.lookup(gemm_family(), row);
-    QCOMPARE(int(r.source), int(LookupSource::Default));
-    QVERIFY2(contains(r.warning, "--shape \"M=64 N=4096 K=4096 dtype=f32\" --tp-size 4 --tp-split-dim in"),
-             r.warning.c_str());
+    // The metadata survives a save and load.
+    QTemporaryDir dir;
+    const fs::path file = fs::path(dir.path().toStdString()) / "r.json";
+    reg.save(file);
+    const Registry back = Registry::load(file);
+    QCOMPARE(back.find("gemm", "M=32,N=512,K=4096,dtype=f32")->tp_size, 8);
+    QCOMPARE(back.find("gemm", "M=32,N=512,K=4096,dtype=f32")->tp_split_dim, std::string("out"));
+    QVERIFY(back.migrations().empty());
+  }
+
+  void oldTpKeysAreMigratedOnRead() {
+    QTemporaryDir dir;
+    const fs::path file = fs::path(dir.path().toStdString()) / "old.json";
+    Registry old("cpu", "test-cpu");
+    old.set("gemm", "M=32,N=512,K=4096,dtype=f32,tp=8/out", entry(32, 300));
+    old.set("gemm", "M=16,N=512,K=4096,dtype=f32,tp=8/out", entry(16, 300));
+    old.set("gemm", "M=16,N=512,K=4096,dtype=f32", entry(64, 200));  // faster: kept
+    old.save(file);
+    const Registry reg = Registry::load(file);
+    QCOMPARE(reg.size(), std::size_t(2));
+    const RegistryEntry* e = reg.find("gemm", "M=32,N=512,K=4096,dtype=f32");
+    QVERIFY(e != nullptr);
+    QCOMPARE(e->tp_size, 8);
+    QCOMPARE(e->tp_split_dim, std::string("out"));
+    QCOMPARE(reg.find("gemm", "M=16,N=512,K=4096,dtype=f32")->config.get("BM"), std::int64_t(64));
+    QCOMPARE(reg.migrations().size(), std::size_t(2));
+    QVERIFY2(contains(reg.migrations()[0] + reg.migrations()[1], "dropped"), reg.migrations()[0].c_str());
+  }
+
+  void entriesAreCheckedAgainstTheSpace() {
+    Registry reg("cpu", "test-cpu");
+    RegistryEntry e = entry(16, 500);
+    e.config.set("BX", 3);
+    reg.set("gemm", kKey16, e);
+    QString err;
+    try {
+      reg.lookup(gemm_family(), gemm("20"));
+    } catch (const InputError& x) {
+      err = x.what();
+    }
+    QVERIFY2(err.contains("entry gemm M=16,N=4096,K=4096,dtype=f32") && err.contains("unknown parameter 'BX'"),
+             qPrintable(err));
+    e = entry(16, 500);
+    e.config.set("BN", "wide");
+    reg.set("gemm", kKey16, e);
+    QVERIFY_THROWS_EXCEPTION(InputError, reg.lookup(gemm_family(), gemm("16")));
+    // A parameter an older entry lacks takes the family default's value.
+    e = entry(16, 500);
+    e.config = Config({{"BM", 16}});
+    reg.set("gemm", kKey16, e);
+    QCOMPARE(reg.lookup(gemm_family(), gemm("16")).config.key(), std::string("BN=32,BM=16"));
+  }
+
+  void versionsAreRecordedAndCompared() {
+    Registry reg("cpu", "test-cpu");
+    RegistryEntry e = entry(16, 500);
+    e.versions = {{"cuda_driver", "12.4"}, {"nvrtc", "12.4"}};
+    reg.set("gemm", kKey16, e);
+    QTemporaryDir dir;
+    const fs::path file = fs::path(dir.path().toStdString()) / "v.json";
+    reg.save(file);
+    const Registry back = Registry::load(file);
+    QCOMPARE(back.find("gemm", kKey16)->versions, e.versions);
+    LookupContext ctx;
+    ctx.versions = {{"cuda_driver", "12.4"}, {"nvrtc", "12.4"}, {"cublas", "12.4.5"}};
+    QVERIFY(back.lookup(gemm_family(), gemm("16"), ctx).version_warning.empty());
+    ctx.versions = {{"cuda_driver", "12.8"}, {"nvrtc", "12.4"}};
+    const LookupResult r = back.lookup(gemm_family(), gemm("16"), ctx);
+    QVERIFY2(contains(r.version_warning, "cuda_driver 12.4") && contains(r.version_warning, "cuda_driver 12.8") &&
+                 !contains(r.version_warning, "nvrtc") && contains(r.version_warning, "ktune tune gemm"),
+             r.version_warning.c_str());
   }
 };
 

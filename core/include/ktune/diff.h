@@ -20,7 +20,7 @@ std::string describe_progress(const RunResults& run);
 
 struct DiffEntry {
   std::string family;
-  std::string key;                     // Problem::key()
+  std::string key;                     // Problem::local_key(): the registry's key
   DiffClass cls = DiffClass::New;
   std::optional<RegistryEntry> old_entry;
   RegistryEntry new_entry;             // built from the run's result
@@ -86,5 +86,9 @@ struct ApplyReport {
 // concurrent applies to one registry do not lose each other's entries. A registry file for another backend or device than the
 // run's is an InputError.
 ApplyReport apply_run(const RunResults& run, const std::filesystem::path& registry_root, const ApplyOptions& options);
+
+// The exclusive lock every writer of `registry_file` holds while it reads, changes and saves it
+// (.<file>.lock beside it): apply and registry import.
+FileLock lock_registry(const std::filesystem::path& registry_file);
 
 }  // namespace ktune

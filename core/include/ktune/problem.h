@@ -28,8 +28,12 @@ struct Problem {
   std::int64_t num(const std::string& name) const;           // throws InputError if not an integer
   void set(const std::string& name, std::string value);
 
-  // Registry / results key: "M=16,N=4096,K=4096,dtype=f32" plus ",tp=8/out" when sharded.
+  // Run / results key: "M=16,N=4096,K=4096,dtype=f32" plus ",tp=8/out" when sharded.
   std::string key() const;
+  // Registry key: the local shape alone, "M=16,N=512,K=4096,dtype=f32" whatever the sharding
+  // (tensor-parallel settings are the entry's metadata), so a shape tuned with --tp-size and
+  // the same local shape given by hand find each other.
+  std::string local_key() const;
   // Parses key() back (family supplied separately). Throws InputError.
   static Problem from_key(const std::string& family, const std::string& key);
 
@@ -58,5 +62,8 @@ inline constexpr std::size_t kMaxProblems = 10'000;
 // any problem is built.
 std::vector<Problem> expand_shape(const KernelFamily& family, const std::string& shape, int tp_size = 1,
                                   TpSplitDim split = TpSplitDim::None);
+// Every --shape of a command, in order.
+std::vector<Problem> expand_shapes(const KernelFamily& family, const std::vector<std::string>& shapes, int tp_size = 1,
+                                   TpSplitDim split = TpSplitDim::None);
 
 }  // namespace ktune

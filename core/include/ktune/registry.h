@@ -1,7 +1,11 @@
 #pragma once
 // Registry: tuned_data/<backend>/<device-slug>.json, the best config per family and problem
-// key, read by serving code at run time. Lookup falls back from the exact key to the
-// power-of-two bucket of the family's bucket field (M, batch), then to the family default.
+// key, read by serving code at run time. Keys are the local (per-device) shape; tensor-parallel
+// settings are metadata. Lookup falls back as aiter's users know: the exact key, else the nearest
+// tuned bucket of the family's bucket field (M, batch: rounded up to the next tuned value, else
+// the largest tuned one below), else the family default: the most common best config among the
+// device's entries that satisfies the family's constraints there.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -29,6 +33,12 @@ struct RegistryEntry {
   std::string run;
   std::string tuned_at;
   std::string ktune_version;
+  // The tensor-parallel setting it was tuned under (the key is the local shape either way).
+  int tp_size = 1;
+  std::string tp_split_dim;  // "out" | "in" when tp_size > 1
+  // Driver, toolkit and compiler versions it was measured with (the backend's versions()).
+  std::vector<std::pair<std::string, std::string>> versions;
+  std::string imported_from;  // "tpu-tune FILE" for an imported entry
 
   nlohmann::json to_json() const;
   static RegistryEntry from_json(const nlohmann::json& j);  // throws InputError
@@ -41,7 +51,17 @@ struct LookupResult {
   LookupSource source = LookupSource::Default;
   std::string matched_key;  // the registry key used (exact or bucket)
   std::string warning;      // non-empty unless exact: names the missing key and the tune command
+  // Non-empty when the entry was measured with other driver / toolkit / compiler versions than
+  // the running ones (LookupContext::versions): names them and the command that tunes again.
+  std::string version_warning;
   const RegistryEntry* entry = nullptr;  // null for the default
+};
+
+// What lookup knows of the machine it serves on. Both may be empty: without device properties
+// the family default is not checked against the device constraints (the warning says so).
+struct LookupContext {
+  Variables device;  // DeviceInfo::variables(): cc_major, smem_per_block_optin, ...
+  std::vector<std::pair<std::string, std::string>> versions;  // Backend::versions()
 };
 
 // `config` with its parameters in the space's order (JSON objects, as in the registry and
@@ -57,6 +77,8 @@ class Registry {
   static std::filesystem::path file_for(const std::filesystem::path& root, const std::string& backend,
                                         const std::string& device_slug);
   // A missing file is an empty registry; a malformed one is an InputError naming the file.
+  // Keys of older files with ",tp=N/out" are migrated to the local key with the setting in the
+  // entry's metadata (migrations() says which; the next save writes them so).
   static Registry load(const std::filesystem::path& file);
   // Atomic (temp file, fsync, rename); the previous file is kept as <file>.bak.
   void save(const std::filesystem::path& file) const;
@@ -68,10 +90,22 @@ class Registry {
   const RegistryEntry* find(const std::string& family, const std::string& problem_key) const;
   void set(const std::string& family, const std::string& problem_key, RegistryEntry entry);
   std::size_t size() const;
+  // One line per key migrated on read (old ",tp=" keys), for the CLI to print.
+  const std::vector<std::string>& migrations() const { return migrations_; }
 
-  // Exact key, else the bucket (bucket field rounded up to a power of two), else the default.
-  // The config comes back in the order of the family's default space.
-  LookupResult lookup(const KernelFamily& family, const Problem& problem) const;
+  // Throws InputError naming the entry (family, key) and the parameter when an entry of
+  // `family` has a parameter the family's space lacks, or a value of another kind.
+  void check(const KernelFamily& family) const;
+  // The most common best config among `family`'s entries, ties broken by config key; with
+  // `accept`, the most common one it accepts. nullopt when none.
+  template <typename Accept>
+  std::optional<Config> most_common(const std::string& family, Accept&& accept) const;
+
+  // Exact key (Problem::local_key), else the nearest tuned bucket, else the family default (see
+  // the top of this file). Checks the family's entries first (check()). The config comes back
+  // in the order of the family's default space, parameters an older entry lacks taken from the
+  // family's default config.
+  LookupResult lookup(const KernelFamily& family, const Problem& problem, const LookupContext& context = {}) const;
 
   nlohmann::json to_json() const;
   static Registry from_json(const nlohmann::json& j);  // throws InputError
@@ -79,6 +113,25 @@ class Registry {
  private:
   std::string backend_, device_;
   std::map<std::string, std::map<std::string, RegistryEntry>> entries_;
+  std::vector<std::string> migrations_;
 };
+
+template <typename Accept>
+std::optional<Config> Registry::most_common(const std::string& family, Accept&& accept) const {
+  const auto f = entries_.find(family);
+  if (f == entries_.end()) return std::nullopt;
+  std::map<std::string, std::pair<int, const Config*>> counts;  // config key -> (count, config)
+  for (const auto& [key, e] : f->second) {
+    auto& slot = counts[e.config.key()];
+    ++slot.first;
+    slot.second = &e.config;
+  }
+  std::vector<std::pair<int, const Config*>> order;
+  for (const auto& [key, c] : counts) order.push_back(c);
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [n, c] : order)
+    if (accept(*c)) return *c;
+  return std::nullopt;
+}
 
 }  // namespace ktune

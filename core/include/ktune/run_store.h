@@ -103,6 +103,7 @@ struct RunResults {
   // From run_metadata.json and trials.csv as they are now (read_results), not from results.json:
   // a run resumed since has a results.json of an earlier state.
   std::string state;           // finished | cancelled | failed | running
+  std::vector<std::pair<std::string, std::string>> versions;  // the run's driver, toolkit, compilers
   std::uint64_t measured = 0;  // configs measured (every trial but pruned ones)
   std::uint64_t planned = 0;   // configs the strategy meant to measure; 0 for runs that predate the record
 };

@@ -1,0 +1,206 @@
+#include "registry_command.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "ktune/diff.h"
+#include "ktune/error.h"
+#include "ktune/json_read.h"
+#include "ktune/kernel_spec.h"
+#include "ktune/registry_formats.h"
+
+namespace ktune::cli {
+
+namespace {
+
+void add_target(CLI::App* sub, RegistryArgs& a, bool family_option = true) {
+  if (family_option) sub->add_option("--family", a.family, "Kernel family (`ktune kernels`)");
+  sub->add_option("--kernel-spec", a.kernel_spec,
+                  "The family of a kernel spec JSON (e.g. resources/kernels/cuda/gemm.json): no GPU or CUDA build needed");
+  sub->add_option("--backend,-b", a.backend, "Backend whose registry and family to use")->capture_default_str();
+  sub->add_option("--device", a.device, "Device index (its slug names the registry file)")->capture_default_str();
+  sub->add_option("--device-slug", a.device_slug, "Registry device slug (default: this machine's device)");
+  sub->add_option("--registry", a.registry, "Registry root (holds <backend>/<device>.json)")->capture_default_str();
+}
+
+std::vector<std::string> split_fields(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string f; std::getline(ss, f, ',');) {
+    if (f.empty()) throw InputError("--key-fields '" + text + "' has an empty name; give names separated by commas");
+    out.push_back(f);
+  }
+  return out;
+}
+
+// The family to read entries of: a kernel spec's without its backend (registry commands run no
+// kernel, so a CPU-only build reads a CUDA registry), else the backend's built-in family.
+KernelFamily target_family(const RegistryArgs& a, const Backends& backends) {
+  if (!a.kernel_spec.empty()) {
+    KernelFamily f = KernelSpec::load(a.kernel_spec).family();
+    if (!a.family.empty() && a.family != f.name)
+      throw InputError("kernel spec " + a.kernel_spec + " defines '" + f.name + "', not '" + a.family + "'");
+    f.backend = a.backend;
+    return f;
+  }
+  if (a.family.empty()) throw InputError("name a kernel family (--family; `ktune kernels` lists them) or give --kernel-spec FILE");
+  return find_backend(backends, a.backend).family(a.family);
+}
+
+// The registry file's device slug: --device-slug, else the device's (which needs the backend).
+std::string target_slug(const RegistryArgs& a, const Backends& backends) {
+  if (!a.device_slug.empty()) return a.device_slug;
+  const auto devices = find_backend(backends, a.backend).devices();
+  if (a.device < 0 || static_cast<std::size_t>(a.device) >= devices.size())
+    throw InputError("the " + a.backend + " backend has no device " + std::to_string(a.device) +
+                     " here; name the registry file with --device-slug");
+  return devices[static_cast<std::size_t>(a.device)].slug();
+}
+
+Registry load_noting(const std::filesystem::path& file) {
+  Registry reg = Registry::load(file);
+  for (const auto& m : reg.migrations()) std::cerr << "note: " << file.string() << ": migrated " << m << '\n';
+  return reg;
+}
+
+}  // namespace
+
+RegistryCommands add_registry_command(CLI::App& app, RegistryArgs& a) {
+  RegistryCommands c;
+  c.registry = app.add_subcommand("registry", "Write the registry in the seed tools' formats, or read theirs into it");
+  c.registry->require_subcommand(1);
+  c.exp = c.registry->add_subcommand(
+      "export",
+      "Write a family's entries as aiter's tuned-config files: per group of equal key fields but M (N, K) a "
+      "{device}-GEMM-{FAMILY}-N=..-K=...json with the configs by M bucket: small (M < 32), medium_M32, medium_M64, "
+      "medium_M128, large (M <= 256), xlarge (M > 256), each the config of the largest tuned M in it, and any (the "
+      "largest tuned M); plus {device}-GEMM-{FAMILY}.json with the most common config per bucket. Text key fields "
+      "(dtypes) are in the name only where they differ between files");
+  c.exp->add_option("--format", a.format, "aiter")->required()->check(CLI::IsMember({"aiter"}));
+  c.exp->add_option("-o,--output", a.output, "Folder to write the files into (created)")->required();
+  add_target(c.exp, a);
+  c.imp = c.registry->add_subcommand(
+      "import",
+      "Read a tpu-tune registry file (an object of \"key_params\": {config, stats, metadata}) into the ktune registry: "
+      "each key's comma-separated values are the --key-fields, every config is checked against the family's space. "
+      "tpu-tune records no median: it becomes the median of the entry's samples_ns, or latency_avg_ns where it has "
+      "none. Existing entries are kept unless --force; the write is atomic with a backup, under the registry's lock");
+  c.imp->add_option("--format", a.format, "tpu-tune")->required()->check(CLI::IsMember({"tpu-tune"}));
+  c.imp->add_option("file", a.file, "tpu-tune registry JSON file")->required()->check(CLI::ExistingFile);
+  c.imp->add_option("--key-fields", a.key_fields, "The family key fields the keys' values give, in order: batch,out,in")
+      ->required();
+  c.imp->add_flag("--force", a.force, "Replace entries the registry already has for these keys");
+  c.imp->add_flag("--dry-run", a.dry_run, "Print what would be written; write nothing");
+  add_target(c.imp, a);
+  return c;
+}
+
+int run_registry_export(const RegistryArgs& a, const Backends& backends) {
+  const KernelFamily family = target_family(a, backends);
+  const auto file = Registry::file_for(a.registry, a.backend, target_slug(a, backends));
+  const Registry reg = load_noting(file);
+  const auto written = export_aiter(reg, family, a.output);
+  for (const auto& p : written) std::cout << "wrote " << p.string() << '\n';
+  std::cout << written.size() << " aiter files from " << file.string() << " (" << family.name << ")\n";
+  return 0;
+}
+
+int run_registry_import(const RegistryArgs& a, const Backends& backends) {
+  const KernelFamily family = target_family(a, backends);
+  const std::string device_slug = target_slug(a, backends);
+  const TpuTuneEntries in = read_tpu_tune(a.file, family, split_fields(a.key_fields));
+  const auto file = Registry::file_for(a.registry, a.backend, device_slug);
+  std::cout << "read " << in.entries.size() << " entries of " << a.file << "; the median latency (which tpu-tune does "
+            << "not record) is the median of samples_ns for " << in.median_from_samples << " and latency_avg_ns for "
+            << in.median_from_average << " without samples\n";
+  // Under the lock apply takes: a concurrent apply or import does not lose these entries or its own.
+  const FileLock lock = lock_registry(file);
+  Registry reg = load_noting(file);
+  if (!std::filesystem::exists(file)) reg = Registry(a.backend, device_slug);
+  if (reg.backend() != a.backend || reg.device() != device_slug)
+    throw InputError(file.string() + " holds the registry of " + reg.backend() + "/" + reg.device() + ", not of " +
+                     a.backend + "/" + device_slug);
+  std::size_t written = 0, kept = 0;
+  for (const auto& [key, e] : in.entries) {
+    if (reg.find(family.name, key) && !a.force) {
+      std::cout << "kept " << family.name << " " << key << ": the registry has it (--force replaces it)\n";
+      ++kept;
+      continue;
+    }
+    std::cout << (a.dry_run ? "would write " : "wrote ") << family.name << " " << key << " -> " << e.config.key() << '\n';
+    reg.set(family.name, key, e);
+    ++written;
+  }
+  if (a.dry_run) {
+    std::cout << "dry run: nothing written\n";
+  } else if (written > 0) {
+    reg.save(file);
+    std::cout << "registry " << file.string() << ": " << written << " written, " << kept << " kept\n";
+  } else {
+    std::cout << "registry " << file.string() << " unchanged\n";
+  }
+  return 0;
+}
+
+CLI::App* add_lookup_command(CLI::App& app, LookupArgs& a) {
+  auto* lookup = app.add_subcommand(
+      "lookup",
+      "Look a shape up in the registry as serving code would: the exact key (the local shape, whatever --tp-size tuned "
+      "it), else the nearest tuned bucket (M rounded up to the next tuned M, else the largest tuned M below), else the "
+      "family default (the most common best config of the device's entries that the family's constraints allow there); "
+      "warns naming the missing key and the command that tunes it, and when the entry was measured with other "
+      "driver/toolkit/compiler versions than this machine's");
+  lookup->add_option("family", a.target.family, "Kernel family");
+  lookup->add_option("--shape,-s", a.shapes, "Shape(s)")->required();
+  lookup->add_option("--tp-size", a.tp_size, "Tensor-parallel degree: look up the local shape")->capture_default_str();
+  lookup->add_option("--tp-split-dim", a.tp_split_dim, "out | in");
+  lookup->add_option("--device-json", a.device_json,
+                     "Device properties (`ktune devices --json` of the serving machine) to check the family default "
+                     "against, when the registry is not this machine's")
+      ->check(CLI::ExistingFile);
+  add_target(lookup, a.target, false);
+  return lookup;
+}
+
+int run_lookup(const LookupArgs& a, const Backends& backends) {
+  const KernelFamily family = target_family(a.target, backends);
+  const std::string slug = target_slug(a.target, backends);
+  // The device's properties check the family default against its constraints, and the running
+  // versions are compared with the entry's: from this machine when the registry is its own.
+  LookupContext context;
+  for (const auto& b : backends) {
+    if (b->name() != a.target.backend) continue;
+    const auto devices = b->devices();
+    const auto i = static_cast<std::size_t>(a.target.device);
+    if (a.target.device >= 0 && i < devices.size() && devices[i].slug() == slug) {
+      context.device = devices[i].variables();
+      context.versions = b->versions();
+    }
+  }
+  if (!a.device_json.empty()) {
+    nlohmann::json j = read_json_file(a.device_json, "device properties");
+    if (j.is_array()) {
+      const auto it = std::find_if(j.begin(), j.end(), [&](const auto& d) {
+        return d.is_object() && DeviceInfo::from_json(d).slug() == slug;
+      });
+      if (it == j.end()) throw InputError("device properties " + a.device_json + " list no device of slug " + slug);
+      j = *it;
+    }
+    context.device = DeviceInfo::from_json(j).variables();
+  }
+  const auto file = Registry::file_for(a.target.registry, a.target.backend, slug);
+  const Registry reg = load_noting(file);
+  for (const auto& p : expand_shapes(family, a.shapes, a.tp_size, tp_split_dim_from_string(a.tp_split_dim))) {
+    const LookupResult r = reg.lookup(family, p, context);
+    const char* src = r.source == LookupSource::Exact ? "exact" : r.source == LookupSource::Bucket ? "nearest bucket" : "default";
+    std::cout << p.local_key() << ": " << r.config.key() << "  (" << src
+              << (r.matched_key.empty() ? "" : " " + r.matched_key) << ")\n";
+    if (!r.warning.empty()) std::cerr << "warning: " << r.warning << '\n';
+    if (!r.version_warning.empty()) std::cerr << "warning: " << r.version_warning << '\n';
+  }
+  return 0;
+}
+
+}  // namespace ktune::cli

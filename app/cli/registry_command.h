@@ -1,0 +1,50 @@
+#pragma once
+// `ktune registry export --format aiter` and `ktune registry import --format tpu-tune`: the
+// registry in the files the seed tools' users already load and keep.
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "ktune/backend.h"
+#include "ktune/kernel_family.h"
+
+namespace ktune::cli {
+
+struct RegistryArgs {
+  std::string format;
+  std::string family;
+  std::string kernel_spec;
+  std::string backend = "cpu";
+  int device = 0;
+  std::string device_slug;  // default: the device's
+  std::string registry = "tuned_data";
+  std::string output;       // export: the folder
+  std::string file;         // import: the tpu-tune file
+  std::string key_fields;   // import: "batch,out,in"
+  bool force = false, dry_run = false;
+};
+
+// Adds `registry` with `export` and `import`; returns them (`registry`, export, import).
+struct RegistryCommands {
+  CLI::App* registry = nullptr;
+  CLI::App* exp = nullptr;
+  CLI::App* imp = nullptr;
+};
+RegistryCommands add_registry_command(CLI::App& app, RegistryArgs& args);
+using Backends = std::vector<std::unique_ptr<Backend>>;
+// Exit 0; InputError (exit 2) naming the file, key and field of a bad input.
+int run_registry_export(const RegistryArgs& args, const Backends& backends);
+int run_registry_import(const RegistryArgs& args, const Backends& backends);
+
+// `ktune lookup`: a shape looked up as serving code would (Registry::lookup).
+struct LookupArgs {
+  RegistryArgs target;  // family, kernel spec, backend, device, device slug, registry
+  std::vector<std::string> shapes;
+  std::string device_json;  // device properties from `ktune devices --json` (another machine's)
+  int tp_size = 1;
+  std::string tp_split_dim = "none";
+};
+CLI::App* add_lookup_command(CLI::App& app, LookupArgs& args);
+int run_lookup(const LookupArgs& args, const Backends& backends);
+
+}  // namespace ktune::cli
