@@ -64,6 +64,10 @@ SearchSpace SearchSpace::from_configs(std::vector<Config> configs, std::vector<C
       if (it == params.end())
         throw InputError("search space: config #" + std::to_string(i + 1) + " (" + configs[i].key() + ") has parameter '" +
                          name + "', which config #1 does not have; every config names the same parameters");
+      if (!it->values.empty() && v.kind() != it->kind())
+        throw InputError("search space: config #" + std::to_string(i + 1) + " (" + configs[i].key() + "): " + name + "=" +
+                         v.text() + " is a " + to_string(v.kind()) + ", but '" + name + "' takes " +
+                         to_string(it->kind()) + " values in the configs before it");
       if (std::find(it->values.begin(), it->values.end(), v) == it->values.end()) it->values.push_back(v);
     }
   return SearchSpace(std::move(params), std::move(configs), std::move(constraints));
