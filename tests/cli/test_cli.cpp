@@ -137,11 +137,15 @@ class TestCli : public QObject {
     QCOMPARE(exact.code, 0);
     QVERIFY(exact.out.contains("(exact"));
     const Result bucket = run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=50 N=64 K=64"});
-    QVERIFY(bucket.out.contains("(bucket M=64,N=64,K=64,dtype=f32"));
-    const Result dflt = run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=20 N=64 K=64"});
+    QVERIFY2(bucket.out.contains("(nearest bucket M=64,N=64,K=64,dtype=f32"), qPrintable(bucket.out));
+    const Result dflt = run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=20 N=128 K=64"});
     QVERIFY(dflt.out.contains("(default"));
     QVERIFY(dflt.err.contains("ktune tune gemm"));
-    QVERIFY(dflt.err.contains("M=20"));
+    QVERIFY(dflt.err.contains("M=20,N=128"));
+    QVERIFY2(dflt.err.contains("most common best config"), qPrintable(dflt.err));
+    // Entries record the versions they were measured with.
+    const auto entry = doc["entries"].toObject()["gemm"].toObject()["M=16,N=64,K=64,dtype=f32"].toObject();
+    QVERIFY(entry["metadata"].toObject()["versions"].toObject().contains("cpu_compiler"));
   }
 
   void exportRoundTrips() {
