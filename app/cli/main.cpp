@@ -394,7 +394,9 @@ int run_command(int argc, char** argv) {
   std::vector<std::string> space_shapes;
   auto* space = app.add_subcommand("space", "Show a family's search space and its size before and after pruning");
   space->add_option("family", space_family, "Kernel family");
-  space->add_option("--space", ta.space_file, "Search space JSON file instead of the family's default");
+  space->add_option("--space", ta.space_file,
+                    "Search space JSON file instead of the family's default: {\"parameters\": {NAME: [values]}} (integers, "
+                    "booleans or strings) or {\"configs\": [{NAME: value, ...}, ...]}, plus \"constraints\"");
   space->add_option("--kernel-spec", ta.kernel_spec, "Kernel spec JSON (GPU backends)");
   space->add_option("--shape", space_shapes, "Problem shape(s) to count pruning for");
   space->add_flag("--json", json, "Print the space as JSON (a starting point for --space)");

@@ -131,32 +131,25 @@ class TestModels : public QObject {
   }
 
   void showsStringParametersAsStrings() {
-    // A worker's string candidates reach the space as indices, named in the description as
-    // family_from_json writes them; a label may hold ", " itself.
-    const SearchSpace space({{"block", {32, 64}, ""},
-                             {"order", {0, 1}, "0=row, 1=col"},
-                             {"mod", {0, 1, 2}, "cache modifier; 0=, 1=.cg, 2=a, b"},
-                             {"odd", {0, 1}, "0=only one named"},
-                             {"kept", {1}, "the user dropped row; 0=row, 1=col"}},
+    const SearchSpace space({{"block", {32, 64}, ""}, {"order", {"row", "col"}, ""}, {"mod", {"", ".cg"}, ""},
+                             {"fused", {true, false}, ""}},
                             {});
     TrialsModel model;
-    model.reset({QStringLiteral("block"), QStringLiteral("order"), QStringLiteral("mod"), QStringLiteral("odd"),
-                 QStringLiteral("kept")});
+    model.reset({QStringLiteral("block"), QStringLiteral("order"), QStringLiteral("mod"), QStringLiteral("fused")});
     model.setPruning(space, {});
     Trial t;
     t.id = 0;
     t.problem_key = "M=1";
-    t.config = Config({{"block", 64}, {"order", 1}, {"mod", 2}, {"odd", 1}, {"kept", 1}});
+    t.config = Config({{"block", 64}, {"order", "col"}, {"mod", ""}, {"fused", true}});
     model.appendTrials({t});
     const auto cell = [&](const char* name) {
       return model.data(model.index(0, model.parameterColumn(QString::fromLatin1(name)))).toString();
     };
     QCOMPARE(cell("block"), QStringLiteral("64"));
     QCOMPARE(cell("order"), QStringLiteral("col"));
-    QCOMPARE(cell("mod"), QStringLiteral("a, b"));
-    QCOMPARE(cell("odd"), QStringLiteral("1"));  // the description does not name every candidate
-    QCOMPARE(cell("kept"), QStringLiteral("col"));
-    QCOMPARE(model.configText(t.config), QStringLiteral("block=64,order=col,mod=a, b,odd=1,kept=col"));
+    QCOMPARE(cell("mod"), QStringLiteral("\"\""));
+    QCOMPARE(cell("fused"), QStringLiteral("true"));
+    QCOMPARE(model.configText(t.config), QStringLiteral("block=64,order=col,mod=\"\",fused=true"));
     QVERIFY(model.data(model.index(0, 0), Qt::ToolTipRole).toString().contains(QLatin1String("order=col")));
     TrialsPage page(&model);
     page.detail()->showTrial(&model.trial(0));

@@ -82,7 +82,7 @@ void HeatmapView::rebuild() {
   const std::vector<Trial>& trials = model_->trials();
   const auto usable = [&](const Trial& t) {
     return t.status == TrialStatus::Ok && t.stats.count > 0 && t.problem_key == key &&
-           t.config.has(xn) && t.config.has(yn);
+           t.config.has(xn) && t.config.has(yn) && !t.config.value(xn).is_string() && !t.config.value(yn).is_string();
   };
   if (!xn.empty() && !yn.empty()) {
     for (const Trial& t : trials) {

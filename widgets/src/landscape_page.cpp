@@ -208,7 +208,7 @@ QStringList LandscapePage::rankedParameters() const {
     // A strided sample is enough to tell a varying parameter from a fixed one.
     const std::size_t stride = std::max<std::size_t>(1, trials.size() / 20000);
     for (std::size_t r = 0; r < trials.size(); r += stride)
-      if (trials[r].config.has(name)) values.insert(trials[r].config.get(name));
+      if (trials[r].config.has(name)) values.insert(trials[r].config.value(name));
     ranked.emplace_back(-static_cast<int>(values.size()), static_cast<int>(i));
   }
   std::stable_sort(ranked.begin(), ranked.end());

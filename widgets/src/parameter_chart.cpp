@@ -35,6 +35,7 @@ std::vector<TrialChartView::Group> ParameterChart::groups() const {
 bool ParameterChart::pointFor(const Trial& t, std::int64_t /*measured*/, double* x, double* y, int* group) const {
   if (t.status != TrialStatus::Ok || parameterStd_.empty() || !t.config.has(parameterStd_) || !yMetric().valueOf(t, y))
     return false;
+  if (t.config.value(parameterStd_).is_string()) return false;  // no numeric axis for strings
   *x = static_cast<double>(t.config.get(parameterStd_));
   *group = static_cast<int>(model()->problemKeys().indexOf(qstr(t.problem_key)));
   return true;

@@ -19,13 +19,17 @@ namespace {
 
 const QColor kInvalidBackground(255, 205, 210);
 
-// "32, 64,128" -> {32, 64, 128}; throws InputError naming the bad item.
+// "32, 64,128" -> {32, 64, 128}; "true, false" -> booleans; ".cg, .ca" -> strings ("" for the
+// empty one). Throws InputError naming the bad item.
 std::vector<ParamValue> parseValues(const QString& text) {
   std::vector<ParamValue> values;
   for (const QString& item : text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts)) {
-    bool ok = false;
-    const qlonglong v = item.toLongLong(&ok);
-    if (!ok) throw InputError("\"" + sstr(item) + "\" is not an integer; list candidate values like 32, 64, 128");
+    const ParamValue v = ParamValue::parse(sstr(item));
+    if (v.is_string())
+      if (const std::string why = string_value_problem(v.as_string()); !why.empty()) throw InputError(why);
+    if (!values.empty() && v.kind() != values.front().kind())
+      throw InputError("\"" + sstr(item) + "\" is not " + (values.front().is_int() ? "an " : "a ") +
+                       to_string(values.front().kind()) + " like the values before it; a parameter's values are of one kind");
     values.push_back(v);
   }
   if (values.empty()) throw InputError("no candidate values; list them like 32, 64, 128");
@@ -34,7 +38,7 @@ std::vector<ParamValue> parseValues(const QString& text) {
 
 QString joinValues(const std::vector<ParamValue>& values) {
   QStringList parts;
-  for (ParamValue v : values) parts << QString::number(v);
+  for (const ParamValue& v : values) parts << qstr(v.text());
   return parts.join(QStringLiteral(", "));
 }
 

@@ -8,53 +8,11 @@
 
 namespace ktune::gui {
 
-namespace {
-
-// The candidates of string parameters. A worker's string candidates reach the space as indices
-// with "0=row, 1=col" appended to the parameter's description (worker_protocol.cpp,
-// family_from_json), which is all a run folder keeps of them; a label may itself hold ", ", so
-// the list is split only before the next expected index.
-std::map<std::string, std::vector<QString>> stringCandidates(const SearchSpace& space) {
-  std::map<std::string, std::vector<QString>> out;
-  for (const Parameter& p : space.parameters()) {
-    const QString d = qstr(p.description);
-    qsizetype start = d.startsWith(QLatin1String("0=")) ? 0 : d.lastIndexOf(QLatin1String("; 0="));
-    if (start < 0) continue;
-    if (start > 0) start += 2;
-    std::vector<QString> labels;
-    qsizetype at = start + 2;
-    for (std::size_t i = 1;; ++i) {
-      const QString next = QStringLiteral(", %1=").arg(i);
-      const qsizetype end = d.indexOf(next, at);
-      labels.push_back(d.mid(at, end < 0 ? -1 : end - at));
-      if (end < 0) break;
-      at = end + next.size();
-    }
-    // Only a list that names every candidate left in the space (the user may have dropped some).
-    const bool named = std::all_of(p.values.begin(), p.values.end(),
-                                   [&](ParamValue v) { return v >= 0 && static_cast<std::size_t>(v) < labels.size(); });
-    if (named) out[p.name] = std::move(labels);
-  }
-  return out;
-}
-
-}  // namespace
-
 TrialsModel::TrialsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-QString TrialsModel::parameterText(const std::string& name, ParamValue value) const {
-  const auto it = labels_.find(name);
-  if (it != labels_.end() && value >= 0 && static_cast<std::size_t>(value) < it->second.size())
-    return it->second[static_cast<std::size_t>(value)];
-  return QString::number(value);
-}
+QString TrialsModel::parameterText(const std::string&, const ParamValue& value) const { return qstr(value.text()); }
 
-QString TrialsModel::configText(const Config& config) const {
-  if (labels_.empty()) return qstr(config.key());
-  QStringList parts;
-  for (const auto& [name, value] : config.values()) parts << qstr(name) + QLatin1Char('=') + parameterText(name, value);
-  return parts.join(QLatin1Char(','));
-}
+QString TrialsModel::configText(const Config& config) const { return qstr(config.key()); }
 
 QString TrialsModel::describe(const Trial& trial) const { return describeTrial(trial, configText(trial.config)); }
 
@@ -100,7 +58,9 @@ QVariant TrialsModel::sortValue(int row, int column) const {
   const int p = column - FirstParamColumn;
   if (p < parameters_.size()) {
     const auto name = sstr(parameters_[p]);
-    return t.config.has(name) ? QVariant(static_cast<qlonglong>(t.config.get(name))) : QVariant();
+    if (!t.config.has(name)) return QVariant();
+    const ParamValue& v = t.config.value(name);
+    return v.is_int() ? QVariant(static_cast<qlonglong>(v.as_int())) : QVariant(qstr(v.text()));
   }
   // Trials without samples sort after every measured one.
   const auto latency = [&](double v) { return t.stats.count ? QVariant(v) : QVariant(); };
@@ -133,7 +93,9 @@ int TrialsModel::compare(int rowA, int rowB, int column) const {
   const int p = column - FirstParamColumn;
   if (p < parameters_.size()) {
     const std::string name = sstr(parameters_[p]);
-    return missingLast(a.config.has(name), b.config.has(name), a.config.get_or(name, 0), b.config.get_or(name, 0));
+    const ParamValue none;
+    return missingLast(a.config.has(name), b.config.has(name), a.config.has(name) ? a.config.value(name) : none,
+                       b.config.has(name) ? b.config.value(name) : none);
   }
   const bool ma = a.stats.count > 0, mb = b.stats.count > 0;
   switch (tailColumn(column)) {
@@ -184,7 +146,7 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
   const int p = column - FirstParamColumn;
   if (p >= 0 && p < parameters_.size()) {
     const std::string name = sstr(parameters_[p]);
-    return t.config.has(name) ? QVariant(parameterText(name, t.config.get(name))) : QVariant();
+    return t.config.has(name) ? QVariant(parameterText(name, t.config.value(name))) : QVariant();
   }
   return sortValue(index.row(), column);
 }
@@ -228,7 +190,6 @@ void TrialsModel::reset(const QStringList& parameters) {
 }
 
 void TrialsModel::setPruning(SearchSpace space, std::vector<ProblemPruning> pruning) {
-  labels_ = stringCandidates(space);
   space_ = std::move(space);
   pruning_ = std::move(pruning);
   prunedListed_ = 0;

@@ -49,9 +49,8 @@ class TrialsModel : public QAbstractTableModel {
   // Every shape seen, in key order (compare_keys: M=64 before M=256).
   QStringList problemKeys() const { return problemKeys_; }
   int parameterColumn(const QString& name) const;
-  // A parameter's value as the user wrote it: the string of a string parameter (a worker's
-  // string candidates, which the run records as indices into their list), else the number.
-  QString parameterText(const std::string& name, ParamValue value) const;
+  // A parameter's value as the user wrote it: 64, true, .cg ("" for the empty string).
+  QString parameterText(const std::string& name, const ParamValue& value) const;
   QString configText(const Config& config) const;  // "block=64,order=row"
   QString describe(const Trial& trial) const;      // describeTrial() with configText()
   // Names of the numbers trials recorded beside their time (Trial::metrics), sorted.
@@ -78,7 +77,6 @@ class TrialsModel : public QAbstractTableModel {
   QStringList parameters_;
   QStringList problemKeys_;
   QStringList metricNames_;
-  std::map<std::string, std::vector<QString>> labels_;  // string parameters' candidates
   QHash<qint64, int> rowById_;
   SearchSpace space_;
   std::vector<ProblemPruning> pruning_;
