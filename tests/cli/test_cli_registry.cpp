@@ -111,6 +111,11 @@ class TestCliRegistry : public QObject {
                              "--registry", registry, "-o", out});
     QCOMPARE(none.code, 2);
     QVERIFY2(none.err.contains("no qmatmul entries"), qPrintable(none.err));
+    // The output must be a folder.
+    const Result file = run({"registry", "export", "--format", "aiter", "--family", "gemm", "--backend", "cpu",
+                             "--registry", registry, "-o", regFile});
+    QCOMPARE(file.code, 2);
+    QVERIFY2(file.err.contains("as the output folder"), qPrintable(file.err));
   }
 
   void importTpuTune() {
