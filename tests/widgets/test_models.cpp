@@ -236,8 +236,8 @@ class TestModels : public QObject {
     HeatmapView heat(&model);
     heat.setParameters(QStringLiteral("BM"), QStringLiteral("BN"));
     heat.refresh();
-    for (ParamValue bm : {16, 64}) {
-      for (ParamValue bn : {32, 128}) {
+    for (qint64 bm : {16, 64}) {
+      for (qint64 bn : {32, 128}) {
         const Trial* best = nullptr;
         for (const Trial& t : all)
           if (t.status == TrialStatus::Ok && t.config.get("BM") == bm && t.config.get("BN") == bn &&
