@@ -269,14 +269,17 @@ LookupResult Registry::lookup(const KernelFamily& family, const Problem& problem
   // The family default: aiter's most common best config, if the family's constraints allow it
   // for this problem on this device; else the family's own default, else its first valid config.
   Variables vars = context.device;
-  bool checkable = !context.device.empty();
-  if (checkable) {
+  std::string unchecked = context.device.empty() ? "its properties are unknown here" : "";
+  if (unchecked.empty()) {
     try {
       for (const auto& [k, v] : family.variables(problem)) vars[k] = v;
-    } catch (const InputError&) {
-      checkable = false;
+      // A property the constraints read but the device lacks would prune every config.
+      if (const auto issues = family.default_space.check(vars); !issues.empty()) unchecked = issues.front().message;
+    } catch (const InputError& e) {
+      unchecked = e.what();
     }
   }
+  const bool checkable = unchecked.empty();
   auto allowed = [&](const Config& c) {
     if (!checkable) return true;
     try {
@@ -304,7 +307,7 @@ LookupResult Registry::lookup(const KernelFamily& family, const Problem& problem
   r.warning = "no tuned config for " + family.name + " " + key + " nor a tuned bucket of " +
               (family.bucket_field.empty() ? std::string("it") : family.bucket_field) + " in " + where + "; using " +
               origin + ", " + r.config.key() +
-              (checkable ? "" : " (not checked against the device's constraints: its properties are unknown here)") +
+              (checkable ? "" : " (not checked against the device's constraints: " + unchecked + ")") +
               ". Tune it with: " + command;
   return r;
 }

@@ -213,6 +213,11 @@ class TestRegistry : public QObject {
     r = reg.lookup(small, gemm("16", "512"), ctx);
     QCOMPARE(r.config.key(), std::string("BN=32,BM=8"));
     QVERIFY2(contains(r.warning, "first config the family's constraints allow"), r.warning.c_str());
+    // Device properties that lack one the constraints read: not checked, and the warning says which.
+    ctx.device = {{"sms", 132}};
+    r = reg.lookup(small, gemm("16", "512"), ctx);
+    QCOMPARE(r.config.key(), std::string("BN=64,BM=64"));
+    QVERIFY2(contains(r.warning, "not checked") && contains(r.warning, "max_bm"), r.warning.c_str());
 
     // An empty registry: the family's own default.
     r = Registry("cpu", "x").lookup(fam, gemm("16"));
