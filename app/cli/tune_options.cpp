@@ -10,7 +10,9 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   tune->add_option("--kernel-spec", a.kernel_spec, "Tune a user kernel described by a JSON spec (GPU backends)");
   tune->add_option("--shape,-s", a.shapes, "Shape, e.g. \"M=1,16,64 N=4096 K=4096\"; lists expand to their product; repeatable")
       ->take_all();
-  tune->add_option("--space", a.space_file, "Search space JSON file (default: the family's)");
+  tune->add_option("--space", a.space_file,
+                   "Search space JSON file (default: the family's): candidate lists of integers, booleans or strings, "
+                   "or a list of configs (\"configs\"); constraints compare strings with == '.cg' (`ktune space --help`)");
   tune->add_option("--strategy", a.strategy,
                    "exhaustive | random | local (hill climbing from the best so far) | genetic (population, tournament, "
                    "crossover, mutation to neighbouring values) | bayes (Gaussian process, expected improvement)")
