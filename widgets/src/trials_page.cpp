@@ -24,7 +24,7 @@
 
 namespace ktune::gui {
 
-TrialDetailView::TrialDetailView(QWidget* parent) : QWidget(parent) {
+TrialDetailView::TrialDetailView(const TrialsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
   text_ = new QTextBrowser;
   text_->setOpenLinks(false);
   auto* chart = new QChart;
@@ -66,7 +66,8 @@ void TrialDetailView::showTrial(const Trial* t) {
                      .arg(t->id)
                      .arg(statusColor(t->status).name(), statusLabel(t->status), qstr(t->problem_key).toHtmlEscaped());
   for (const auto& [name, value] : t->config.values())
-    html += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(qstr(name)).arg(qstr(value.text()).toHtmlEscaped());
+    html += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>")
+                .arg(qstr(name), model_->parameterText(name, value).toHtmlEscaped());
   html += QStringLiteral("</table>");
   if (t->stats.count) {
     html += tr("<p>median %1 · mean %2 · std %3 · min %4 · max %5 · %6 samples (rel. error %7 %)</p>")
@@ -75,6 +76,11 @@ void TrialDetailView::showTrial(const Trial* t) {
                 .arg(t->stats.count)
                 .arg(t->stats.rel_error() * 100, 0, 'f', 2);
     if (t->tflops > 0) html += tr("<p>%1 TFLOP/s · %2 GB/s</p>").arg(t->tflops, 0, 'f', 3).arg(t->gbps, 0, 'f', 1);
+  }
+  if (!t->metrics.empty()) {
+    QStringList recorded;
+    for (const auto& [name, value] : t->metrics) recorded << QStringLiteral("%1 %2").arg(qstr(name).toHtmlEscaped()).arg(value, 0, 'g', 5);
+    html += QStringLiteral("<p>%1</p>").arg(recorded.join(QStringLiteral(" · ")));
   }
   if (t->compile_time_s > 0) html += tr("<p>compile %1 s</p>").arg(t->compile_time_s, 0, 'f', 3);
   if (t->max_abs_error > 0 || t->mismatch_fraction > 0)
@@ -118,7 +124,7 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
   table_->setColumnWidth(TrialsModel::IdColumn, 60);
   table_->setColumnWidth(TrialsModel::ShapeColumn, 200);
   table_->setColumnWidth(TrialsModel::StatusColumn, 110);
-  detail_ = new TrialDetailView;
+  detail_ = new TrialDetailView(model_);
 
   shapeFilter_ = new QComboBox;
   shapeFilter_->setMinimumWidth(220);
