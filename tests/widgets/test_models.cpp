@@ -154,7 +154,7 @@ class TestModels : public QObject {
     TrialsPage page(&model);
     page.detail()->showTrial(&model.trial(0));
     const QString detail = page.detail()->findChild<QTextBrowser*>()->toPlainText();
-    QVERIFY2(detail.contains(QLatin1String("\norder\ncol\nmod\na, b\nodd\n1\nkept\ncol")), qPrintable(detail));
+    QVERIFY2(detail.contains(QLatin1String("\norder\ncol\nmod\n\"\"\nfused\ntrue")), qPrintable(detail));
     // Sorting keeps the candidates' order; the text filter matches what is shown.
     TrialsFilterProxy proxy;
     proxy.setSourceModel(&model);
