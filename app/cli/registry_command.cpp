@@ -8,6 +8,8 @@
 #include "ktune/diff.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
+#include "ktune/backends/cuda_spec.h"
+#include "ktune/backends/hip_spec.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/registry_formats.h"
 
@@ -39,7 +41,10 @@ std::vector<std::string> split_fields(const std::string& text) {
 // kernel, so a CPU-only build reads a CUDA registry), else the backend's built-in family.
 KernelFamily target_family(const RegistryArgs& a, const Backends& backends) {
   if (!a.kernel_spec.empty()) {
-    KernelFamily f = KernelSpec::load(a.kernel_spec).family();
+    if (a.backend != "cuda" && a.backend != "hip")
+      throw InputError("--kernel-spec describes a GPU kernel: give --backend cuda or --backend hip (got '" + a.backend + "')");
+    KernelFamily f =
+        KernelSpec::load(a.kernel_spec, a.backend == "hip" ? hip_spec_dialect() : cuda_spec_dialect()).family();
     if (!a.family.empty() && a.family != f.name)
       throw InputError("kernel spec " + a.kernel_spec + " defines '" + f.name + "', not '" + a.family + "'");
     f.backend = a.backend;

@@ -13,8 +13,6 @@ namespace {
 
 QJsonObject readJson(const QString& path) { return QJsonDocument::fromJson(readAll(path)).object(); }
 
-QString source(const QString& rel) { return QString(KTUNE_SOURCE_DIR) + "/" + rel; }
-
 }  // namespace
 
 class TestCliRegistry : public QObject {

@@ -3,6 +3,7 @@
 #include <QtTest>
 #include <filesystem>
 
+#include "ktune/backends/cuda_spec.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/registry.h"
 
@@ -36,7 +37,7 @@ class TestShippedRegistry : public QObject {
   // shipped entry fits the family's space.
   void h100MissFallsBackToAConfigHopperAllows() {
     const fs::path root = fs::path(KTUNE_SOURCE_DIR);
-    const KernelFamily gemm = KernelSpec::load(root / "resources/kernels/cuda/gemm.json").family();
+    const KernelFamily gemm = KernelSpec::load(root / "resources/kernels/cuda/gemm.json", cuda_spec_dialect()).family();
     const Registry reg = Registry::load(root / "tuned_data/cuda/nvidia-h100-80gb-hbm3.json");
     reg.check(gemm);
     LookupContext h100;  // what the CUDA backend reports for an H100 (the constraints read these)
