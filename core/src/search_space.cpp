@@ -60,7 +60,8 @@ SearchSpace SearchSpace::from_configs(std::vector<Config> configs, std::vector<C
   for (const auto& [name, v] : configs.front().values()) params.push_back({name, {}, ""});
   for (std::size_t i = 0; i < configs.size(); ++i)
     for (const auto& [name, v] : configs[i].values()) {
-      auto it = std::find_if(params.begin(), params.end(), [&](const Parameter& p) { return p.name == name; });
+      const std::string& wanted = name;  // a lambda may not capture a structured binding before clang 16
+      auto it = std::find_if(params.begin(), params.end(), [&](const Parameter& p) { return p.name == wanted; });
       if (it == params.end())
         throw InputError("search space: config #" + std::to_string(i + 1) + " (" + configs[i].key() + ") has parameter '" +
                          name + "', which config #1 does not have; every config names the same parameters");
