@@ -7,6 +7,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QInputDialog>
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -18,9 +19,11 @@
 
 #include "ktune/backends.h"
 #include "ktune/error.h"
+#include "ktune/registry.h"
 #include "ktune/widgets/diff_page.h"
 #include "ktune/widgets/landscape_page.h"
 #include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/registry_export.h"
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/run_page.h"
 #include "ktune/widgets/session.h"
@@ -134,10 +137,13 @@ void MainWindow::buildMenus() {
     }
   })->setShortcut(QKeySequence::Save);
   file->addSeparator();
-  QAction* exportCsv = file->addAction(QIcon(QStringLiteral(":/icons/export.svg")), tr("&Export Trials as CSV…"), this, [this] { exportRun(false); });
+  QMenu* exports = file->addMenu(QIcon(QStringLiteral(":/icons/export.svg")), tr("&Export"));
+  QAction* exportCsv = exports->addAction(QIcon(QStringLiteral(":/icons/export.svg")), tr("&Trials as CSV…"), this, [this] { exportRun(false); });
   exportCsv->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-  file->addAction(tr("Export Run as &JSON…"), this, [this] { exportRun(true); })->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
-  file->addAction(tr("Export &Charts…"), this, &MainWindow::exportCharts);
+  exports->addAction(tr("Run as &JSON…"), this, [this] { exportRun(true); })->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+  exports->addAction(tr("&Charts…"), this, &MainWindow::exportCharts);
+  exports->addAction(tr("Registry as &aiter Files…"), this, &MainWindow::exportRegistryAsAiter)
+      ->setStatusTip(tr("Write a family's registry entries as aiter's tuned-config files (ktune registry export --format aiter)"));
   file->addSeparator();
   file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
@@ -351,6 +357,32 @@ void MainWindow::exportRun(bool json) {
   if (file.isEmpty()) return;
   if (useSettings_) settings.setValue(QStringLiteral("folders/export"), QFileInfo(file).absolutePath());
   document_->exportTo(json ? RunDocument::ExportFormat::RunJson : RunDocument::ExportFormat::TrialsCsv, file);
+}
+
+void MainWindow::exportRegistryAsAiter() {
+  const Backend* backend = setupPage_->currentBackend();
+  if (!backend) {
+    showError(tr("Nothing to export"), tr("Choose a built-in backend and device on the Setup page: the registry is kept per backend and device."));
+    return;
+  }
+  const std::vector<KernelFamily> families = backend->families();
+  QStringList names;
+  for (const KernelFamily& f : families) names << qstr(f.name);
+  bool ok = false;
+  const QString name = QInputDialog::getItem(this, tr("Export registry as aiter files"), tr("Family:"), names,
+                                             std::max<qsizetype>(0, names.indexOf(qstr(setupPage_->currentFamily().name))), false, &ok);
+  if (!ok) return;
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Write the aiter files into…"),
+                                                        QSettings().value(QStringLiteral("folders/export"), QDir::homePath()).toString());
+  if (dir.isEmpty()) return;
+  const auto registryFile = Registry::file_for(sstr(diffPage_->registryRoot()), backend->name(), setupPage_->currentDevice().slug());
+  try {
+    const QStringList files = gui::exportRegistryAsAiter(registryFile, families[names.indexOf(name)], dir);
+    statusBar()->showMessage(tr("Wrote %n aiter file(s) into %1", nullptr, files.size()).arg(dir), 8000);
+    QMessageBox::information(this, tr("Registry exported"), tr("Wrote %n file(s):", nullptr, files.size()) + QStringLiteral("\n") + files.join(QLatin1Char('\n')));
+  } catch (const std::exception& e) {
+    showError(tr("Export failed"), QString::fromUtf8(e.what()));
+  }
 }
 
 void MainWindow::exportCharts() {

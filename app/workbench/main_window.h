@@ -59,6 +59,7 @@ class MainWindow : public QMainWindow {
   void resumeRun();
   void exportRun(bool json);
   void exportCharts();
+  void exportRegistryAsAiter();
   void addRecentRun(const QString& dir);
   void refreshRecentRuns();
 

@@ -1,7 +1,12 @@
 // The search-space editor recounts the space live as it is edited and marks bad values and
 // constraints in place; the shapes table expands shape lists and refuses bad edits.
+#include <QCheckBox>
+#include <QListWidget>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QtTest>
+
+#include <nlohmann/json.hpp>
 
 #include "ktune/backends.h"
 #include "ktune/error.h"
@@ -9,6 +14,7 @@
 #include "ktune/widgets/setup_page.h"
 #include "ktune/widgets/shapes_model.h"
 #include "ktune/widgets/space_editor.h"
+#include "ktune/widgets/values_delegate.h"
 
 using namespace ktune;
 using namespace ktune::gui;
@@ -111,6 +117,112 @@ class TestSpaceEditor : public QObject {
     QVERIFY(!marked(params, 1, ParametersModel::ValuesColumn));
     QCOMPARE(editor.counts().total, std::uint64_t(6));
     QCOMPARE(editor.space().parameters()[1].values, (std::vector<ParamValue>{8, 16, 32}));
+  }
+
+  // Booleans are edited as two checkboxes, strings as a list: through the view's own delegate,
+  // as a user does, down to the space JSON the tuner and the session files get.
+  void booleansAreCheckboxesAndStringsLists() {
+    SpaceEditor editor;
+    editor.setContexts({Variables{}});
+    editor.setSpace(SearchSpace({{"BM", {16, 32}, ""}, {"permute_x", {true, false}, ""}, {"cache_modifier", {".cg"}, ""}}, {}));
+    waitForCount(editor);
+    QCOMPARE(editor.counts().total, std::uint64_t(4));
+    QTableView* view = editor.parametersView();
+    auto* delegate = view->itemDelegateForColumn(ParametersModel::ValuesColumn);
+    auto* params = editor.parametersModel();
+    const QModelIndex ints = params->index(0, ParametersModel::ValuesColumn);
+    const QModelIndex bools = params->index(1, ParametersModel::ValuesColumn);
+    const QModelIndex strings = params->index(2, ParametersModel::ValuesColumn);
+    QCOMPARE(bools.data(ValuesDelegate::KindRole).toString(), QStringLiteral("boolean"));
+    QCOMPARE(strings.data(ValuesDelegate::KindRole).toString(), QStringLiteral("string"));
+
+    // Integers stay text.
+    std::unique_ptr<QWidget> intEditor(delegate->createEditor(view->viewport(), {}, ints));
+    QVERIFY(!intEditor->findChild<QCheckBox*>() && !intEditor->findChild<QListWidget*>());
+
+    std::unique_ptr<QWidget> boolEditor(delegate->createEditor(view->viewport(), {}, bools));
+    delegate->setEditorData(boolEditor.get(), bools);
+    auto* yes = boolEditor->findChild<QCheckBox*>(QStringLiteral("true"));
+    auto* no = boolEditor->findChild<QCheckBox*>(QStringLiteral("false"));
+    QVERIFY(yes && no && yes->isChecked() && no->isChecked());
+    no->setChecked(false);
+    delegate->setModelData(boolEditor.get(), params, bools);
+    waitForCount(editor);
+    QCOMPARE(editor.counts().total, std::uint64_t(2));
+    // None ticked: no candidates, marked in place and refused.
+    yes->setChecked(false);
+    delegate->setModelData(boolEditor.get(), params, bools);
+    QVERIFY(marked(params, 1, ParametersModel::ValuesColumn));
+    QVERIFY_THROWS_EXCEPTION(InputError, editor.space());
+    yes->setChecked(true);
+    delegate->setModelData(boolEditor.get(), params, bools);
+
+    std::unique_ptr<QWidget> stringEditor(delegate->createEditor(view->viewport(), {}, strings));
+    delegate->setEditorData(stringEditor.get(), strings);
+    auto* list = stringEditor->findChild<QListWidget*>();
+    QVERIFY(list);
+    QCOMPARE(list->count(), 1);
+    QCOMPARE(list->item(0)->text(), QStringLiteral(".cg"));
+    list->addItem(QStringLiteral(".ca"));
+    list->addItem(QStringLiteral("\"\""));  // the empty string, as written
+    list->addItem(QStringLiteral(" "));     // an item added and never filled in
+    delegate->setModelData(stringEditor.get(), params, strings);
+    waitForCount(editor);
+    QCOMPARE(editor.counts().total, std::uint64_t(2 * 1 * 3));
+
+    const nlohmann::json j = editor.space().to_json();
+    QCOMPARE(j["parameters"][1]["values"], nlohmann::json::parse("[true]"));
+    QCOMPARE(j["parameters"][2]["values"], nlohmann::json::parse(R"([".cg", ".ca", ""])"));
+    QCOMPARE(j["parameters"][0]["values"], nlohmann::json::parse("[16, 32]"));
+    QCOMPARE(SearchSpace::from_json(j), editor.space());
+
+    // A string that would read back as a number is marked, not silently turned into one.
+    list->addItem(QStringLiteral("64"));
+    delegate->setModelData(stringEditor.get(), params, strings);
+    QVERIFY(marked(params, 2, ParametersModel::ValuesColumn));
+    QVERIFY(strings.data(Qt::ToolTipRole).toString().contains(QStringLiteral("64")));
+  }
+
+  // A space given as an explicit list of configs is shown as that list, keeps its constraints
+  // editable, and comes back unchanged.
+  void configListIsShownAsATable() {
+    SpaceEditor editor;
+    editor.setContexts({Variables{{"M", 16}}});
+    const SearchSpace list = SearchSpace::from_json(nlohmann::json::parse(R"({
+      "configs": [{"BM": 16, "permute_x": true, "cache_modifier": ".cg"},
+                  {"BM": 64, "permute_x": false, "cache_modifier": ""},
+                  {"BM": 128, "permute_x": true, "cache_modifier": ".cg"}],
+      "constraints": ["BM <= 4 * M"]})"));
+    QVERIFY(list.is_list());
+    editor.setSpace(list);
+    waitForCount(editor);
+    QVERIFY(editor.isList());
+    QVERIFY(editor.configsView()->isVisibleTo(&editor));
+    QVERIFY(!editor.parametersView()->isVisibleTo(&editor));
+    QCOMPARE(editor.configsView()->rowCount(), 3);
+    QCOMPARE(editor.configsView()->columnCount(), 3);
+    QCOMPARE(editor.configsView()->horizontalHeaderItem(0)->text(), QStringLiteral("BM"));
+    // Columns as the core orders the list's parameters (a JSON object's keys come sorted).
+    QCOMPARE(editor.configsView()->horizontalHeaderItem(2)->text(), QStringLiteral("permute_x"));
+    QCOMPARE(editor.configsView()->item(1, 1)->text(), QStringLiteral("\"\""));
+    QCOMPARE(editor.configsView()->item(1, 2)->text(), QStringLiteral("false"));
+    QCOMPARE(editor.configsView()->item(2, 0)->text(), QStringLiteral("128"));
+    QCOMPARE(editor.counts().total, std::uint64_t(3));
+    QCOMPARE(editor.counts().valid.value(), std::uint64_t(2));  // BM=128 > 4*16
+    QCOMPARE(editor.space(), list);
+    QCOMPARE(editor.space().to_json(), list.to_json());
+
+    auto* constraints = editor.constraintsModel();
+    QVERIFY(constraints->setData(constraints->index(0, ConstraintsModel::ExprColumn), QStringLiteral("BM <= 8 * M"), Qt::EditRole));
+    waitForCount(editor);
+    QCOMPARE(editor.counts().valid.value(), std::uint64_t(3));
+    QVERIFY(editor.space().is_list());
+
+    // Back to a product space: the parameters table returns.
+    editor.setSpace(SearchSpace({{"BM", {16}, ""}}, {}));
+    QVERIFY(!editor.isList());
+    QVERIFY(editor.parametersView()->isVisibleTo(&editor));
+    QVERIFY(!editor.configsView()->isVisibleTo(&editor));
   }
 
   void setupPageCountsTheFamilySpaceForItsShapes() {

@@ -7,11 +7,13 @@
 #include <QLocale>
 #include <QPushButton>
 #include <QTableView>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
 #include "ktune/error.h"
 #include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/values_delegate.h"
 
 namespace ktune::gui {
 
@@ -90,6 +92,17 @@ QVariant ParametersModel::data(const QModelIndex& index, int role) const {
       case NameColumn: return r.name;
       case ValuesColumn: return r.values;
       case DescriptionColumn: return r.description;
+    }
+  }
+  if (index.column() == ValuesColumn && (role == ValuesDelegate::KindRole || role == ValuesDelegate::ValuesRole)) {
+    try {
+      const std::vector<ParamValue> values = parseValues(r.values);
+      if (role == ValuesDelegate::KindRole) return QString::fromUtf8(to_string(values.front().kind()));
+      QStringList texts;
+      for (const ParamValue& v : values) texts << qstr(v.text());
+      return texts;
+    } catch (const InputError&) {
+      return {};  // edited as text until it parses
     }
   }
   if (index.column() == DescriptionColumn) return {};
@@ -246,6 +259,13 @@ void ConstraintsModel::setIssues(const std::vector<ConstraintIssue>& issues) {
 SpaceEditor::SpaceEditor(QWidget* parent) : QWidget(parent) {
   paramsView_ = new QTableView(this);
   paramsView_->setModel(&params_);
+  paramsView_->setItemDelegateForColumn(ParametersModel::ValuesColumn, new ValuesDelegate(paramsView_));
+  configsView_ = new QTableWidget(this);
+  configsView_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  configsView_->horizontalHeader()->setStretchLastSection(true);
+  configsView_->setToolTip(tr("This space is an explicit list of configs (\"configs\" in the space file): edit the file to change "
+                              "them; the constraints below still prune them."));
+  configsView_->hide();
   constraintsView_ = new QTableView(this);
   constraintsView_->setModel(&constraints_);
   for (QTableView* view : {paramsView_, constraintsView_}) {
@@ -283,8 +303,13 @@ SpaceEditor::SpaceEditor(QWidget* parent) : QWidget(parent) {
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(paramsView_, 3);
-  layout->addLayout(rowButtons(&params_, paramsView_, tr("parameter")));
+  paramsBox_ = new QWidget(this);
+  auto* paramsLayout = new QVBoxLayout(paramsBox_);
+  paramsLayout->setContentsMargins(0, 0, 0, 0);
+  paramsLayout->addWidget(paramsView_);
+  paramsLayout->addLayout(rowButtons(&params_, paramsView_, tr("parameter")));
+  layout->addWidget(paramsBox_, 3);
+  layout->addWidget(configsView_, 3);
   layout->addWidget(constraintsView_, 2);
   layout->addLayout(rowButtons(&constraints_, constraintsView_, tr("constraint")));
   layout->addWidget(countsLabel_);
@@ -313,12 +338,30 @@ void SpaceEditor::scheduleRecount() {
 }
 
 void SpaceEditor::setSpace(const SearchSpace& space) {
-  params_.setParameters(space.parameters());
+  listParams_ = space.is_list() ? space.parameters() : std::vector<Parameter>{};
+  listConfigs_ = space.configs();
+  configsView_->clear();
+  configsView_->setColumnCount(static_cast<int>(listParams_.size()));
+  configsView_->setRowCount(static_cast<int>(listConfigs_.size()));
+  QStringList header;
+  for (const Parameter& p : listParams_) header << qstr(p.name);
+  configsView_->setHorizontalHeaderLabels(header);
+  for (int row = 0; row < configsView_->rowCount(); ++row)
+    for (int col = 0; col < configsView_->columnCount(); ++col)
+      configsView_->setItem(row, col, new QTableWidgetItem(qstr(listConfigs_[row].value(listParams_[col].name).text())));
+  configsView_->setVisible(space.is_list());
+  paramsBox_->setVisible(!space.is_list());
+  params_.setParameters(space.is_list() ? std::vector<Parameter>{} : space.parameters());
   constraints_.setConstraints(space.constraints());
 }
 
+SearchSpace SpaceEditor::editedSpace() const {
+  if (isList()) return SearchSpace(listParams_, listConfigs_, constraints_.constraints());
+  return SearchSpace(params_.parameters(), constraints_.constraints());
+}
+
 SearchSpace SpaceEditor::space() const {
-  SearchSpace space(params_.parameters(), constraints_.constraints());
+  SearchSpace space = editedSpace();
   if (!contexts_.empty()) {
     const auto issues = space.check(contexts_.front());
     if (!issues.empty())
@@ -343,14 +386,13 @@ QString SpaceEditor::countsText() const {
 }
 
 void SpaceEditor::recount() {
-  std::vector<Parameter> params;
+  SearchSpace space;
   try {
-    params = params_.parameters();
+    space = editedSpace();
   } catch (const InputError& e) {
     watcher_.setFuture(QtFuture::makeReadyFuture(SpaceCounts{0, std::nullopt, tr("Fix the marked parameter: %1").arg(QString::fromUtf8(e.what()))}));
     return;
   }
-  SearchSpace space(params, constraints_.constraints());
   const std::uint64_t total = space.total_size();
   if (contexts_.empty()) {
     constraints_.setIssues({});

@@ -1,7 +1,9 @@
 #pragma once
 // The search-space editor: parameters and candidate values, constraint expressions, and the
 // size of the space before and after pruning, recounted live as the user types. Invalid values
-// and expressions are marked in place (red cell, tooltip with the parser's message).
+// and expressions are marked in place (red cell, tooltip with the parser's message). Boolean
+// parameters are edited as checkboxes, string ones as lists (ValuesDelegate); a space that is an
+// explicit list of configs is shown as a read-only table, its constraints still editable.
 #include <QAbstractTableModel>
 #include <QFutureWatcher>
 #include <QMap>
@@ -13,6 +15,7 @@
 
 class QLabel;
 class QTableView;
+class QTableWidget;
 
 namespace ktune::gui {
 
@@ -95,6 +98,10 @@ class SpaceEditor : public QWidget {
 
   ParametersModel* parametersModel() { return &params_; }
   ConstraintsModel* constraintsModel() { return &constraints_; }
+  // The space being edited is an explicit list of configs (shown in configsView()).
+  bool isList() const { return !listConfigs_.empty(); }
+  QTableWidget* configsView() const { return configsView_; }
+  QTableView* parametersView() const { return paramsView_; }
   const SpaceCounts& counts() const { return counts_; }
   QString countsText() const;
 
@@ -108,10 +115,15 @@ class SpaceEditor : public QWidget {
  private:
   void scheduleRecount();
   void recount();
+  SearchSpace editedSpace() const;  // throws InputError naming the first bad row
 
   ParametersModel params_;
   ConstraintsModel constraints_;
   QTableView* paramsView_;
+  QWidget* paramsBox_;  // the parameters table and its buttons, hidden for a list of configs
+  QTableWidget* configsView_;
+  std::vector<Parameter> listParams_;  // a list space's parameters and configs, as loaded
+  std::vector<Config> listConfigs_;
   QTableView* constraintsView_;
   QLabel* countsLabel_;
   QTimer debounce_;
