@@ -4,6 +4,8 @@
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QListWidget>
+#include <QApplication>
+#include <QPainter>
 #include <QPushButton>
 #include <QVBoxLayout>
 
@@ -97,6 +99,30 @@ void ValuesDelegate::setModelData(QWidget* editor, QAbstractItemModel* model, co
     return;
   }
   model->setData(index, values.join(QStringLiteral(", ")), Qt::EditRole);
+}
+
+void ValuesDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const {
+  if (index.data(KindRole).toString() != QStringLiteral("boolean")) {
+    QStyledItemDelegate::paint(painter, option, index);
+    return;
+  }
+  // The checkboxes the editor shows, drawn in the cell, so the choice reads the same unedited.
+  QStyleOptionViewItem cell = option;
+  initStyleOption(&cell, index);
+  cell.text.clear();
+  QStyle* style = option.widget ? option.widget->style() : QApplication::style();
+  style->drawControl(QStyle::CE_ItemViewItem, &cell, painter, option.widget);
+  const QStringList values = index.data(ValuesRole).toStringList();
+  int x = option.rect.x() + 4;
+  for (const QString& b : booleans()) {
+    QStyleOptionButton box;
+    box.text = b;
+    box.state = QStyle::State_Enabled | (values.contains(b) ? QStyle::State_On : QStyle::State_Off);
+    const int width = style->sizeFromContents(QStyle::CT_CheckBox, &box, option.fontMetrics.size(0, b), option.widget).width();
+    box.rect = QRect(x, option.rect.y(), width, option.rect.height());
+    style->drawControl(QStyle::CE_CheckBox, &box, painter, option.widget);
+    x += width + 8;
+  }
 }
 
 void ValuesDelegate::updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option, const QModelIndex& index) const {
