@@ -31,7 +31,7 @@ class TestCliRegistry : public QObject {
     // Column parallel over 2: N=128 global is N=64 local.
     const Result t = run({"tune", "gemm", "--backend", "cpu", "--shape", "M=16,64 N=128 K=64", "--tp-size", "2",
                           "--tp-split-dim", "out", "--strategy", "random", "--budget", "3", "--seed", "5", "--warmup-ms",
-                          "1", "--max-ms-per-config", "200", "--run-name", "tp", "--output-dir", runs, "--registry",
+                          "1", "--max-ms-per-config", "2000", "--run-name", "tp", "--output-dir", runs, "--registry",
                           registry, "--update-registry", "-q"});
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     const QStringList files = QDir(registry + "/cpu").entryList({"*.json"}, QDir::Files);

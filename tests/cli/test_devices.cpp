@@ -132,7 +132,7 @@ class TestDevices : public QObject {
   void pythonWorkersServeADeviceEach() {
     QTemporaryDir dir;
     const QStringList tune = {"tune", "--worker", python() + " " + source("examples/workers/numpy_matmul.py"), "--shape",
-                              "M=128 N=128 K=64", "--warmup-ms", "1", "--max-ms-per-config", "300", "--no-slow-abort", "-q"};
+                              "M=128 N=128 K=64", "--warmup-ms", "1", "--max-ms-per-config", "2000", "--no-slow-abort", "-q"};
     const Result two = run(QStringList(tune) << "--run-name" << "two" << "--devices" << "0,1", dir.path());
     QVERIFY2(two.code == 0, qPrintable(two.out + two.err));
     QCOMPARE(run(QStringList(tune) << "--run-name" << "one", dir.path()).code, 0);
@@ -180,7 +180,7 @@ class TestDevices : public QObject {
     QTemporaryDir dir;
     const QString remote = "sh -c '" + cli() + " worker --backend cpu; true'";
     const QStringList tune = {"tune", "gemm", "--worker", remote, "--shape", "M=16 N=64 K=64", "--strategy", "random",
-                              "--budget", "3", "--warmup-ms", "1", "--max-ms-per-config", "500", "-q"};
+                              "--budget", "3", "--warmup-ms", "1", "--max-ms-per-config", "2000", "-q"};
     const Result r = run(QStringList(tune) << "--run-name" << "remote", dir.path());
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QCOMPARE(measuredTrials(dir.path(), "tuning_runs/remote").size(), 3);

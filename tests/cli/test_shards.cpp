@@ -20,7 +20,7 @@ namespace {
 // A small CPU gemm run: 2 problems of 56 valid configs each, a second or two.
 QStringList cpuTune(const QString& name) {
   return {"tune", "gemm", "--backend", "cpu", "--shape", "M=16,32 N=64 K=64", "--warmup-ms", "1", "--max-ms-per-config",
-          "300", "--min-samples", "3", "--max-samples", "5", "-q", "--run-name", name};
+          "2000", "--min-samples", "3", "--max-samples", "5", "-q", "--run-name", name};
 }
 
 QJsonObject metadata(const QString& run_dir) { return QJsonDocument::fromJson(readAll(run_dir + "/run_metadata.json")).object(); }

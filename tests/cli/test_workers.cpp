@@ -41,7 +41,7 @@ class TestWorkers : public QObject {
   void numpyWorkerRecordsEveryFailureAndGoesOn() {
     QTemporaryDir dir;
     const Result r = run({"tune", "--worker", python() + " " + source("examples/workers/numpy_matmul.py"), "--shape",
-                          "M=128 N=128 K=64", "--run-name", "np", "--warmup-ms", "1", "--max-ms-per-config", "200",
+                          "M=128 N=128 K=64", "--run-name", "np", "--warmup-ms", "1", "--max-ms-per-config", "2000",
                           "--hang-margin-ms", "1000", "--no-slow-abort"},
                          dir.path(), envWith("KTUNE_DEMO_FAULTS", "1"));
     QCOMPARE(r.code, 1);  // attention: wrong and crashed configs
