@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "ktune/error.h"
+#include "ktune/param_value.h"
 #include "ktune/problem.h"
 
 namespace ktune {
@@ -16,7 +17,7 @@ const KeyField* KernelFamily::field(const std::string& n) const {
 Variables KernelFamily::variables(const Problem& p) const {
   Variables vars;
   for (const auto& f : key_fields)
-    if (f.numeric) vars[f.name] = static_cast<double>(p.num(f.name));
+    vars[f.name] = f.numeric ? static_cast<double>(p.num(f.name)) : string_code(p.field(f.name));
   return vars;
 }
 

@@ -37,7 +37,8 @@ struct KernelFamily {
   const KeyField* field(const std::string& name) const;
   double flops(const Problem& p) const;  // evaluates flops_expr
   double bytes(const Problem& p) const;
-  // Variables for expressions: every numeric key field of the problem.
+  // Variables for expressions: every numeric key field of the problem, and each text key field
+  // as the string_code of its value (constraints compare `pass == "dW"` as string parameters).
   Variables variables(const Problem& p) const;
   // Throws InputError when a user's `space` (--space FILE) names a parameter this family does
   // not have, or lacks one it has: every config of such a space would fail to build, so the CLI
