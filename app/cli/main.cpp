@@ -50,18 +50,6 @@ struct Common {
 };
 
 
-DeviceInfo pick_device(Backend& backend, int index) {
-  const auto devices = backend.devices();
-  if (devices.empty())
-    throw InputError("the " + backend.name() + " backend has no device on this machine" +
-                     (backend.unavailable_reason().empty() ? "" : " (" + backend.unavailable_reason() + ")") +
-                     "; `ktune devices` shows what is available");
-  if (index < 0 || static_cast<std::size_t>(index) >= devices.size())
-    throw InputError("--device " + std::to_string(index) + " does not exist: the " + backend.name() + " backend has " +
-                     std::to_string(devices.size()) + " device(s)");
-  return devices[static_cast<std::size_t>(index)];
-}
-
 KernelFamily pick_family(Backend& backend, const std::string& name, const std::string& spec) {
   if (!spec.empty()) {
     KernelFamily f = backend.load_family_spec(spec);
@@ -124,7 +112,7 @@ int cmd_space(Backend& backend, const Common& c, const std::string& family_name,
   std::cout << "constraints:\n";
   for (const auto& k : space.constraints())
     std::cout << "  " << k.expr << (k.description.empty() ? "" : "  (" + k.description + ")") << '\n';
-  const DeviceInfo device = pick_device(backend, c.device);
+  const DeviceInfo device = find_device(backend, c.device);
   std::vector<std::string> use = shapes;
   if (use.empty()) {
     // Pruning depends on the problem; count it for the family's default shape when it has one.
@@ -185,7 +173,7 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
   if (!a.no_save) req.run_dir = run_folder(a.output_dir, run_name);
   req.resume = a.resume;
 
-  const DeviceInfo device = pick_device(backend, c.device);
+  const DeviceInfo device = find_device(backend, c.device);
   if (a.dry_run) {
     std::cout << "dry run: " << family.name << " on " << device.name << " (" << backend.name() << "), strategy "
               << a.strategy << ", method " << a.method << "\n";
@@ -320,14 +308,7 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
 // device now; their paired ratios class the keys.
 std::vector<PairedVerdict> judge(const fs::path& run_dir, const RunResults& results, const std::string& registry,
                                  const std::vector<std::unique_ptr<Backend>>& backends) {
-  const RunMetadata m = RunStore::read_metadata(run_dir);
-  Backend& backend = find_backend(backends, m.backend);
-  const DeviceInfo device = pick_device(backend, m.device.index);
-  if (device.slug() != m.device.slug())
-    throw InputError("--remeasure times configs on the run's device, " + m.device.name + "; device " +
-                     std::to_string(m.device.index) + " of the " + m.backend + " backend here is " + device.name);
-  const KernelFamily family = backend.family(m.family);
-  const std::vector<PairedVerdict> verdicts = judge_on_device(results, m, diff_run(results, registry), backend, device, family);
+  const std::vector<PairedVerdict> verdicts = judge_run(results, RunStore::read_metadata(run_dir), registry, backends);
   for (const auto& v : verdicts) {
     if (!v.note.empty()) {
       std::cout << "re-measure " << v.key << ": " << v.note << "; the recorded numbers decide\n";

@@ -53,6 +53,7 @@ MainWindow::MainWindow(bool useSettings, QWidget* parent)
   trialsPage_ = new TrialsPage(document_->trials());
   landscapePage_ = new LandscapePage(document_->trials());
   diffPage_ = new DiffPage(document_);
+  diffPage_->setBackends(&backends_);
 
   nav_ = new QListWidget;
   nav_->setIconSize(QSize(28, 28));
@@ -182,6 +183,11 @@ void MainWindow::wire() {
   connect(controller_, &RunController::runStarted, landscapePage_, [this](const event::RunStarted& info) {
     landscapePage_->setDevice(info.device);
   });
+  // Re-measuring on the Apply page and tuning would time each other: one at a time.
+  connect(controller_, &RunController::runStarted, diffPage_,
+          [this] { diffPage_->setDeviceBusy(tr("a tune is running; stop it or wait for it to end")); });
+  connect(controller_, &RunController::finished, diffPage_, [this] { diffPage_->setDeviceBusy({}); });
+  connect(controller_, &RunController::failed, diffPage_, [this] { diffPage_->setDeviceBusy({}); });
   connect(controller_, &RunController::finished, this, [this](const RunSummary& summary) {
     runPage_->onFinished(summary);
     runPage_->setRunning(false);
@@ -270,7 +276,15 @@ void MainWindow::loadSession(const QString& file) {
   }
 }
 
+bool MainWindow::deviceFree() {
+  if (!diffPage_->isRemeasuring()) return true;
+  showError(tr("Re-measuring"), tr("The Apply page is re-measuring on the device: wait for it or press \"Stop "
+                                   "re-measuring\", then start the run."));
+  return false;
+}
+
 void MainWindow::startRun() {
+  if (!deviceFree()) return;
   if (setupPage_->workerPanel()->isConnecting()) {
     // --load-session with a worker, then --start: the run starts once the worker has said hello
     // (and the session is applied), or not at all when it fails.
@@ -308,7 +322,7 @@ void MainWindow::startRun() {
 }
 
 void MainWindow::resumeRun() {
-  if (!document_->canResume() || controller_->isRunning()) return;
+  if (!document_->canResume() || controller_->isRunning() || !deviceFree()) return;
   const RunMetadata& meta = *document_->metadata();
   try {
     // The Setup page holds the run's session (onRunOpened): its backend, isolation, or worker.

@@ -57,6 +57,8 @@ class MainWindow : public QMainWindow {
   void showError(const QString& title, const QString& message);
   void onRunOpened();
   void resumeRun();
+  // False (and says why) while the Apply page re-measures on the device.
+  bool deviceFree();
   void exportRun(bool json);
   void exportCharts();
   void exportRegistryAsAiter();

@@ -36,4 +36,16 @@ Backend& find_backend(const std::vector<std::unique_ptr<Backend>>& backends, con
   throw InputError("unknown backend '" + name + "' (this build has: " + known + ")");
 }
 
+DeviceInfo find_device(Backend& backend, int index) {
+  const auto devices = backend.devices();
+  if (devices.empty())
+    throw InputError("the " + backend.name() + " backend has no device on this machine" +
+                     (backend.unavailable_reason().empty() ? "" : " (" + backend.unavailable_reason() + ")") +
+                     "; `ktune devices` shows what is available");
+  if (index < 0 || static_cast<std::size_t>(index) >= devices.size())
+    throw InputError("--device " + std::to_string(index) + " does not exist: the " + backend.name() + " backend has " +
+                     std::to_string(devices.size()) + " device(s)");
+  return devices[static_cast<std::size_t>(index)];
+}
+
 }  // namespace ktune

@@ -1,5 +1,7 @@
 #include "ktune/config.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
@@ -32,6 +34,13 @@ void Config::set(const std::string& name, ParamValue value) {
       return;
     }
   values_.emplace_back(name, std::move(value));
+}
+
+bool Config::same_values(const Config& other) const {
+  auto x = values_, y = other.values_;
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  return x == y;
 }
 
 std::string Config::key() const {

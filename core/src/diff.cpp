@@ -123,7 +123,8 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
       if (old->benchmarking_method != d.new_entry.benchmarking_method) d.cls = DiffClass::NotComparable;
       const auto v = std::find_if(paired.begin(), paired.end(),
                                   [&](const PairedVerdict& p) { return p.family == d.family && p.key == d.key; });
-      if (v != paired.end() && !v->registry_samples_ns.empty() && !v->run_samples_ns.empty()) {
+      if (v != paired.end() && !v->registry_samples_ns.empty() && !v->run_samples_ns.empty() &&
+          v->registry_config.same_values(old->config)) {
         d.ratio = summarize(v->registry_samples_ns).median_ns / summarize(v->run_samples_ns).median_ns;
         d.threshold = noise_threshold(same_threshold, v->registry_samples_ns, v->run_samples_ns);
         d.cls = classify(d.ratio, d.threshold);

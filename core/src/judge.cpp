@@ -6,31 +6,27 @@
 
 namespace ktune {
 
-namespace {
-
-// The same values for the same parameters, in whatever order (the registry keeps its own).
-bool same_config(const Config& a, const Config& b) {
-  auto x = a.values(), y = b.values();
-  std::sort(x.begin(), x.end());
-  std::sort(y.begin(), y.end());
-  return x == y;
-}
-
-}  // namespace
 
 std::vector<PairedVerdict> judge_on_device(const RunResults& run, const RunMetadata& metadata, const RegistryDiff& diff,
-                                           Backend& backend, const DeviceInfo& device, const KernelFamily& family) {
+                                           Backend& backend, const DeviceInfo& device, const KernelFamily& family,
+                                           const VerdictCallback& on_verdict) {
   std::vector<PairedVerdict> out;
   MeasureSettings settings = metadata.measure;
   settings.slow_abort = false;
+  // Keys with another config in the registry and a result in the run: the ones to time.
+  std::vector<std::pair<const DiffEntry*, const ResultEntry*>> todo;
   for (const DiffEntry& d : diff.entries) {
-    if (!d.old_entry || same_config(d.old_entry->config, d.new_entry.config)) continue;
+    if (!d.old_entry || d.old_entry->config.same_values(d.new_entry.config)) continue;
     const auto result = std::find_if(run.entries.begin(), run.entries.end(),
                                      [&](const ResultEntry& r) { return r.problem.key() == d.key; });
-    if (result == run.entries.end()) continue;
+    if (result != run.entries.end()) todo.emplace_back(&d, &*result);
+  }
+  for (const auto& [dp, result] : todo) {
+    const DiffEntry& d = *dp;
     PairedVerdict v;
     v.family = d.family;
     v.key = d.key;
+    v.registry_config = d.old_entry->config;
     const char* which = "the registry's config";
     try {
       auto session = backend.open(device, family, result->problem, metadata.seed);
@@ -51,8 +47,23 @@ std::vector<PairedVerdict> judge_on_device(const RunResults& run, const RunMetad
       v.note = std::string(which) + " could not be timed: " + e.what();
     }
     out.push_back(std::move(v));
+    if (on_verdict && !on_verdict(out.back(), out.size(), todo.size())) break;
   }
   return out;
+}
+
+std::vector<PairedVerdict> judge_run(const RunResults& run, const RunMetadata& metadata,
+                                     const std::filesystem::path& registry_root,
+                                     const std::vector<std::unique_ptr<Backend>>& backends,
+                                     const VerdictCallback& on_verdict) {
+  Backend& backend = find_backend(backends, metadata.backend);
+  const DeviceInfo device = find_device(backend, metadata.device.index);
+  if (device.slug() != metadata.device.slug())
+    throw InputError("re-measuring times configs on the run's device, " + metadata.device.name + "; device " +
+                     std::to_string(metadata.device.index) + " of the " + metadata.backend + " backend here is " +
+                     device.name);
+  const KernelFamily family = backend.family(metadata.family);
+  return judge_on_device(run, metadata, diff_run(run, registry_root), backend, device, family, on_verdict);
 }
 
 }  // namespace ktune

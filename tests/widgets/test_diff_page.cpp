@@ -3,7 +3,9 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include "ktune/backends.h"
 #include "ktune/diff.h"
+#include "ktune/tuner.h"
 #include "ktune/widgets/diff_page.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/run_document.h"
@@ -207,6 +209,80 @@ class TestDiffPage : public QObject {
     QVERIFY(!page.applySelected());
     QCOMPARE(registry().to_json(), before);
     QVERIFY(page.statusText().contains(QStringLiteral("Nothing is checked")));
+  }
+
+  // Re-measure times the registry's config and the run's side by side on the CPU, in the
+  // background, and classes the key from that paired ratio; a config that no longer builds is
+  // named, not timed; a busy device refuses.
+  void remeasureClassesFromThePairedRatio() {
+    auto backends = make_backends();
+    Backend& cpu = find_backend(backends, "cpu");
+    TuneRequest req;
+    req.family = cpu.family("gemm");
+    req.problems = expand_shape(req.family, "M=32 N=64 K=64");
+    req.space = req.family.default_space;
+    req.strategy.kind = "random";
+    req.strategy.budget = 4;
+    req.strategy.seed = 3;
+    fixture::quickMeasure(req.measure, 2000);
+    req.measure.remeasure_top = 0;
+    req.run_dir = fs::path(sstr(tmp_->path())) / "real";
+    struct Quiet : TuneObserver {
+      void on_event(const TuneEvent&) override {}
+    } quiet;
+    const RunSummary summary = Tuner(cpu, find_device(cpu, 0)).run(req, quiet);
+    QVERIFY(summary.results.size() == 1 && summary.results[0].best);
+    const Trial& best = *summary.results[0].best;
+    // The registry holds another of the run's ok configs, recorded as twice as slow as the best.
+    std::optional<Config> other;
+    for (const Trial& t : RunStore::read_trials(req.run_dir))
+      if (t.status == TrialStatus::Ok && !t.config.same_values(best.config)) other = t.config;
+    if (!other) QSKIP("the random search found a single working config on this CPU; nothing to pair it with");
+    const fs::path root = fs::path(sstr(tmp_->path())) / "real_registry";
+    RunDocument doc;
+    QSignalSpy opened(&doc, &RunDocument::opened);
+    doc.open(qstr(req.run_dir.string()));
+    QVERIFY(opened.wait(30000));
+    Registry reg("cpu", doc.results()->device_slug);
+    RegistryEntry e = entry(best.stats.median_ns * 2);
+    e.config = *other;
+    reg.set("gemm", best.problem_key, e);
+    const fs::path file = Registry::file_for(root, "cpu", doc.results()->device_slug);
+    fs::create_directories(file.parent_path());
+    reg.save(file);
+
+    DiffPage page(&doc);
+    page.setRegistryRoot(qstr(root.string()));
+    QVERIFY(page.compare());
+    QVERIFY(!page.remeasure());  // no backends given: nothing to time with
+    page.setBackends(&backends);
+    page.setDeviceBusy(QStringLiteral("a tune is running"));
+    QVERIFY(!page.remeasure());
+    QVERIFY2(page.statusText().contains(QStringLiteral("a tune is running")), qPrintable(page.statusText()));
+    page.setDeviceBusy({});
+    QCOMPARE(page.model()->diff().entries.size(), std::size_t(1));
+    QVERIFY(!page.model()->diff().entries[0].paired);
+
+    QSignalSpy done(&page, &DiffPage::remeasured);
+    QVERIFY(page.remeasure());
+    QVERIFY(page.isRemeasuring());
+    QVERIFY(done.wait(120000));
+    QVERIFY(!page.isRemeasuring());
+    const DiffModel& m = *page.model();
+    QVERIFY2(m.diff().entries[0].paired, qPrintable(page.statusText()));
+    QVERIFY(m.index(0, DiffModel::ClassColumn).data().toString().endsWith(QStringLiteral("(paired)")));
+    QVERIFY2(page.statusText().contains(QStringLiteral("Re-measured 1 key(s)")), qPrintable(page.statusText()));
+
+    // A registry config with a parameter the family does not have: named, and the recorded
+    // numbers decide.
+    e.config = Config({{"BM", 1}});
+    reg.set("gemm", best.problem_key, e);
+    reg.save(file);
+    QVERIFY(page.compare());
+    QVERIFY(page.remeasure());
+    QVERIFY(done.wait(120000));
+    QVERIFY(!m.diff().entries[0].paired);
+    QVERIFY2(page.statusText().contains(QStringLiteral("Not timed")), qPrintable(page.statusText()));
   }
 };
 

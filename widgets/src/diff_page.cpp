@@ -15,6 +15,7 @@
 
 #include "ktune/error.h"
 #include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/remeasure_job.h"
 #include "ktune/widgets/trials_model.h"
 #include "ktune/widgets/run_document.h"
 
@@ -68,6 +69,8 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::CheckStateRole && index.column() == ApplyColumn)
     return e.cls == DiffClass::Same ? QVariant() : QVariant(checked_.contains(index.row()) ? Qt::Checked : Qt::Unchecked);
   if (role == Qt::ForegroundRole && index.column() == ClassColumn) return classColor(e.cls);
+  if (role == Qt::ToolTipRole && e.paired && index.column() >= OldColumn)
+    return tr("Re-measured just now: both configs timed side by side in alternation on the run's device.");
   if (role == Qt::ToolTipRole && e.cls == DiffClass::Slower)
     return tr("The registry's entry is faster. Checking this row replaces it anyway, after a confirmation.");
   if (role == Qt::ToolTipRole && e.cls == DiffClass::NotComparable && e.old_entry)
@@ -77,7 +80,7 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case KeyColumn: return qstr(e.family + " " + e.key);
-    case ClassColumn: return QString::fromLatin1(to_string(e.cls));
+    case ClassColumn: return QString::fromLatin1(to_string(e.cls)) + (e.paired ? tr(" (paired)") : QString());
     case OldConfigColumn: return e.old_entry ? configText(e.old_entry->config) : tr("(none)");
     case NewConfigColumn: return configText(e.new_entry.config);
     case OldColumn: return e.old_entry ? formatNs(e.old_entry->latency_median_ns) : QString();
@@ -135,6 +138,11 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   auto* compareButton = new QPushButton(tr("Compare"));
   apply_ = new QPushButton(QIcon(QStringLiteral(":/icons/apply.svg")), tr("Apply selected"));
   apply_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
+  remeasure_ = new QPushButton(tr("Re-measure"));
+  remeasure_->setToolTip(tr("Time the registry's config and the run's side by side, in alternation, on the run's device "
+                            "now, and class each key from that paired ratio"));
+  remeasure_->setEnabled(false);
+  job_ = new RemeasureJob(this);
   status_ = new QLabel;
   status_->setWordWrap(true);
   table_ = new QTableView;
@@ -156,6 +164,7 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   top->addWidget(compareButton);
   auto* bottom = new QHBoxLayout;
   bottom->addWidget(status_, 1);
+  bottom->addWidget(remeasure_);
   bottom->addWidget(apply_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
@@ -185,17 +194,93 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   connect(compareButton, &QPushButton::clicked, this, &DiffPage::compare);
   connect(root_, &QLineEdit::returnPressed, this, &DiffPage::compare);
   connect(apply_, &QPushButton::clicked, this, &DiffPage::applySelected);
-  connect(&model_, &QAbstractItemModel::dataChanged, this, [this] { apply_->setEnabled(canApply()); });
-  connect(document_, &RunDocument::resultsChanged, this, &DiffPage::compare);
+  connect(remeasure_, &QPushButton::clicked, this, [this] {
+    if (job_->isRunning())
+      job_->stop();
+    else
+      remeasure();
+  });
+  connect(job_, &RemeasureJob::progress, this, [this](const QString& key, int done, int total) {
+    showMessage(tr("Re-measured %1 of %2 keys (last: %3)…").arg(done).arg(total).arg(key), false);
+  });
+  connect(job_, &RemeasureJob::finished, this, [this] { remeasureEnded(QString()); });
+  connect(job_, &RemeasureJob::failed, this, [this](const QString& message) { remeasureEnded(message); });
+  connect(&model_, &QAbstractItemModel::dataChanged, this, &DiffPage::updateButtons);
+  connect(document_, &RunDocument::resultsChanged, this, [this] {
+    paired_.clear();  // another run: the verdicts were about the previous one
+    compare();
+  });
   compare();
 }
 
 void DiffPage::setRegistryRoot(const QString& root) {
+  if (root != root_->text()) paired_.clear();
   root_->setText(root);
   QSettings().setValue(QStringLiteral("folders/registry"), root);
 }
 
 QString DiffPage::registryRoot() const { return root_->text(); }
+
+void DiffPage::setBackends(const std::vector<std::unique_ptr<Backend>>* backends) {
+  backends_ = backends;
+  updateButtons();
+}
+
+void DiffPage::setDeviceBusy(const QString& reason) {
+  busy_ = reason;
+  updateButtons();
+}
+
+bool DiffPage::isRemeasuring() const { return job_->isRunning(); }
+
+void DiffPage::updateButtons() {
+  const bool running = job_->isRunning();
+  apply_->setEnabled(canApply() && !running);
+  remeasure_->setText(running ? tr("Stop re-measuring") : tr("Re-measure"));
+  remeasure_->setEnabled(running || (backends_ && document_->results() && document_->metadata() && busy_.isEmpty() &&
+                                     !model_.diff().entries.empty()));
+  if (!busy_.isEmpty() && !running) remeasure_->setToolTip(tr("Not now: %1").arg(busy_));
+}
+
+bool DiffPage::remeasure() {
+  if (!backends_ || !document_->results() || !document_->metadata() || job_->isRunning()) return false;
+  if (!busy_.isEmpty()) {
+    showMessage(tr("Cannot re-measure now: %1.").arg(busy_), true);
+    return false;
+  }
+  paired_.clear();
+  jobDir_ = document_->dir();
+  job_->start(*backends_, *document_->results(), *document_->metadata(), root_->text());
+  updateButtons();
+  showMessage(tr("Re-measuring on %1: the registry's config and the run's, in alternation…")
+                  .arg(qstr(document_->metadata()->device.name)),
+              false);
+  return true;
+}
+
+void DiffPage::remeasureEnded(const QString& error) {
+  updateButtons();
+  if (document_->dir() != jobDir_) return;  // another run was opened meanwhile: these verdicts are not about it
+  paired_ = job_->verdicts();
+  int timed = 0;
+  QStringList notes;
+  for (const PairedVerdict& v : paired_) {
+    if (v.note.empty())
+      ++timed;
+    else
+      notes << qstr(v.key + ": " + v.note);
+  }
+  compare();
+  QString text = error.isEmpty() ? tr("Re-measured %1 key(s) in alternation on %2; their classes come from the paired "
+                                      "ratio (marked \"paired\").")
+                                       .arg(timed)
+                                       .arg(qstr(document_->metadata() ? document_->metadata()->device.name : ""))
+                                 : tr("Re-measuring stopped: %1. Keys judged before it keep their paired ratio.").arg(error);
+  if (paired_.empty() && error.isEmpty()) text = tr("Nothing to re-measure: no key has another config in the registry.");
+  if (!notes.isEmpty()) text += tr(" Not timed (the recorded numbers decide): %1").arg(notes.join(QStringLiteral("; ")));
+  showMessage(text, !error.isEmpty());
+  emit remeasured();
+}
 
 bool DiffPage::canApply() const {
   return document_->results() && document_->results()->state == "finished" && !model_.checkedKeys().empty();
@@ -210,7 +295,7 @@ void DiffPage::showMessage(const QString& text, bool error) {
 
 bool DiffPage::compare() {
   model_.setDiff({});
-  apply_->setEnabled(false);
+  updateButtons();
   if (!document_->results()) {
     showMessage(document_->hasRun() ? tr("This run has no results.json yet (it did not finish): resume it, then compare.")
                                     : tr("Open a finished run (File → Open Run…) or run one to compare it with the registry."),
@@ -218,7 +303,7 @@ bool DiffPage::compare() {
     return false;
   }
   try {
-    model_.setDiff(diff_run(*document_->results(), sstr(root_->text())));
+    model_.setDiff(diff_run(*document_->results(), sstr(root_->text()), 0.02, paired_));
   } catch (const InputError& e) {
     showMessage(tr("Cannot compare: %1").arg(QString::fromUtf8(e.what())), true);
     return false;
@@ -235,7 +320,7 @@ bool DiffPage::compare() {
                   (finished ? tr("New and faster rows are checked; slower and not comparable ones need a confirmation.")
                             : tr("Its results are partial: resume the run to apply them.")),
               !finished);
-  apply_->setEnabled(canApply());
+  updateButtons();
   return true;
 }
 
@@ -248,6 +333,7 @@ std::optional<ApplyReport> DiffPage::applySelected() {
   ApplyOptions options;
   options.keys = keys;
   options.force = model_.forcedAny();
+  options.paired = paired_;
   ApplyReport report;
   try {
     report = apply_run(*document_->results(), sstr(root_->text()), options);

@@ -80,5 +80,8 @@ class Backend {
 
 // Throws InputError listing the available backends.
 Backend& find_backend(const std::vector<std::unique_ptr<Backend>>& backends, const std::string& name);
+// Device `index` of the backend; an InputError says why there is none (no device on this machine,
+// or how many there are).
+DeviceInfo find_device(Backend& backend, int index);
 
 }  // namespace ktune

@@ -36,6 +36,8 @@ class Config {
   static Config from_json(const nlohmann::json& j);  // throws InputError
 
   friend bool operator==(const Config&, const Config&) = default;
+  // The same values for the same parameters, in whatever order (a registry keeps its own).
+  bool same_values(const Config& other) const;
 
  private:
   std::vector<std::pair<std::string, ParamValue>> values_;

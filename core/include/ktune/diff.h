@@ -37,10 +37,11 @@ struct DiffEntry {
 // A key judged again with fresh numbers: the registry's config and the run's, timed side by side
 // in alternation on the device (judge_on_device, `ktune apply --remeasure`). Its samples replace
 // the recorded medians in the diff; a verdict with a note and no samples leaves the recorded
-// diff standing.
+// diff standing, and so does one whose registry config is no longer the registry's.
 struct PairedVerdict {
   std::string family;
   std::string key;
+  Config registry_config;  // what was timed against the run's config
   std::vector<double> registry_samples_ns;
   std::vector<double> run_samples_ns;
   std::string note;  // why the pair could not be timed

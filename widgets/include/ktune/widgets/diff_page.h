@@ -3,13 +3,18 @@
 // (pre-checked for new and faster). Checking a slower or not comparable (other benchmarking
 // method) row asks for confirmation first; a run that is not finished is shown, not applied. "Apply
 // selected" writes exactly the checked keys through the core (atomic, backup kept) and shows
-// what was written.
+// what was written. "Re-measure" times the registry's config and the run's side by side on the
+// run's device now (RemeasureJob) and classes those keys from the paired ratio.
 #include <QAbstractTableModel>
 #include <QSet>
 #include <QWidget>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <vector>
 
+#include "ktune/backend.h"
 #include "ktune/diff.h"
 
 class QLabel;
@@ -20,6 +25,7 @@ class QTextBrowser;
 
 namespace ktune::gui {
 
+class RemeasureJob;
 class RunDocument;
 class TrialsModel;
 
@@ -73,12 +79,24 @@ class DiffPage : public QWidget {
   std::optional<ApplyReport> applySelected();
   QString statusText() const;
 
+  // The backends Re-measure opens the run's device with (they must outlive the page); without
+  // them the button stays disabled.
+  void setBackends(const std::vector<std::unique_ptr<Backend>>* backends);
+  // Why the device cannot be used now (a tune is running on it), or empty when it can.
+  void setDeviceBusy(const QString& reason);
+  bool isRemeasuring() const;
+  // Starts re-measuring in the background; false (with the reason shown) when it cannot.
+  bool remeasure();
+
  signals:
   void applied(const ktune::ApplyReport& report);
+  void remeasured();  // finished or stopped: the table shows the paired classes
 
  private:
   void showMessage(const QString& text, bool error);
   bool canApply() const;  // a finished run with checked rows
+  void updateButtons();
+  void remeasureEnded(const QString& error);
 
   RunDocument* document_;
   DiffModel model_;
@@ -86,7 +104,13 @@ class DiffPage : public QWidget {
   QLabel* status_;
   QTableView* table_;
   QPushButton* apply_;
+  QPushButton* remeasure_;
   QTextBrowser* report_;
+  RemeasureJob* job_;
+  const std::vector<std::unique_ptr<Backend>>* backends_ = nullptr;
+  QString busy_;
+  std::vector<PairedVerdict> paired_;  // the last re-measure's verdicts on this run
+  std::filesystem::path jobDir_;       // the run the re-measure was started on
 };
 
 }  // namespace ktune::gui
