@@ -14,8 +14,8 @@ struct Replay {
   TuneRequest request;  // run_dir left empty: the caller names where the replay is saved
 };
 
-// The recorded run's family is this build's own when one of `backends` has it (so TFLOP/s are
-// computed), else one made from the run. Throws InputError for an unreadable run.
+// The recorded run as a backend (ReplayBackend::for_run) and the request that replays it with
+// `strategy`. Throws InputError for an unreadable run or an unknown strategy.
 Replay prepare_replay(const std::string& run_dir, const std::vector<std::unique_ptr<Backend>>& backends,
                       const StrategySpec& strategy, const std::vector<std::string>& arguments);
 

@@ -21,6 +21,7 @@
 #include "ktune/widgets/setup_page.h"
 #include "ktune/widgets/tune_worker.h"
 #include "ktune/widgets/worker_panel.h"
+#include "ktune/widgets/replay_dialog.h"
 #include "main_window.h"
 
 namespace {
@@ -89,7 +90,20 @@ int main(int argc, char** argv) {
                                    QStringLiteral("Plot this recorded metric (e.g. GFLOP/s of an imported Kernel Tuner cache) "
                                                   "instead of latency on the landscape's scatter charts."),
                                    QStringLiteral("NAME"));
-  parser.addOptions({open, session, start, page, registry, screenshot, delay, yMetric});
+  const QCommandLineOption replay(QStringLiteral("replay"),
+                                  QStringLiteral("Replay the recorded run DIR: a strategy searches its landscape, which "
+                                                 "answers instead of a device, shown as a live run."),
+                                  QStringLiteral("DIR"));
+  const QCommandLineOption strategy(QStringLiteral("strategy"), QStringLiteral("With --replay: the strategy (default bayes)."),
+                                    QStringLiteral("NAME"), QStringLiteral("bayes"));
+  const QCommandLineOption budget(QStringLiteral("budget"), QStringLiteral("With --replay: configs per shape (default 50)."),
+                                  QStringLiteral("N"), QStringLiteral("50"));
+  const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --replay: the strategy's seed (default 0)."),
+                                QStringLiteral("S"), QStringLiteral("0"));
+  const QCommandLineOption pace(QStringLiteral("replay-pace"),
+                                QStringLiteral("With --replay: milliseconds each recorded answer takes (default 100)."),
+                                QStringLiteral("MS"), QStringLiteral("100"));
+  parser.addOptions({open, session, start, page, registry, screenshot, delay, yMetric, replay, strategy, budget, seed, pace});
   parser.process(app);
 
   const bool headless = parser.isSet(screenshot);
@@ -116,8 +130,12 @@ int main(int argc, char** argv) {
       exitCode = 1;
       QApplication::exit(1);
     });
-    // With --open the picture waits for the run to be loaded and drawn.
-    if (parser.isSet(open))
+    // With --open the picture waits for the run to be loaded and drawn; with --replay for the
+    // replay to end.
+    if (parser.isSet(replay))
+      QObject::connect(window.controller(), &ktune::gui::RunController::finished, &app,
+                       [shoot, wait] { QTimer::singleShot(wait, shoot); });
+    else if (parser.isSet(open))
       QObject::connect(window.document(), &ktune::gui::RunDocument::opened, &app, [shoot, wait] { QTimer::singleShot(wait, shoot); });
     else
       // A session with an external worker waits for the worker's hello (or its failure), so the
@@ -133,6 +151,15 @@ int main(int argc, char** argv) {
   if (parser.isSet(session)) window.loadSession(parser.value(session));
   if (parser.isSet(open)) window.openRun(parser.value(open));
   if (parser.isSet(start)) window.startRun();
+  if (parser.isSet(replay)) {
+    ktune::gui::ReplayChoice choice;
+    choice.runDir = parser.value(replay);
+    choice.strategy.kind = parser.value(strategy).toStdString();
+    choice.strategy.budget = parser.value(budget).toULongLong();
+    choice.strategy.seed = parser.value(seed).toULongLong();
+    choice.paceMs = parser.value(pace).toDouble();
+    window.replayRun(choice);
+  }
   const QStringList pages{QStringLiteral("setup"), QStringLiteral("run"), QStringLiteral("trials"), QStringLiteral("landscape"), QStringLiteral("apply")};
   if (parser.isSet(page)) {
     const int index = static_cast<int>(pages.indexOf(parser.value(page)));

@@ -19,11 +19,13 @@
 
 #include "ktune/backends.h"
 #include "ktune/error.h"
+#include "ktune/replay_backend.h"
 #include "ktune/registry.h"
 #include "ktune/widgets/diff_page.h"
 #include "ktune/widgets/landscape_page.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/registry_export.h"
+#include "ktune/widgets/replay_dialog.h"
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/run_page.h"
 #include "ktune/widgets/session.h"
@@ -119,6 +121,12 @@ void MainWindow::buildMenus() {
   })->setToolTip(tr("tune_kernel(..., cache=\"FILE\"), finished or still being written: becomes a run folder "
                     "under the Setup page's runs folder (ktune import kernel-tuner)"));
   import->setToolTipsVisible(true);
+  file->addAction(tr("Re&play a Recorded Run…"), this, [this] {
+    ReplayDialog dialog(this);
+    if (document_->hasRun()) dialog.setChoice({qstr(document_->dir().string()), {"bayes", 50, 0, 0}, 100});
+    if (dialog.exec() == QDialog::Accepted) replayRun(dialog.choice());
+  })->setToolTip(tr("A strategy searches a recorded run's landscape, which answers instead of a device "
+                    "(ktune tune --replay)"));
   resumeAction_ = file->addAction(tr("&Resume Run"), this, &MainWindow::resumeRun);
   resumeAction_->setEnabled(false);
   resumeAction_->setToolTip(tr("Continue the opened run where it stopped; measured trials are kept"));
@@ -300,25 +308,57 @@ void MainWindow::startRun() {
     });
     return;
   }
-  TuneRequest request;
   try {
-    request = setupPage_->request();
+    const TuneRequest request = setupPage_->request();
     RunTarget target = setupPage_->runTarget();
-    document_->beginLiveRun(request);
-    landscapePage_->setSpace(request.space);
-    setWindowTitle(tr("%1 — ktune workbench").arg(qstr(request.run_dir.filename().string())));
-    runPage_->setRunTitle(tr("Run %1 on %2%3")
+    const QString title = tr("Run %1 on %2%3")
                               .arg(qstr(request.run_dir.filename().string()), qstr(target.device.name),
-                                   target.isolate ? tr(" (isolated in a worker process)") : QString()));
-    controller_->start(std::move(target), request);
+                                   target.isolate ? tr(" (isolated in a worker process)") : QString());
+    beginRun(std::move(target), request, title);
   } catch (const InputError& e) {
     showPage(SetupPageIndex);
     showError(tr("Cannot start"), tr("%1\n\nFix it on the Setup page and press Start again.").arg(QString::fromUtf8(e.what())));
-    return;
   }
+}
+
+void MainWindow::beginRun(RunTarget target, const TuneRequest& request, const QString& title) {
+  document_->beginLiveRun(request);
+  landscapePage_->setSpace(request.space);
+  setWindowTitle(tr("%1 — ktune workbench").arg(qstr(request.run_dir.filename().string())));
+  runPage_->setRunTitle(title);
+  controller_->start(std::move(target), request);
   runPage_->setRunning(true);
   resumeAction_->setEnabled(false);
   showPage(RunPageIndex);
+}
+
+void MainWindow::replayRun(const ReplayChoice& choice) {
+  if (controller_->isRunning()) {
+    showError(tr("A run is in progress"), tr("Stop the current run before replaying one."));
+    return;
+  }
+  try {
+    make_strategy(choice.strategy);  // an unknown strategy is refused before anything is read
+    auto backend = std::shared_ptr<ReplayBackend>(ReplayBackend::for_run(sstr(choice.runDir), backends_));
+    backend->set_pace_ms(choice.paceMs);
+    TuneRequest request = backend->request(choice.strategy);
+    const RunMetadata& recorded = backend->metadata();
+    const std::string outputDir = setupPage_->session().output_dir;
+    request.run_dir = run_folder(outputDir.empty() ? "tuning_runs" : outputDir,
+                                 default_run_name("replay_" + recorded.run_name + "_" + choice.strategy.kind));
+    request.arguments = {"ktune-workbench", "replay", sstr(choice.runDir), "--strategy", choice.strategy.kind,
+                         "--budget", std::to_string(choice.strategy.budget), "--seed",
+                         std::to_string(choice.strategy.seed)};
+    RunTarget target{backend, recorded.device, std::nullopt};
+    beginRun(std::move(target), request,
+             tr("Replay of %1 (%2 configs recorded) by %3, seed %4: the recorded trials answer, no device")
+                 .arg(qstr(recorded.run_name))
+                 .arg(backend->landscape(request.problems.front().key()).size())
+                 .arg(qstr(choice.strategy.kind))
+                 .arg(choice.strategy.seed));
+  } catch (const InputError& e) {
+    showError(tr("Cannot replay"), QString::fromUtf8(e.what()));
+  }
 }
 
 void MainWindow::resumeRun() {

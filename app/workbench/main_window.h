@@ -12,7 +12,12 @@ class QListWidget;
 class QMenu;
 class QStackedWidget;
 
+namespace ktune {
+struct TuneRequest;
+}
 namespace ktune::gui {
+struct ReplayChoice;
+struct RunTarget;
 class DiffPage;
 class LandscapePage;
 class RunController;
@@ -37,6 +42,8 @@ class MainWindow : public QMainWindow {
   // File → Import → Kernel Tuner cache: a run folder under the runs folder, then opened.
   void importKernelTunerCache(const QString& file);
   void startRun();
+  // A strategy searches a recorded run's landscape (ReplayBackend), shown as a live run.
+  void replayRun(const ktune::gui::ReplayChoice& choice);
   ktune::gui::RunDocument* document() const { return document_; }
   ktune::gui::RunController* controller() const { return controller_; }
   ktune::gui::DiffPage* diffPage() const { return diffPage_; }
@@ -57,6 +64,7 @@ class MainWindow : public QMainWindow {
   void showError(const QString& title, const QString& message);
   void onRunOpened();
   void resumeRun();
+  void beginRun(ktune::gui::RunTarget target, const ktune::TuneRequest& request, const QString& title);
   // False (and says why) while the Apply page re-measures on the device.
   bool deviceFree();
   void exportRun(bool json);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <thread>
 
 #include "ktune/error.h"
 
@@ -21,8 +23,8 @@ class ReplayKernel : public PreparedKernel {
 
 class ReplaySession : public ProblemSession {
  public:
-  ReplaySession(const std::map<std::string, Trial>& trials, std::string problem_key)
-      : trials_(trials), problem_key_(std::move(problem_key)) {}
+  ReplaySession(const std::map<std::string, Trial>& trials, std::string problem_key, double pace_ms)
+      : trials_(trials), problem_key_(std::move(problem_key)), pace_ms_(pace_ms) {}
 
   std::unique_ptr<PreparedKernel> prepare(const Config& config) override {
     const auto it = trials_.find(config.key());
@@ -40,6 +42,7 @@ class ReplaySession : public ProblemSession {
   }
 
   Validation validate(PreparedKernel& kernel, const Tolerance&) override {
+    if (pace_ms_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(pace_ms_));
     const Trial& t = static_cast<ReplayKernel&>(kernel).trial;
     const bool failed = t.status == TrialStatus::WrongResult || t.status == TrialStatus::Crashed ||
                         t.status == TrialStatus::Timeout;
@@ -66,6 +69,7 @@ class ReplaySession : public ProblemSession {
   }
   const std::map<std::string, Trial>& trials_;
   std::string problem_key_;
+  double pace_ms_;
 };
 
 bool is_integer(const std::string& s) {
@@ -100,6 +104,16 @@ ReplayBackend::ReplayBackend(const fs::path& run_dir, std::optional<KernelFamily
   if (trials_.empty()) throw InputError(run_dir.string() + ": the run has no trials to replay");
 }
 
+std::unique_ptr<ReplayBackend> ReplayBackend::for_run(const fs::path& run_dir,
+                                                      const std::vector<std::unique_ptr<Backend>>& backends) {
+  const RunMetadata m = RunStore::read_metadata(run_dir);
+  for (const auto& b : backends)
+    if (b->name() == m.backend)
+      for (auto& f : b->families())
+        if (f.name == m.family) return std::make_unique<ReplayBackend>(run_dir, std::move(f));
+  return std::make_unique<ReplayBackend>(run_dir);
+}
+
 const std::map<std::string, Trial>& ReplayBackend::landscape(const std::string& problem_key) const {
   static const std::map<std::string, Trial> none;
   const auto it = trials_.find(problem_key);
@@ -109,7 +123,7 @@ const std::map<std::string, Trial>& ReplayBackend::landscape(const std::string& 
 std::unique_ptr<ProblemSession> ReplayBackend::open(const DeviceInfo&, const KernelFamily&, const Problem& problem,
                                                     std::uint64_t) {
   const std::string key = problem.key();
-  return std::make_unique<ReplaySession>(landscape(key), key);
+  return std::make_unique<ReplaySession>(landscape(key), key, pace_ms_);
 }
 
 TuneRequest ReplayBackend::request(const StrategySpec& strategy) const {

@@ -22,6 +22,14 @@ class ReplayBackend : public Backend {
   // when the caller knows it; by default one is made from the run: its problems' fields, no FLOP
   // count. Throws InputError when the run cannot be read or has no trials.
   explicit ReplayBackend(const std::filesystem::path& run_dir, std::optional<KernelFamily> family = std::nullopt);
+  // The recorded run's family is this build's own when one of `backends` has it (so TFLOP/s are
+  // computed), else one made from the run.
+  static std::unique_ptr<ReplayBackend> for_run(const std::filesystem::path& run_dir,
+                                                const std::vector<std::unique_ptr<Backend>>& backends);
+
+  // Each recorded answer takes this long (0: instant), so a front end can show the search
+  // unfold as a live run does.
+  void set_pace_ms(double ms) { pace_ms_ = ms; }
 
   std::string name() const override { return "replay"; }
   std::vector<DeviceInfo> devices() override { return {metadata_.device}; }
@@ -42,6 +50,7 @@ class ReplayBackend : public Backend {
  private:
   RunMetadata metadata_;
   KernelFamily family_;
+  double pace_ms_ = 0;
   std::map<std::string, std::map<std::string, Trial>> trials_;  // problem key -> config key -> trial
 };
 
