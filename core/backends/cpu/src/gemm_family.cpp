@@ -119,11 +119,6 @@ class GemmSession final : public CpuSession {
 
 }  // namespace
 
-CpuFamily gemm_cpu_family() {
-  return {gemm_family, [](std::shared_ptr<State> state, const Problem& problem, std::uint64_t seed)
-                           -> std::unique_ptr<ProblemSession> {
-            return std::make_unique<GemmSession>(std::move(state), problem, seed);
-          }};
-}
+CpuFamily gemm_cpu_family() { return make_cpu_family<GemmSession>(gemm_family); }
 
 }  // namespace ktune::cpu

@@ -119,11 +119,6 @@ class QmatmulSession final : public CpuSession {
 
 }  // namespace
 
-CpuFamily qmatmul_cpu_family() {
-  return {qmatmul_family, [](std::shared_ptr<State> state, const Problem& problem, std::uint64_t seed)
-                           -> std::unique_ptr<ProblemSession> {
-            return std::make_unique<QmatmulSession>(std::move(state), problem, seed);
-          }};
-}
+CpuFamily qmatmul_cpu_family() { return make_cpu_family<QmatmulSession>(qmatmul_family); }
 
 }  // namespace ktune::cpu
