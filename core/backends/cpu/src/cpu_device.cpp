@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "a8w8_ukernels.h"
 #include "cpu_clock.h"
 #include "ukernels.h"
 
@@ -133,6 +134,8 @@ DeviceInfo detect_cpu() {
     }
   d.properties["simd_width_f32"] = lanes;
   d.properties["simd_registers"] = ukernels_for(lanes)->registers;
+  // AVX-512 VNNI's vpdpbusd: gemm_a8w8_blockscale's `vnni` parameter needs it.
+  d.properties["int8_vnni"] = cpu_has_avx512_vnni() ? 1 : 0;
 
   const Clock clock = choose_clock({.cpufreq_max_mhz = cpufreq_max_mhz(),
                                     .measured_mhz = measure_clock_mhz(),

@@ -42,12 +42,11 @@ void timed_out_unless(bool done) {
 
 Validation CpuSession::validate(PreparedKernel& kernel, const Tolerance& tol) {
   const CpuKernel& k = own(kernel);
-  float* out = output();
   const std::size_t n = output_size();
-  // NaN everywhere first: an element the kernel never writes cannot pass by luck.
-  std::fill(out, out + n, std::numeric_limits<float>::quiet_NaN());
+  poison_output();
   StopFlag no_deadline{Clock::time_point{}};
   launch(k, 0, no_deadline);
+  const float* out = output_as_f32();
   const std::vector<double>& ref = reference();
   std::size_t bad = 0, worst = 0;
   double max_err = 0;
@@ -70,6 +69,8 @@ Validation CpuSession::validate(PreparedKernel& kernel, const Tolerance& tol) {
   }
   return v;
 }
+
+void CpuSession::poison_output() { std::fill(output(), output() + output_size(), std::numeric_limits<float>::quiet_NaN()); }
 
 Measured CpuSession::validate_and_measure(PreparedKernel& kernel, const Tolerance& tol, const MeasureSettings& settings,
                                           std::optional<double> best_median_ns) {

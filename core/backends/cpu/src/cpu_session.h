@@ -59,6 +59,11 @@ class CpuSession : public ProblemSession {
   virtual bool launch(const CpuKernel& k, std::size_t slot, StopFlag& stop) = 0;
   virtual float* output() = 0;
   virtual std::size_t output_size() const = 0;
+  // Validation poisons the output with NaN before its launch, so that an element the kernel
+  // never writes cannot pass by luck, and reads it back as f32 after. A family with a narrower
+  // output type (bf16) overrides both for its own buffer.
+  virtual void poison_output();
+  virtual const float* output_as_f32() { return output(); }
   virtual const std::vector<double>& reference() const = 0;
   virtual std::string where(std::size_t index) const = 0;
   // Bytes of one copy of the inputs, and copying them into `dst` (64-byte aligned).

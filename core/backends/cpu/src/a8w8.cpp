@@ -1,0 +1,297 @@
+#include "a8w8.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "ktune/measurement.h"
+#include "low_precision.h"
+
+namespace ktune::cpu {
+
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  return ukernels_for(16) && __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
+
+const A8UKernelSet* a8_ukernels_for(int lanes, bool vnni) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (lanes == 16 && vnni) return cpu_has_avx512_vnni() ? &a8_ukernels_avx512_vnni() : nullptr;
+  if (lanes == 16) return ukernels_for(16) ? &a8_ukernels_avx512() : nullptr;
+  if (lanes == 8 && !vnni) return ukernels_for(8) ? &a8_ukernels_avx2() : nullptr;
+#endif
+  if (lanes == 4 && !vnni) return &a8_ukernels_portable();
+  return nullptr;
+}
+
+namespace {
+
+std::size_t align64(std::size_t n) { return (n + 63) / 64 * 64; }
+
+// Pointers into one thread's workspace, laid out by A8Plan::workspace_bytes_per_thread().
+struct Workspace {
+  unsigned char* a;      // packed A block
+  float* a_scale;        // int8: [panel][kb][MR]
+  unsigned char* w;      // packed W panel
+  std::int32_t* wsum;    // int8: [panel][kb][NR]
+  float* block;          // bf16 outputs: the f32 MC x NC block
+  float* edge;           // an MR x NR tile at the edges
+
+  Workspace(const A8Plan& p, unsigned char* base) {
+    const std::size_t elem = p.q == QType::Int8 ? 1 : sizeof(float);
+    const long kb = p.kc / kScaleBlock;
+    a = base;
+    a_scale = reinterpret_cast<float*>(a + align64(p.mc * p.kc * elem));
+    w = reinterpret_cast<unsigned char*>(a_scale) + align64(p.mc * kb * sizeof(float));
+    wsum = reinterpret_cast<std::int32_t*>(w + align64(p.nc * p.kc * elem));
+    block = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(wsum) + align64(p.nc * kb * sizeof(std::int32_t)));
+    edge = block + (p.out == OutType::Bf16 ? align64(p.mc * p.nc * sizeof(float)) / sizeof(float) : 0);
+  }
+};
+
+// int8 A[ic:ic+mc, pc:pc+kc] -> per MR-row panel [kb][32][MR][4] codes (+128 as u8 where the
+// kernel multiplies u8 by s8) and [kb][MR] scales; rows past mc are zero codes, zero scales.
+void pack_a_int8(const A8Plan& p, const A8Operands& op, long ic, long mc, long pc, long kc, Workspace& ws) {
+  const long KB = op.K / kScaleBlock, kbs = kc / kScaleBlock;
+  const std::uint32_t bias = p.biased_a ? 0x80808080u : 0;
+  for (long i0 = 0; i0 < mc; i0 += p.MR) {
+    unsigned char* dst = ws.a + i0 * kc;
+    float* sc = ws.a_scale + i0 * kbs;
+    for (long r = 0; r < p.MR; ++r) {
+      const bool live = i0 + r < mc;
+      const std::uint8_t* src = op.a + (ic + i0 + r) * op.K + pc;
+      for (long g = 0; g < kc / 4; ++g) {
+        std::uint32_t v = 0;
+        if (live) std::memcpy(&v, src + 4 * g, 4);
+        v ^= bias;
+        std::memcpy(dst + (g * p.MR + r) * 4, &v, 4);
+      }
+      for (long b = 0; b < kbs; ++b) sc[b * p.MR + r] = live ? op.a_scale[(ic + i0 + r) * KB + pc / kScaleBlock + b] : 0.0f;
+    }
+  }
+}
+
+// int8 W[jc:jc+nc, pc:pc+kc] -> per NR-column panel [kb][32][NR][4] codes and [kb][NR] 128 *
+// column sums per block (to undo the bias on A); columns past nc are zero.
+void pack_w_int8(const A8Plan& p, const A8Operands& op, long jc, long nc, long pc, long kc, Workspace& ws) {
+  const long kbs = kc / kScaleBlock;
+  for (long j0 = 0; j0 < nc; j0 += p.NR) {
+    unsigned char* dst = ws.w + j0 * kc;
+    std::int32_t* sums = ws.wsum + j0 * kbs;
+    for (long j = 0; j < p.NR; ++j) {
+      const bool live = j0 + j < nc;
+      const auto* src = reinterpret_cast<const std::int8_t*>(op.w + (jc + j0 + j) * op.K + pc);
+      for (long g = 0; g < kc / 4; ++g) {
+        std::uint32_t v = 0;
+        if (live) std::memcpy(&v, src + 4 * g, 4);
+        std::memcpy(dst + (g * p.NR + j) * 4, &v, 4);
+      }
+      for (long b = 0; b < kbs; ++b) {
+        std::int32_t s = 0;
+        if (live)
+          for (long k = 0; k < kScaleBlock; ++k) s += src[b * kScaleBlock + k];
+        sums[b * p.NR + j] = 128 * s;
+      }
+    }
+  }
+}
+
+// fp8 A block -> f32 micro-panels [k][MR] (gemm.h's layout), decoded and scaled per row block.
+void pack_a_fp8(const A8Plan& p, const A8Operands& op, long ic, long mc, long pc, long kc, Workspace& ws) {
+  const long KB = op.K / kScaleBlock;
+  float* ap = reinterpret_cast<float*>(ws.a);
+  for (long i0 = 0; i0 < mc; i0 += p.MR, ap += p.MR * kc)
+    for (long r = 0; r < p.MR; ++r) {
+      if (i0 + r >= mc) {
+        for (long k = 0; k < kc; ++k) ap[k * p.MR + r] = 0.0f;
+        continue;
+      }
+      const std::uint8_t* src = op.a + (ic + i0 + r) * op.K + pc;
+      const float* scale = op.a_scale + (ic + i0 + r) * KB + pc / kScaleBlock;
+      for (long k = 0; k < kc; ++k) ap[k * p.MR + r] = kE4m3Table[src[k]] * scale[k / kScaleBlock];
+    }
+}
+
+// fp8 W panel -> f32 micro-panels [k][NR] of W^T, decoded and scaled per 128 x 128 block.
+void pack_w_fp8(const A8Plan& p, const A8Operands& op, long jc, long nc, long pc, long kc, Workspace& ws) {
+  const long KB = op.K / kScaleBlock;
+  float* bp = reinterpret_cast<float*>(ws.w);
+  for (long j0 = 0; j0 < nc; j0 += p.NR, bp += p.NR * kc)
+    for (long j = 0; j < p.NR; ++j) {
+      if (j0 + j >= nc) {
+        for (long k = 0; k < kc; ++k) bp[k * p.NR + j] = 0.0f;
+        continue;
+      }
+      const long n = jc + j0 + j;
+      const std::uint8_t* src = op.w + n * op.K + pc;
+      const float* scale = op.w_scale + (n / kScaleBlock) * KB + pc / kScaleBlock;
+      for (long k = 0; k < kc; ++k) bp[k * p.NR + j] = kE4m3Table[src[k]] * scale[k / kScaleBlock];
+    }
+}
+
+// Every micro-tile of the packed (mc x kc) x (kc x nc) pair into c (ldc); `first` stores.
+void macro_kernel(const A8Plan& p, const A8Operands& op, long jc, long pc, long mc, long nc, long kc, Workspace& ws,
+                  float* c, long ldc, bool first) {
+  const long kbs = kc / kScaleBlock, KB = op.K / kScaleBlock;
+  const std::size_t elem = p.q == QType::Int8 ? 1 : sizeof(float);
+  for (long jr = 0; jr < nc; jr += p.NR)
+    for (long ir = 0; ir < mc; ir += p.MR) {
+      const long mr = std::min<long>(p.MR, mc - ir), nr = std::min<long>(p.NR, nc - jr);
+      const bool full = mr == p.MR && nr == p.NR;
+      float* dst = full ? c + ir * ldc + jr : ws.edge;
+      const long ldd = full ? ldc : p.NR;
+      const bool store = full ? first : true;
+      if (p.q == QType::Int8) {
+        // A micro-panel never straddles a 128-column weight block: NR divides 128.
+        const float* w_scale = op.w_scale + ((jc + jr) / kScaleBlock) * KB + pc / kScaleBlock;
+        p.int8_kernel(static_cast<int>(kbs), ws.a + ir * kc, reinterpret_cast<const std::int8_t*>(ws.w + jr * kc),
+                      ws.wsum + jr * kbs, ws.a_scale + ir * kbs, w_scale, dst, ldd, store);
+      } else {
+        p.f32_kernel(static_cast<int>(kc), reinterpret_cast<const float*>(ws.a + ir * kc * elem),
+                     reinterpret_cast<const float*>(ws.w + jr * kc * elem), dst, ldd, store ? 0.0f : 1.0f);
+      }
+      if (!full)
+        for (long r = 0; r < mr; ++r)
+          for (long j = 0; j < nr; ++j) {
+            float& out = c[(ir + r) * ldc + jr + j];
+            out = first ? ws.edge[r * p.NR + j] : out + ws.edge[r * p.NR + j];
+          }
+    }
+}
+
+// Y[m0:m1, n0:n1] on one thread.
+void a8w8_block(const A8Plan& p, const A8Operands& op, long m0, long m1, long n0, long n1, Workspace ws,
+                StopFlag& stop) {
+  const bool int8 = p.q == QType::Int8, bf16 = p.out == OutType::Bf16;
+  for (long jc = n0; jc < n1; jc += p.nc) {
+    const long nc = std::min(p.nc, n1 - jc);
+    for (long ic = m0; ic < m1; ic += p.mc) {
+      const long mc = std::min(p.mc, m1 - ic);
+      float* c = bf16 ? ws.block : static_cast<float*>(op.y) + ic * op.N + jc;
+      const long ldc = bf16 ? p.nc : op.N;
+      for (long pc = 0; pc < op.K; pc += p.kc) {
+        const long kc = std::min(p.kc, op.K - pc);
+        if (int8) {
+          pack_w_int8(p, op, jc, nc, pc, kc, ws);
+          pack_a_int8(p, op, ic, mc, pc, kc, ws);
+        } else {
+          pack_w_fp8(p, op, jc, nc, pc, kc, ws);
+          pack_a_fp8(p, op, ic, mc, pc, kc, ws);
+        }
+        macro_kernel(p, op, jc, pc, mc, nc, kc, ws, c, ldc, pc == 0);
+        if (stop.check()) return;
+      }
+      if (bf16) {
+        auto* y = static_cast<std::uint16_t*>(op.y);
+        for (long r = 0; r < mc; ++r)
+          for (long j = 0; j < nc; ++j) y[(ic + r) * op.N + jc + j] = bf16_round(c[r * ldc + j]);
+      }
+    }
+  }
+}
+
+[[noreturn]] void fail(TrialStatus status, const std::string& msg) { throw TrialFailure(status, msg); }
+
+}  // namespace
+
+std::size_t A8Plan::workspace_bytes_per_thread() const {
+  const std::size_t elem = q == QType::Int8 ? 1 : sizeof(float);
+  const std::size_t kb = static_cast<std::size_t>(kc / kScaleBlock);
+  return align64(mc * kc * elem) + align64(mc * kb * sizeof(float)) + align64(nc * kc * elem) +
+         align64(nc * kb * sizeof(std::int32_t)) + (out == OutType::Bf16 ? align64(mc * nc * sizeof(float)) : 0) +
+         align64(MR * NR * sizeof(float));
+}
+
+A8Plan plan_a8w8(const Config& config, QType q, OutType out, int hw_threads, double workspace_limit) {
+  const auto v = read_params(config, {"MR", "NR", "vec", "MC", "NC", "KC", "vnni", "threads"}, "gemm_a8w8_blockscale");
+  for (const auto& [name, value] : v)
+    if (value < (name == "vnni" ? 0 : 1) || (name == "vnni" && value > 1))
+      fail(TrialStatus::CompileError,
+           "gemm_a8w8_blockscale parameter " + name + "=" + std::to_string(value) + " is out of range");
+  A8Plan p;
+  p.q = q;
+  p.out = out;
+  p.MR = static_cast<int>(v.at("MR"));
+  p.NR = static_cast<int>(v.at("NR"));
+  p.vec = static_cast<int>(v.at("vec"));
+  p.threads = static_cast<int>(v.at("threads"));
+  p.vnni = v.at("vnni") != 0;
+  const std::string tile = "MR=" + std::to_string(p.MR) + " NR=" + std::to_string(p.NR);
+  if (p.NR % p.vec != 0 || kScaleBlock % p.NR != 0)
+    fail(TrialStatus::CompileError, "gemm_a8w8_blockscale " + tile + ": NR must be whole vectors of vec=" +
+                                        std::to_string(p.vec) + " and divide the 128-column scale block");
+  const int nv = p.NR / p.vec;
+  if (q == QType::Int8) {
+    const A8UKernelSet* set = a8_ukernels_for(p.vec, p.vnni);
+    if (!set)
+      fail(TrialStatus::CompileError,
+           "no int8 micro-kernel with vec=" + std::to_string(p.vec) + (p.vnni ? " and vnni" : "") +
+               " on this CPU (16 needs AVX-512, 8 AVX2, 4 is portable; vnni needs AVX-512 VNNI and vec=16)");
+    if (p.MR > kA8MaxMR || nv > kA8MaxNV || !set->k[p.MR][nv])
+      fail(TrialStatus::CompileError, "no int8 micro-kernel for " + tile + " on " + set->isa +
+                                          " (MR one of 1 2 4 6 8, NR 1, 2 or 4 vectors, within the register file)");
+    p.int8_kernel = set->k[p.MR][nv];
+    p.biased_a = set->biased_a;
+    p.isa = set->isa;
+  } else {
+    if (p.vnni)
+      fail(TrialStatus::CompileError, "vnni=true applies to int8 only: fp8 e4m3 is decoded to f32 on the CPU");
+    const UKernelSet* set = ukernels_for(p.vec);
+    if (!set)
+      fail(TrialStatus::CompileError, "no micro-kernel with vec=" + std::to_string(p.vec) +
+                                          " f32 lanes on this CPU (16 needs AVX-512, 8 needs AVX2+FMA, 4 is portable)");
+    if (p.MR > kMaxMR || nv > kMaxNV || !set->gemm[p.MR][nv])
+      fail(TrialStatus::CompileError, "no f32 micro-kernel for " + tile + " on " + set->isa);
+    p.f32_kernel = set->gemm[p.MR][nv];
+    p.isa = set->isa;
+  }
+  if (v.at("MC") < p.MR || v.at("NC") < p.NR || v.at("KC") < kScaleBlock)
+    fail(TrialStatus::CompileError, "gemm_a8w8_blockscale MC=" + std::to_string(v.at("MC")) + " / NC=" +
+                                        std::to_string(v.at("NC")) + " must be at least the micro-tile " + tile +
+                                        " and KC=" + std::to_string(v.at("KC")) + " at least one 128-deep scale block");
+  p.mc = v.at("MC") / p.MR * p.MR;
+  p.nc = v.at("NC") / p.NR * p.NR;
+  p.kc = v.at("KC") / kScaleBlock * kScaleBlock;
+  if (p.threads > hw_threads)
+    fail(TrialStatus::LaunchError, "threads=" + std::to_string(p.threads) + " needs " + std::to_string(p.threads) +
+                                       " hardware threads, device has " + std::to_string(hw_threads));
+  const double bytes = static_cast<double>(p.workspace_bytes_per_thread()) * p.threads;
+  if (bytes > workspace_limit)
+    fail(TrialStatus::LaunchError, "gemm_a8w8_blockscale packing workspace (MC=" + std::to_string(p.mc) +
+                                       " NC=" + std::to_string(p.nc) + " KC=" + std::to_string(p.kc) + ", threads=" +
+                                       std::to_string(p.threads) + ") needs " +
+                                       std::to_string(static_cast<long long>(bytes)) + " bytes, device allows " +
+                                       std::to_string(static_cast<long long>(workspace_limit)) +
+                                       " (max_workspace_bytes)");
+  return p;
+}
+
+bool run_a8w8(const A8Plan& p, const A8Operands& op, std::vector<AlignedBuffer<unsigned char>>& workspace,
+              ThreadPool& pool, StopFlag& stop) {
+  const int T = p.threads;
+  if (static_cast<int>(workspace.size()) < T) workspace.resize(T);
+  for (int t = 0; t < T; ++t)
+    if (workspace[t].size() < p.workspace_bytes_per_thread()) workspace[t].resize(p.workspace_bytes_per_thread());
+  // Split N first (each thread reads only its own weights, the larger operand at decode
+  // shapes), M where N has fewer micro-panels than threads.
+  const long np = (op.N + p.NR - 1) / p.NR, mp = (op.M + p.MR - 1) / p.MR;
+  int tn = 1;
+  for (int d = T; d >= 1; --d)
+    if (T % d == 0 && d <= np) {
+      tn = d;
+      break;
+    }
+  const int tm = T / tn;
+  pool.run(T, [&](int t) {
+    const long r = t / tn, c = t % tn;
+    const long m0 = std::min(op.M, r * mp / tm * p.MR), m1 = std::min(op.M, (r + 1) * mp / tm * p.MR);
+    const long n0 = std::min(op.N, c * np / tn * p.NR), n1 = std::min(op.N, (c + 1) * np / tn * p.NR);
+    if (m0 < m1 && n0 < n1) a8w8_block(p, op, m0, m1, n0, n1, Workspace(p, workspace[t].data()), stop);
+  });
+  return !stop.stopped();
+}
+
+}  // namespace ktune::cpu
