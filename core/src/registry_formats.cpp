@@ -98,7 +98,10 @@ std::vector<AiterFile> aiter_files(const Registry& registry, const KernelFamily&
       if (const KeyField* kf = family.field(k); kf && !kf->numeric) text_values[k].insert(v);
   }
 
-  const std::string prefix = registry.device() + "-GEMM-" + upper(family.name);
+  // aiter names its files {device}-GEMM-{tag} with tags such as A8W8_BLOCKSCALE: a family named
+  // gemm_<tag> keeps only the tag, which aiter's kernels look up.
+  const std::string tag_name = family.name.rfind("gemm_", 0) == 0 ? family.name.substr(5) : family.name;
+  const std::string prefix = registry.device() + "-GEMM-" + upper(tag_name);
   std::vector<AiterFile> out;
   std::map<std::string, std::vector<Config>> per_bucket;  // for the default file
   std::vector<Config> all;
