@@ -81,8 +81,9 @@ RegistryCommands add_registry_command(CLI::App& app, RegistryArgs& a) {
       "Write a family's entries as aiter's tuned-config files: per group of equal key fields but M (N, K) a "
       "{device}-GEMM-{FAMILY}-N=..-K=...json with the configs by M bucket: small (M < 32), medium_M32, medium_M64, "
       "medium_M128, large (M <= 256), xlarge (M > 256), each the config of the largest tuned M in it, and any (the "
-      "largest tuned M); plus {device}-GEMM-{FAMILY}.json with the most common config per bucket. Text key fields "
-      "(dtypes) are in the name only where they differ between files");
+      "largest tuned M); plus {device}-GEMM-{FAMILY}.json with the most common config per bucket. {FAMILY} is the "
+      "family in upper case less a leading GEMM_ (gemm_a8w8_blockscale: A8W8_BLOCKSCALE, aiter's name). Text key "
+      "fields (dtypes) are in the name only where they differ between files");
   c.exp->add_option("--format", a.format, "aiter")->required()->check(CLI::IsMember({"aiter"}));
   c.exp->add_option("-o,--output", a.output, "Folder to write the files into (created)")->required();
   add_target(c.exp, a);
