@@ -20,18 +20,13 @@
 #include "ktune/error.h"
 #include "ktune/measurement.h"
 #include "ktune/tuner.h"
+#include "bench_support.h"
 
 using namespace ktune;
+using ktune::bench::Printer;
+using ktune::bench::restrict_space;
 
 namespace {
-
-// The space with some parameters' candidates replaced.
-SearchSpace restrict_space(const SearchSpace& space, const std::map<std::string, std::vector<ParamValue>>& values) {
-  std::vector<Parameter> params = space.parameters();
-  for (auto& p : params)
-    if (auto it = values.find(p.name); it != values.end()) p.values = it->second;
-  return SearchSpace(std::move(params), space.constraints());
-}
 
 Problem cube(long n) {
   Problem p;
@@ -39,20 +34,6 @@ Problem cube(long n) {
   p.fields = {{"M", std::to_string(n)}, {"N", std::to_string(n)}, {"K", std::to_string(n)}, {"dtype", "f32"}};
   return p;
 }
-
-class Printer : public TuneObserver {
- public:
-  void on_event(const TuneEvent& e) override {
-    if (auto* s = std::get_if<event::ProblemStarted>(&e))
-      std::fprintf(stderr, "  tuning %s: %llu of %llu configs valid\n", s->problem.key().c_str(),
-                   static_cast<unsigned long long>(s->space.valid), static_cast<unsigned long long>(s->space.total));
-    else if (auto* f = std::get_if<event::ProblemFinished>(&e); f && f->result.best)
-      std::fprintf(stderr, "  best %s: %.3f ms\n", f->result.best->config.key().c_str(),
-                   f->result.best->stats.median_ns / 1e6);
-    else if (auto* l = std::get_if<event::Log>(&e))
-      std::fprintf(stderr, "  %s\n", l->message.c_str());
-  }
-};
 
 struct Row {
   long n;
