@@ -180,7 +180,8 @@ class TestCpuA8w8 : public QObject {
           c.expr.find("vnni") != std::string::npos || c.expr.find("NR / vec <= 4") != std::string::npos)
         cons.push_back(c);
     const SearchSpace space({{"MR", {1, 2, 4, 6, 8}}, {"NR", {8, 16, 32, 64}}, {"vec", {4, 8, 16}}, {"MC", {8, 24}},
-                             {"NC", {64, 96}}, {"KC", {128, 256}}, {"vnni", {false, true}}, {"threads", threads}},
+                             {"NC", {64, 96}}, {"KC", {128, 256}}, {"loop_order", {0, 1}}, {"vnni", {false, true}},
+                             {"threads", threads}},
                             cons);
     const Problem p = a8_problem(M, 200, 384, q.toUtf8().constData(), out.toUtf8().constData());
     const auto configs = space.enumerate(context(f, p, dev_));
@@ -208,7 +209,8 @@ class TestCpuA8w8 : public QObject {
     const KernelFamily f = backend_->family("gemm_a8w8_blockscale");
     auto s = backend_->open(dev_, f, a8_problem(16, 256, 256, "int8", "bf16"), 5);
     auto k = s->prepare(
-        Config({{"MR", 2}, {"NR", 8}, {"vec", 4}, {"MC", 16}, {"NC", 128}, {"KC", 128}, {"vnni", false}, {"threads", 1}}));
+        Config({{"MR", 2}, {"NR", 8}, {"vec", 4}, {"MC", 16}, {"NC", 128}, {"KC", 128}, {"loop_order", 0},
+                {"vnni", false}, {"threads", 1}}));
     const Validation v = s->validate(*k, Tolerance{0, 1.0 / 256, 0});
     QVERIFY(v.max_abs_error > 0);
     try {
@@ -232,7 +234,8 @@ class TestCpuA8w8 : public QObject {
     QVERIFY_THROWS_EXCEPTION(InputError, backend_->open(dev_, f, a8_problem(16, 256, 256, "int8", "f16"), 1));
     QVERIFY_THROWS_EXCEPTION(InputError, backend_->open(dev_, f, a8_problem(0, 256, 256, "int8", "f32"), 1));
     auto s = backend_->open(dev_, f, a8_problem(4, 128, 128, "fp8_e4m3", "f32"), 1);
-    Config c({{"MR", 4}, {"NR", 8}, {"vec", 4}, {"MC", 16}, {"NC", 128}, {"KC", 128}, {"vnni", true}, {"threads", 1}});
+    Config c({{"MR", 4}, {"NR", 8}, {"vec", 4}, {"MC", 16}, {"NC", 128}, {"KC", 128}, {"loop_order", 0},
+              {"vnni", true}, {"threads", 1}});
     auto fails = [&](const Config& bad, const QString& text) -> bool {
       try {
         s->prepare(bad);

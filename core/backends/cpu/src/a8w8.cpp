@@ -48,87 +48,68 @@ struct Workspace {
     w = reinterpret_cast<unsigned char*>(a_scale) + align64(p.mc * kb * sizeof(float));
     wsum = reinterpret_cast<std::int32_t*>(w + align64(p.nc * p.kc * elem));
     block = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(wsum) + align64(p.nc * kb * sizeof(std::int32_t)));
-    edge = block + (p.out == OutType::Bf16 ? align64(p.mc * p.nc * sizeof(float)) / sizeof(float) : 0);
+    edge = block + (p.out == OutType::Bf16 ? align64(p.block_rows * p.nc * sizeof(float)) / sizeof(float) : 0);
   }
 };
 
-// int8 A[ic:ic+mc, pc:pc+kc] -> per MR-row panel [kb][32][MR][4] codes (+128 as u8 where the
-// kernel multiplies u8 by s8) and [kb][MR] scales; rows past mc are zero codes, zero scales.
-void pack_a_int8(const A8Plan& p, const A8Operands& op, long ic, long mc, long pc, long kc, Workspace& ws) {
-  const long KB = op.K / kScaleBlock, kbs = kc / kScaleBlock;
-  const std::uint32_t bias = p.biased_a ? 0x80808080u : 0;
-  for (long i0 = 0; i0 < mc; i0 += p.MR) {
-    unsigned char* dst = ws.a + i0 * kc;
-    float* sc = ws.a_scale + i0 * kbs;
-    for (long r = 0; r < p.MR; ++r) {
-      const bool live = i0 + r < mc;
-      const std::uint8_t* src = op.a + (ic + i0 + r) * op.K + pc;
+// Rows [r0, r0 + count) of an 8-bit [rows, K] operand, columns [pc, pc + kc), as the int8
+// kernels read them: micro-panels of R rows, [panel][k / 4][R][4 codes], each group XORed with
+// `bias`; rows past `count` are zero codes.
+void pack_groups(const std::uint8_t* codes, long K, long r0, long count, long pc, long kc, int R, std::uint32_t bias,
+                 unsigned char* dst) {
+  for (long p0 = 0; p0 < count; p0 += R, dst += R * kc)
+    for (long r = 0; r < R; ++r) {
+      const bool live = p0 + r < count;
+      const std::uint8_t* src = codes + (r0 + p0 + r) * K + pc;
       for (long g = 0; g < kc / 4; ++g) {
         std::uint32_t v = 0;
         if (live) std::memcpy(&v, src + 4 * g, 4);
         v ^= bias;
-        std::memcpy(dst + (g * p.MR + r) * 4, &v, 4);
+        std::memcpy(dst + (g * R + r) * 4, &v, 4);
       }
-      for (long b = 0; b < kbs; ++b) sc[b * p.MR + r] = live ? op.a_scale[(ic + i0 + r) * KB + pc / kScaleBlock + b] : 0.0f;
     }
-  }
 }
 
-// int8 W[jc:jc+nc, pc:pc+kc] -> per NR-column panel [kb][32][NR][4] codes and [kb][NR] 128 *
-// column sums per block (to undo the bias on A); columns past nc are zero.
+// The same rows for the f32 kernels (gemm.h's layout, [panel][k][R]): e4m3 codes decoded and
+// multiplied by their block's scale (`block_rows` rows share a row of scales: 1 for A, 128 for W).
+void pack_decoded(const std::uint8_t* codes, const float* scales, long block_rows, long K, long r0, long count, long pc,
+                  long kc, int R, float* dst) {
+  const long KB = K / kScaleBlock;
+  for (long p0 = 0; p0 < count; p0 += R, dst += R * kc)
+    for (long r = 0; r < R; ++r) {
+      const long row = r0 + p0 + r;
+      if (p0 + r >= count) {
+        for (long k = 0; k < kc; ++k) dst[k * R + r] = 0.0f;
+        continue;
+      }
+      const std::uint8_t* src = codes + row * K + pc;
+      const float* scale = scales + (row / block_rows) * KB + pc / kScaleBlock;
+      for (long k = 0; k < kc; ++k) dst[k * R + r] = kE4m3Table[src[k]] * scale[k / kScaleBlock];
+    }
+}
+
+// int8 A block: codes (+128 as u8 where the kernel multiplies u8 by s8) and [panel][kb][MR]
+// scales, zero past the last row.
+void pack_a_int8(const A8Plan& p, const A8Operands& op, long ic, long mc, long pc, long kc, Workspace& ws) {
+  pack_groups(op.a, op.K, ic, mc, pc, kc, p.MR, p.biased_a ? 0x80808080u : 0, ws.a);
+  const long KB = op.K / kScaleBlock, kbs = kc / kScaleBlock;
+  for (long i = 0; i < (mc + p.MR - 1) / p.MR * p.MR; ++i)
+    for (long b = 0; b < kbs; ++b)
+      ws.a_scale[(i / p.MR * kbs + b) * p.MR + i % p.MR] = i < mc ? op.a_scale[(ic + i) * KB + pc / kScaleBlock + b] : 0.0f;
+}
+
+// int8 W panel: codes and [panel][kb][NR] 128 * column sums per block (they undo the bias on A).
 void pack_w_int8(const A8Plan& p, const A8Operands& op, long jc, long nc, long pc, long kc, Workspace& ws) {
+  pack_groups(op.w, op.K, jc, nc, pc, kc, p.NR, 0, ws.w);
   const long kbs = kc / kScaleBlock;
-  for (long j0 = 0; j0 < nc; j0 += p.NR) {
-    unsigned char* dst = ws.w + j0 * kc;
-    std::int32_t* sums = ws.wsum + j0 * kbs;
-    for (long j = 0; j < p.NR; ++j) {
-      const bool live = j0 + j < nc;
-      const auto* src = reinterpret_cast<const std::int8_t*>(op.w + (jc + j0 + j) * op.K + pc);
-      for (long g = 0; g < kc / 4; ++g) {
-        std::uint32_t v = 0;
-        if (live) std::memcpy(&v, src + 4 * g, 4);
-        std::memcpy(dst + (g * p.NR + j) * 4, &v, 4);
+  for (long j = 0; j < (nc + p.NR - 1) / p.NR * p.NR; ++j)
+    for (long b = 0; b < kbs; ++b) {
+      std::int32_t s = 0;
+      if (j < nc) {
+        const auto* src = reinterpret_cast<const std::int8_t*>(op.w + (jc + j) * op.K + pc + b * kScaleBlock);
+        for (long k = 0; k < kScaleBlock; ++k) s += src[k];
       }
-      for (long b = 0; b < kbs; ++b) {
-        std::int32_t s = 0;
-        if (live)
-          for (long k = 0; k < kScaleBlock; ++k) s += src[b * kScaleBlock + k];
-        sums[b * p.NR + j] = 128 * s;
-      }
-    }
-  }
-}
-
-// fp8 A block -> f32 micro-panels [k][MR] (gemm.h's layout), decoded and scaled per row block.
-void pack_a_fp8(const A8Plan& p, const A8Operands& op, long ic, long mc, long pc, long kc, Workspace& ws) {
-  const long KB = op.K / kScaleBlock;
-  float* ap = reinterpret_cast<float*>(ws.a);
-  for (long i0 = 0; i0 < mc; i0 += p.MR, ap += p.MR * kc)
-    for (long r = 0; r < p.MR; ++r) {
-      if (i0 + r >= mc) {
-        for (long k = 0; k < kc; ++k) ap[k * p.MR + r] = 0.0f;
-        continue;
-      }
-      const std::uint8_t* src = op.a + (ic + i0 + r) * op.K + pc;
-      const float* scale = op.a_scale + (ic + i0 + r) * KB + pc / kScaleBlock;
-      for (long k = 0; k < kc; ++k) ap[k * p.MR + r] = kE4m3Table[src[k]] * scale[k / kScaleBlock];
-    }
-}
-
-// fp8 W panel -> f32 micro-panels [k][NR] of W^T, decoded and scaled per 128 x 128 block.
-void pack_w_fp8(const A8Plan& p, const A8Operands& op, long jc, long nc, long pc, long kc, Workspace& ws) {
-  const long KB = op.K / kScaleBlock;
-  float* bp = reinterpret_cast<float*>(ws.w);
-  for (long j0 = 0; j0 < nc; j0 += p.NR, bp += p.NR * kc)
-    for (long j = 0; j < p.NR; ++j) {
-      if (j0 + j >= nc) {
-        for (long k = 0; k < kc; ++k) bp[k * p.NR + j] = 0.0f;
-        continue;
-      }
-      const long n = jc + j0 + j;
-      const std::uint8_t* src = op.w + n * op.K + pc;
-      const float* scale = op.w_scale + (n / kScaleBlock) * KB + pc / kScaleBlock;
-      for (long k = 0; k < kc; ++k) bp[k * p.NR + j] = kE4m3Table[src[k]] * scale[k / kScaleBlock];
+      ws.wsum[(j / p.NR * kbs + b) * p.NR + j % p.NR] = 128 * s;
     }
 }
 
@@ -163,31 +144,60 @@ void macro_kernel(const A8Plan& p, const A8Operands& op, long jc, long pc, long 
 }
 
 // Y[m0:m1, n0:n1] on one thread.
+void pack_w(const A8Plan& p, const A8Operands& op, long jc, long nc, long pc, long kc, Workspace& ws) {
+  if (p.q == QType::Int8)
+    pack_w_int8(p, op, jc, nc, pc, kc, ws);
+  else
+    pack_decoded(op.w, op.w_scale, kScaleBlock, op.K, jc, nc, pc, kc, p.NR, reinterpret_cast<float*>(ws.w));
+}
+
+void pack_a(const A8Plan& p, const A8Operands& op, long ic, long mc, long pc, long kc, Workspace& ws) {
+  if (p.q == QType::Int8)
+    pack_a_int8(p, op, ic, mc, pc, kc, ws);
+  else
+    pack_decoded(op.a, op.a_scale, 1, op.K, ic, mc, pc, kc, p.MR, reinterpret_cast<float*>(ws.a));
+}
+
+void store_bf16(const float* c, long ldc, long rows, long cols, std::uint16_t* y, long ldy) {
+  for (long r = 0; r < rows; ++r)
+    for (long j = 0; j < cols; ++j) y[r * ldy + j] = bf16_round(c[r * ldc + j]);
+}
+
+// Y[m0:m1, n0:n1] on one thread. f32 outputs accumulate in Y; bf16 ones in the f32 block of
+// the workspace (rows from m0 in loop order 0, from ic in 1), rounded once when complete.
 void a8w8_block(const A8Plan& p, const A8Operands& op, long m0, long m1, long n0, long n1, Workspace ws,
                 StopFlag& stop) {
-  const bool int8 = p.q == QType::Int8, bf16 = p.out == OutType::Bf16;
+  const bool bf16 = p.out == OutType::Bf16;
+  auto* y16 = static_cast<std::uint16_t*>(op.y);
+  auto target = [&](long row0, long ic, long jc) {
+    return bf16 ? ws.block + (ic - row0) * p.nc : static_cast<float*>(op.y) + ic * op.N + jc;
+  };
+  const long ldc = bf16 ? p.nc : op.N;
   for (long jc = n0; jc < n1; jc += p.nc) {
     const long nc = std::min(p.nc, n1 - jc);
-    for (long ic = m0; ic < m1; ic += p.mc) {
-      const long mc = std::min(p.mc, m1 - ic);
-      float* c = bf16 ? ws.block : static_cast<float*>(op.y) + ic * op.N + jc;
-      const long ldc = bf16 ? p.nc : op.N;
+    if (p.loop_order == 0) {
       for (long pc = 0; pc < op.K; pc += p.kc) {
         const long kc = std::min(p.kc, op.K - pc);
-        if (int8) {
-          pack_w_int8(p, op, jc, nc, pc, kc, ws);
-          pack_a_int8(p, op, ic, mc, pc, kc, ws);
-        } else {
-          pack_w_fp8(p, op, jc, nc, pc, kc, ws);
-          pack_a_fp8(p, op, ic, mc, pc, kc, ws);
+        pack_w(p, op, jc, nc, pc, kc, ws);
+        for (long ic = m0; ic < m1; ic += p.mc) {
+          const long mc = std::min(p.mc, m1 - ic);
+          pack_a(p, op, ic, mc, pc, kc, ws);
+          macro_kernel(p, op, jc, pc, mc, nc, kc, ws, target(m0, ic, jc), ldc, pc == 0);
+          if (stop.check()) return;
         }
-        macro_kernel(p, op, jc, pc, mc, nc, kc, ws, c, ldc, pc == 0);
-        if (stop.check()) return;
       }
-      if (bf16) {
-        auto* y = static_cast<std::uint16_t*>(op.y);
-        for (long r = 0; r < mc; ++r)
-          for (long j = 0; j < nc; ++j) y[(ic + r) * op.N + jc + j] = bf16_round(c[r * ldc + j]);
+      if (bf16) store_bf16(ws.block, ldc, m1 - m0, nc, y16 + m0 * op.N + jc, op.N);
+    } else {
+      for (long ic = m0; ic < m1; ic += p.mc) {
+        const long mc = std::min(p.mc, m1 - ic);
+        for (long pc = 0; pc < op.K; pc += p.kc) {
+          const long kc = std::min(p.kc, op.K - pc);
+          pack_w(p, op, jc, nc, pc, kc, ws);
+          pack_a(p, op, ic, mc, pc, kc, ws);
+          macro_kernel(p, op, jc, pc, mc, nc, kc, ws, target(ic, ic, jc), ldc, pc == 0);
+          if (stop.check()) return;
+        }
+        if (bf16) store_bf16(ws.block, ldc, mc, nc, y16 + ic * op.N + jc, op.N);
       }
     }
   }
@@ -201,14 +211,15 @@ std::size_t A8Plan::workspace_bytes_per_thread() const {
   const std::size_t elem = q == QType::Int8 ? 1 : sizeof(float);
   const std::size_t kb = static_cast<std::size_t>(kc / kScaleBlock);
   return align64(mc * kc * elem) + align64(mc * kb * sizeof(float)) + align64(nc * kc * elem) +
-         align64(nc * kb * sizeof(std::int32_t)) + (out == OutType::Bf16 ? align64(mc * nc * sizeof(float)) : 0) +
+         align64(nc * kb * sizeof(std::int32_t)) + (out == OutType::Bf16 ? align64(block_rows * nc * sizeof(float)) : 0) +
          align64(MR * NR * sizeof(float));
 }
 
-A8Plan plan_a8w8(const Config& config, QType q, OutType out, int hw_threads, double workspace_limit) {
-  const auto v = read_params(config, {"MR", "NR", "vec", "MC", "NC", "KC", "vnni", "threads"}, "gemm_a8w8_blockscale");
+A8Plan plan_a8w8(const Config& config, QType q, OutType out, long M, int hw_threads, double workspace_limit) {
+  const auto v = read_params(config, {"MR", "NR", "vec", "MC", "NC", "KC", "loop_order", "vnni", "threads"},
+                             "gemm_a8w8_blockscale");
   for (const auto& [name, value] : v)
-    if (value < (name == "vnni" ? 0 : 1) || (name == "vnni" && value > 1))
+    if (name == "vnni" || name == "loop_order" ? value < 0 || value > 1 : value < 1)
       fail(TrialStatus::CompileError,
            "gemm_a8w8_blockscale parameter " + name + "=" + std::to_string(value) + " is out of range");
   A8Plan p;
@@ -219,6 +230,7 @@ A8Plan plan_a8w8(const Config& config, QType q, OutType out, int hw_threads, dou
   p.vec = static_cast<int>(v.at("vec"));
   p.threads = static_cast<int>(v.at("threads"));
   p.vnni = v.at("vnni") != 0;
+  p.loop_order = static_cast<int>(v.at("loop_order"));
   const std::string tile = "MR=" + std::to_string(p.MR) + " NR=" + std::to_string(p.NR);
   if (p.NR % p.vec != 0 || kScaleBlock % p.NR != 0)
     fail(TrialStatus::CompileError, "gemm_a8w8_blockscale " + tile + ": NR must be whole vectors of vec=" +
@@ -255,6 +267,8 @@ A8Plan plan_a8w8(const Config& config, QType q, OutType out, int hw_threads, dou
   p.mc = v.at("MC") / p.MR * p.MR;
   p.nc = v.at("NC") / p.NR * p.NR;
   p.kc = v.at("KC") / kScaleBlock * kScaleBlock;
+  // A thread's rows are at most M, rounded up to whole micro-panels.
+  p.block_rows = p.loop_order == 0 ? (M + p.MR - 1) / p.MR * p.MR : p.mc;
   if (p.threads > hw_threads)
     fail(TrialStatus::LaunchError, "threads=" + std::to_string(p.threads) + " needs " + std::to_string(p.threads) +
                                        " hardware threads, device has " + std::to_string(hw_threads));
@@ -275,21 +289,9 @@ bool run_a8w8(const A8Plan& p, const A8Operands& op, std::vector<AlignedBuffer<u
   if (static_cast<int>(workspace.size()) < T) workspace.resize(T);
   for (int t = 0; t < T; ++t)
     if (workspace[t].size() < p.workspace_bytes_per_thread()) workspace[t].resize(p.workspace_bytes_per_thread());
-  // Split N first (each thread reads only its own weights, the larger operand at decode
-  // shapes), M where N has fewer micro-panels than threads.
-  const long np = (op.N + p.NR - 1) / p.NR, mp = (op.M + p.MR - 1) / p.MR;
-  int tn = 1;
-  for (int d = T; d >= 1; --d)
-    if (T % d == 0 && d <= np) {
-      tn = d;
-      break;
-    }
-  const int tm = T / tn;
   pool.run(T, [&](int t) {
-    const long r = t / tn, c = t % tn;
-    const long m0 = std::min(op.M, r * mp / tm * p.MR), m1 = std::min(op.M, (r + 1) * mp / tm * p.MR);
-    const long n0 = std::min(op.N, c * np / tn * p.NR), n1 = std::min(op.N, (c + 1) * np / tn * p.NR);
-    if (m0 < m1 && n0 < n1) a8w8_block(p, op, m0, m1, n0, n1, Workspace(p, workspace[t].data()), stop);
+    const GridCell g = grid_cell(t, T, op.M, op.N, p.MR, p.NR);
+    if (!g.empty()) a8w8_block(p, op, g.m0, g.m1, g.n0, g.n1, Workspace(p, workspace[t].data()), stop);
   });
   return !stop.stopped();
 }

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "low_precision.h"
+#include "reference.h"
 
 namespace ktune::cpu {
 
@@ -51,19 +52,6 @@ BlockQuantized quantize_random(QType q, long rows, long cols, long block_rows, s
 
 namespace {
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-// Runs once per problem but must stay quick at 1024^3 (as reference.cpp's kernels).
-#define KTUNE_REF_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KTUNE_REF_CLONES
-#endif
-
-KTUNE_REF_CLONES double dot(const double* x, const double* y, long n) {
-  double s = 0;
-  for (long i = 0; i < n; ++i) s += x[i] * y[i];
-  return s;
-}
-
 std::vector<double> dequantized(QType q, const BlockQuantized& b, ThreadPool& pool) {
   std::vector<double> v(static_cast<std::size_t>(b.rows * b.cols));
   const int T = pool.size();
@@ -83,7 +71,7 @@ std::vector<double> a8w8_reference(QType q, const BlockQuantized& a, const Block
   const int T = pool.size();
   pool.run(T, [&](int t) {
     for (long n = t; n < N; n += T)
-      for (long m = 0; m < M; ++m) y[m * N + n] = dot(da.data() + m * K, dw.data() + n * K, K);
+      for (long m = 0; m < M; ++m) y[m * N + n] = dot_f64(da.data() + m * K, dw.data() + n * K, K);
   });
   return y;
 }

@@ -163,21 +163,9 @@ bool run_gemm(const GemmPlan& p, const GemmOperands& op, std::vector<AlignedBuff
   for (int t = 0; t < T; ++t)
     if (workspace[t].size() < p.workspace_floats_per_thread()) workspace[t].resize(p.workspace_floats_per_thread());
 
-  // Split N first (each thread then packs only its own columns of B and all of A, which is the
-  // cheaper duplicate for the shapes that matter), M when N has too few micro-panels.
-  const long np = (op.N + p.NR - 1) / p.NR, mp = (op.M + p.MR - 1) / p.MR;
-  int tn = 1;
-  for (int d = T; d >= 1; --d)
-    if (T % d == 0 && d <= np) {
-      tn = d;
-      break;
-    }
-  const int tm = T / tn;
   pool.run(T, [&](int t) {
-    const long r = t / tn, c = t % tn;
-    const long m0 = std::min(op.M, r * mp / tm * p.MR), m1 = std::min(op.M, (r + 1) * mp / tm * p.MR);
-    const long n0 = std::min(op.N, c * np / tn * p.NR), n1 = std::min(op.N, (c + 1) * np / tn * p.NR);
-    if (m0 < m1 && n0 < n1) gemm_block(p, op, m0, m1, n0, n1, workspace[t].data(), stop);
+    const GridCell g = grid_cell(t, T, op.M, op.N, p.MR, p.NR);
+    if (!g.empty()) gemm_block(p, op, g.m0, g.m1, g.n0, g.n1, workspace[t].data(), stop);
   });
   return !stop.stopped();
 }

@@ -36,6 +36,8 @@ KernelFamily a8w8_family() {
       {"MC", {16, 64, 256}, "rows of the packed A block (L2 blocking)"},
       {"NC", {128, 512, 2048}, "columns of the packed W panel (L3 blocking)"},
       {"KC", {128, 512, 2048}, "depth of the packed blocks, whole 128-deep scale blocks (L1 blocking)"},
+      {"loop_order", {0, 1}, "0: W panel resident, loop jc>pc>ic (bf16 accumulates in an M x NC f32 block); "
+                             "1: A block resident, jc>ic>pc, W repacked for every MC rows"},
       {"vnni", {false, true}, "int8 dot products with AVX-512 VNNI vpdpbusd (A biased to u8) instead of vpmaddubsw"},
   };
   params.push_back(threads_param());
@@ -52,14 +54,15 @@ KernelFamily a8w8_family() {
       {"NC * KC * (q_dtype == \"int8\" ? 1 : 4) * threads <= l3_bytes",
        "every thread's packed NC x KC panel of W must fit in L3"},
       {"MC == 16 || M > 16", "MC beyond M: the same as the smallest MC"},
+      {"loop_order == 0 || M > MC", "one MC block of A: both loop orders do the same work"},
       {"NC == 128 || N > 128", "NC beyond N: the same as the smallest NC"},
       {"KC == 128 || K > 128", "KC beyond K: the same as the smallest KC"},
   });
   f.default_space = SearchSpace(std::move(params), std::move(cons));
   // Runs on any x86-64 with AVX2 (int8 and fp8 alike) with the smallest blocks, which the
   // equivalence constraints above keep for every shape.
-  f.default_config = Config({{"MR", 4}, {"NR", 8}, {"vec", 8}, {"MC", 16}, {"NC", 128}, {"KC", 128},
-                             {"vnni", false}, {"threads", 1}});
+  f.default_config = Config({{"MR", 6}, {"NR", 8}, {"vec", 8}, {"MC", 16}, {"NC", 128}, {"KC", 128},
+                             {"loop_order", 0}, {"vnni", false}, {"threads", 1}});
   f.source = "built-in";
   return f;
 }
@@ -91,7 +94,7 @@ class A8w8Session final : public CpuSession {
   }
 
   std::unique_ptr<PreparedKernel> prepare(const Config& config) override {
-    return std::make_unique<Kernel>(this, plan_a8w8(config, q_, out_, state_->hw_threads, state_->workspace_limit));
+    return std::make_unique<Kernel>(this, plan_a8w8(config, q_, out_, M_, state_->hw_threads, state_->workspace_limit));
   }
 
  protected:

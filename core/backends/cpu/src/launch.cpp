@@ -1,8 +1,24 @@
 #include "launch.h"
 
+#include <algorithm>
+
 #include "ktune/measurement.h"
 
 namespace ktune::cpu {
+
+GridCell grid_cell(int t, int threads, long M, long N, int MR, int NR) {
+  const long np = (N + NR - 1) / NR, mp = (M + MR - 1) / MR;
+  int tn = 1;
+  for (int d = threads; d >= 1; --d)
+    if (threads % d == 0 && d <= np) {
+      tn = d;
+      break;
+    }
+  const int tm = threads / tn;
+  const long r = t / tn, c = t % tn;
+  return {std::min(M, r * mp / tm * MR), std::min(M, (r + 1) * mp / tm * MR), std::min(N, c * np / tn * NR),
+          std::min(N, (c + 1) * np / tn * NR)};
+}
 
 std::map<std::string, long> read_params(const Config& config, std::initializer_list<const char*> names,
                                         const std::string& family) {

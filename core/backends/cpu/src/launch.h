@@ -65,6 +65,16 @@ class StopFlag {
   std::atomic<bool> stopped_{false};
 };
 
+// Thread t's cell of an M x N output split among `threads`: N first, in whole NR-column
+// micro-panels (each thread then packs only its own columns of the right operand, and all of
+// the left one, the cheaper duplicate for the shapes that matter), M in whole MR-row panels
+// where N has fewer panels than threads. A thread with nothing to do gets an empty cell.
+struct GridCell {
+  long m0, m1, n0, n1;
+  bool empty() const { return m0 >= m1 || n0 >= n1; }
+};
+GridCell grid_cell(int t, int threads, long M, long N, int MR, int NR);
+
 // Reads exactly the parameters `names` from `config`: a missing or unknown one is a
 // TrialFailure(CompileError) naming it and the family's parameters.
 std::map<std::string, long> read_params(const Config& config, std::initializer_list<const char*> names,

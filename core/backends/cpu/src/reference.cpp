@@ -33,6 +33,12 @@ KTUNE_REF_CLONES double dot_i8(const float* x, const std::int8_t* w, long n) {
 
 }  // namespace
 
+KTUNE_REF_CLONES double dot_f64(const double* x, const double* y, long n) {
+  double s = 0;
+  for (long i = 0; i < n; ++i) s += x[i] * y[i];
+  return s;
+}
+
 std::vector<double> gemm_reference(const float* A, const float* B, long M, long N, long K, double alpha,
                                    ThreadPool& pool) {
   std::vector<double> C(static_cast<std::size_t>(M * N));

@@ -15,4 +15,7 @@ std::vector<double> gemm_reference(const float* A, const float* B, long M, long 
 std::vector<double> qmatmul_reference(const float* x, const std::int8_t* w, const float* scale, long batch, long out,
                                       long in, ThreadPool& pool);
 
+// sum_i x[i] * y[i] in double, vectorized for the ISA this CPU runs.
+double dot_f64(const double* x, const double* y, long n);
+
 }  // namespace ktune::cpu
