@@ -35,8 +35,8 @@ std::size_t align64(std::size_t n) { return (n + 63) / 64 * 64; }
 struct Workspace {
   unsigned char* a;      // packed A block
   float* a_scale;        // int8: [panel][kb][MR]
+  std::int32_t* asum;    // int8: [panel][kb][MR]
   unsigned char* w;      // packed W panel
-  std::int32_t* wsum;    // int8: [panel][kb][NR]
   float* block;          // bf16 outputs: the f32 MC x NC block
   float* edge;           // an MR x NR tile at the edges
 
@@ -45,29 +45,31 @@ struct Workspace {
     const long kb = p.kc / kScaleBlock;
     a = base;
     a_scale = reinterpret_cast<float*>(a + align64(p.mc * p.kc * elem));
-    w = reinterpret_cast<unsigned char*>(a_scale) + align64(p.mc * kb * sizeof(float));
-    wsum = reinterpret_cast<std::int32_t*>(w + align64(p.nc * p.kc * elem));
-    block = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(wsum) + align64(p.nc * kb * sizeof(std::int32_t)));
+    asum = reinterpret_cast<std::int32_t*>(reinterpret_cast<unsigned char*>(a_scale) + align64(p.mc * kb * sizeof(float)));
+    w = reinterpret_cast<unsigned char*>(asum) + align64(p.mc * kb * sizeof(std::int32_t));
+    block = reinterpret_cast<float*>(w + align64(p.nc * p.kc * elem));
     edge = block + (p.out == OutType::Bf16 ? align64(p.block_rows * p.nc * sizeof(float)) / sizeof(float) : 0);
   }
 };
 
 // Rows [r0, r0 + count) of an 8-bit [rows, K] operand, columns [pc, pc + kc), as the int8
 // kernels read them: micro-panels of R rows, [panel][k / 4][R][4 codes], each group XORed with
-// `bias`; rows past `count` are zero codes.
+// `bias`; rows past `count` are zero codes (XORed too). Written in order, read as R streams.
 void pack_groups(const std::uint8_t* codes, long K, long r0, long count, long pc, long kc, int R, std::uint32_t bias,
                  unsigned char* dst) {
-  for (long p0 = 0; p0 < count; p0 += R, dst += R * kc)
-    for (long r = 0; r < R; ++r) {
-      const bool live = p0 + r < count;
-      const std::uint8_t* src = codes + (r0 + p0 + r) * K + pc;
-      for (long g = 0; g < kc / 4; ++g) {
-        std::uint32_t v = 0;
-        if (live) std::memcpy(&v, src + 4 * g, 4);
+  for (long p0 = 0; p0 < count; p0 += R) {
+    const long live = std::min<long>(R, count - p0);
+    const std::uint8_t* src = codes + (r0 + p0) * K + pc;
+    for (long g = 0; g < kc / 4; ++g, dst += 4 * R) {
+      for (long r = 0; r < live; ++r) {
+        std::uint32_t v;
+        std::memcpy(&v, src + r * K + 4 * g, 4);
         v ^= bias;
-        std::memcpy(dst + (g * R + r) * 4, &v, 4);
+        std::memcpy(dst + 4 * r, &v, 4);
       }
+      for (long r = live; r < R; ++r) std::memcpy(dst + 4 * r, &bias, 4);
     }
+  }
 }
 
 // The same rows for the f32 kernels (gemm.h's layout, [panel][k][R]): e4m3 codes decoded and
@@ -88,29 +90,26 @@ void pack_decoded(const std::uint8_t* codes, const float* scales, long block_row
     }
 }
 
-// int8 A block: codes (+128 as u8 where the kernel multiplies u8 by s8) and [panel][kb][MR]
-// scales, zero past the last row.
+// int8 A block: codes, and per [panel][kb][MR] the scales and 128 * the row sums (which undo
+// the bias on W where the kernel multiplies u8 by s8); zero past the last row.
 void pack_a_int8(const A8Plan& p, const A8Operands& op, long ic, long mc, long pc, long kc, Workspace& ws) {
-  pack_groups(op.a, op.K, ic, mc, pc, kc, p.MR, p.biased_a ? 0x80808080u : 0, ws.a);
+  pack_groups(op.a, op.K, ic, mc, pc, kc, p.MR, 0, ws.a);
   const long KB = op.K / kScaleBlock, kbs = kc / kScaleBlock;
   for (long i = 0; i < (mc + p.MR - 1) / p.MR * p.MR; ++i)
-    for (long b = 0; b < kbs; ++b)
-      ws.a_scale[(i / p.MR * kbs + b) * p.MR + i % p.MR] = i < mc ? op.a_scale[(ic + i) * KB + pc / kScaleBlock + b] : 0.0f;
-}
-
-// int8 W panel: codes and [panel][kb][NR] 128 * column sums per block (they undo the bias on A).
-void pack_w_int8(const A8Plan& p, const A8Operands& op, long jc, long nc, long pc, long kc, Workspace& ws) {
-  pack_groups(op.w, op.K, jc, nc, pc, kc, p.NR, 0, ws.w);
-  const long kbs = kc / kScaleBlock;
-  for (long j = 0; j < (nc + p.NR - 1) / p.NR * p.NR; ++j)
     for (long b = 0; b < kbs; ++b) {
+      const long at = (i / p.MR * kbs + b) * p.MR + i % p.MR;
+      ws.a_scale[at] = i < mc ? op.a_scale[(ic + i) * KB + pc / kScaleBlock + b] : 0.0f;
       std::int32_t s = 0;
-      if (j < nc) {
-        const auto* src = reinterpret_cast<const std::int8_t*>(op.w + (jc + j) * op.K + pc + b * kScaleBlock);
+      if (i < mc && p.biased_w) {
+        const auto* src = reinterpret_cast<const std::int8_t*>(op.a + (ic + i) * op.K + pc + b * kScaleBlock);
         for (long k = 0; k < kScaleBlock; ++k) s += src[k];
       }
-      ws.wsum[(j / p.NR * kbs + b) * p.NR + j % p.NR] = 128 * s;
+      ws.asum[at] = 128 * s;
     }
+}
+
+void pack_w_int8(const A8Plan& p, const A8Operands& op, long jc, long nc, long pc, long kc, Workspace& ws) {
+  pack_groups(op.w, op.K, jc, nc, pc, kc, p.NR, p.biased_w ? 0x80808080u : 0, ws.w);
 }
 
 // Every micro-tile of the packed (mc x kc) x (kc x nc) pair into c (ldc); `first` stores.
@@ -128,8 +127,8 @@ void macro_kernel(const A8Plan& p, const A8Operands& op, long jc, long pc, long 
       if (p.q == QType::Int8) {
         // A micro-panel never straddles a 128-column weight block: NR divides 128.
         const float* w_scale = op.w_scale + ((jc + jr) / kScaleBlock) * KB + pc / kScaleBlock;
-        p.int8_kernel(static_cast<int>(kbs), ws.a + ir * kc, reinterpret_cast<const std::int8_t*>(ws.w + jr * kc),
-                      ws.wsum + jr * kbs, ws.a_scale + ir * kbs, w_scale, dst, ldd, store);
+        p.int8_kernel(static_cast<int>(kbs), reinterpret_cast<const std::int8_t*>(ws.a + ir * kc), ws.w + jr * kc,
+                      ws.asum + ir * kbs, ws.a_scale + ir * kbs, w_scale, dst, ldd, store);
       } else {
         p.f32_kernel(static_cast<int>(kc), reinterpret_cast<const float*>(ws.a + ir * kc * elem),
                      reinterpret_cast<const float*>(ws.w + jr * kc * elem), dst, ldd, store ? 0.0f : 1.0f);
@@ -210,8 +209,8 @@ void a8w8_block(const A8Plan& p, const A8Operands& op, long m0, long m1, long n0
 std::size_t A8Plan::workspace_bytes_per_thread() const {
   const std::size_t elem = q == QType::Int8 ? 1 : sizeof(float);
   const std::size_t kb = static_cast<std::size_t>(kc / kScaleBlock);
-  return align64(mc * kc * elem) + align64(mc * kb * sizeof(float)) + align64(nc * kc * elem) +
-         align64(nc * kb * sizeof(std::int32_t)) + (out == OutType::Bf16 ? align64(block_rows * nc * sizeof(float)) : 0) +
+  return align64(mc * kc * elem) + align64(mc * kb * sizeof(float)) + align64(mc * kb * sizeof(std::int32_t)) +
+         align64(nc * kc * elem) + (out == OutType::Bf16 ? align64(block_rows * nc * sizeof(float)) : 0) +
          align64(MR * NR * sizeof(float));
 }
 
@@ -246,7 +245,7 @@ A8Plan plan_a8w8(const Config& config, QType q, OutType out, long M, int hw_thre
       fail(TrialStatus::CompileError, "no int8 micro-kernel for " + tile + " on " + set->isa +
                                           " (MR one of 1 2 4 6 8, NR 1, 2 or 4 vectors, within the register file)");
     p.int8_kernel = set->k[p.MR][nv];
-    p.biased_a = set->biased_a;
+    p.biased_w = set->biased_w;
     p.isa = set->isa;
   } else {
     if (p.vnni)

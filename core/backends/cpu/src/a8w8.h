@@ -33,7 +33,7 @@ struct A8Plan {
   QType q = QType::Int8;
   OutType out = OutType::F32;
   A8UKernel int8_kernel = nullptr;  // int8
-  bool biased_a = false;
+  bool biased_w = false;
   GemmUKernel f32_kernel = nullptr;  // fp8, on decoded panels
   const char* isa = "";
   std::size_t workspace_bytes_per_thread() const;

@@ -12,8 +12,8 @@ namespace ktune::cpu {
 namespace {
 
 template <class T, int MR, int NV>
-KTUNE_ISA_TARGET void a8_ukernel(int kblocks, const std::uint8_t* __restrict a, const std::int8_t* __restrict w,
-                                 const std::int32_t* __restrict wsum128, const float* __restrict a_scale,
+KTUNE_ISA_TARGET void a8_ukernel(int kblocks, const std::int8_t* __restrict a, const std::uint8_t* __restrict w,
+                                 const std::int32_t* __restrict asum128, const float* __restrict a_scale,
                                  const float* __restrict w_scale, float* __restrict c, long ldc, bool first) {
   using VI = typename T::VI;
   using VF = typename T::VF;
@@ -41,19 +41,18 @@ KTUNE_ISA_TARGET void a8_ukernel(int kblocks, const std::uint8_t* __restrict a, 
         for (int j = 0; j < NV; ++j) iacc[i][j] = T::dot(iacc[i][j], av, wv[j]);
       }
     }
-    // Exact int32 sums of this block, then one rounding to f32 and the block's two scales.
-    VI bias[NV];
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) bias[j] = T::biased_a ? T::iload(wsum128 + j * L) : T::izero();
+    // Exact int32 sums of this block (less the bias on W), then one rounding to f32 and the
+    // block's two scales.
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const VF s = T::fbcast(a_scale[i] * w_scale[kb]);
+      const VI bias = T::biased_w ? T::ibcast(asum128[i]) : T::izero();
 #pragma GCC unroll 4
-      for (int j = 0; j < NV; ++j) facc[i][j] = T::fma(T::to_f32(T::isub(iacc[i][j], bias[j])), s, facc[i][j]);
+      for (int j = 0; j < NV; ++j) facc[i][j] = T::fma(T::to_f32(T::isub(iacc[i][j], bias)), s, facc[i][j]);
     }
     a += kScaleBlock * MR;
     w += kScaleBlock * NR;
-    wsum128 += NR;
+    asum128 += MR;
     a_scale += MR;
   }
 #pragma GCC unroll 8
@@ -82,7 +81,7 @@ A8UKernelSet make_a8_set() {
   set.isa = T::name;
   set.lanes = T::L;
   set.registers = T::registers;
-  set.biased_a = T::biased_a;
+  set.biased_w = T::biased_w;
   using NVs = std::integer_sequence<int, 1, 2, 4>;
   add_a8_row<T, 1>(set, NVs{});
   add_a8_row<T, 2>(set, NVs{});

@@ -13,18 +13,18 @@ inline constexpr int kA8MaxNV = 4;       // int32 vectors per micro-tile row
 
 // For a micro-tile of MR rows x NR = NV * lanes columns, over `kblocks` K blocks:
 //   c[i, j] (+)= sum_kb a_scale[kb][i] * w_scale[kb] * sum_{k in kb} a[i, k] * w[j, k]
-// a: packed [kb][32 groups of 4 k][MR][4] codes (biased by +128 to u8 where the set says so);
-// w: packed [kb][32][NR][4] s8 codes; wsum128: [kb][NR] 128 * column sums of w (undoes the bias);
-// a_scale: [kb][MR]; w_scale: [kb] (a micro-panel lies inside one 128-column weight block).
-// `first` stores instead of accumulating.
-using A8UKernel = void (*)(int kblocks, const std::uint8_t* a, const std::int8_t* w, const std::int32_t* wsum128,
+// a: packed [kb][32 groups of 4 k][MR][4] s8 codes; w: packed [kb][32][NR][4] codes (biased by
+// +128 to u8 where the set says so); asum128: [kb][MR] 128 * row sums of a per block (undoes
+// that bias; only read by biased sets); a_scale: [kb][MR]; w_scale: [kb] (a micro-panel lies
+// inside one 128-column weight block). `first` stores instead of accumulating.
+using A8UKernel = void (*)(int kblocks, const std::int8_t* a, const std::uint8_t* w, const std::int32_t* asum128,
                            const float* a_scale, const float* w_scale, float* c, long ldc, bool first);
 
 struct A8UKernelSet {
   const char* isa = "";   // "avx512-vnni", "avx512", "avx2", "portable"
   int lanes = 0;          // int32 lanes per vector
   int registers = 0;      // vector registers of the set
-  bool biased_a = false;  // A is packed as u8 (code + 128): vpdpbusd multiplies u8 by s8
+  bool biased_w = false;  // W is packed as u8 (code + 128): vpdpbusd multiplies u8 by s8
   A8UKernel k[kA8MaxMR + 1][kA8MaxNV + 1] = {};  // [MR][NV], null where none was instantiated
 };
 

@@ -1,5 +1,5 @@
 // AVX-512 int8 micro-kernels of gemm_a8w8_blockscale, two sets: VNNI (vpdpbusd: u8 x s8 summed
-// in groups of 4 straight into int32, A biased to u8) and plain AVX-512BW (vpmaddubsw on |a|
+// in groups of 4 straight into int32, W biased to u8) and plain AVX-512BW (vpmaddubsw on |a|
 // and w carrying a's sign, then vpmaddwd), for AVX-512 CPUs without VNNI.
 #if defined(__x86_64__) || defined(__i386__)
 // GCC 12's AVX-512 intrinsics trip -Wuninitialized where inlined (GCC bug 105593), as in
@@ -23,10 +23,10 @@ struct Avx512Common {
   static constexpr int L = 16;
   static constexpr int registers = 32;
   KTUNE_ISA_TARGET static VI izero() { return _mm512_setzero_si512(); }
-  KTUNE_ISA_TARGET static VI iload(const std::int32_t* p) { return _mm512_loadu_si512(p); }
+  KTUNE_ISA_TARGET static VI ibcast(std::int32_t s) { return _mm512_set1_epi32(s); }
   KTUNE_ISA_TARGET static VI isub(VI a, VI b) { return _mm512_sub_epi32(a, b); }
-  KTUNE_ISA_TARGET static VW load_w(const std::int8_t* p) { return _mm512_loadu_si512(p); }
-  KTUNE_ISA_TARGET static VI bcast_a(const std::uint8_t* p) {
+  KTUNE_ISA_TARGET static VW load_w(const std::uint8_t* p) { return _mm512_loadu_si512(p); }
+  KTUNE_ISA_TARGET static VI bcast_a(const std::int8_t* p) {
     std::int32_t v;
     std::memcpy(&v, p, sizeof v);
     return _mm512_set1_epi32(v);
@@ -42,14 +42,14 @@ struct Avx512Common {
 
 struct Vnni : Avx512Common {
   static constexpr const char* name = "avx512-vnni";
-  static constexpr bool biased_a = true;
-  // a holds a + 128 as u8; the kernel subtracts 128 * sum(w) per block afterwards.
-  KTUNE_ISA_TARGET static VI dot(VI acc, VI a, VW w) { return _mm512_dpbusd_epi32(acc, a, w); }
+  static constexpr bool biased_w = true;
+  // w holds w + 128 as u8; the kernel subtracts 128 * sum(a) per block afterwards.
+  KTUNE_ISA_TARGET static VI dot(VI acc, VI a, VW w) { return _mm512_dpbusd_epi32(acc, w, a); }
 };
 
 struct Bw : Avx512Common {
   static constexpr const char* name = "avx512";
-  static constexpr bool biased_a = false;
+  static constexpr bool biased_w = false;
   // vpmaddubsw multiplies u8 by s8: |a| times w with a's sign moved onto it. Pair sums stay
   // within int16 (2 * 128 * 127 < 32767) as long as w is not -128, which symmetric
   // quantization (codes in [-127, 127]) never produces.

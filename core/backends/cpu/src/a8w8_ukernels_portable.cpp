@@ -15,16 +15,12 @@ struct Portable {
   static constexpr int L = 4;
   static constexpr int registers = 16;
   static constexpr const char* name = "portable";
-  static constexpr bool biased_a = false;
+  static constexpr bool biased_w = false;
   static VI izero() { return VI{0, 0, 0, 0}; }
-  static VI iload(const std::int32_t* p) {
-    VI v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  }
+  static VI ibcast(std::int32_t s) { return VI{s, s, s, s}; }
   static VI isub(VI a, VI b) { return a - b; }
-  static VW load_w(const std::int8_t* p) { return p; }
-  static const std::int8_t* bcast_a(const std::uint8_t* p) { return reinterpret_cast<const std::int8_t*>(p); }
+  static VW load_w(const std::uint8_t* p) { return reinterpret_cast<const std::int8_t*>(p); }
+  static const std::int8_t* bcast_a(const std::int8_t* p) { return p; }
   static VI dot(VI acc, const std::int8_t* a, VW w) {
     for (int l = 0; l < L; ++l)
       acc[l] += a[0] * w[4 * l] + a[1] * w[4 * l + 1] + a[2] * w[4 * l + 2] + a[3] * w[4 * l + 3];
