@@ -13,7 +13,8 @@
 namespace ktune::bench {
 
 // The space with some parameters' candidates replaced.
-inline SearchSpace restrict_space(const SearchSpace& space, const std::map<std::string, std::vector<ParamValue>>& values) {
+inline SearchSpace restrict_space(const SearchSpace& space,
+                                  const std::map<std::string, std::vector<ParamValue>>& values) {
   std::vector<Parameter> params = space.parameters();
   for (auto& p : params)
     if (auto it = values.find(p.name); it != values.end()) p.values = it->second;

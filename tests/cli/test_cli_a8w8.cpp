@@ -22,7 +22,8 @@ class TestCliA8w8 : public QObject {
     const Result s = run({"space", "gemm_a8w8_blockscale", "--backend", "cpu", "--shape",
                           "M=16 N=2048 K=2048 q_dtype=int8,fp8_e4m3"});
     QVERIFY2(s.code == 0, qPrintable(s.out + s.err));
-    QVERIFY2(s.out.contains("vnni = [false, true]") && s.out.contains("q_dtype=int8") && s.out.contains("after pruning"),
+    QVERIFY2(s.out.contains("vnni = [false, true]") && s.out.contains("q_dtype=int8") &&
+                 s.out.contains("after pruning"),
              qPrintable(s.out));
     const Result bad = run({"tune", "gemm_a8w8_blockscale", "--backend", "cpu", "--shape", "M=16 N=256 K=200", "-q"});
     QCOMPARE(bad.code, 2);

@@ -172,7 +172,8 @@ class TestCpuA8w8 : public QObject {
     QFETCH(QString, out);
     QFETCH(int, M);
     const KernelFamily f = backend_->family("gemm_a8w8_blockscale");
-    const std::vector<ParamValue> threads = hw_ > 1 ? std::vector<ParamValue>{1, std::min(hw_, 3)} : std::vector<ParamValue>{1};
+    const std::vector<ParamValue> threads =
+        hw_ > 1 ? std::vector<ParamValue>{1, std::min(hw_, 3)} : std::vector<ParamValue>{1};
     std::vector<Constraint> cons;
     for (const Constraint& c : f.default_space.constraints())
       // What makes a config impossible here, not what makes it slow: every ISA runs.

@@ -37,7 +37,7 @@ struct Workspace {
   float* a_scale;        // int8: [panel][kb][MR]
   std::int32_t* asum;    // int8: [panel][kb][MR]
   unsigned char* w;      // packed W panel
-  float* block;          // bf16 outputs: the f32 MC x NC block
+  float* block;          // bf16 outputs: the f32 block_rows x NC accumulator
   float* edge;           // an MR x NR tile at the edges
 
   Workspace(const A8Plan& p, unsigned char* base) {
@@ -45,8 +45,9 @@ struct Workspace {
     const long kb = p.kc / kScaleBlock;
     a = base;
     a_scale = reinterpret_cast<float*>(a + align64(p.mc * p.kc * elem));
-    asum = reinterpret_cast<std::int32_t*>(reinterpret_cast<unsigned char*>(a_scale) + align64(p.mc * kb * sizeof(float)));
-    w = reinterpret_cast<unsigned char*>(asum) + align64(p.mc * kb * sizeof(std::int32_t));
+    auto* after_scales = reinterpret_cast<unsigned char*>(a_scale) + align64(p.mc * kb * sizeof(float));
+    asum = reinterpret_cast<std::int32_t*>(after_scales);
+    w = after_scales + align64(p.mc * kb * sizeof(std::int32_t));
     block = reinterpret_cast<float*>(w + align64(p.nc * p.kc * elem));
     edge = block + (p.out == OutType::Bf16 ? align64(p.block_rows * p.nc * sizeof(float)) / sizeof(float) : 0);
   }

@@ -4,8 +4,9 @@
 // with A [M,K] and W [N,K] 8-bit codes (int8, or fp8 e4m3), row-major, and Y f32 or bf16.
 // Blocked as gemm.h is: each thread takes a grid cell of Y; NC-column panels of W, MC-row
 // blocks of A and KC-deep chunks of K (whole scale blocks) are packed into micro-panels, in
-// one of two loop orders (A8Plan::loop_order). int8 stays int8 (exact int32 dots per block, a8w8_ukernels.h); fp8 is decoded
-// through the e4m3 table with its scales folded in while packing and runs the f32 micro-kernels.
+// one of two loop orders (A8Plan::loop_order). int8 stays int8 (exact int32 dots per block,
+// a8w8_ukernels.h); fp8 is decoded through the e4m3 table with its scales folded in while
+// packing and runs the f32 micro-kernels.
 // bf16 outputs accumulate in an f32 block and are rounded once, at the end.
 #include <cstdint>
 #include <vector>

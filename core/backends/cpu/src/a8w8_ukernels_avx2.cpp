@@ -22,7 +22,9 @@ struct Avx2 {
   KTUNE_ISA_TARGET static VI izero() { return _mm256_setzero_si256(); }
   KTUNE_ISA_TARGET static VI ibcast(std::int32_t s) { return _mm256_set1_epi32(s); }
   KTUNE_ISA_TARGET static VI isub(VI a, VI b) { return _mm256_sub_epi32(a, b); }
-  KTUNE_ISA_TARGET static VW load_w(const std::uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  KTUNE_ISA_TARGET static VW load_w(const std::uint8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
   KTUNE_ISA_TARGET static VI bcast_a(const std::int8_t* p) {
     std::int32_t v;
     std::memcpy(&v, p, sizeof v);

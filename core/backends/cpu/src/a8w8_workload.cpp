@@ -42,9 +42,8 @@ BlockQuantized quantize_random(QType q, long rows, long cols, long block_rows, s
       for (long r = r0; r < r1; ++r)
         for (long k = 0; k < kScaleBlock; ++k) {
           const float v = x[(r - r0) * kScaleBlock + k] / scale;
-          b.codes[r * cols + bc * kScaleBlock + k] =
-              q == QType::Int8 ? static_cast<std::uint8_t>(static_cast<std::int8_t>(std::clamp(std::nearbyint(v), -127.0f, 127.0f)))
-                               : e4m3_encode(v);
+          const auto i8 = static_cast<std::int8_t>(std::clamp(std::nearbyint(v), -127.0f, 127.0f));
+          b.codes[r * cols + bc * kScaleBlock + k] = q == QType::Int8 ? static_cast<std::uint8_t>(i8) : e4m3_encode(v);
         }
     }
   return b;

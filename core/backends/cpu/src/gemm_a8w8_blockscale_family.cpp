@@ -17,8 +17,9 @@ KernelFamily a8w8_family() {
   KernelFamily f;
   f.name = "gemm_a8w8_blockscale";
   f.backend = "cpu";
-  f.description = "Y = sum over 128-deep K blocks of (A_q . W_q^T) * a_scale[m,kb] * w_scale[n/128,kb]: 8-bit A [M,K] "
-                  "and W [N,K] (int8 or fp8 e4m3) with 1x128 and 128x128 block scales (DeepSeek-V3, aiter), f32 or bf16 Y";
+  f.description = "Y = sum over 128-deep K blocks of (A_q . W_q^T) * a_scale[m,kb] * w_scale[n/128,kb]: 8-bit "
+                  "A [M,K] and W [N,K] (int8 or fp8 e4m3) with 1x128 and 128x128 block scales (DeepSeek-V3, aiter), "
+                  "f32 or bf16 Y";
   f.key_fields = {{"M", true, "", {}, "rows of A and Y (tokens)"},
                   {"N", true, "", {}, "rows of W, columns of Y (output features)"},
                   {"K", true, "", {}, "columns of A and W (input features), a multiple of 128"},
@@ -50,7 +51,8 @@ KernelFamily a8w8_family() {
       {"!vnni || q_dtype == \"int8\"", "vnni applies to int8 only: fp8 e4m3 is decoded to f32 on the CPU"},
       {"!vnni || (vec == 16 && int8_vnni)", "vnni needs AVX-512 VNNI (vpdpbusd) on this CPU, and vec=16"},
       {"KC * NR * (q_dtype == \"int8\" ? 1 : 4) <= l1d_bytes", "a packed KC x NR micro-panel of W must stay in L1d"},
-      {"MC * KC * (q_dtype == \"int8\" ? 1 : 4) <= l2_bytes / 2", "the packed MC x KC block of A must fit in half of L2"},
+      {"MC * KC * (q_dtype == \"int8\" ? 1 : 4) <= l2_bytes / 2",
+       "the packed MC x KC block of A must fit in half of L2"},
       {"NC * KC * (q_dtype == \"int8\" ? 1 : 4) * threads <= l3_bytes",
        "every thread's packed NC x KC panel of W must fit in L3"},
       {"MC == 16 || M > 16", "MC beyond M: the same as the smallest MC"},
