@@ -152,11 +152,6 @@ class A8w8Session final : public CpuSession {
 
 }  // namespace
 
-CpuFamily gemm_a8w8_blockscale_cpu_family() {
-  return {a8w8_family, [](std::shared_ptr<State> state, const Problem& problem, std::uint64_t seed)
-                           -> std::unique_ptr<ProblemSession> {
-            return std::make_unique<A8w8Session>(std::move(state), problem, seed);
-          }};
-}
+CpuFamily gemm_a8w8_blockscale_cpu_family() { return make_cpu_family<A8w8Session>(a8w8_family); }
 
 }  // namespace ktune::cpu
