@@ -34,7 +34,8 @@ class TestCliA8w8 : public QObject {
     const QString registry = tmp.filePath("tuned");
     const Result t = run({"tune", "gemm_a8w8_blockscale", "--backend", "cpu", "--shape",
                           "M=8,64 N=256 K=256 q_dtype=int8,fp8_e4m3 out_dtype=bf16,f32", "--strategy", "random",
-                          "--budget", "3", "--seed", "3", "--warmup-ms", "1", "--max-ms-per-config", "2000",
+                          "--budget", "3", "--seed", "3", "--warmup-ms", "1", "--max-samples", "5",
+                          "--remeasure-top", "0", "--max-ms-per-config", "2000",
                           "--run-name", "a8", "--output-dir", tmp.filePath("runs"), "--registry", registry,
                           "--update-registry", "-q"});
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
