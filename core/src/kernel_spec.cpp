@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ktune/error.h"
+#include "ktune/host_data.h"
 
 namespace ktune {
 
@@ -15,6 +16,8 @@ std::uint64_t to_count(double v, const std::string& what) {
     throw InputError(what + " evaluated to " + std::to_string(v) + ", expected a non-negative integer");
   return static_cast<std::uint64_t>(v);
 }
+
+std::string number_text(double v);
 
 }  // namespace
 
@@ -146,23 +149,53 @@ std::vector<std::pair<std::string, std::string>> KernelSpec::defines(const Probl
         throw InputError("define " + d.name + " (" + family_.source + ") has no value for " + d.field + "=" + v);
       out.emplace_back(d.name, it->second);
     } else {
-      const double v = Expression(d.expr).eval(vars);
-      std::ostringstream os;
-      if (v == std::floor(v) && std::abs(v) < 9e15) os << static_cast<long long>(v);
-      else os << v;
-      out.emplace_back(d.name, os.str());
+      out.emplace_back(d.name, number_text(Expression(d.expr).eval(vars)));
     }
   }
   return out;
 }
 
-std::vector<std::string> KernelSpec::compile_options(const Problem& p, const Config& c) const {
+namespace {
+
+std::vector<std::string> options_with(const std::vector<std::string>& options,
+                                      const std::vector<std::pair<std::string, std::string>>& defines) {
   std::vector<std::string> defs;
-  for (const auto& [name, value] : defines(p, c)) defs.push_back("-D" + name + "=" + value);
+  for (const auto& [name, value] : defines) defs.push_back("-D" + name + "=" + value);
   std::sort(defs.begin(), defs.end());
-  std::vector<std::string> out = options_;
+  std::vector<std::string> out = options;
   out.insert(out.end(), defs.begin(), defs.end());
   return out;
+}
+
+std::string number_text(double v) {
+  std::ostringstream os;
+  if (v == std::floor(v) && std::abs(v) < 9e15) os << static_cast<long long>(v);
+  else os << v;
+  return os.str();
+}
+
+}  // namespace
+
+std::vector<std::string> KernelSpec::compile_options(const Problem& p, const Config& c) const {
+  return options_with(options_, defines(p, c));
+}
+
+std::vector<std::pair<std::string, std::string>> KernelSpec::launch_defines(const SpecLaunch& l, const Problem& p,
+                                                                           const Config& c) const {
+  auto out = defines(p, c);
+  if (l.defines.empty()) return out;
+  const Variables vars = variables(p, c);
+  for (const auto& [name, expr] : l.defines) {
+    const std::string v = number_text(Expression(expr).eval(vars));
+    const auto it = std::find_if(out.begin(), out.end(), [&](const auto& d) { return d.first == name; });
+    if (it != out.end()) it->second = v;
+    else out.emplace_back(name, v);
+  }
+  return out;
+}
+
+std::vector<std::string> KernelSpec::launch_compile_options(const SpecLaunch& l, const Problem& p, const Config& c) const {
+  return options_with(options_, launch_defines(l, p, c));
 }
 
 LaunchGeometry KernelSpec::geometry(const SpecLaunch& l, const Problem& p, const Config& c, const Variables& device) const {
@@ -185,6 +218,43 @@ ElemType KernelSpec::arg_type(const SpecArgument& a, const Problem& p, const Con
 std::uint64_t KernelSpec::arg_count(const SpecArgument& a, const Problem& p, const Config& c, const Variables& device) const {
   if (!a.is_buffer()) throw InputError("argument " + a.name + " is not a buffer; it has no element count");
   return to_count(Expression(a.count).eval(variables(p, c, device)), "count \"" + a.count + "\" of buffer " + a.name);
+}
+
+std::uint64_t KernelSpec::max_arg_count(const SpecArgument& a, const Problem& p, const Variables& device) const {
+  bool reads_config = false;
+  for (const auto& v : Expression(a.count).variables())
+    if (family_.default_space.find(v)) reads_config = true;
+  std::uint64_t most = arg_count(a, p, family_.default_config, device);
+  if (!reads_config) return most;
+  Variables context = device;
+  for (const auto& [name, value] : family_.variables(p)) context[name] = value;
+  for (const auto& c : family_.default_space.enumerate(context)) most = std::max(most, arg_count(a, p, c, device));
+  return most;
+}
+
+double KernelSpec::reduced(const void* data, ElemType t, std::size_t total, const Problem& p, const Config& c,
+                           const Variables& device) const {
+  std::size_t n = total;
+  if (!check_.count.empty())
+    n = to_count(Expression(check_.count).eval(variables(p, c, device)), "check.count \"" + check_.count + "\"");
+  if (n > total)
+    throw InputError("check.count \"" + check_.count + "\" is " + std::to_string(n) + " for " + c.key() + ", but " + output_ +
+                     " holds " + std::to_string(total) + " elements");
+  double acc = check_.reduce == SpecCheck::Reduce::Max ? -HUGE_VAL : 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = load_elem(data, t, i);
+    // NaN (a partial result never written) must not vanish in max(): it poisons both reductions.
+    if (std::isnan(v)) return v;
+    acc = check_.reduce == SpecCheck::Reduce::Max ? std::max(acc, v) : acc + v;
+  }
+  return acc;
+}
+
+std::map<std::string, std::string> KernelSpec::constants() const {
+  std::map<std::string, std::string> out;
+  for (const auto& a : args_)
+    if (!a.constant.empty()) out[a.constant] = a.name;
+  return out;
 }
 
 }  // namespace ktune

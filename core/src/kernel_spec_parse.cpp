@@ -161,10 +161,19 @@ struct KernelSpecReader {
     else if (role == "output") arg.role = ArgRole::Output;
     else if (role == "workspace") arg.role = ArgRole::Workspace;
     else a["role"].fail("'" + role + "' is not input, output or workspace");
-    if (const auto in = a.find("init")) init(*in, arg);
+    if (arg.role == ArgRole::Output) output_init(a, arg, dialect);
+    else if (const auto in = a.find("init")) init(*in, arg);
     else if (arg.is_buffer() && arg.role == ArgRole::Input)
       arg.init.kind = ArgInit::Kind::Uniform;  // inputs are random unless said otherwise: zeros hide bugs
     if (arg.role != ArgRole::Input && !arg.is_buffer()) a.fail("only a buffer can be an output or a workspace");
+    if (const auto c = a.find("constant")) {
+      if (!dialect.constants) c->fail("the " + dialect.backend + " backend has no __constant__ memory");
+      if (!arg.is_buffer() || arg.role != ArgRole::Input)
+        c->fail("only an input buffer fills a __constant__ symbol (its generated data is copied there)");
+      arg.constant = c->string();
+      for (const auto& other : s.args_)
+        if (other.constant == arg.constant) c->fail("'" + arg.constant + "' is already filled by argument '" + other.name + "'");
+    }
     s.args_.push_back(std::move(arg));
   }
 
@@ -205,6 +214,17 @@ struct KernelSpecReader {
     }
   }
 
+  // Outputs: poisoned (NaN bytes) before each validation run unless the kernel accumulates.
+  static void output_init(const JsonPath& a, SpecArgument& arg, const SpecDialect& dialect) {
+    arg.init.kind = ArgInit::Kind::Poison;
+    const auto in = a.find("init");
+    if (!in) return;
+    if (in->json() == "zero" && !dialect.output_init) in->fail("the " + dialect.backend + " backend always poisons outputs");
+    if (in->json() == "zero") arg.init.kind = ArgInit::Kind::Zero;
+    else if (in->json() != "poison" && in->json() != "nan")
+      in->expected("\"poison\" (NaN bytes, the default) or \"zero\" (for outputs accumulated with atomics)");
+  }
+
   void one_output(const JsonPath& arguments) {
     std::vector<std::string> outputs;
     for (const auto& a : s.args_)
@@ -215,7 +235,9 @@ struct KernelSpecReader {
     s.output_ = outputs.front();
   }
 
-  void launch(const JsonPath& l) {
+  void launch(const JsonPath& l) { s.launches_.push_back(read_launch(l)); }
+
+  SpecLaunch read_launch(const JsonPath& l) const {
     SpecLaunch launch;
     launch.entry = l["entry"].string();
     auto dims = [&](const char* key, std::array<std::string, 3>& out) {
@@ -234,7 +256,13 @@ struct KernelSpecReader {
       if (!s.argument(name)) a.fail("'" + name + "' is not a declared argument");
       launch.args.push_back(name);
     });
-    s.launches_.push_back(std::move(launch));
+    if (const auto defines = l.find("defines")) {
+      if (!dialect.launch_defines)
+        defines->fail("the " + dialect.backend + " backend builds every launch of a config with the config's defines: "
+                      "write the launch as its own kernel or template instance in the source");
+      defines->for_each_member([&](const std::string& name, const JsonPath& v) { launch.defines.emplace_back(name, text(v)); });
+    }
+    return launch;
   }
 
   void reference(const JsonPath& r) {
@@ -244,8 +272,18 @@ struct KernelSpecReader {
       backend_reference(r, kind->second);    } else if (ref.kind == "config") {
       if (!r.has("config")) r.fail("kind config needs \"config\": the trusted parameter values");
       ref.config = r["config"].parse(Config::from_json);
+    } else if (ref.kind == "kernel") {
+      if (!dialect.reference_kernel)
+        r["kind"].fail("the " + dialect.backend + " backend has no reference kernels: use {\"kind\": \"config\"}");
+      ref.launch = read_launch(r);
+      if (!ref.launch.when.empty()) r["when"].fail("a reference kernel always runs: leave \"when\" out");
+      ref.output = r.string_or("output", s.output_);
+      const SpecArgument* out = s.argument(ref.output);
+      if (!out || !out->is_buffer()) r["output"].fail("'" + ref.output + "' is not a declared buffer");
+      if (std::find(ref.launch.args.begin(), ref.launch.args.end(), ref.output) == ref.launch.args.end())
+        r["args"].fail("the reference kernel must take its output '" + ref.output + "' as an argument");
     } else if (ref.kind != "none") {
-      std::string kinds = "none, config";
+      std::string kinds = "none, config, kernel";
       for (const auto& [name, k] : dialect.references) kinds += ", " + name;
       r["kind"].fail("'" + ref.kind + "' is not one of " + kinds + " (the " + dialect.backend + " backend's)");
     }
@@ -275,6 +313,56 @@ struct KernelSpecReader {
     }
   }
 
+  void check(const JsonPath& c) {
+    SpecCheck& k = s.check_;
+    c.object();
+    if (!dialect.reduced_check) c.fail("the " + dialect.backend + " backend compares outputs element by element only");
+    const std::string reduce = c.string_or("reduce", "none");
+    if (reduce == "sum") k.reduce = SpecCheck::Reduce::Sum;
+    else if (reduce == "max") k.reduce = SpecCheck::Reduce::Max;
+    else if (reduce != "none") c["reduce"].fail("'" + reduce + "' is not sum, max or none");
+    if (const auto n = c.find("count")) {
+      if (k.reduce == SpecCheck::Reduce::None) n->fail("a count needs \"reduce\": \"sum\" or \"max\"");
+      k.count = text(*n);
+    }
+    if (const auto v = c.find("atol")) k.atol = v->number();
+    if (const auto v = c.find("rtol")) k.rtol = v->number();
+  }
+
+  // An output whose size depends on the config cannot be compared element by element with one
+  // reference: each config writes its own number of partial results.
+  void output_size(const JsonPath& root) const {
+    const SpecArgument& out = *s.argument(s.output_);
+    for (const auto& v : Expression(out.count).variables())
+      if (f.default_space.find(v) && s.check_.reduce == SpecCheck::Reduce::None)
+        root.fail("the output '" + out.name + "' has a count that reads parameter '" + v +
+                  "': configs write different numbers of elements, so compare one number from each: add "
+                  "\"check\": {\"reduce\": \"sum\" or \"max\", \"count\": \"" + out.count + "\"}");
+  }
+
+  // Limits every launch must respect on the device, as constraints of the default space so that
+  // pruning (and its counts) sees them without the spec writing them by hand.
+  void derived_limits() {
+    const auto& props = dialect.device_properties;
+    std::vector<Constraint> derived;
+    for (std::size_t i = 0; i < s.launches_.size(); ++i) {
+      const SpecLaunch& l = s.launches_[i];
+      const std::string inactive = l.when.empty() ? "" : "!(" + l.when + ") || ";
+      const std::string what = "launches[" + std::to_string(i) + "] (" + l.entry + ")";
+      if (props.count("max_threads_per_block"))
+        derived.push_back({inactive + "(" + l.block[0] + ")*(" + l.block[1] + ")*(" + l.block[2] + ") <= max_threads_per_block",
+                           "derived: " + what + " threads per block within the device's max_threads_per_block"});
+      if (props.count("smem_per_block_optin") && l.shared_bytes != "0")
+        derived.push_back({inactive + "(" + l.shared_bytes + ") <= smem_per_block_optin",
+                           "derived: " + what + " dynamic shared memory within the device's smem_per_block_optin"});
+    }
+    if (derived.empty()) return;
+    auto all = f.default_space.constraints();
+    all.insert(all.end(), derived.begin(), derived.end());
+    f.default_space = f.default_space.is_list() ? SearchSpace(f.default_space.parameters(), f.default_space.configs(), all)
+                                                : SearchSpace(f.default_space.parameters(), all);
+  }
+
   // Every expression must parse and read only known names, so a typo fails at load, not mid-run.
   void check_expressions() const {
     std::set<std::string> known = dialect.device_properties;
@@ -299,16 +387,18 @@ struct KernelSpecReader {
       for (const auto& e : a.dims) check(e, "arguments." + a.name + ".dims");
       for (const auto& e : a.box) check(e, "arguments." + a.name + ".box");
     }
-    for (std::size_t i = 0; i < s.launches_.size(); ++i) {
-      const auto& l = s.launches_[i];
-      const std::string where = "launches[" + std::to_string(i) + "]";
+    auto check_launch = [&](const SpecLaunch& l, const std::string& where) {
       for (int k = 0; k < 3; ++k) {
         check(l.grid[k], where + ".grid");
         check(l.block[k], where + ".block");
       }
       check(l.shared_bytes, where + ".shared_bytes");
       check(l.when, where + ".when");
-    }
+      for (const auto& [name, expr] : l.defines) check(expr, where + ".defines." + name);
+    };
+    for (std::size_t i = 0; i < s.launches_.size(); ++i) check_launch(s.launches_[i], "launches[" + std::to_string(i) + "]");
+    if (s.reference_.kind == "kernel") check_launch(s.reference_.launch, "reference");
+    check(s.check_.count, "check.count");
     if (const auto kind = dialect.references.find(s.reference_.kind); kind != dialect.references.end())
       for (const auto& key : kind->second.expressions)
         if (const auto it = s.reference_.fields.find(key); it != s.reference_.fields.end())
@@ -338,7 +428,10 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
     each_of(root, "launches", "a non-empty array of {entry, grid, block, shared_bytes, args, when}",
             [&](const JsonPath& l) { read.launch(l); });
     if (const auto r = root.find("reference")) read.reference(*r);
+    if (const auto c = root.find("check")) read.check(*c);
     read.check_expressions();
+    read.output_size(root);
+    read.derived_limits();
   } catch (const InputError& e) {
     throw InputError(origin + ": " + e.what());
   }

@@ -35,7 +35,20 @@
 //   "reference": {"kind": "cublas_gemm", "a": "A", "b": "B", "c": "C", "m": "M", "n": "N", "k": "K",
 //                 "b_layout": "kn" | "nk", "b_scale": "scales"}   // a kind of the dialect (cuda: cublas_gemm;
 //                                                                  // hip: device_gemm), or {"kind": "config", "config": {...}}
+//                                                                  // or {"kind": "kernel", "entry", "grid", "block", "args", ...}
+//   "check": {"reduce": "sum" | "max", "count": "num_blocks", "atol": 1e-3, "rtol": 1e-5}
 // }
+// Entry names are C++ names, resolved by the backend's compiler ("matmul_kernel" declared without
+// extern "C", "gemm<float, 4>"). A buffer with "constant": "d_filter" also fills that
+// __constant__ symbol of the module with its data (cuda). A launch's "defines" override the
+// config's for that launch alone (it is compiled apart: a reduction's second pass with
+// num_blocks=1). An output's "init" is "poison" (NaN bytes, the default: an element never
+// written cannot pass) or "zero" (kernels that accumulate with atomics). An output whose count
+// reads a parameter (configs writing different numbers of partial results) is allocated at its
+// maximum over the default space and needs a reduced "check". Every launch's threads per block
+// and dynamic shared memory are bounded by max_threads_per_block and smem_per_block_optin
+// without being told: derived constraints join the default space when the dialect has those
+// properties.
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -67,7 +80,8 @@ enum class ArgRole { Input, Output, Workspace };
 std::string define_value(const ParamValue& v);
 
 struct ArgInit {
-  enum class Kind { None, Zero, Uniform } kind = Kind::None;
+  // Poison: NaN bytes (0xff) before each validation run; outputs only, their default.
+  enum class Kind { None, Zero, Uniform, Poison } kind = Kind::None;
   double lo = -1, hi = 1;  // Uniform: integers types draw integers in [lo, hi]
 };
 
@@ -86,6 +100,7 @@ struct SpecArgument {
   int swizzle = 0;                     // tensor map: shared-memory swizzle span in bytes (0, 32, 64, 128)
   ArgRole role = ArgRole::Input;
   ArgInit init;
+  std::string constant;  // buffer (input): the __constant__ symbol its data also fills, per loaded module
   bool is_buffer() const { return kind == Kind::Buffer; }
 };
 
@@ -96,12 +111,29 @@ struct SpecLaunch {
   std::string shared_bytes = "0";         // dynamic shared memory
   std::vector<std::string> args;          // argument names, in the kernel's parameter order
   std::string when;                       // empty = always; else launched when non-zero
+  // name -> expression: defines of this launch alone, replacing the config's of that name (the
+  // launch is then compiled apart from the others).
+  std::vector<std::pair<std::string, std::string>> defines;
 };
 
 struct SpecReference {
-  std::string kind = "none";                 // "none" | "config" | a kind of the dialect ("cublas_gemm")
+  std::string kind = "none";                 // "none" | "config" | "kernel" | a kind of the dialect ("cublas_gemm")
   std::map<std::string, std::string> fields;  // a dialect's kind: its fields ("a", "m", "b_layout", ...)
   Config config;                             // config: the trusted config whose output is the reference
+  // kernel: a trusted kernel of the same source with its own launch geometry (a naive
+  // convolution), built with the default config's defines plus the launch's own, writing
+  // `output` (a declared buffer; the spec's output when empty).
+  SpecLaunch launch;
+  std::string output;
+};
+
+// How an output is compared with the reference: element by element, or (`reduce` set) one
+// number from each, the sum or the maximum of its first `count` elements (count evaluated with
+// each side's config: configs that write different numbers of partial results).
+struct SpecCheck {
+  enum class Reduce { None, Sum, Max } reduce = Reduce::None;
+  std::string count;                 // expression; empty: the whole output
+  std::optional<double> atol, rtol;  // override the run's tolerance for this check
 };
 
 // A launch evaluated for one problem and config.
@@ -137,6 +169,13 @@ struct SpecDialect {
   std::string backend;                     // "cuda": the default of a spec's "backend"
   std::set<std::string> device_properties;  // names a spec's expressions may read
   bool tensor_maps = false;                // "tensor_map" arguments (TMA descriptors)
+  // What the backend's session implements beyond the shared core; the parser refuses the rest,
+  // naming the backend, rather than a session ignoring it.
+  bool constants = false;         // "constant": a buffer filling a __constant__ symbol
+  bool reference_kernel = false;  // "reference": {"kind": "kernel", ...}
+  bool reduced_check = false;     // "check": {"reduce": ...}, and outputs sized by the config
+  bool launch_defines = false;    // a launch's own "defines"
+  bool output_init = false;       // an output's "init": "zero"
   std::map<std::string, ReferenceKind> references;
 };
 
@@ -158,6 +197,7 @@ class KernelSpec {
   const std::vector<SpecArgument>& arguments() const { return args_; }
   const std::vector<SpecLaunch>& launches() const { return launches_; }
   const SpecReference& reference() const { return reference_; }
+  const SpecCheck& check() const { return check_; }
   const std::vector<std::string>& options() const { return options_; }
   const SpecArgument* argument(const std::string& name) const;
   // The output buffer compared with the reference.
@@ -181,6 +221,20 @@ class KernelSpec {
   LaunchGeometry geometry(const SpecLaunch& l, const Problem& p, const Config& c, const Variables& device = {}) const;
   ElemType arg_type(const SpecArgument& a, const Problem& p, const Config& c) const;
   std::uint64_t arg_count(const SpecArgument& a, const Problem& p, const Config& c, const Variables& device = {}) const;
+  // The largest arg_count over the default space's configs that its constraints allow for this
+  // problem and device (the default config's when the count reads no parameter): the size a
+  // session allocates for buffers whose size depends on the config.
+  std::uint64_t max_arg_count(const SpecArgument& a, const Problem& p, const Variables& device = {}) const;
+  // Defines of launch `l` for one build: defines(p, c) with the launch's own replacing those of
+  // the same name.
+  std::vector<std::pair<std::string, std::string>> launch_defines(const SpecLaunch& l, const Problem& p, const Config& c) const;
+  std::vector<std::string> launch_compile_options(const SpecLaunch& l, const Problem& p, const Config& c) const;
+  // The number the reduced check compares: `reduce` of the first `count` (check().count
+  // evaluated for `c`, or `total`) elements of `data`; throws InputError when count exceeds `total`.
+  double reduced(const void* data, ElemType t, std::size_t total, const Problem& p, const Config& c,
+                 const Variables& device = {}) const;
+  // __constant__ symbols the spec fills: symbol -> the buffer argument whose data goes there.
+  std::map<std::string, std::string> constants() const;
 
  private:
   friend struct KernelSpecReader;  // from_json's parts (kernel_spec_parse.cpp)
@@ -193,6 +247,7 @@ class KernelSpec {
   std::vector<SpecArgument> args_;
   std::vector<SpecLaunch> launches_;
   SpecReference reference_;
+  SpecCheck check_;
   std::string output_;
 };
 

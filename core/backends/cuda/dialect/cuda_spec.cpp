@@ -12,6 +12,11 @@ const SpecDialect& cuda_spec_dialect() {
                            "l2_bytes",     "sm_clock_mhz",     "mem_clock_mhz",        "mem_bandwidth_gbs",
                            "cc_major",     "cc_minor",         "peak_gflops_f16",      "peak_gflops_f32"};
     d.tensor_maps = true;
+    d.constants = true;
+    d.reference_kernel = true;
+    d.reduced_check = true;
+    d.launch_defines = true;
+    d.output_init = true;
     d.references["cublas_gemm"] = SpecDialect::ReferenceKind::gemm();  // cuBLAS, f32 output
     return d;
   }();

@@ -12,7 +12,8 @@ namespace ktune::cuda {
 
 namespace {
 
-constexpr const char* kCacheMagic = "ktune-cubin-v1";
+// v2: every name is lowered through NVRTC (v1 kept plain names as written).
+constexpr const char* kCacheMagic = "ktune-cubin-v2";
 
 struct ProgramDeleter {
   void operator()(nvrtcProgram p) const { nvrtcDestroyProgram(&p); }
@@ -57,8 +58,10 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
   if (nvrtcCreateProgram(&raw, source.c_str(), name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS)
     compile_failure("nvrtcCreateProgram failed for " + name, {});
   std::unique_ptr<_nvrtcProgram, ProgramDeleter> prog(raw);
-  for (const auto& e : entries)
-    if (e.find('<') != std::string::npos) nvrtcAddNameExpression(raw, e.c_str());
+  // Every name goes through NVRTC's name expressions: a C++ kernel (mangled), a template
+  // instance ("gemm<float, 4>"), a __constant__ symbol in a namespace, and extern "C" names alike
+  // (those lower to themselves).
+  for (const auto& e : entries) nvrtcAddNameExpression(raw, e.c_str());
 
   std::vector<std::string> opts{"--gpu-architecture=" + arch_, "-default-device"};
 #ifdef KTUNE_CUDA_INCLUDE_DIR
@@ -88,13 +91,11 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
   m.binary.resize(size);
   nvrtcGetCUBIN(raw, m.binary.data());
   for (const auto& e : entries) {
-    if (e.find('<') == std::string::npos) {
-      m.lowered.push_back(e);
-      continue;
-    }
     const char* lowered = nullptr;
     if (nvrtcGetLoweredName(raw, e.c_str(), &lowered) != NVRTC_SUCCESS || !lowered)
-      compile_failure("entry point " + e + " was not instantiated in " + name, m.log);
+      compile_failure("'" + e + "' names no kernel or __constant__ symbol of " + name +
+                          " (a template needs its arguments: \"gemm<float, 4>\")",
+                      m.log);
     m.lowered.push_back(lowered);
   }
   m.seconds = elapsed();

@@ -15,7 +15,10 @@ class Compiler {
   // `arch` is "sm_90"; an empty `cache_dir` disables the cache.
   Compiler(std::string arch, std::filesystem::path cache_dir);
 
-  // Throws TrialFailure(CompileError) with the NVRTC log when the source does not compile.
+  // `entries`: kernels ("matmul_kernel", "gemm<float, 4>", extern "C" names) and __constant__
+  // symbols ("d_filter", "ns::table"), as C++ names; `lowered` gives their names in the cubin,
+  // in the same order. Throws TrialFailure(CompileError) with the NVRTC log when the source does
+  // not compile or a name is not in it.
   CompiledModule compile(const std::string& source, const std::string& name, const std::vector<std::string>& options,
                          const std::vector<std::string>& entries) const;
 

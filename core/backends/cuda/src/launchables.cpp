@@ -1,5 +1,6 @@
 #include "launchables.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "ktune/host_data.h"
@@ -93,20 +94,32 @@ void Launchable::drop_graph() {
 // ---------------------------------------------------------------------------------------------
 SpecKernel::~SpecKernel() {
   drop_graph();
-  if (module && dev && generation == dev->generation) dev->d.cuModuleUnload(module);
+  if (dev && generation == dev->generation)
+    for (CUmodule m : modules) dev->d.cuModuleUnload(m);
 }
 
-void SpecKernel::load(const Session& s) {
+void SpecKernel::load(Session& s) {
   const Driver& d = dev->d;
-  CUmodule m = nullptr;
-  check(d.cuModuleLoadData(&m, compiled.binary.data()), "cuModuleLoadData");
+  std::vector<CUmodule> loaded;
   std::vector<CUfunction> fns;
   try {
+    for (std::size_t m = 0; m < compiled.size(); ++m) {
+      CUmodule handle = nullptr;
+      check(d.cuModuleLoadData(&handle, compiled[m].binary.data()), "cuModuleLoadData");
+      loaded.push_back(handle);
+      for (const auto& c : constant_fills[m]) {
+        CUdeviceptr ptr = 0;
+        std::size_t bytes = 0;
+        check(d.cuModuleGetGlobal(&ptr, &bytes, handle, c.lowered.c_str()), "cuModuleGetGlobal " + c.symbol);
+        const auto& data = s.host_inputs_.at(c.argument).data;
+        s.upload(ptr, data.data(), std::min(bytes, data.size()), "fill __constant__ " + c.symbol + " from " + c.argument);
+      }
+    }
     const double optin = s.device_vars().count("smem_per_block_optin") ? s.device_vars().at("smem_per_block_optin") : 49152;
-    for (std::size_t i = 0; i < geometry.size(); ++i) {
-      const auto& g = geometry[i];
+    for (const auto& l : plan.launches) {
+      const auto& g = l.geometry;
       CUfunction f = nullptr;
-      check(d.cuModuleGetFunction(&f, m, compiled.lowered[i].c_str()), "cuModuleGetFunction " + g.entry);
+      check(d.cuModuleGetFunction(&f, loaded[l.module], compiled[l.module].lowered[l.name].c_str()), "cuModuleGetFunction " + g.entry);
       int max_threads = 0, static_smem = 0, regs = 0;
       d.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
       d.cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
@@ -129,17 +142,17 @@ void SpecKernel::load(const Session& s) {
       fns.push_back(f);
     }
   } catch (...) {
-    d.cuModuleUnload(m);
+    for (CUmodule m : loaded) d.cuModuleUnload(m);
     throw;
   }
-  module = m;
+  modules = std::move(loaded);
   functions = std::move(fns);
   generation = dev->generation;
 }
 
 void SpecKernel::ensure_loaded(Session& s) {
   if (generation != dev->generation) {
-    module = nullptr;
+    modules.clear();
     load(s);
   }
   for (const auto& [name, bytes] : workspace_bytes) s.ensure_workspace(name, bytes);
@@ -170,12 +183,13 @@ const CUtensorMap& SpecKernel::tensor_map(Session& s, const std::string& name, T
 
 void SpecKernel::enqueue(Session& s, int copy) {
   const Driver& d = s.d();
-  for (std::size_t i = 0; i < geometry.size(); ++i) {
-    const auto& g = geometry[i];
-    std::vector<CUdeviceptr> ptrs(launch_args[i].size());
-    std::vector<void*> params(launch_args[i].size());
-    for (std::size_t a = 0; a < launch_args[i].size(); ++a) {
-      const std::string& name = launch_args[i][a];
+  for (std::size_t i = 0; i < plan.launches.size(); ++i) {
+    const auto& g = plan.launches[i].geometry;
+    const auto& args = plan.launches[i].args;
+    std::vector<CUdeviceptr> ptrs(args.size());
+    std::vector<void*> params(args.size());
+    for (std::size_t a = 0; a < args.size(); ++a) {
+      const std::string& name = args[a];
       if (auto it = scalars.find(name); it != scalars.end()) {
         params[a] = &it->second;
       } else if (auto tm = tensor_maps.find(name); tm != tensor_maps.end()) {

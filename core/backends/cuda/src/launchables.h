@@ -9,17 +9,19 @@
 #include <utility>
 #include <vector>
 
+#include "build_plan.h"
 #include "session.h"
 
 namespace ktune::cuda {
 
-// A compiled config of the spec.
+// A compiled config of the spec (or the spec's reference kernel): one module per distinct set of
+// defines among its active launches.
 class SpecKernel final : public Launchable {
  public:
   Config config;
-  CompiledModule compiled;
-  std::vector<LaunchGeometry> geometry;                              // active launches only
-  std::vector<std::vector<std::string>> launch_args;
+  BuildPlan plan;
+  std::vector<CompiledModule> compiled;                  // per plan module
+  std::vector<std::vector<ConstantFill>> constant_fills;  // per plan module, after each load
   std::map<std::string, std::uint64_t> scalars;                       // raw 8-byte slots
   // A tensor map argument sized for this config, and its encodings per input copy.
   struct TensorMapArg {
@@ -32,15 +34,16 @@ class SpecKernel final : public Launchable {
   };
   std::map<std::string, TensorMapArg> tensor_maps;
   std::vector<std::pair<std::string, std::size_t>> workspace_bytes;
-  CUmodule module = nullptr;
-  std::vector<CUfunction> functions;
+  std::vector<CUmodule> modules;
+  std::vector<CUfunction> functions;  // per plan launch
   int generation = -1;
 
   ~SpecKernel() override;
 
-  // Loads the cubin and checks each launch against the function's real limits (registers and
-  // launch bounds cap the threads; shared memory is static + dynamic).
-  void load(const Session& s);
+  // Loads the cubins, fills their __constant__ symbols from the session's inputs, and checks each
+  // launch against the function's real limits (registers and launch bounds cap the threads;
+  // shared memory is static + dynamic).
+  void load(Session& s);
 
   void ensure_loaded(Session& s) override;
 

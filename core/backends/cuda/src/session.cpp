@@ -37,7 +37,7 @@ Session::Session(std::shared_ptr<DeviceContext> dev, const DeviceInfo& info, std
   for (const auto& a : spec_->arguments()) {
     if (!a.is_buffer() || a.role != ArgRole::Input) continue;
     const ElemType t = spec_->arg_type(a, problem_, sizing_config_);
-    const std::uint64_t count = spec_->arg_count(a, problem_, sizing_config_, device_vars_);
+    const std::uint64_t count = buffer_count(a);
     host_inputs_[a.name] = {t, generate(t, count, a.init, seed_ ^ fnv1a64(problem_.key() + "/" + a.name))};
   }
   allocate_buffers();
@@ -78,8 +78,9 @@ void Session::allocate_buffers() {
   auto& main = copies_[0];
   for (const auto& a : spec_->arguments()) {
     if (!a.is_buffer() || a.role == ArgRole::Workspace) continue;
+    // Sized for the largest config of the default space: outputs of partial results grow with it.
     const ElemType t = spec_->arg_type(a, problem_, sizing_config_);
-    const std::size_t bytes = spec_->arg_count(a, problem_, sizing_config_, device_vars_) * elem_size(t);
+    const std::size_t bytes = buffer_count(a) * elem_size(t);
     main[a.name] = alloc(d(), bytes, "buffer " + a.name);
     if (auto it = host_inputs_.find(a.name); it != host_inputs_.end())
       upload(main[a.name].ptr, it->second.data.data(), it->second.data.size(), "upload " + a.name);
@@ -94,6 +95,12 @@ void Session::release_buffers() {
   workspaces_.clear();
   for (Buffer* b : {&flush_, &ref_b_, &ref_dev_, &compare_out_, &baseline_c_, &cublas_ws_})
     if (b->ptr) d().cuMemFree(b->ptr), *b = {};
+}
+
+std::uint64_t Session::buffer_count(const SpecArgument& a) {
+  auto it = buffer_counts_.find(a.name);
+  if (it == buffer_counts_.end()) it = buffer_counts_.emplace(a.name, spec_->max_arg_count(a, problem_, device_vars_)).first;
+  return it->second;
 }
 
 CUdeviceptr Session::buffer(const std::string& name, int copy) const {
@@ -156,24 +163,51 @@ cublasHandle_t Session::cublas() {
 }
 
 void Session::compute_reference() {
+  compute_elementwise_reference();
+  if (reference_.empty() || spec_->check().reduce == SpecCheck::Reduce::None) return;
+  // The reduced check compares one number: the reference's, over its own config's count.
   const auto& ref = spec_->reference();
-  const SpecArgument& out = spec_->output();
-  const ElemType out_type = spec_->arg_type(out, problem_, sizing_config_);
-  const std::size_t out_count = spec_->arg_count(out, problem_, sizing_config_, device_vars_);
+  const Config& config = ref.kind == "config" ? ref.config : sizing_config_;
+  reference_ = {spec_->reduced(reference_.data(), ElemType::F64, reference_.size(), problem_, config, device_vars_)};
+}
+
+void Session::fill_output(const SpecArgument& out) {
+  const Buffer& b = copies_[0].at(out.name);
+  // Poison (NaN for floats): an element the kernel never writes cannot pass.
+  const unsigned char byte = out.init.kind == ArgInit::Kind::Zero ? 0 : 0xff;
+  check(d().cuMemsetD8Async(b.ptr, byte, b.bytes, stream_), (byte ? "poison " : "clear ") + out.name);
+}
+
+void Session::compute_elementwise_reference() {
+  const auto& ref = spec_->reference();
   if (ref.kind == "none") return;
-  if (ref.kind == "config") {
-    auto k = prepare(ref.config);
-    auto& kernel = static_cast<Launchable&>(*k);
-    kernel.ensure_loaded(*this);
+  if (ref.kind == "config" || ref.kind == "kernel") {
+    // A trusted config of the family, or a trusted kernel of the same source with its own launch.
+    const bool kernel = ref.kind == "kernel";
+    const Config& config = kernel ? sizing_config_ : ref.config;
+    const SpecArgument& out = kernel ? *spec_->argument(ref.output) : spec_->output();
+    const std::string what = kernel ? "reference kernel " + ref.launch.entry : "reference config " + ref.config.key();
+    std::unique_ptr<SpecKernel> k;
+    try {
+      k = build(kernel ? std::vector<SpecLaunch>{ref.launch} : spec_->launches(), config);
+    } catch (const TrialFailure& e) {
+      throw RunError(spec_->family().source + ": the " + what + " cannot run: " + e.what());
+    }
+    const ElemType type = spec_->arg_type(out, problem_, config);
+    const std::size_t count = spec_->arg_count(out, problem_, config, device_vars_);
+    k->ensure_loaded(*this);
     zero_workspaces();
-    kernel.enqueue(*this, 0);
-    check(d().cuStreamSynchronize(stream_), "reference config " + ref.config.key());
-    std::vector<unsigned char> host(out_count * elem_size(out_type));
+    fill_output(out);
+    k->enqueue(*this, 0);
+    check(d().cuStreamSynchronize(stream_), what);
+    std::vector<unsigned char> host(count * elem_size(type));
     check(d().cuMemcpyDtoH(host.data(), buffer(out.name, 0), host.size()), "download reference");
-    reference_.resize(out_count);
-    for (std::size_t i = 0; i < out_count; ++i) reference_[i] = load_elem(host.data(), out_type, i);
+    reference_.resize(count);
+    for (std::size_t i = 0; i < count; ++i) reference_[i] = load_elem(host.data(), type, i);
     return;
   }
+  const SpecArgument& out = spec_->output();
+  const std::size_t out_count = spec_->arg_count(out, problem_, sizing_config_, device_vars_);
   // cublas_gemm: f32 output, so the reference carries no rounding of its own.
   auto f = ref.fields;
   const Variables vars = spec_->variables(problem_, sizing_config_, device_vars_);
@@ -249,29 +283,27 @@ std::unique_ptr<CublasKernel> Session::make_cublas() {
 
 std::string Session::baseline_name() const { return spec_->reference().kind == "cublas_gemm" ? "cuBLAS" : ""; }
 
-std::unique_ptr<PreparedKernel> Session::prepare(const Config& config) {
+std::unique_ptr<PreparedKernel> Session::prepare(const Config& config) { return build(spec_->launches(), config); }
+
+std::unique_ptr<SpecKernel> Session::build(const std::vector<SpecLaunch>& launches, const Config& config) {
   dev_->check_usable();
   auto k = std::make_unique<SpecKernel>();
   k->dev = dev_;
   k->config = config;
-  std::vector<std::string> entries;
   try {
-    for (const auto& l : spec_->launches()) {
-      LaunchGeometry g = spec_->geometry(l, problem_, config, device_vars_);
-      if (!g.active) continue;
-      for (int i = 0; i < 3; ++i)
-        if (g.grid[i] == 0 || g.block[i] == 0)
-          throw TrialFailure(TrialStatus::LaunchError, g.entry + ": empty grid or block for this problem");
-      entries.push_back(g.entry);
-      k->geometry.push_back(g);
-      k->launch_args.push_back(l.args);
-    }
+    k->plan = plan_build(*spec_, launches, problem_, config, device_vars_);
     const Variables vars = spec_->variables(problem_, config, device_vars_);
     for (const auto& a : spec_->arguments()) {
       if (a.is_buffer()) {
         if (a.role == ArgRole::Workspace)
           k->workspace_bytes.emplace_back(a.name, spec_->arg_count(a, problem_, config, device_vars_) *
                                                       elem_size(spec_->arg_type(a, problem_, config)));
+        else if (const auto need = spec_->arg_count(a, problem_, config, device_vars_) * elem_size(spec_->arg_type(a, problem_, config));
+                 need > copies_[0].at(a.name).bytes)
+          throw TrialFailure(TrialStatus::LaunchError,
+                             "buffer " + a.name + " needs " + std::to_string(need) + " bytes for this config, but holds " +
+                                 std::to_string(copies_[0].at(a.name).bytes) +
+                                 ", its size for the spec's default space: add the config's values to the spec's space");
         continue;
       }
       if (a.kind == SpecArgument::Kind::TensorMap) {
@@ -298,10 +330,10 @@ std::unique_ptr<PreparedKernel> Session::prepare(const Config& config) {
   } catch (const InputError& e) {
     throw TrialFailure(TrialStatus::LaunchError, std::string("cannot size this config: ") + e.what());
   }
-  if (k->geometry.empty()) throw TrialFailure(TrialStatus::LaunchError, "no launch is active for this config");
-  k->compiled = compiler_->compile(spec_->source(), spec_->source_file().filename().string(),
-                                   spec_->compile_options(problem_, config), entries);
-  k->compile_time_s = k->compiled.seconds;
+  k->compiled = compile_plan(*compiler_, *spec_, k->plan);
+  k->compile_time_s = 0;
+  for (const auto& m : k->compiled) k->compile_time_s += m.seconds;
+  k->constant_fills = check_compiled(*spec_, problem_, config, k->plan, k->compiled, device_vars_);
   std::shared_lock lock(dev_->mutex);
   dev_->make_current();
   try {

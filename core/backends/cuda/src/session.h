@@ -56,6 +56,7 @@ Buffer alloc(const Driver& d, std::size_t bytes, const std::string& what);
 
 class Session;
 class CublasKernel;
+class SpecKernel;
 
 // Something the timing methods can enqueue: a compiled config, or the cuBLAS baseline.
 class Launchable : public PreparedKernel {
@@ -110,6 +111,15 @@ class Session final : public ProblemSession, public CudaSessionInfo {
     std::vector<unsigned char> data;
   };
 
+  // Builds the given launches of the spec for `config`: planned, compiled, checked, loaded.
+  std::unique_ptr<SpecKernel> build(const std::vector<SpecLaunch>& launches, const Config& config);
+  // Elements of buffer `a`: its largest count over the default space (computed once).
+  std::uint64_t buffer_count(const SpecArgument& a);
+  // Poisons (NaN bytes) or zeroes output `out`, as its "init" says, before a validation run.
+  void fill_output(const SpecArgument& out);
+  void compute_elementwise_reference();
+  // The reduced check of an output downloaded to `host` (check().reduce set).
+  Validation check_reduced(const Launchable& k, const std::vector<unsigned char>& host, ElemType type, const Tolerance& tol) const;
   void allocate_buffers();
   void release_buffers();
   void compute_reference();
@@ -142,7 +152,8 @@ class Session final : public ProblemSession, public CudaSessionInfo {
   Problem problem_;
   std::uint64_t seed_;
   std::shared_ptr<const Compiler> compiler_;
-  Config sizing_config_;  // default config: input and output sizes must not depend on the config
+  Config sizing_config_;  // default config: the reference kernel's, and the cuBLAS reference's sizes
+  std::map<std::string, std::uint64_t> buffer_counts_;
 
   CUstream stream_ = nullptr;
   CUevent ev_start_ = nullptr, ev_stop_ = nullptr;

@@ -114,6 +114,7 @@ Validation Session::validate(PreparedKernel& kernel, const Tolerance& tol) {
   auto& k = dynamic_cast<Launchable&>(kernel);
   const SpecArgument& out = spec_->output();
   const ElemType type = spec_->arg_type(out, problem_, sizing_config_);
+  const bool reduced = spec_->check().reduce != SpecCheck::Reduce::None;
   std::optional<Comparison> on_device;
   std::vector<unsigned char> host;
   guarded("validation run", [&] {
@@ -121,18 +122,18 @@ Validation Session::validate(PreparedKernel& kernel, const Tolerance& tol) {
     zero_workspaces();
     const CUdeviceptr ptr = buffer(out.name, 0);
     const std::size_t bytes = copies_[0].at(out.name).bytes;
-    // Poison (NaN for floats): an element the kernel never writes cannot pass.
-    check(d().cuMemsetD8Async(ptr, 0xff, bytes, stream_), "poison output");
+    fill_output(out);
     k.enqueue(*this, 0);
     check(d().cuEventRecord(ev_stop_, stream_), "cuEventRecord");
     wait(ev_stop_, Clock::now() + std::chrono::seconds(60), "validation run");
     if (reference_.empty()) return;
-    on_device = compare_on_device(ptr, type, tol);
+    if (!reduced) on_device = compare_on_device(ptr, type, tol);
     if (on_device) return;
     host.resize(bytes);
     check(d().cuMemcpyDtoH(host.data(), ptr, bytes), "download output");
   });
   if (reference_.empty()) return {};
+  if (reduced) return check_reduced(k, host, type, tol);
   const Comparison c = on_device ? *on_device : compare(host.data(), type, reference_, tol);
   if (c.validation.mismatch_fraction > tol.max_mismatch_fraction) {
     throw TrialFailure(TrialStatus::WrongResult,
@@ -141,6 +142,29 @@ Validation Session::validate(PreparedKernel& kernel, const Tolerance& tol) {
                                         on_device ? ", compared on the device" : ""));
   }
   return c.validation;
+}
+
+Validation Session::check_reduced(const Launchable& k, const std::vector<unsigned char>& host, ElemType type,
+                                  const Tolerance& run_tol) const {
+  const auto* spec_kernel = dynamic_cast<const SpecKernel*>(&k);
+  const Config& config = spec_kernel ? spec_kernel->config : sizing_config_;
+  const SpecCheck& c = spec_->check();
+  Tolerance tol = run_tol;
+  if (c.atol) tol.atol = *c.atol;
+  if (c.rtol) tol.rtol = *c.rtol;
+  double got = 0;
+  try {
+    got = spec_->reduced(host.data(), type, host.size() / elem_size(type), problem_, config, device_vars_);
+  } catch (const InputError& e) {
+    throw TrialFailure(TrialStatus::LaunchError, e.what());
+  }
+  const Comparison cmp = compare(&got, ElemType::F64, reference_, tol);
+  if (cmp.mismatches == 0) return cmp.validation;
+  const std::string what = std::string(c.reduce == SpecCheck::Reduce::Sum ? "sum" : "max") + " of the first " +
+                           (c.count.empty() ? "all" : c.count) + " elements of " + spec_->output().name;
+  throw TrialFailure(TrialStatus::WrongResult, "reduced check: the " + what + " is " + std::to_string(got) + ", the reference's " +
+                                                   std::to_string(reference_.front()) + " (beyond atol " + std::to_string(tol.atol) +
+                                                   " + rtol " + std::to_string(tol.rtol) + ")");
 }
 
 double Session::sample(PreparedKernel& kernel, const SampleRequest& req) {
