@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check.h"
+#include "h100.h"
 #include "compiler.h"
 #include "ktune/host_data.h"
 #include "ktune/backends/cuda.h"
@@ -28,15 +29,7 @@ namespace {
 
 const fs::path kGemmSpec = fs::path(KTUNE_SOURCE_DIR) / "resources/kernels/cuda/gemm.json";
 
-// Properties of an NVIDIA H100 80GB HBM3 as its driver reports them.
-Variables h100() {
-  return {{"sms", 132},          {"smem_per_block", 49152},    {"smem_per_block_optin", 232448},
-          {"smem_per_sm", 233472}, {"regs_per_block", 65536},  {"regs_per_sm", 65536},
-          {"warp_size", 32},     {"max_threads_per_block", 1024}, {"l2_bytes", 52428800},
-          {"sm_clock_mhz", 1980}, {"mem_clock_mhz", 2619},     {"mem_bandwidth_gbs", 3352},
-          {"cc_major", 9},       {"cc_minor", 0},              {"peak_gflops_f16", 1070530},
-          {"peak_gflops_f32", 66908}};
-}
+using ktune_test::h100;
 
 Problem gemm_problem(int m, int n, int k, const std::string& dtype = "f16") {
   Problem p;

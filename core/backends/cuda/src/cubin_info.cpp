@@ -1,5 +1,6 @@
 #include "cubin_info.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -32,6 +33,7 @@ constexpr std::uint32_t kSymtab = 2;
 constexpr std::uint8_t kObject = 1, kFunc = 2;
 // .nv.info attributes (format byte 0x04: a u16 size and that many bytes follow).
 constexpr std::uint8_t kFormatSized = 0x04, kRegCount = 0x2f;
+constexpr std::uint64_t kReservedShared = 1024;
 
 }  // namespace
 
@@ -57,6 +59,7 @@ CubinInfo CubinInfo::parse(const std::string& b) {
 
   CubinInfo out;
   std::vector<std::string> symbol_names;
+  bool reserved_shared = false;
   for (const auto& s : sections) {
     if (s.type != kSymtab || s.entsize < 24 || s.link >= shnum) continue;
     const Section& strings = sections[s.link];
@@ -65,6 +68,7 @@ CubinInfo CubinInfo::parse(const std::string& b) {
       const auto type = static_cast<std::uint8_t>(read<std::uint8_t>(b, at + 4) & 0xf);
       const auto index = read<std::uint16_t>(b, at + 6);
       symbol_names.push_back(name);
+      reserved_shared |= name == ".nv.reservedSmem.offset0";
       if (type == kObject && index < shnum && sections[index].name == ".nv.constant3") {
         Constant& c = out.constants[name];
         c.bytes = read<std::uint64_t>(b, at + 16);
@@ -76,9 +80,13 @@ CubinInfo CubinInfo::parse(const std::string& b) {
   }
   for (const auto& s : sections) {
     // .nv.shared.<function>: its static shared memory (a NOBITS section, the size alone counts).
+    // Where the toolchain reserves shared memory per block (sm_90: .nv.reservedSmem, 1 KiB), the
+    // section starts with it; the device's per-block limits already leave it out, as the
+    // driver's CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES does.
     if (s.name.rfind(".nv.shared.", 0) == 0) {
       const std::string fn = s.name.substr(11);
-      if (out.functions.count(fn)) out.functions[fn].static_shared = s.size;
+      const std::uint64_t reserved = reserved_shared ? std::min<std::uint64_t>(s.size, kReservedShared) : 0;
+      if (out.functions.count(fn)) out.functions[fn].static_shared = s.size - reserved;
     }
     if (s.name != ".nv.info") continue;
     for (std::uint64_t at = s.offset; at + 4 <= s.offset + s.size;) {

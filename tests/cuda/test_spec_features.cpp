@@ -1,0 +1,289 @@
+// What a Kernel Tuner user's kernel needs from a spec, checked without a GPU: C++ and template
+// entry names lowered by NVRTC, __constant__ symbols filled (and unfilled ones refused) from the
+// cubin, launches with defines of their own, derived device limits, reference kernels, reduced
+// checks and outputs sized by the config. Loading and running wait for a device
+// (tests/cuda/*_gpu.cpp); everything decided before the driver is tested here.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "build_plan.h"
+#include "check.h"
+#include "compiler.h"
+#include "cubin_info.h"
+#include "h100.h"
+#include "ktune/backends/cuda_spec.h"
+#include "ktune/error.h"
+#include "ktune/kernel_spec.h"
+#include "ktune/measurement.h"
+
+using namespace ktune;
+using ktune_test::h100;
+
+namespace {
+
+const cuda::Compiler& compiler() {
+  static const cuda::Compiler c("sm_90", {});
+  return c;
+}
+
+// A one-file spec: `source` as k.cu, the JSON edited by `edit`.
+constexpr const char* kSource = R"(
+__constant__ float d_filter[289];
+__constant__ int table[4] = {1, 2, 3, 4};   // initialized in the source: needs no fill
+namespace ns { __constant__ float scale[2]; }
+__global__ void scale_kernel(float* out, const float* in, int n) {
+  __shared__ float staged[TPB];
+  const int i = blockIdx.x * TPB + threadIdx.x;
+  staged[threadIdx.x] = i < n ? in[i] : 0.f;
+  __syncthreads();
+  if (i < n) out[i] = staged[threadIdx.x] * d_filter[i % 289] * ns::scale[0] * table[PASS % 4] * PASS;
+}
+template <typename F, int N> __global__ void fill(F* out) { out[threadIdx.x] = N; }
+extern "C" __global__ void plain(float* out) { out[0] = 1; }
+)";
+
+nlohmann::json base_spec() {
+  return nlohmann::json::parse(R"json({
+    "name": "feature", "source": "k.cu", "key_fields": [{"name": "n", "default": 4096}],
+    "space": {"parameters": {"TPB": [128, 256, 1024, 2048], "PASS": [1, 2]}},
+    "default_config": {"TPB": 256, "PASS": 1},
+    "arguments": [
+      {"name": "out", "buffer": "f32", "count": "n", "role": "output"},
+      {"name": "in", "buffer": "f32", "count": "n"},
+      {"name": "filter", "buffer": "f32", "count": "289", "constant": "d_filter"},
+      {"name": "scale", "buffer": "f32", "count": "2", "constant": "ns::scale"},
+      {"name": "n", "scalar": "i32", "value": "n"}
+    ],
+    "launches": [{"entry": "scale_kernel", "grid": ["ceil_div(n, TPB)"], "block": ["TPB"], "shared_bytes": "0",
+                  "args": ["out", "in", "n"]}]
+  })json");
+}
+
+KernelSpec spec(const nlohmann::json& j) {
+  static const std::map<std::string, std::string> files{{"k.cu", kSource}};
+  return KernelSpec::from_json(j, ".", cuda_spec_dialect(), "feature.json", &files);
+}
+
+std::string parse_error(const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = base_spec();
+  edit(j);
+  try {
+    spec(j);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Problem problem(const KernelSpec& s, int n = 4096) {
+  Problem p;
+  p.family = s.family().name;
+  p.fields = {{"n", std::to_string(n)}};
+  return p;
+}
+
+Config config(int t, int pass) { return Config({{"TPB", ParamValue(t)}, {"PASS", ParamValue(pass)}}); }
+
+// plan_build .. check_compiled; returns the TrialFailure's status and message, or ok and "".
+std::pair<TrialStatus, std::string> build(const KernelSpec& s, const Config& c, const Variables& device,
+                                          std::vector<std::vector<cuda::ConstantFill>>* fills = nullptr) {
+  try {
+    const auto plan = cuda::plan_build(s, s.launches(), problem(s), c, device);
+    const auto modules = cuda::compile_plan(compiler(), s, plan);
+    auto f = cuda::check_compiled(s, problem(s), c, plan, modules, device);
+    if (fills) *fills = std::move(f);
+  } catch (const TrialFailure& e) {
+    return {e.status(), e.what()};
+  }
+  return {TrialStatus::Ok, ""};
+}
+
+bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+
+// 1. A kernel without extern "C", a template instance and an extern "C" kernel, each found
+// under its lowered name in the cubin NVRTC produced.
+void test_name_expressions() {
+  const auto m = compiler().compile(kSource, "k.cu", {"-DTPB=256", "-DPASS=1"}, {"scale_kernel", "fill<float, 4>", "plain"});
+  CHECK(m.lowered.size() == 3);
+  CHECK(m.lowered[0] == "_Z12scale_kernelPfPKfi");
+  CHECK(m.lowered[1] == "_Z4fillIfLi4EEvPT_");
+  CHECK(m.lowered[2] == "plain");
+  const auto info = cuda::CubinInfo::parse(m.binary);
+  for (const auto& name : m.lowered) {
+    CHECK_MSG(contains(m.binary, name), name + " not in the cubin");
+    CHECK_MSG(info.functions.count(name) == 1, name + " not a function of the cubin");
+  }
+  try {
+    compiler().compile(kSource, "k.cu", {"-DTPB=256", "-DPASS=1"}, {"no_such_kernel"});
+    CHECK_MSG(false, "an unknown entry compiled");
+  } catch (const TrialFailure& e) {
+    CHECK(e.status() == TrialStatus::CompileError);
+    CHECK_MSG(contains(e.what(), "no_such_kernel"), e.what());
+  }
+}
+
+// What the cubin says: constants with their sizes, registers and static shared memory.
+void test_cubin_info() {
+  const auto m = compiler().compile(kSource, "k.cu", {"-DTPB=256", "-DPASS=1"}, {"scale_kernel", "ns::scale"});
+  CHECK(m.lowered[1] == "_ZN2ns5scaleE");
+  const auto info = cuda::CubinInfo::parse(m.binary);
+  CHECK(info.constants.count("d_filter") && info.constants.at("d_filter").bytes == 289 * 4);
+  CHECK(info.constants.count("d_filter") && !info.constants.at("d_filter").initialized);
+  CHECK(info.constants.count("table") && info.constants.at("table").initialized);
+  CHECK(info.constants.count("_ZN2ns5scaleE") && info.constants.at("_ZN2ns5scaleE").bytes == 8);
+  const auto& f = info.functions.at(m.lowered[0]);
+  CHECK(f.static_shared == 256 * 4);
+  CHECK(f.registers > 0 && f.registers < 256);
+  CHECK_THROWS(std::runtime_error, cuda::CubinInfo::parse("not an elf"), "ELF");
+}
+
+// 2. __constant__ memory: filled symbols planned per module, unfilled ones refused.
+void test_constants() {
+  const KernelSpec s = spec(base_spec());
+  CHECK(s.constants().size() == 2 && s.constants().at("d_filter") == "filter");
+  std::vector<std::vector<cuda::ConstantFill>> fills;
+  auto [status, why] = build(s, config(256, 1), h100(), &fills);
+  CHECK_MSG(status == TrialStatus::Ok, why);
+  CHECK(fills.size() == 1 && fills[0].size() == 2);
+  for (const auto& f : fills.empty() ? std::vector<cuda::ConstantFill>{} : fills[0]) {
+    if (f.symbol == "d_filter") CHECK(f.lowered == "d_filter" && f.argument == "filter" && f.bytes == 1156);
+    else CHECK(f.symbol == "ns::scale" && f.lowered == "_ZN2ns5scaleE" && f.bytes == 8);
+  }
+  // The convolution's failure: the kernel reads d_filter and nothing fills it.
+  nlohmann::json j = base_spec();
+  j["arguments"][2].erase("constant");
+  std::tie(status, why) = build(spec(j), config(256, 1), h100());
+  CHECK(status == TrialStatus::CompileError);
+  CHECK_MSG(contains(why, "__constant__ 'd_filter' (1156 bytes)") && contains(why, "\"constant\": \"d_filter\""), why);
+  j = base_spec();
+  j["arguments"][2]["count"] = 300;
+  std::tie(status, why) = build(spec(j), config(256, 1), h100());
+  CHECK_MSG(status == TrialStatus::CompileError && contains(why, "holds 1200 bytes") && contains(why, "only 1156"), why);
+  j = base_spec();
+  j["arguments"].push_back({{"name", "extra"}, {"buffer", "f32"}, {"count", "4"}, {"constant", "nowhere"}});
+  std::tie(status, why) = build(spec(j), config(256, 1), h100());
+  CHECK_MSG(status == TrialStatus::CompileError && contains(why, "declares no such symbol"), why);
+  CHECK(contains(parse_error([](auto& j) { j["arguments"][0]["constant"] = "d_filter"; }), "only an input buffer"));
+  CHECK(contains(parse_error([](auto& j) { j["arguments"][3]["constant"] = "d_filter"; }), "already filled by argument 'filter'"));
+}
+
+// 4. Launches with defines of their own are built apart and run in order, timed together.
+void test_launch_defines() {
+  nlohmann::json j = base_spec();
+  j["launches"].push_back(j["launches"][0]);
+  j["launches"][1]["defines"] = {{"PASS", "PASS + 1"}};
+  const KernelSpec s = spec(j);
+  const auto plan = cuda::plan_build(s, s.launches(), problem(s), config(256, 1), h100());
+  CHECK(plan.modules.size() == 2 && plan.launches.size() == 2);
+  CHECK(plan.launches[0].module == 0 && plan.launches[1].module == 1);
+  const auto& second = plan.modules.back().options;
+  CHECK(std::find(second.begin(), second.end(), "-DPASS=2") != second.end());
+  CHECK(std::find(second.begin(), second.end(), "-DPASS=1") == second.end());
+  CHECK(std::find(second.begin(), second.end(), "-DTPB=256") != second.end());
+  const auto modules = cuda::compile_plan(compiler(), s, plan);
+  CHECK(modules.size() == 2 && modules[0].binary != modules[1].binary);
+  // The same defines share one module.
+  j["launches"][1]["defines"] = {{"PASS", "PASS"}};
+  const KernelSpec same = spec(j);
+  CHECK(cuda::plan_build(same, same.launches(), problem(same), config(256, 1), h100()).modules.size() == 1);
+  CHECK(contains(parse_error([](auto& j) { j["launches"][0]["defines"] = {{"PASS", "NOPE"}}; }), "'NOPE'"));
+}
+
+// 5. Threads and shared memory bounded without being told; registers from the cubin.
+void test_derived_limits() {
+  nlohmann::json j = base_spec();
+  j["launches"][0]["shared_bytes"] = "TPB*128";
+  const KernelSpec s = spec(j);
+  std::vector<std::pair<Config, std::string>> pruned;
+  Variables ctx = h100();
+  ctx["n"] = 4096;
+  const auto valid = s.family().default_space.enumerate(ctx, &pruned);
+  CHECK(valid.size() == 6);  // TPB = 2048 is too many threads; TPB = 1024 needs 128 KiB: allowed on an H100
+  CHECK(pruned.size() == 2);
+  for (const auto& [c, why] : pruned) CHECK_MSG(c.get("TPB") == 2048 && contains(why, "derived") && contains(why, "max_threads_per_block"), why);
+  Variables small = ctx;
+  small["smem_per_block_optin"] = 65536;  // an older GPU: 1024*128 bytes no longer fit
+  const auto why = s.family().default_space.violated(config(1024, 1), small);
+  CHECK(why && contains(*why, "smem_per_block_optin"));
+  // A config from another space (--space) meets the same limits when it is built.
+  auto [status, msg] = build(s, config(2048, 1), h100());
+  CHECK_MSG(status == TrialStatus::LaunchError && contains(msg, "2048 threads per block") && contains(msg, "max_threads_per_block"), msg);
+  std::tie(status, msg) = build(s, config(1024, 1), small);
+  CHECK_MSG(status == TrialStatus::LaunchError && contains(msg, "smem_per_block_optin"), msg);
+  // Registers x threads, from the cubin: a device with a 1024-register file cannot take 256 threads.
+  Variables few = h100();
+  few["regs_per_block"] = 1024;
+  std::tie(status, msg) = build(spec(base_spec()), config(256, 1), few);
+  CHECK_MSG(status == TrialStatus::LaunchError && contains(msg, "registers per thread x 256 threads") && contains(msg, "regs_per_block"), msg);
+  // Static + dynamic shared memory: 1 KiB static + 1 KiB dynamic against a 1.5 KiB device.
+  Variables tiny = h100();
+  tiny["smem_per_block_optin"] = 1536;
+  nlohmann::json d = base_spec();
+  d["launches"][0]["shared_bytes"] = 1024;
+  std::tie(status, msg) = build(spec(d), config(256, 1), tiny);
+  CHECK_MSG(status == TrialStatus::LaunchError && contains(msg, "1024 bytes of static + 1024 dynamic"), msg);
+}
+
+// 3. Reference kernels, reduced checks, outputs sized by the config, output fills.
+void test_checks() {
+  nlohmann::json j = base_spec();
+  j["reference"] = {{"kind", "kernel"}, {"entry", "fill<float, 4>"}, {"grid", {1}}, {"block", {"min(n, 1024)"}}, {"args", {"out"}}};
+  const KernelSpec s = spec(j);
+  CHECK(s.reference().kind == "kernel" && s.reference().output == "out");
+  CHECK(s.reference().launch.entry == "fill<float, 4>" && s.reference().launch.block[0] == "min(n, 1024)");
+  const auto plan = cuda::plan_build(s, {s.reference().launch}, problem(s), s.family().default_config, h100());
+  CHECK(plan.launches.size() == 1 && plan.launches[0].geometry.threads() == 1024);
+  CHECK(contains(parse_error([&](auto& e) { e["reference"] = j["reference"]; e["reference"]["args"] = {"in"}; }),
+                 "must take its output 'out'"));
+  CHECK(contains(parse_error([&](auto& e) { e["reference"] = j["reference"]; e["reference"]["output"] = "zz"; }), "'zz'"));
+  CHECK(contains(parse_error([&](auto& e) { e["reference"] = j["reference"]; e["reference"]["grid"] = {"Q"}; }), "reference.grid"));
+
+  // Configs writing TPB partial results: allocated at the largest TPB the space allows here.
+  j = base_spec();
+  j["arguments"][0]["count"] = "TPB";
+  CHECK(contains(parse_error([&](auto& e) { e = j; }), "add \"check\": {\"reduce\""));
+  j["check"] = {{"reduce", "sum"}, {"count", "TPB"}, {"rtol", 1e-3}};
+  const KernelSpec r = spec(j);
+  CHECK(r.check().reduce == SpecCheck::Reduce::Sum && r.check().count == "TPB" && *r.check().rtol == 1e-3);
+  CHECK(r.max_arg_count(r.output(), problem(r), h100()) == 1024);  // 2048 exceeds the device
+  CHECK(r.max_arg_count(*r.argument("in"), problem(r), h100()) == 4096);
+  std::vector<float> partials(1024);
+  for (std::size_t i = 0; i < partials.size(); ++i) partials[i] = static_cast<float>(i);
+  CHECK(r.reduced(partials.data(), ElemType::F32, 1024, problem(r), config(128, 1)) == 127.0 * 128 / 2);
+  CHECK(r.reduced(partials.data(), ElemType::F32, 1024, problem(r), config(1024, 1)) == 1023.0 * 1024 / 2);
+  partials[100] = std::numeric_limits<float>::quiet_NaN();  // poison never written: the sum is NaN
+  CHECK(std::isnan(r.reduced(partials.data(), ElemType::F32, 1024, problem(r), config(128, 1))));
+  CHECK_THROWS(InputError, r.reduced(partials.data(), ElemType::F32, 100, problem(r), config(128, 1)), "holds 100 elements");
+  j["check"]["reduce"] = "max";
+  partials[100] = 100;
+  partials[7] = 5000;
+  CHECK(spec(j).reduced(partials.data(), ElemType::F32, 1024, problem(r), config(128, 1)) == 5000);
+  CHECK(spec(j).reduced(partials.data(), ElemType::F32, 1024, problem(r), config(1024, 1)) == 5000);
+  partials[7] = 7;
+  CHECK(spec(j).reduced(partials.data(), ElemType::F32, 1024, problem(r), config(256, 1)) == 255);
+  CHECK(contains(parse_error([](auto& e) { e["check"] = {{"reduce", "mean"}}; }), "'mean' is not sum, max or none"));
+  CHECK(contains(parse_error([](auto& e) { e["check"] = {{"count", "TPB"}}; }), "a count needs \"reduce\""));
+
+  // Output fills: NaN poison by default, zero for kernels that accumulate.
+  CHECK(spec(base_spec()).output().init.kind == ArgInit::Kind::Poison);
+  nlohmann::json z = base_spec();
+  z["arguments"][0]["init"] = "zero";
+  CHECK(spec(z).output().init.kind == ArgInit::Kind::Zero);
+  CHECK(contains(parse_error([](auto& e) { e["arguments"][0]["init"] = "ones"; }), "\"poison\""));
+}
+
+}  // namespace
+
+int main() {
+  test_name_expressions();
+  test_cubin_info();
+  test_constants();
+  test_launch_defines();
+  test_derived_limits();
+  test_checks();
+  return ktune_test::finish("test_spec_features");
+}
