@@ -349,8 +349,14 @@ struct KernelSpecReader {
       const SpecLaunch& l = s.launches_[i];
       const std::string inactive = l.when.empty() ? "" : "!(" + l.when + ") || ";
       const std::string what = "launches[" + std::to_string(i) + "] (" + l.entry + ")";
-      if (props.count("max_threads_per_block"))
-        derived.push_back({inactive + "(" + l.block[0] + ")*(" + l.block[1] + ")*(" + l.block[2] + ") <= max_threads_per_block",
+      std::string threads;
+      for (const auto& b : l.block) {
+        if (b == "1") continue;
+        const bool plain = b.find_first_of("+-*/%^?:<>=!&|, ") == std::string::npos;
+        threads += (threads.empty() ? "" : "*") + (plain ? b : "(" + b + ")");
+      }
+      if (props.count("max_threads_per_block") && !threads.empty())
+        derived.push_back({inactive + threads + " <= max_threads_per_block",
                            "derived: " + what + " threads per block within the device's max_threads_per_block"});
       if (props.count("smem_per_block_optin") && l.shared_bytes != "0")
         derived.push_back({inactive + "(" + l.shared_bytes + ") <= smem_per_block_optin",

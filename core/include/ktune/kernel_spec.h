@@ -133,7 +133,7 @@ struct SpecReference {
 struct SpecCheck {
   enum class Reduce { None, Sum, Max } reduce = Reduce::None;
   std::string count;                 // expression; empty: the whole output
-  std::optional<double> atol, rtol;  // override the run's tolerance for this check
+  std::optional<double> atol, rtol;  // override the run's tolerance for this spec's outputs (either kind)
 };
 
 // A launch evaluated for one problem and config.
