@@ -95,7 +95,8 @@ std::vector<std::vector<ConstantFill>> check_compiled(const KernelSpec& spec, co
         throw TrialFailure(TrialStatus::CompileError,
                            "the kernel declares __constant__ '" + lowered + "' (" + std::to_string(constant.bytes) +
                                " bytes) with no initializer, and the spec never fills it, so it would read zeros: add "
-                               "\"constant\": \"" + lowered + "\" to the input buffer that holds its data");
+                               "\"constant\": \"" + lowered + "\" to the input buffer that holds its data (a symbol no kernel reads: "
+                               "remove it or give it an initializer)");
     const double regs_per_block = device.count("regs_per_block") ? device.at("regs_per_block") : -1;
     const double optin = device.count("smem_per_block_optin") ? device.at("smem_per_block_optin") : -1;
     for (const auto& l : plan.launches) {
