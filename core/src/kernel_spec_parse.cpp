@@ -283,7 +283,7 @@ struct KernelSpecReader {
       if (std::find(ref.launch.args.begin(), ref.launch.args.end(), ref.output) == ref.launch.args.end())
         r["args"].fail("the reference kernel must take its output '" + ref.output + "' as an argument");
     } else if (ref.kind != "none") {
-      std::string kinds = "none, config, kernel";
+      std::string kinds = dialect.reference_kernel ? "none, config, kernel" : "none, config";
       for (const auto& [name, k] : dialect.references) kinds += ", " + name;
       r["kind"].fail("'" + ref.kind + "' is not one of " + kinds + " (the " + dialect.backend + " backend's)");
     }

@@ -181,7 +181,7 @@ class TestBadInput : public QObject {
     j = gemm_spec();
     j["reference"]["kind"] = "device_gemm";
     err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
-    QVERIFY2(contains(err, "reference.kind: 'device_gemm' is not one of none, config, cublas_gemm (the cuda backend's)"),
+    QVERIFY2(contains(err, "reference.kind: 'device_gemm' is not one of none, config, kernel, cublas_gemm (the cuda backend's)"),
              err.c_str());
     j = gemm_spec();
     j["reference"]["b_layout"] = "mk";

@@ -128,7 +128,7 @@ void test_convolution() {
   const auto valid = s.family().default_space.enumerate(context(s, p));
   int built = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  for (const auto& c : sample(valid, 8, s.family().default_config)) {
+  for (const auto& c : sample(valid, 5, s.family().default_config)) {
     const double shared = 4 * (c.get("block_size_y") * c.get("tile_size_y") + 16) *
                           (c.get("block_size_x") * c.get("tile_size_x") + 16 + c.get("use_padding"));
     const std::string why = build(s, s.launches(), c, &fills);

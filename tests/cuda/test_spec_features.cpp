@@ -16,6 +16,7 @@
 #include "cubin_info.h"
 #include "h100.h"
 #include "ktune/backends/cuda_spec.h"
+#include "ktune/backends/hip_spec.h"
 #include "ktune/error.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
@@ -276,6 +277,32 @@ void test_checks() {
   CHECK(contains(parse_error([](auto& e) { e["arguments"][0]["init"] = "ones"; }), "\"poison\""));
 }
 
+// The HIP backend's session implements none of these yet: its specs refuse them by name.
+void test_hip_refuses() {
+  static const std::map<std::string, std::string> files{{"k.cu", kSource}};
+  auto hip_error = [](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = base_spec();
+    j["arguments"][2].erase("constant");
+    j["arguments"][3].erase("constant");
+    edit(j);
+    try {
+      KernelSpec::from_json(j, ".", hip_spec_dialect(), "feature.json", &files);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(hip_error([](auto&) {}).empty());
+  CHECK(contains(hip_error([](auto& j) { j["arguments"][2]["constant"] = "d_filter"; }), "the hip backend has no __constant__"));
+  CHECK(contains(hip_error([](auto& j) { j["check"] = {{"reduce", "sum"}}; }), "the hip backend compares outputs element by element"));
+  CHECK(contains(hip_error([](auto& j) { j["launches"][0]["defines"] = {{"PASS", 2}}; }), "write the launch as its own kernel"));
+  CHECK(contains(hip_error([](auto& j) {
+                   j["reference"] = {{"kind", "kernel"}, {"entry", "plain"}, {"grid", {1}}, {"block", {1}}, {"args", {"out"}}};
+                 }),
+                 "no reference kernels"));
+  CHECK(contains(hip_error([](auto& j) { j["arguments"][0]["init"] = "zero"; }), "always poisons outputs"));
+}
+
 }  // namespace
 
 int main() {
@@ -285,5 +312,6 @@ int main() {
   test_launch_defines();
   test_derived_limits();
   test_checks();
+  test_hip_refuses();
   return ktune_test::finish("test_spec_features");
 }
