@@ -98,7 +98,7 @@ SpecKernel::~SpecKernel() {
     for (CUmodule m : modules) dev->d.cuModuleUnload(m);
 }
 
-void SpecKernel::load(Session& s) {
+void SpecKernel::load(const Session& s) {
   const Driver& d = dev->d;
   std::vector<CUmodule> loaded;
   std::vector<CUfunction> fns;
@@ -107,13 +107,6 @@ void SpecKernel::load(Session& s) {
       CUmodule handle = nullptr;
       check(d.cuModuleLoadData(&handle, compiled[m].binary.data()), "cuModuleLoadData");
       loaded.push_back(handle);
-      for (const auto& c : constant_fills[m]) {
-        CUdeviceptr ptr = 0;
-        std::size_t bytes = 0;
-        check(d.cuModuleGetGlobal(&ptr, &bytes, handle, c.lowered.c_str()), "cuModuleGetGlobal " + c.symbol);
-        const auto& data = s.host_inputs_.at(c.argument).data;
-        s.upload(ptr, data.data(), std::min(bytes, data.size()), "fill __constant__ " + c.symbol + " from " + c.argument);
-      }
     }
     const double optin = s.device_vars().count("smem_per_block_optin") ? s.device_vars().at("smem_per_block_optin") : 49152;
     for (const auto& l : plan.launches) {
@@ -150,11 +143,24 @@ void SpecKernel::load(Session& s) {
   generation = dev->generation;
 }
 
+void SpecKernel::fill_constants(Session& s) {
+  for (std::size_t m = 0; m < modules.size(); ++m)
+    for (const auto& c : constant_fills[m]) {
+      CUdeviceptr ptr = 0;
+      std::size_t bytes = 0;
+      check(s.d().cuModuleGetGlobal(&ptr, &bytes, modules[m], c.lowered.c_str()), "cuModuleGetGlobal " + c.symbol);
+      const auto& data = s.host_inputs_.at(c.argument).data;
+      s.upload(ptr, data.data(), std::min(bytes, data.size()), "fill __constant__ " + c.symbol + " from " + c.argument);
+    }
+  constants_generation = generation;
+}
+
 void SpecKernel::ensure_loaded(Session& s) {
   if (generation != dev->generation) {
     modules.clear();
     load(s);
   }
+  if (constants_generation != generation) fill_constants(s);
   for (const auto& [name, bytes] : workspace_bytes) s.ensure_workspace(name, bytes);
 }
 

@@ -40,10 +40,13 @@ class SpecKernel final : public Launchable {
 
   ~SpecKernel() override;
 
-  // Loads the cubins, fills their __constant__ symbols from the session's inputs, and checks each
-  // launch against the function's real limits (registers and launch bounds cap the threads;
-  // shared memory is static + dynamic).
-  void load(Session& s);
+  // Loads the cubins and checks each launch against the function's real limits (registers and
+  // launch bounds cap the threads; shared memory is static + dynamic). Compile threads call it.
+  void load(const Session& s);
+  // Copies the spec's constant data into the loaded modules' __constant__ symbols, on the
+  // session's stream: measuring thread only (ensure_loaded), never while a graph is captured.
+  void fill_constants(Session& s);
+  int constants_generation = -1;
 
   void ensure_loaded(Session& s) override;
 

@@ -34,6 +34,9 @@ Session::Session(std::shared_ptr<DeviceContext> dev, const DeviceInfo& info, std
       sizing_config_(spec_->family().default_config) {
   dev_->make_current();
   create_stream_and_events();
+  // Sizes first, once: compile threads read them while the measuring thread runs.
+  for (const auto& a : spec_->arguments())
+    if (a.is_buffer() && a.role != ArgRole::Workspace) buffer_counts_[a.name] = spec_->max_arg_count(a, problem_, device_vars_);
   for (const auto& a : spec_->arguments()) {
     if (!a.is_buffer() || a.role != ArgRole::Input) continue;
     const ElemType t = spec_->arg_type(a, problem_, sizing_config_);
@@ -97,11 +100,7 @@ void Session::release_buffers() {
     if (b->ptr) d().cuMemFree(b->ptr), *b = {};
 }
 
-std::uint64_t Session::buffer_count(const SpecArgument& a) {
-  auto it = buffer_counts_.find(a.name);
-  if (it == buffer_counts_.end()) it = buffer_counts_.emplace(a.name, spec_->max_arg_count(a, problem_, device_vars_)).first;
-  return it->second;
-}
+std::uint64_t Session::buffer_count(const SpecArgument& a) const { return buffer_counts_.at(a.name); }
 
 CUdeviceptr Session::buffer(const std::string& name, int copy) const {
   if (auto it = workspaces_.find(name); it != workspaces_.end()) return it->second.ptr;
@@ -298,11 +297,10 @@ std::unique_ptr<SpecKernel> Session::build(const std::vector<SpecLaunch>& launch
         if (a.role == ArgRole::Workspace)
           k->workspace_bytes.emplace_back(a.name, spec_->arg_count(a, problem_, config, device_vars_) *
                                                       elem_size(spec_->arg_type(a, problem_, config)));
-        else if (const auto need = spec_->arg_count(a, problem_, config, device_vars_) * elem_size(spec_->arg_type(a, problem_, config));
-                 need > copies_[0].at(a.name).bytes)
+        else if (const auto need = spec_->arg_count(a, problem_, config, device_vars_); need > buffer_count(a))
           throw TrialFailure(TrialStatus::LaunchError,
-                             "buffer " + a.name + " needs " + std::to_string(need) + " bytes for this config, but holds " +
-                                 std::to_string(copies_[0].at(a.name).bytes) +
+                             "buffer " + a.name + " needs " + std::to_string(need) + " elements for this config, but holds " +
+                                 std::to_string(buffer_count(a)) +
                                  ", its size for the spec's default space: add the config's values to the spec's space");
         continue;
       }

@@ -113,8 +113,8 @@ class Session final : public ProblemSession, public CudaSessionInfo {
 
   // Builds the given launches of the spec for `config`: planned, compiled, checked, loaded.
   std::unique_ptr<SpecKernel> build(const std::vector<SpecLaunch>& launches, const Config& config);
-  // Elements of buffer `a`: its largest count over the default space (computed once).
-  std::uint64_t buffer_count(const SpecArgument& a);
+  // Elements of buffer `a` (input or output): its largest count over the default space.
+  std::uint64_t buffer_count(const SpecArgument& a) const;
   // Poisons (NaN bytes) or zeroes output `out`, as its "init" says, before a validation run.
   void fill_output(const SpecArgument& out);
   void compute_elementwise_reference();
@@ -153,7 +153,7 @@ class Session final : public ProblemSession, public CudaSessionInfo {
   std::uint64_t seed_;
   std::shared_ptr<const Compiler> compiler_;
   Config sizing_config_;  // default config: the reference kernel's, and the cuBLAS reference's sizes
-  std::map<std::string, std::uint64_t> buffer_counts_;
+  std::map<std::string, std::uint64_t> buffer_counts_;  // set in the constructor, read-only after
 
   CUstream stream_ = nullptr;
   CUevent ev_start_ = nullptr, ev_stop_ = nullptr;
