@@ -91,6 +91,32 @@ struct KernelSpecReader {
       if (!f.default_config.has(p.name)) root["default_config"].fail("has no value for parameter '" + p.name + "'");
   }
 
+  // Kernel Tuner's argument names written into a spec: refused with the spec's spelling, since an
+  // ignored "cmem_args" leaves constant memory at zero and every config wrong.
+  static void kernel_tuner_keys(const JsonPath& root) {
+    static const std::pair<const char*, const char*> hints[] = {
+        {"tune_params", "\"space\": {\"parameters\": {...}}"},
+        {"restrictions", "\"space\": {\"constraints\": [...]}"},
+        {"problem_size", "\"key_fields\" (given per run with --shape)"},
+        {"grid_div_x", "a launch's \"grid\": [\"ceil_div(n, block_size_x)\", ...]"},
+        {"grid_div_y", "a launch's \"grid\": [..., \"ceil_div(m, block_size_y)\"]"},
+        {"block_size_names", "a launch's \"block\": [\"block_size_x\", ...]"},
+        {"cmem_args", "\"constant\": \"SYMBOL\" on the input buffer that holds the data"},
+        {"smem_args", "a launch's \"shared_bytes\""},
+        {"texmem_args", "nothing: texture memory is not supported; read the buffer through __ldg"},
+        {"answer", "\"reference\": {\"kind\": \"config\" | \"kernel\" | ...}"},
+        {"verify", "\"check\": {\"reduce\": \"sum\", \"count\": ..., \"rtol\": ...} or --atol/--rtol"},
+        {"atol", "\"check\": {\"atol\": ...} or --atol"},
+        {"kernel_name", "a launch's \"entry\""},
+        {"compiler_options", "\"compile\": {\"options\": [...]}"},
+        {"iterations", "nothing: ktune samples until --noise-target (see --min-samples, --max-samples)"},
+        {"strategy", "nothing in the spec: ktune tune --strategy"},
+        {"observers", "nothing: ktune records time, FLOP/s and GB/s"}};
+    for (const auto& [key, hint] : hints)
+      if (root.has(key))
+        root[key].fail(std::string("is Kernel Tuner's; a spec says it as ") + hint + " (docs/coming-from-kernel-tuner.md)");
+  }
+
   void source(const JsonPath& root, const std::filesystem::path& base_dir,
               const std::map<std::string, std::string>* files) {
     const JsonPath src = root["source"];
@@ -426,6 +452,7 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
   const JsonPath root(j);
   try {
     root.object();
+    read.kernel_tuner_keys(root);
     read.family(root);
     read.source(root, base_dir, files);
     if (const auto c = root.find("compile")) read.compile(*c);

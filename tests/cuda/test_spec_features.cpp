@@ -275,6 +275,10 @@ void test_checks() {
   z["arguments"][0]["init"] = "zero";
   CHECK(spec(z).output().init.kind == ArgInit::Kind::Zero);
   CHECK(contains(parse_error([](auto& e) { e["arguments"][0]["init"] = "ones"; }), "\"poison\""));
+  // Kernel Tuner's own argument names are refused with the spec's spelling.
+  CHECK(contains(parse_error([](auto& e) { e["cmem_args"] = {{"d_filter", "filter"}}; }), "cmem_args: is Kernel Tuner's"));
+  CHECK(contains(parse_error([](auto& e) { e["cmem_args"] = {{"d_filter", "filter"}}; }), "\"constant\": \"SYMBOL\""));
+  CHECK(contains(parse_error([](auto& e) { e["grid_div_x"] = {"block_size_x"}; }), "ceil_div"));
 }
 
 // The HIP backend's session implements none of these yet: its specs refuse them by name.
