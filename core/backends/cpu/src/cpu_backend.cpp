@@ -13,9 +13,11 @@ namespace cpu {
 CpuFamily gemm_cpu_family();
 CpuFamily qmatmul_cpu_family();
 CpuFamily gemm_a8w8_blockscale_cpu_family();
+CpuFamily grouped_gemm_cpu_family();
 
 const std::vector<CpuFamily>& cpu_families() {
-  static const std::vector<CpuFamily> all{gemm_cpu_family(), qmatmul_cpu_family(), gemm_a8w8_blockscale_cpu_family()};
+  static const std::vector<CpuFamily> all{gemm_cpu_family(), qmatmul_cpu_family(), gemm_a8w8_blockscale_cpu_family(),
+                                          grouped_gemm_cpu_family()};
   return all;
 }
 

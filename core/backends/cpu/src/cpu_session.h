@@ -110,6 +110,11 @@ const std::vector<CpuFamily>& cpu_families();
 Parameter threads_param();
 std::vector<Constraint> cpu_constraints();
 
+// The blocking parameters of the BLIS-style GEMM (gemm.h: MR NR vec MC KC NC) and the CPU,
+// register and cache constraints on them, shared by the families built on it (gemm, grouped_gemm).
+std::vector<Parameter> blocking_params();
+std::vector<Constraint> blocking_constraints();
+
 // Host memory the session's buffers need must leave room for everything else.
 void check_memory(double bytes, const std::string& what);
 // A numeric key field in [1, 2^31], else an InputError naming it.

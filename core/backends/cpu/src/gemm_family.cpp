@@ -9,6 +9,31 @@
 #include "reference.h"
 
 namespace ktune::cpu {
+
+std::vector<Parameter> blocking_params() {
+  return {
+      {"MR", {4, 6, 8, 14}, "micro-tile rows (register blocking)"},
+      {"NR", {8, 16, 32}, "micro-tile columns (register blocking, whole vectors)"},
+      {"vec", {4, 8, 16}, "f32 lanes per vector: 16 AVX-512, 8 AVX2/FMA, 4 portable"},
+      {"MC", {64, 256}, "rows of the packed A block (L2 blocking)"},
+      {"KC", {128, 384}, "depth of the packed blocks (L1 blocking of the micro-panels)"},
+      {"NC", {1024, 4096}, "columns of the packed B panel (L3 blocking)"},
+  };
+}
+
+std::vector<Constraint> blocking_constraints() {
+  std::vector<Constraint> cons = cpu_constraints();
+  cons.insert(cons.end(), {
+      {"ceil_div(NR, vec) * vec == NR && NR / vec <= 4", "NR must be 1 to 4 whole vectors"},
+      {"MR * (NR / vec) + NR / vec + 1 <= (vec < simd_width_f32 ? 16 : simd_registers)",
+       "accumulators, B vectors and the A broadcast exceed the vector registers (spills)"},
+      {"KC * NR * 4 <= l1d_bytes", "a packed KC x NR micro-panel of B must stay in L1d"},
+      {"MC * KC * 4 <= l2_bytes / 2", "the packed MC x KC block of A must fit in half of L2"},
+      {"KC * NC * 4 * threads <= l3_bytes", "every thread's packed KC x NC panel of B must fit in L3"},
+  });
+  return cons;
+}
+
 namespace {
 
 KernelFamily gemm_family() {
@@ -25,24 +50,11 @@ KernelFamily gemm_family() {
   f.tp_in_field = "K";
   f.flops_expr = "2*M*N*K";
   f.bytes_expr = "4*(M*K+K*N+M*N)";
-  std::vector<Parameter> params = {
-      {"MR", {4, 6, 8, 14}, "micro-tile rows (register blocking)"},
-      {"NR", {8, 16, 32}, "micro-tile columns (register blocking, whole vectors)"},
-      {"vec", {4, 8, 16}, "f32 lanes per vector: 16 AVX-512, 8 AVX2/FMA, 4 portable"},
-      {"MC", {64, 256}, "rows of the packed A block (L2 blocking)"},
-      {"KC", {128, 384}, "depth of the packed blocks (L1 blocking of the micro-panels)"},
-      {"NC", {1024, 4096}, "columns of the packed B panel (L3 blocking)"},
-      {"loop_order", {0, 1}, "0: B panel resident, loop jc>pc>ic>jr>ir; 1: A block resident, ic>pc>jc>ir>jr"},
-  };
+  std::vector<Parameter> params = blocking_params();
+  params.push_back({"loop_order", {0, 1}, "0: B panel resident, loop jc>pc>ic>jr>ir; 1: A block resident, ic>pc>jc>ir>jr"});
   params.push_back(threads_param());
-  std::vector<Constraint> cons = cpu_constraints();
+  std::vector<Constraint> cons = blocking_constraints();
   cons.insert(cons.end(), {
-      {"ceil_div(NR, vec) * vec == NR && NR / vec <= 4", "NR must be 1 to 4 whole vectors"},
-      {"MR * (NR / vec) + NR / vec + 1 <= (vec < simd_width_f32 ? 16 : simd_registers)",
-       "accumulators, B vectors and the A broadcast exceed the vector registers (spills)"},
-      {"KC * NR * 4 <= l1d_bytes", "a packed KC x NR micro-panel of B must stay in L1d"},
-      {"MC * KC * 4 <= l2_bytes / 2", "the packed MC x KC block of A must fit in half of L2"},
-      {"KC * NC * 4 * threads <= l3_bytes", "every thread's packed KC x NC panel of B must fit in L3"},
       {"MC == 64 || M > 64", "MC beyond M: the same as the smallest MC"},
       {"KC == 128 || K > 128", "KC beyond K: the same as the smallest KC"},
       {"NC == 1024 || N > 1024", "NC beyond N: the same as the smallest NC"},

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "grouped_gemm.h"
+
 namespace ktune::cpu {
 
 namespace {
@@ -29,6 +31,16 @@ KTUNE_REF_CLONES double dot_i8(const float* x, const std::int8_t* w, long n) {
   double s = 0;
   for (long i = 0; i < n; ++i) s += static_cast<double>(x[i]) * static_cast<double>(w[i]);
   return s;
+}
+
+KTUNE_REF_CLONES double dot_f32(const float* a, const float* b, long n) {
+  double s = 0;
+  for (long i = 0; i < n; ++i) s += static_cast<double>(a[i]) * static_cast<double>(b[i]);
+  return s;
+}
+
+KTUNE_REF_CLONES void axpy(double* acc, double a, const float* b, long n) {
+  for (long j = 0; j < n; ++j) acc[j] += a * static_cast<double>(b[j]);
 }
 
 }  // namespace
@@ -70,6 +82,38 @@ std::vector<double> qmatmul_reference(const float* x, const std::int8_t* w, cons
       for (long b = 0; b < batch; ++b) y[b * out + o] = static_cast<double>(scale[o]) * dot_i8(x + b * in, w + o * in, in);
   });
   return y;
+}
+
+std::vector<double> grouped_gemm_reference(MoePass pass, const Routing& routing, const float* x, const float* w,
+                                           const float* dy, long hidden, long intermediate, ThreadPool& pool) {
+  const long H = hidden, I = intermediate, R = routing.rows(), E = routing.experts, k = routing.topk;
+  const int T = pool.size();
+  if (pass == MoePass::DW) {
+    std::vector<std::vector<long>> rows_of(E);
+    for (long r = 0; r < R; ++r) rows_of[routing.expert[r]].push_back(r);
+    std::vector<double> dw(static_cast<std::size_t>(E * I * H), 0.0);
+    pool.run(T, [&](int t) {
+      for (long en = t; en < E * I; en += T) {
+        const long e = en / I, n = en % I;
+        for (long r : rows_of[e]) axpy(dw.data() + en * H, dy[r * I + n], x + r / k * H, H);
+      }
+    });
+    return dw;
+  }
+  const long width = pass == MoePass::Fwd ? I : H;
+  std::vector<double> out(static_cast<std::size_t>(R * width), 0.0);
+  pool.run(T, [&](int t) {
+    for (long r = t; r < R; r += T) {
+      const float* we = w + routing.expert[r] * I * H;
+      double* o = out.data() + r * width;
+      if (pass == MoePass::Fwd) {
+        for (long n = 0; n < I; ++n) o[n] = dot_f32(x + r / k * H, we + n * H, H);
+      } else {
+        for (long n = 0; n < I; ++n) axpy(o, dy[r * I + n], we + n * H, H);
+      }
+    }
+  });
+  return out;
 }
 
 }  // namespace ktune::cpu

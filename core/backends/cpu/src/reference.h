@@ -7,6 +7,9 @@
 
 namespace ktune::cpu {
 
+struct Routing;
+enum class MoePass;
+
 // alpha * A[M,K] * B[K,N] (row-major); beta is 0 in the sessions' workload.
 std::vector<double> gemm_reference(const float* A, const float* B, long M, long N, long K, double alpha,
                                    ThreadPool& pool);
@@ -17,5 +20,10 @@ std::vector<double> qmatmul_reference(const float* x, const std::int8_t* w, cons
 
 // sum_i x[i] * y[i] in double, vectorized for the ISA this CPU runs.
 double dot_f64(const double* x, const double* y, long n);
+
+// The grouped (MoE) GEMM of `pass` (grouped_gemm.h has the tensors), straight from the routing's
+// expert of each row, not through its expert-order arrays: y [R, I], dx [R, H] or dw [E, I, H].
+std::vector<double> grouped_gemm_reference(MoePass pass, const Routing& routing, const float* x, const float* w,
+                                           const float* dy, long hidden, long intermediate, ThreadPool& pool);
 
 }  // namespace ktune::cpu
