@@ -175,7 +175,8 @@ class TestGroupedGemm : public QObject {
     const Problem p = moe(experts, tokens, topk, 45, 83, pass.toStdString());
     const SearchSpace space = restrict_space(
         family_.default_space, {{"MR", {4, 6}}, {"NR", {lanes_, 2 * lanes_}}, {"vec", {lanes_}}, {"MC", {8, 64}},
-                                {"KC", {16, 128}}, {"NC", {32, 1024}}, {"threads", thread_counts()}});
+                                {"KC", {16, 128}}, {"NC", {32, 1024}}, {"NB", {24, 512}},
+                                {"threads", thread_counts()}});
     // The equivalence constraints would drop the small blocks this test wants: enumerate raw.
     const SearchSpace raw(space.parameters(), {{"!(permute_x && permute_y)", "never both"}});
     const auto configs = raw.enumerate(context(family_, p, dev_));
@@ -214,7 +215,7 @@ class TestGroupedGemm : public QObject {
     const auto x = random(T * H), w = random(E * I * H), dy = random(T * k * I);
     ThreadPool pool(2);
     const Config base({{"MR", 4}, {"NR", lanes_}, {"vec", lanes_}, {"MC", 4}, {"KC", 4}, {"NC", lanes_},
-                       {"permute_x", false}, {"permute_y", false}, {"threads", std::min(hw_, 2)}});
+                       {"NB", 8},          {"permute_x", false}, {"permute_y", false}, {"threads", std::min(hw_, 2)}});
     for (MoePass pass : {MoePass::Fwd, MoePass::DX, MoePass::DW}) {
       const std::vector<double> truth = brute_force(pass, r, x, w, dy, H, I);
       const std::vector<double> ref = grouped_gemm_reference(pass, r, x.data(), w.data(), dy.data(), H, I, pool);

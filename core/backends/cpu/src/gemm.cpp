@@ -47,10 +47,19 @@ void pack_b(const MatrixView& B, long pc, long jc, long kc, long nc, int NR, flo
         std::fill(bp + k * NR + nr, bp + (k + 1) * NR, 0.0f);
       }
     } else {
-      // op(B)(k, j) = B[row(j), k]: read each stored row along k, write it down one packed column.
-      for (long j = 0; j < nr; ++j) {
-        const float* src = B.data + row_of(B, jc + j0 + j) * B.ld + pc;
-        for (long k = 0; k < kc; ++k) bp[k * NR + j] = src[k];
+      // op(B)(k, j) = B[row(j), k]: a transpose, in 8 x 8 register blocks where AVX2 runs (a
+      // scalar one costs as much as the products of a small expert's rows).
+      static const PackTransposed vector_transpose = [] {
+        const UKernelSet* avx2 = ukernels_for(8);
+        return avx2 ? avx2->pack_transposed : nullptr;
+      }();
+      const float* rows[kMaxNV * 16];
+      for (long j = 0; j < nr; ++j) rows[j] = B.data + row_of(B, jc + j0 + j) * B.ld + pc;
+      if (vector_transpose) {
+        vector_transpose(rows, kc, nr, NR, bp);
+      } else {
+        for (long j = 0; j < nr; ++j)
+          for (long k = 0; k < kc; ++k) bp[k * NR + j] = rows[j][k];
       }
       for (long k = 0; k < kc; ++k) std::fill(bp + k * NR + nr, bp + (k + 1) * NR, 0.0f);
     }

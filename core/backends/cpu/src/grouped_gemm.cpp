@@ -66,8 +66,10 @@ void sort_routing(Routing& r) {
 }
 
 GroupedPlan plan_grouped_gemm(const Config& config, int hw_threads, double workspace_limit) {
-  const auto v = read_params(config, {"MR", "NR", "vec", "MC", "KC", "NC", "permute_x", "permute_y", "threads"},
+  const auto v = read_params(config, {"MR", "NR", "vec", "MC", "KC", "NC", "NB", "permute_x", "permute_y", "threads"},
                              "grouped_gemm");
+  if (v.at("NB") < 1)
+    throw TrialFailure(TrialStatus::CompileError, "grouped_gemm NB=" + std::to_string(v.at("NB")) + " must be positive");
   for (const char* flag : {"permute_x", "permute_y"})
     if (v.at(flag) != 0 && v.at(flag) != 1)
       throw TrialFailure(TrialStatus::CompileError, std::string("grouped_gemm ") + flag + "=" +
@@ -80,6 +82,7 @@ GroupedPlan plan_grouped_gemm(const Config& config, int hw_threads, double works
                        "grouped_gemm permute_x and permute_y together: Unsloth's kernels fuse one permutation, never "
                        "both; set one of them false");
   p.gemm = plan_blocking(v, hw_threads, workspace_limit, "grouped_gemm");
+  p.item_cols = v.at("NB");
   return p;
 }
 
@@ -135,20 +138,18 @@ ExpertProduct expert_product(const GroupedPlan& p, const Routing& r, const Group
   return x;
 }
 
-// dst[s] = src[index[s]] (gather) or dst[index[s]] = src[s] (scatter) for every expert-order
-// row s, rows of `width` floats, split over the threads.
+}  // namespace
+
 void permute_rows(float* dst, const float* src, const std::vector<std::int32_t>& index, long width, bool gather,
-                  ThreadPool& pool, int T) {
-  const long R = static_cast<long>(index.size());
-  pool.run(T, [&](int t) {
+                  ThreadPool& pool, int threads) {
+  const long R = static_cast<long>(index.size()), T = threads;
+  pool.run(threads, [&](int t) {
     for (long s = R * t / T; s < R * (t + 1) / T; ++s) {
       const long d = gather ? s : index[s], from = gather ? index[s] : s;
       std::memcpy(dst + d * width, src + from * width, sizeof(float) * width);
     }
   });
 }
-
-}  // namespace
 
 void GroupedScratch::reserve(const Routing& routing, const GroupedShape& shape) {
   const std::size_t n = static_cast<std::size_t>(routing.rows() * std::max(shape.hidden, shape.intermediate));
@@ -160,12 +161,14 @@ std::vector<WorkItem> plan_work(const GroupedPlan& plan, const Routing& routing,
   std::vector<WorkItem> work;
   for (long e = 0; e < routing.experts; ++e) {
     const Dims d = dims(shape, routing.count(e));
+    // All rows of an expert in one item, so each packed KC x NC panel of B serves every one of
+    // them (items of MC rows would each pack it again: as costly as the product for ~64 rows).
     // fwd / dX of an empty expert have no rows; its dW is an all-zero block that must be written.
-    for (long m0 = 0; m0 < d.M; m0 += plan.gemm.mc)
-      for (long n0 = 0; n0 < d.N; n0 += plan.gemm.nc) {
-        const long m1 = std::min(d.M, m0 + plan.gemm.mc), n1 = std::min(d.N, n0 + plan.gemm.nc);
-        work.push_back({static_cast<std::int32_t>(e), m0, m1, n0, n1, double(m1 - m0) * double(n1 - n0) * double(d.K)});
-      }
+    if (d.M == 0) continue;
+    for (long n0 = 0; n0 < d.N; n0 += plan.item_cols) {
+      const long n1 = std::min(d.N, n0 + plan.item_cols);
+      work.push_back({static_cast<std::int32_t>(e), 0, d.M, n0, n1, double(d.M) * double(n1 - n0) * double(d.K)});
+    }
   }
   std::stable_sort(work.begin(), work.end(), [](const WorkItem& a, const WorkItem& b) { return a.cost > b.cost; });
   return work;

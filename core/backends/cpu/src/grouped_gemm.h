@@ -47,10 +47,11 @@ void sort_routing(Routing& r);
 
 struct GroupedPlan {
   GemmPlan gemm;
+  long item_cols = 0;  // NB: output columns of one work item
   bool permute_x = false, permute_y = false;
 };
 
-// Reads MR NR vec MC KC NC permute_x permute_y threads with plan_gemm's errors; both permutes is
+// Reads MR NR vec MC KC NC NB permute_x permute_y threads with plan_gemm's errors; both permutes is
 // a CompileError (Unsloth's kernels have no such variant).
 GroupedPlan plan_grouped_gemm(const Config& config, int hw_threads, double workspace_limit);
 
@@ -66,9 +67,9 @@ struct GroupedShape {
   long hidden, intermediate;
 };
 
-// Work items (MC x NC blocks of every expert's output, empty experts included for dW, whose
-// output they zero), largest first, so threads pulling them from a shared counter balance
-// uneven expert loads.
+// Work items: every row of one expert's output by NB of its columns (empty experts included for
+// dW, whose output they zero), largest first, so threads pulling them from a shared counter
+// balance uneven expert loads.
 std::vector<WorkItem> plan_work(const GroupedPlan& plan, const Routing& routing, const GroupedShape& shape);
 
 struct GroupedOperands {
@@ -83,6 +84,11 @@ struct GroupedScratch {
   AlignedBuffer<float> in_a, in_b, out;
   void reserve(const Routing& routing, const GroupedShape& shape);
 };
+
+// The unfused permutation: dst[s] = src[index[s]] (gather) or dst[index[s]] = src[s] (scatter)
+// for every expert-order row s, rows of `width` floats, split over `threads` threads.
+void permute_rows(float* dst, const float* src, const std::vector<std::int32_t>& index, long width, bool gather,
+                  ThreadPool& pool, int threads);
 
 // One launch; false when `stop` fired before the output was complete.
 bool run_grouped_gemm(const GroupedPlan& plan, const std::vector<WorkItem>& work, const Routing& routing,

@@ -40,6 +40,9 @@ KernelFamily grouped_gemm_family() {
       " : (pass == \"dX\" ? tokens*topk*(intermediate + hidden) + experts*intermediate*hidden"
       " : tokens*hidden + tokens*topk*intermediate + experts*intermediate*hidden))";
   std::vector<Parameter> params = blocking_params();
+  params.push_back({"NB", {128, 512},
+                    "columns of one expert's output per work item; threads take items largest first (smaller: "
+                    "uneven experts balance better; larger: A is packed again less often)"});
   params.push_back({"permute_x", {true, false},
                     "fuse the x side: gather x rows into expert order in the packing (fwd, dW) / scatter dx rows "
                     "to token order in the stores (dX); false: a separate pass"});
@@ -62,12 +65,14 @@ KernelFamily grouped_gemm_family() {
        "as the smallest KC"},
       {"NC == 1024 || (pass == \"fwd\" ? intermediate : hidden) > 1024",
        "NC beyond the pass's columns (fwd: intermediate; dX, dW: hidden): the same as the smallest NC"},
+      {"NB == 128 || (pass == \"fwd\" ? intermediate : hidden) > 128",
+       "NB beyond the pass's columns (fwd: intermediate; dX, dW: hidden): the same as the smallest NB"},
   });
   f.default_space = SearchSpace(std::move(params), std::move(cons));
   // AVX2, the smallest blocks (kept by every pass's constraints) and Unsloth's usual choice for
   // the gate/up projection: the gather of x fused.
   f.default_config = Config({{"MR", 6}, {"NR", 16}, {"vec", 8}, {"MC", 64}, {"KC", 128}, {"NC", 1024},
-                             {"permute_x", true}, {"permute_y", false}, {"threads", 1}});
+                             {"NB", 128}, {"permute_x", true}, {"permute_y", false}, {"threads", 1}});
   f.source = "built-in";
   return f;
 }

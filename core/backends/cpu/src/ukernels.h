@@ -15,6 +15,10 @@ using GemmUKernel = void (*)(int kc, const float* a, const float* b, float* c, l
 using QmmUKernel = void (*)(int n, const float* x, long ldx, const std::int8_t* w, long ldw, float* y, long ldy,
                             bool accumulate);
 
+// bp[k*NR + j] = rows[j][k] for k < kc, j < nr: packing a panel of B read transposed (the
+// columns of op(B) are rows in memory). Set only where a vector transpose exists (AVX2).
+using PackTransposed = void (*)(const float* const* rows, long kc, long nr, int NR, float* bp);
+
 inline constexpr int kMaxMR = 16;  // rows of a GEMM micro-tile
 inline constexpr int kMaxNV = 4;   // vectors per micro-tile row (NR = NV * lanes)
 inline constexpr int kMaxBT = 8;   // batch rows of a qmatmul micro-block
@@ -26,6 +30,7 @@ struct UKernelSet {
   int registers = 0;     // vector registers the compiler may use for this set
   GemmUKernel gemm[kMaxMR + 1][kMaxNV + 1] = {};  // [MR][NV], null where none was instantiated
   QmmUKernel qmm[kMaxBT + 1][kMaxU + 1] = {};     // [BT][U]
+  PackTransposed pack_transposed = nullptr;
 };
 
 // The set with `lanes` f32 lanes (16, 8 or 4) when this CPU can run it; nullptr otherwise.

@@ -34,8 +34,49 @@ struct Isa {
 #include "ukernel_templates.h"
 
 namespace ktune::cpu {
+namespace {
+
+// 8 x 8 blocks: 8 rows' next 8 floats loaded, transposed in registers, stored as 8 packed rows.
+KTUNE_ISA_TARGET void pack_transposed(const float* const* rows, long kc, long nr, int NR, float* bp) {
+  long j = 0;
+  for (; j + 8 <= nr; j += 8) {
+    long k = 0;
+    for (; k + 8 <= kc; k += 8) {
+      __m256 r[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(rows[j + i] + k);
+      const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+      const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+      const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+      const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+      const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+      const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+      const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+      const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      float* o = bp + k * NR + j;
+      _mm256_storeu_ps(o + 0 * NR, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(o + 1 * NR, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(o + 2 * NR, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(o + 3 * NR, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(o + 4 * NR, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(o + 5 * NR, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(o + 6 * NR, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(o + 7 * NR, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+    for (; k < kc; ++k)
+      for (int i = 0; i < 8; ++i) bp[k * NR + j + i] = rows[j + i][k];
+  }
+  for (; j < nr; ++j)
+    for (long k = 0; k < kc; ++k) bp[k * NR + j] = rows[j][k];
+}
+
+}  // namespace
+
 const UKernelSet& ukernels_avx2() {
-  static const UKernelSet set = make_set();
+  static const UKernelSet set = [] {
+    UKernelSet s = make_set();
+    s.pack_transposed = &pack_transposed;
+    return s;
+  }();
   return set;
 }
 }  // namespace ktune::cpu
