@@ -11,7 +11,9 @@
 #include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
+
 #include <csignal>
+#include <map>
 
 #include "cli_support.h"
 
@@ -96,6 +98,27 @@ class TestCli : public QObject {
     const Result j = run({"space", "gemm", "--backend", "cpu", "--json"});
     QCOMPARE(j.code, 0);
     QVERIFY(QJsonDocument::fromJson(j.out.toUtf8()).object().contains("parameters"));
+  }
+
+  // grouped_gemm: one space per pass, each counted on its own; both permutes pruned by
+  // Unsloth's rule; a pass it does not know is bad input.
+  void spaceShowsEachMoePass() {
+    const QString shape = "experts=8 tokens=100 topk=2 hidden=200 intermediate=2048 pass=";
+    const Result r = run({"space", "grouped_gemm", "--backend", "cpu", "--shape", shape + "fwd,dX,dW"});
+    QCOMPARE(r.code, 0);
+    std::map<QString, int> valid;
+    const QRegularExpression line("pass=(\\w+) on [^:]+: (\\d+) configs, (\\d+) after pruning");
+    for (auto it = line.globalMatch(r.out); it.hasNext();) {
+      const auto m = it.next();
+      valid[m.captured(1)] = m.captured(3).toInt();
+    }
+    QCOMPARE(valid.size(), std::size_t(3));
+    QVERIFY2(valid["fwd"] > valid["dX"] && valid["dX"] > valid["dW"] && valid["dW"] > 0, qPrintable(r.out));
+    QCOMPARE(r.out.count("pruned by !(permute_x && permute_y)"), 3);
+    QVERIFY(r.out.contains("never both"));
+    const Result bad = run({"space", "grouped_gemm", "--backend", "cpu", "--shape", shape + "foo"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("choices: fwd, dX, dW"), qPrintable(bad.err));
   }
 
   void dryRunWritesNothing() {
