@@ -11,7 +11,6 @@
 #include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <csignal>
 #include <map>
 
