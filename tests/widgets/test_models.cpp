@@ -1,5 +1,6 @@
 // Trials model, proxy and charts: batched inserts, sorting, filtering, decimated scatter and the
 // selection kept in step between the trials table and the charts.
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTextBrowser>
@@ -227,6 +228,54 @@ class TestModels : public QObject {
     QCOMPARE(page.currentTrial(), all[321].id);
     QCOMPARE(landscape.orderChart()->highlightedTrial(), all[321].id);
     QCOMPARE(landscape.throughputChart()->highlightedTrial(), all[321].id);
+  }
+
+  // grouped_gemm's shapes carry a pass (fwd, dX, dW): a column and a filter of their own, both
+  // hidden for families without one.
+  void passColumnAndFilter() {
+    std::vector<Problem> shapes;
+    for (const char* pass : {"dW", "fwd", "dX"}) {
+      Problem p;
+      p.family = "grouped_gemm";
+      p.fields = {{"experts", "8"}, {"tokens", "64"}, {"topk", "2"}, {"hidden", "512"}, {"intermediate", "512"},
+                  {"dtype", "f32"}, {"pass", pass}};
+      shapes.push_back(p);
+    }
+    std::vector<Trial> all = fixture::trials(300, fixture::problems(3));
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      all[i].problem_key = shapes[i % 3].key();
+      all[i].status = TrialStatus::Ok;
+    }
+    TrialsModel model;
+    QCOMPARE(TrialsModel::passOf(shapes[0].key()), QString("dW"));
+    QCOMPARE(TrialsModel::passOf("M=16,N=512,K=512,dtype=f32"), QString());
+    TrialsPage page(&model);
+    QVERIFY(page.table()->isColumnHidden(TrialsModel::PassColumn));  // nothing with a pass yet
+    model.appendTrials(toList(all, 0, all.size()));
+    QCOMPARE(model.passes(), (QStringList{"fwd", "dX", "dW"}));
+    QCOMPARE(model.headerData(TrialsModel::PassColumn, Qt::Horizontal).toString(), QString("Pass"));
+    QCOMPARE(model.index(1, TrialsModel::PassColumn).data().toString(), QString("fwd"));
+    QVERIFY(!page.table()->isColumnHidden(TrialsModel::PassColumn));
+
+    auto* filter = page.findChild<QComboBox*>(QStringLiteral("passFilter"));
+    QVERIFY(filter && !filter->isHidden());
+    const int dX = filter->findData(QString("dX"));
+    QVERIFY2(dX > 0, "the pass filter lists dX");
+    filter->setCurrentIndex(dX);
+    QCOMPARE(page.proxy()->pass(), QString("dX"));
+    QCOMPARE(page.proxy()->rowCount(), 100);
+    for (int r = 0; r < page.proxy()->rowCount(); ++r)
+      QCOMPARE(page.proxy()->index(r, TrialsModel::PassColumn).data().toString(), QString("dX"));
+    // Sorting by the column groups the passes.
+    page.proxy()->setPass({});
+    page.proxy()->sort(TrialsModel::PassColumn, Qt::AscendingOrder);
+    QCOMPARE(page.proxy()->index(0, TrialsModel::PassColumn).data().toString(), QString("dW"));
+
+    // A gemm run hides them again.
+    model.setTrials(paramNames(), fixture::trials(30, fixture::problems(2)));
+    QVERIFY(page.table()->isColumnHidden(TrialsModel::PassColumn));
+    QVERIFY(model.passes().isEmpty());
+    QVERIFY(page.proxy()->pass().isEmpty());
   }
 
   void heatmapKeepsTheBestPerCell() {

@@ -16,6 +16,30 @@ QString TrialsModel::configText(const Config& config) const { return qstr(config
 
 QString TrialsModel::describe(const Trial& trial) const { return describeTrial(trial, configText(trial.config)); }
 
+QString TrialsModel::passOf(const std::string& problemKey) {
+  // Key fields are "name=value" separated by commas; a value never holds one.
+  for (std::size_t begin = 0; begin <= problemKey.size();) {
+    const std::size_t end = std::min(problemKey.find(',', begin), problemKey.size());
+    if (problemKey.compare(begin, 5, "pass=") == 0 && end - begin >= 5) return qstr(problemKey.substr(begin + 5, end - begin - 5));
+    begin = end + 1;
+  }
+  return {};
+}
+
+QStringList TrialsModel::passes() const {
+  QStringList out;
+  for (const QString& key : problemKeys_) {
+    const QString pass = passOf(sstr(key));
+    if (!pass.isEmpty() && !out.contains(pass)) out.append(pass);
+  }
+  static const QStringList unsloth = {QStringLiteral("fwd"), QStringLiteral("dX"), QStringLiteral("dW")};
+  const auto rank = [](const QString& p) { const auto i = unsloth.indexOf(p); return i < 0 ? unsloth.size() : i; };
+  std::stable_sort(out.begin(), out.end(), [&](const QString& a, const QString& b) {
+    return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
+  });
+  return out;
+}
+
 int TrialsModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(trials_.size());
 }
@@ -33,6 +57,7 @@ QVariant TrialsModel::headerData(int section, Qt::Orientation orientation, int r
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   if (section == IdColumn) return tr("#");
   if (section == ShapeColumn) return tr("Shape");
+  if (section == PassColumn) return tr("Pass");
   if (section == StatusColumn) return tr("Status");
   const int p = section - FirstParamColumn;
   if (p < parameters_.size()) return parameters_[p];
@@ -54,6 +79,7 @@ QVariant TrialsModel::sortValue(int row, int column) const {
   const Trial& t = trial(row);
   if (column == IdColumn) return static_cast<qlonglong>(t.id);
   if (column == ShapeColumn) return qstr(t.problem_key);
+  if (column == PassColumn) return passOf(t.problem_key);
   if (column == StatusColumn) return static_cast<int>(t.status);
   const int p = column - FirstParamColumn;
   if (p < parameters_.size()) {
@@ -89,6 +115,7 @@ int TrialsModel::compare(int rowA, int rowB, int column) const {
   };
   if (column == IdColumn) return cmp(a.id, b.id);
   if (column == ShapeColumn) return compare_keys(a.problem_key, b.problem_key);
+  if (column == PassColumn) return QString::compare(passOf(a.problem_key), passOf(b.problem_key));
   if (column == StatusColumn) return cmp(static_cast<int>(a.status), static_cast<int>(b.status));
   const int p = column - FirstParamColumn;
   if (p < parameters_.size()) {
@@ -122,7 +149,8 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
     case SortRole: return sortValue(index.row(), index.column());
     case Qt::ToolTipRole: return describe(t);
     case Qt::TextAlignmentRole:
-      return index.column() == ShapeColumn || index.column() == StatusColumn || tailColumn(index.column()) == Error
+      return index.column() == ShapeColumn || index.column() == PassColumn || index.column() == StatusColumn ||
+                     tailColumn(index.column()) == Error
                  ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                  : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::DisplayRole: break;

@@ -123,11 +123,16 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
   table_->setItemDelegateForColumn(TrialsModel::StatusColumn, new StatusDelegate(table_));
   table_->setColumnWidth(TrialsModel::IdColumn, 60);
   table_->setColumnWidth(TrialsModel::ShapeColumn, 200);
+  table_->setColumnWidth(TrialsModel::PassColumn, 50);
   table_->setColumnWidth(TrialsModel::StatusColumn, 110);
   detail_ = new TrialDetailView(model_);
 
   shapeFilter_ = new QComboBox;
   shapeFilter_->setMinimumWidth(220);
+  passLabel_ = new QLabel(tr("Pass:"));
+  passFilter_ = new QComboBox;
+  passFilter_->setObjectName(QStringLiteral("passFilter"));
+  passFilter_->setToolTip(tr("grouped_gemm tunes the forward pass and the two backward passes (dX, dW) separately"));
   textFilter_ = new QLineEdit;
   textFilter_->setPlaceholderText(tr("Filter by config, shape or error text"));
   textFilter_->setClearButtonEnabled(true);
@@ -148,6 +153,8 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
   filters->addSpacing(12);
   filters->addWidget(new QLabel(tr("Shape:")));
   filters->addWidget(shapeFilter_);
+  filters->addWidget(passLabel_);
+  filters->addWidget(passFilter_);
   filters->addWidget(textFilter_, 1);
   filters->addWidget(countLabel_);
 
@@ -166,6 +173,7 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
   connect(textFilter_, &QLineEdit::textChanged, textDebounce, qOverload<>(&QTimer::start));
   connect(textDebounce, &QTimer::timeout, this, [this] { proxy_->setText(textFilter_->text()); });
   connect(shapeFilter_, &QComboBox::currentIndexChanged, this, [this] { proxy_->setShape(shapeFilter_->currentData().toString()); });
+  connect(passFilter_, &QComboBox::currentIndexChanged, this, [this] { proxy_->setPass(passFilter_->currentData().toString()); });
   connect(model_, &TrialsModel::problemKeysChanged, this, &TrialsPage::refreshShapes);
   connect(model_, &TrialsModel::pruningChanged, this, &TrialsPage::applyStatusFilter);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &TrialsPage::onCurrentChanged);
@@ -187,6 +195,19 @@ void TrialsPage::refreshShapes() {
   shapeFilter_->addItem(tr("all shapes"), QString());
   for (const QString& key : model_->problemKeys()) shapeFilter_->addItem(key, key);
   shapeFilter_->setCurrentIndex(std::max(0, shapeFilter_->findData(current)));
+
+  // The pass column and filter exist only where the shapes have a pass.
+  const QStringList passes = model_->passes();
+  const QString pass = passFilter_->currentData().toString();
+  QSignalBlocker blockPass(passFilter_);
+  passFilter_->clear();
+  passFilter_->addItem(tr("all passes"), QString());
+  for (const QString& p : passes) passFilter_->addItem(p, p);
+  passFilter_->setCurrentIndex(std::max(0, passFilter_->findData(pass)));
+  proxy_->setPass(passFilter_->currentData().toString());
+  passLabel_->setVisible(!passes.isEmpty());
+  passFilter_->setVisible(!passes.isEmpty());
+  table_->setColumnHidden(TrialsModel::PassColumn, passes.isEmpty());
 }
 
 void TrialsPage::applyStatusFilter() {
@@ -228,8 +249,10 @@ void TrialsPage::selectTrial(qint64 id) {
       b->setChecked(false);
     }
     QSignalBlocker blockShape(shapeFilter_);
+    QSignalBlocker blockPass(passFilter_);
     QSignalBlocker blockText(textFilter_);
     shapeFilter_->setCurrentIndex(0);
+    passFilter_->setCurrentIndex(0);
     textFilter_->clear();
     // A pruned trial is listed only with its status selected.
     const bool pruned = model_->trial(row).status == TrialStatus::Pruned;
@@ -240,6 +263,7 @@ void TrialsPage::selectTrial(qint64 id) {
       }
     proxy_->setStatuses(pruned ? QSet<TrialStatus>{TrialStatus::Pruned} : QSet<TrialStatus>{});
     proxy_->setShape({});
+    proxy_->setPass({});
     proxy_->setText({});
     index = proxy_->mapFromSource(model_->index(row, 0));
   }

@@ -27,6 +27,12 @@ void TrialsFilterProxy::setShape(const QString& problemKey) {
   invalidateRowsFilter();
 }
 
+void TrialsFilterProxy::setPass(const QString& pass) {
+  if (pass == pass_) return;
+  pass_ = pass;
+  invalidateRowsFilter();
+}
+
 void TrialsFilterProxy::setText(const QString& text) {
   if (text == text_) return;
   text_ = text;
@@ -37,6 +43,7 @@ bool TrialsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) cons
   const Trial& t = trials_->trial(sourceRow);
   if (statuses_.isEmpty() ? t.status == TrialStatus::Pruned : !statuses_.contains(t.status)) return false;
   if (!shape_.isEmpty() && qstr(t.problem_key) != shape_) return false;
+  if (!pass_.isEmpty() && TrialsModel::passOf(t.problem_key) != pass_) return false;
   if (text_.isEmpty()) return true;
   return trials_->configText(t.config).contains(text_, Qt::CaseInsensitive) ||
          qstr(t.problem_key).contains(text_, Qt::CaseInsensitive) ||

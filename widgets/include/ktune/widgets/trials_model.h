@@ -16,8 +16,9 @@ class TrialsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Role { TrialIdRole = Qt::UserRole + 1, StatusRole, ProblemKeyRole, SortRole };
-  // Fixed columns; parameter columns sit between Status and Median.
-  enum Column { IdColumn, ShapeColumn, StatusColumn, FirstParamColumn };
+  // Fixed columns; parameter columns sit between Status and Median. Pass is the shape's `pass`
+  // key field (grouped_gemm's fwd / dX / dW), empty for families without one.
+  enum Column { IdColumn, ShapeColumn, PassColumn, StatusColumn, FirstParamColumn };
 
   explicit TrialsModel(QObject* parent = nullptr);
 
@@ -48,6 +49,11 @@ class TrialsModel : public QAbstractTableModel {
   const QStringList& parameters() const { return parameters_; }
   // Every shape seen, in key order (compare_keys: M=64 before M=256).
   QStringList problemKeys() const { return problemKeys_; }
+  // The `pass` values of those shapes (fwd, dX, dW first, in Unsloth's order); empty when the
+  // family has no pass.
+  QStringList passes() const;
+  // The `pass=` field of a problem key, or "" without one.
+  static QString passOf(const std::string& problemKey);
   int parameterColumn(const QString& name) const;
   // A parameter's value as the user wrote it: 64, true, .cg ("" for the empty string).
   QString parameterText(const std::string& name, const ParamValue& value) const;

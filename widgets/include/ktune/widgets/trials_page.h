@@ -66,6 +66,8 @@ class TrialsPage : public QWidget {
   QTableView* table_;
   TrialDetailView* detail_;
   QComboBox* shapeFilter_;
+  QLabel* passLabel_;
+  QComboBox* passFilter_;  // shown only for shapes with a pass (grouped_gemm)
   QLineEdit* textFilter_;
   QList<QToolButton*> statusButtons_;
   QLabel* countLabel_;

@@ -1,5 +1,5 @@
 #pragma once
-// Sorting and filtering of the trials table by status, shape and free text.
+// Sorting and filtering of the trials table by status, shape, pass (fwd / dX / dW) and free text.
 #include <QSet>
 #include <QSortFilterProxyModel>
 
@@ -20,11 +20,15 @@ class TrialsFilterProxy : public QSortFilterProxyModel {
   void setStatuses(const QSet<TrialStatus>& statuses);
   // Empty: every shape; otherwise an exact Problem::key().
   void setShape(const QString& problemKey);
+  // Empty: every pass; otherwise the shapes whose `pass` key field is this (grouped_gemm's
+  // fwd, dX, dW).
+  void setPass(const QString& pass);
   // Case-insensitive substring of the config key, the shape or the error text.
   void setText(const QString& text);
 
   QSet<TrialStatus> statuses() const { return statuses_; }
   QString shape() const { return shape_; }
+  QString pass() const { return pass_; }
   QString text() const { return text_; }
 
  protected:
@@ -35,6 +39,7 @@ class TrialsFilterProxy : public QSortFilterProxyModel {
   TrialsModel* trials_ = nullptr;
   QSet<TrialStatus> statuses_;
   QString shape_;
+  QString pass_;
   QString text_;
 };
 
