@@ -276,6 +276,7 @@ class TestModels : public QObject {
     QVERIFY(page.table()->isColumnHidden(TrialsModel::PassColumn));
     QVERIFY(model.passes().isEmpty());
     QVERIFY(page.proxy()->pass().isEmpty());
+    QVERIFY(filter->isHidden());
   }
 
   void heatmapKeepsTheBestPerCell() {
