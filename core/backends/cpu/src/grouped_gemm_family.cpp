@@ -177,11 +177,6 @@ class GroupedGemmSession final : public CpuSession {
 
 }  // namespace
 
-CpuFamily grouped_gemm_cpu_family() {
-  return {grouped_gemm_family, [](std::shared_ptr<State> state, const Problem& problem, std::uint64_t seed)
-                                -> std::unique_ptr<ProblemSession> {
-            return std::make_unique<GroupedGemmSession>(std::move(state), problem, seed);
-          }};
-}
+CpuFamily grouped_gemm_cpu_family() { return make_cpu_family<GroupedGemmSession>(grouped_gemm_family); }
 
 }  // namespace ktune::cpu
