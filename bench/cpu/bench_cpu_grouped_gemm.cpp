@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.h"
 #include "gemm.h"
 #include "grouped_gemm.h"
 #include "ktune/backends/cpu.h"
@@ -36,23 +37,6 @@ struct MoeShape {
   long experts, tokens, topk, hidden, intermediate;
 };
 
-SearchSpace restrict_space(const SearchSpace& space, const std::map<std::string, std::vector<ParamValue>>& values) {
-  std::vector<Parameter> params = space.parameters();
-  for (auto& p : params)
-    if (auto it = values.find(p.name); it != values.end()) p.values = it->second;
-  return SearchSpace(std::move(params), space.constraints());
-}
-
-class Printer : public TuneObserver {
- public:
-  void on_event(const TuneEvent& e) override {
-    if (auto* s = std::get_if<event::ProblemStarted>(&e))
-      std::fprintf(stderr, "  tuning %s %s: %llu of %llu configs valid\n", s->problem.family.c_str(),
-                   s->problem.key().c_str(), static_cast<unsigned long long>(s->space.valid),
-                   static_cast<unsigned long long>(s->space.total));
-  }
-};
-
 Config tune(Backend& backend, const DeviceInfo& dev, const KernelFamily& family, const Problem& p,
             const SearchSpace& space, const MeasureSettings& settings) {
   TuneRequest req;
@@ -61,7 +45,7 @@ Config tune(Backend& backend, const DeviceInfo& dev, const KernelFamily& family,
   req.space = space;
   req.measure = settings;
   req.seed = 1;
-  Printer printer;
+  bench::Printer printer;
   const RunSummary s = Tuner(backend, dev).run(req, printer);
   if (!s.results.at(0).best) throw RunError("no config passed on " + family.name + " " + p.key());
   return s.results.at(0).best->config;
@@ -182,11 +166,12 @@ int main(int argc, char** argv) {
       for (const char* pass_name : {"fwd", "dX", "dW"}) {
         const MoePass pass = moe_pass_from_string(pass_name);
         const Problem gp = pass_problem(s, pass_name);
-        const Config best = tune(*backend, dev, grouped, gp, restrict_space(grouped.default_space, common), settings);
+        const Config best =
+            tune(*backend, dev, grouped, gp, bench::restrict_space(grouped.default_space, common), settings);
         std::map<std::string, std::vector<ParamValue>> gemm_values = common;
         gemm_values["loop_order"] = {0, 1};
         const Config gemm_tuned = tune(*backend, dev, gemm, expert_problem(s, pass),
-                                       restrict_space(gemm.default_space, gemm_values), settings);
+                                       bench::restrict_space(gemm.default_space, gemm_values), settings);
         Config gemm_default = gemm.default_config;
         gemm_default.set("threads", hw);
 
