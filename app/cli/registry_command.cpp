@@ -161,7 +161,7 @@ CLI::App* add_lookup_command(CLI::App& app, LookupArgs& a) {
   lookup->add_option("family", a.target.family, "Kernel family");
   lookup->add_option("--shape,-s", a.shapes, "Shape(s)")->required();
   lookup->add_option("--tp-size", a.tp_size, "Tensor-parallel degree: look up the local shape")->capture_default_str();
-  lookup->add_option("--tp-split-dim", a.tp_split_dim, "out | in");
+  lookup->add_option("--tp-split-dim", a.tp_split_dim, "out | in | heads (left out: the family's only split)");
   lookup->add_option("--device-json", a.device_json,
                      "Device properties (`ktune devices --json` of the serving machine) to check the family default "
                      "against, when the registry is not this machine's")

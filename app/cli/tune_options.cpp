@@ -54,7 +54,9 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   tune->add_flag("--dry-run", a.dry_run, "Print the plan (problems, space sizes, trials) without running");
   tune->add_flag("--quiet,-q", a.quiet, "No progress output");
   tune->add_option("--tp-size", a.tp_size, "Tensor-parallel degree: tune the local shape")->capture_default_str();
-  tune->add_option("--tp-split-dim", a.tp_split_dim, "out (column parallel) | in (row parallel)");
+  tune->add_option("--tp-split-dim", a.tp_split_dim,
+                   "out (column parallel) | in (row parallel) | heads (attention: q heads divided, kv heads divided "
+                   "or replicated); may be left out when the family shards one way only (paged_attention)");
   tune->add_option("--replay", a.replay,
                    "Replay a recorded run folder (a ktune run or an imported Kernel Tuner cache) instead of a device: "
                    "the strategy proposes, the recorded trials answer")

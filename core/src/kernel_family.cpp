@@ -14,6 +14,43 @@ const KeyField* KernelFamily::field(const std::string& n) const {
   return nullptr;
 }
 
+std::int64_t TpField::local(std::int64_t global, int tp_size) const {
+  const std::string given = name + "=" + std::to_string(global) + " and --tp-size " + std::to_string(tp_size);
+  if (!at_least_one || global >= tp_size) {
+    if (global % tp_size != 0)
+      throw InputError(name + "=" + std::to_string(global) + " is not divisible by --tp-size " + std::to_string(tp_size) +
+                       (at_least_one ? " (" + name + " is divided across ranks, or replicated when there are fewer "
+                                                   "than ranks: one must divide the other)"
+                                     : ""));
+    return global / tp_size;
+  }
+  // Fewer than ranks: each rank holds one, replicated over tp_size / global ranks.
+  if (tp_size % global != 0)
+    throw InputError(given + ": " + name + " is replicated when there are fewer than ranks, so " +
+                     std::to_string(global) + " must divide " + std::to_string(tp_size));
+  return 1;
+}
+
+const TpSplit* KernelFamily::tp_split(TpSplitDim dim) const {
+  for (const auto& s : tp_splits)
+    if (s.dim == dim) return &s;
+  return nullptr;
+}
+
+const TpSplit& KernelFamily::resolve_tp_split(TpSplitDim dim) const {
+  if (dim == TpSplitDim::None && tp_splits.size() == 1) return tp_splits.front();
+  if (const TpSplit* s = tp_split(dim)) return *s;
+  if (tp_splits.empty()) throw InputError(name + " does not support --tp-size: it has no tensor-parallel split");
+  std::string choices;
+  for (const auto& s : tp_splits) {
+    std::string fields;
+    for (const auto& f : s.fields) fields += (fields.empty() ? "" : ", ") + f.name;
+    choices += (choices.empty() ? "" : " or ") + to_string(s.dim) + " (divides " + fields + ")";
+  }
+  if (dim == TpSplitDim::None) throw InputError("--tp-size needs --tp-split-dim for " + name + ": " + choices);
+  throw InputError(name + " does not support --tp-split-dim " + to_string(dim) + "; use " + choices);
+}
+
 Variables KernelFamily::variables(const Problem& p) const {
   Variables vars;
   for (const auto& f : key_fields)

@@ -75,8 +75,21 @@ struct KernelSpecReader {
       return v;
     };
     f.bucket_field = key_field("bucket_field", true);
-    f.tp_out_field = key_field("tp_out_field", true);
-    f.tp_in_field = key_field("tp_in_field", true);
+    if (const std::string out = key_field("tp_out_field", true); !out.empty()) f.tp_splits.push_back({TpSplitDim::Out, {{out}}});
+    if (const std::string in = key_field("tp_in_field", true); !in.empty()) f.tp_splits.push_back({TpSplitDim::In, {{in}}});
+    // Attention shards heads: "tp_head_fields": ["num_q_heads", {"name": "num_kv_heads", "at_least_one": true}].
+    if (const auto heads = root.find("tp_head_fields")) {
+      TpSplit split{TpSplitDim::Heads, {}};
+      heads->for_each_element([&](const JsonPath& h) {
+        TpField tf;
+        tf.name = h.json().is_string() ? h.string() : h["name"].string();
+        if (!h.json().is_string()) tf.at_least_one = h.boolean_or("at_least_one", false);
+        const KeyField* k = f.field(tf.name);
+        if (!k || !k->numeric) h.fail("'" + tf.name + "' must be a numeric key field");
+        split.fields.push_back(std::move(tf));
+      });
+      if (!split.fields.empty()) f.tp_splits.push_back(std::move(split));
+    }
     f.flops_expr = root.string_or("flops", "");
     f.bytes_expr = root.string_or("bytes", "");
 

@@ -16,6 +16,7 @@ std::string to_string(TpSplitDim d) {
   switch (d) {
     case TpSplitDim::Out: return "out";
     case TpSplitDim::In: return "in";
+    case TpSplitDim::Heads: return "heads";
     case TpSplitDim::None: break;
   }
   return "none";
@@ -24,8 +25,10 @@ std::string to_string(TpSplitDim d) {
 TpSplitDim tp_split_dim_from_string(const std::string& s) {
   if (s == "out") return TpSplitDim::Out;
   if (s == "in") return TpSplitDim::In;
+  if (s == "heads") return TpSplitDim::Heads;
   if (s == "none" || s.empty()) return TpSplitDim::None;
-  throw InputError("--tp-split-dim must be 'out' (column parallel) or 'in' (row parallel), got '" + s + "'");
+  throw InputError("--tp-split-dim must be 'out' (column parallel), 'in' (row parallel) or 'heads' (attention), got '" +
+                   s + "'");
 }
 
 namespace {
@@ -164,8 +167,7 @@ Problem Problem::from_json(const nlohmann::json& j) {
 
 std::vector<Problem> expand_shape(const KernelFamily& family, const std::string& shape, int tp_size, TpSplitDim split) {
   if (tp_size < 1) throw InputError("--tp-size must be at least 1");
-  if (tp_size > 1 && split == TpSplitDim::None)
-    throw InputError("--tp-size " + std::to_string(tp_size) + " needs --tp-split-dim out (column parallel) or in (row parallel)");
+  const TpSplit* tp = tp_size > 1 ? &family.resolve_tp_split(split) : nullptr;
 
   // Errors quote the start of the shape, not a list of 100,000 values.
   const std::string quoted = shape.size() > 60 ? shape.substr(0, 57) + "..." : shape;
@@ -216,7 +218,7 @@ std::vector<Problem> expand_shape(const KernelFamily& family, const std::string&
   std::vector<Problem> out(1);
   out[0].family = family.name;
   out[0].tp_size = tp_size;
-  out[0].tp_split_dim = tp_size > 1 ? split : TpSplitDim::None;
+  out[0].tp_split_dim = tp ? tp->dim : TpSplitDim::None;
   for (const auto& f : family.key_fields) {
     std::vector<std::string> values;
     if (auto it = given.find(f.name); it != given.end())
@@ -235,16 +237,9 @@ std::vector<Problem> expand_shape(const KernelFamily& family, const std::string&
     out = std::move(next);
   }
 
-  if (tp_size > 1) {
-    const std::string& dim = split == TpSplitDim::Out ? family.tp_out_field : family.tp_in_field;
-    if (dim.empty()) throw InputError(family.name + " does not support --tp-split-dim " + to_string(split));
-    for (auto& p : out) {
-      const std::int64_t global = p.num(dim);
-      if (global % tp_size != 0)
-        throw InputError(dim + "=" + std::to_string(global) + " is not divisible by --tp-size " + std::to_string(tp_size));
-      p.set(dim, std::to_string(global / tp_size));
-    }
-  }
+  if (tp)
+    for (auto& p : out)
+      for (const auto& f : tp->fields) p.set(f.name, std::to_string(f.local(p.num(f.name), tp_size)));
   return out;
 }
 

@@ -59,14 +59,13 @@ bool has_field(const Problem& p, const std::string& name) {
 }
 
 // The command that tunes `problem`: a sharded problem is stored by its local shape, but the CLI
-// takes the global one plus the sharding, so the split field is multiplied back.
+// takes the global one plus the sharding, so the split fields are multiplied back (a replicated
+// kv head count of 1 becomes tp_size, which gives the same local shape).
 std::string tune_command(const std::string& backend, const KernelFamily& family, const Problem& problem) {
   Problem global = problem;
-  const std::string& split_field = problem.tp_split_dim == TpSplitDim::Out  ? family.tp_out_field
-                                   : problem.tp_split_dim == TpSplitDim::In ? family.tp_in_field
-                                                                            : std::string();
-  if (problem.tp_size > 1 && !split_field.empty() && has_field(problem, split_field))
-    global.set(split_field, std::to_string(problem.num(split_field) * problem.tp_size));
+  if (const TpSplit* split = problem.tp_size > 1 ? family.tp_split(problem.tp_split_dim) : nullptr)
+    for (const auto& f : split->fields)
+      if (has_field(problem, f.name)) global.set(f.name, std::to_string(problem.num(f.name) * problem.tp_size));
   std::string shape;
   for (const auto& [k, v] : global.fields) {
     if (!shape.empty()) shape += ' ';

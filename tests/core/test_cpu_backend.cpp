@@ -129,7 +129,7 @@ class TestCpuBackend : public QObject {
     QCOMPARE(g.flops(gemm_problem(2, 3, 4)), 48.0);
     QCOMPARE(g.bytes(gemm_problem(2, 3, 4)), 4.0 * (8 + 12 + 6));
     const KernelFamily q = backend_->family("qmatmul");
-    QCOMPARE(QString::fromStdString(q.tp_in_field), QString("in"));
+    QCOMPARE(QString::fromStdString(q.tp_split(TpSplitDim::In)->fields.at(0).name), QString("in"));
     QCOMPARE(q.bytes(qmm_problem(2, 3, 4)), 4.0 * 8 + 12 + 12 + 24);
     QVERIFY_THROWS_EXCEPTION(InputError, backend_->family("conv"));
   }

@@ -2,6 +2,7 @@
 #include <QtTest>
 #include <algorithm>
 #include <map>
+#include <functional>
 
 #include "ktune/error.h"
 #include "ktune/kernel_family.h"
@@ -17,10 +18,28 @@ KernelFamily gemmLike() {
   f.key_fields = {{"M", true, "", {}, "rows"}, {"N", true, "", {}, "cols"}, {"K", true, "", {}, "depth"},
                   {"dtype", false, "f32", {"f32", "f16"}, "type"}};
   f.bucket_field = "M";
-  f.tp_out_field = "N";
-  f.tp_in_field = "K";
+  f.tp_splits = {{TpSplitDim::Out, {{"N"}}}, {TpSplitDim::In, {{"K"}}}};
   f.flops_expr = "2*M*N*K";
   return f;
+}
+
+// Attention shards heads: q heads divided, kv heads divided or replicated (never below 1).
+KernelFamily attentionLike() {
+  KernelFamily f;
+  f.name = "paged_attention";
+  f.key_fields = {{"num_sequences", true, "", {}, ""}, {"num_q_heads", true, "", {}, ""},
+                  {"num_kv_heads", true, "", {}, ""}, {"head_dim", true, "", {}, ""}};
+  f.tp_splits = {{TpSplitDim::Heads, {{"num_q_heads"}, {"num_kv_heads", true}}}};
+  return f;
+}
+
+QString inputError(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
 }
 
 }  // namespace
@@ -83,7 +102,50 @@ class TestProblem : public QObject {
     }
   }
 
+  void tensorParallelHeads_data() {
+    QTest::addColumn<int>("tp");
+    QTest::addColumn<int>("q");
+    QTest::addColumn<int>("kv");
+    QTest::newRow("divided") << 4 << 8 << 2;       // 32 q / 8 kv over 4 ranks
+    QTest::newRow("exactly one") << 8 << 4 << 1;   // kv heads 8 over 8 ranks
+    QTest::newRow("replicated") << 16 << 2 << 1;   // 8 kv heads on 16 ranks: each on two
+  }
+  void tensorParallelHeads() {
+    QFETCH(int, tp);
+    QFETCH(int, q);
+    QFETCH(int, kv);
+    // No --tp-split-dim: attention has one split, heads.
+    const auto ps = expand_shape(attentionLike(), "num_sequences=16 num_q_heads=32 num_kv_heads=8 head_dim=128", tp);
+    QCOMPARE(ps.at(0).num("num_q_heads"), std::int64_t(q));
+    QCOMPARE(ps.at(0).num("num_kv_heads"), std::int64_t(kv));
+    QCOMPARE(ps.at(0).num("head_dim"), std::int64_t(128));
+    QCOMPARE(ps.at(0).num("num_sequences"), std::int64_t(16));
+    QCOMPARE(ps.at(0).key(), "num_sequences=16,num_q_heads=" + std::to_string(q) + ",num_kv_heads=" + std::to_string(kv) +
+                                 ",head_dim=128,tp=" + std::to_string(tp) + "/heads");
+    QCOMPARE(Problem::from_key("paged_attention", ps[0].key()), ps[0]);
+    // Named explicitly: the same.
+    QCOMPARE(expand_shape(attentionLike(), "num_sequences=16 num_q_heads=32 num_kv_heads=8 head_dim=128", tp,
+                          TpSplitDim::Heads)[0], ps[0]);
+  }
+
+  void tensorParallelHeadsErrors() {
+    const auto f = attentionLike();
+    QVERIFY2(inputError([&] { expand_shape(f, "num_sequences=1 num_q_heads=12 num_kv_heads=4 head_dim=8", 8); })
+                 .contains("num_q_heads=12 is not divisible by --tp-size 8"), "q heads");
+    QVERIFY2(inputError([&] { expand_shape(f, "num_sequences=1 num_q_heads=24 num_kv_heads=6 head_dim=8", 4); })
+                 .contains("num_kv_heads=6 is not divisible by --tp-size 4"), "kv heads");
+    QVERIFY2(inputError([&] { expand_shape(f, "num_sequences=1 num_q_heads=48 num_kv_heads=3 head_dim=8", 8); })
+                 .contains("3 must divide 8"), "replicated kv heads");
+    QVERIFY2(inputError([&] { expand_shape(f, "num_sequences=1 num_q_heads=8 num_kv_heads=8 head_dim=8", 2, TpSplitDim::Out); })
+                 .contains("does not support --tp-split-dim out; use heads"), "wrong split");
+    QVERIFY2(inputError([&] { expand_shape(gemmLike(), "M=1 N=8 K=8", 2, TpSplitDim::Heads); })
+                 .contains("use out (divides N) or in (divides K)"), "gemm has no heads");
+    QCOMPARE(tp_split_dim_from_string("heads"), TpSplitDim::Heads);
+    QCOMPARE(to_string(TpSplitDim::Heads), std::string("heads"));
+  }
+
   void tpNeedsSplitDim() {
+    QVERIFY2(inputError([&] { expand_shape(gemmLike(), "M=1 N=8 K=8", 2); }).contains("needs --tp-split-dim"), "gemm");
     QVERIFY_THROWS_EXCEPTION(InputError, expand_shape(gemmLike(), "M=1 N=8 K=8", 2, TpSplitDim::None));
     QVERIFY_THROWS_EXCEPTION(InputError, tp_split_dim_from_string("sideways"));
   }

@@ -20,8 +20,7 @@ KernelFamily gemm_family() {
   f.name = "gemm";
   f.backend = "cpu";
   f.bucket_field = "M";
-  f.tp_out_field = "N";
-  f.tp_in_field = "K";
+  f.tp_splits = {{TpSplitDim::Out, {{"N"}}}, {TpSplitDim::In, {{"K"}}}};
   f.default_config = Config({{"BM", 32}, {"BN", 32}});
   f.default_space = SearchSpace({{"BN", {32, 64}, ""}, {"BM", {16, 32, 64}, ""}}, {});
   return f;
@@ -254,6 +253,25 @@ class TestRegistry : public QObject {
     QCOMPARE(back.find("gemm", "M=32,N=512,K=4096,dtype=f32")->tp_size, 8);
     QCOMPARE(back.find("gemm", "M=32,N=512,K=4096,dtype=f32")->tp_split_dim, std::string("out"));
     QVERIFY(back.migrations().empty());
+  }
+
+  // Attention shards heads; a replicated kv head count (1 per rank) multiplies back to tp_size,
+  // a global shape whose local shape is the one looked up.
+  void tpHeadsCommandGivesTheLocalShapeBack() {
+    KernelFamily f;
+    f.name = "paged_attention";
+    f.backend = "cpu";
+    f.bucket_field = "num_sequences";
+    f.key_fields = {{"num_sequences", true, "", {}, ""}, {"num_q_heads", true, "", {}, ""}, {"num_kv_heads", true, "", {}, ""}};
+    f.tp_splits = {{TpSplitDim::Heads, {{"num_q_heads"}, {"num_kv_heads", true}}}};
+    f.default_config = Config({{"BM", 32}, {"BN", 32}});
+    f.default_space = SearchSpace({{"BN", {32, 64}, ""}, {"BM", {16, 32, 64}, ""}}, {});
+    const Problem local = expand_shape(f, "num_sequences=16 num_q_heads=32 num_kv_heads=8", 16).at(0);
+    QCOMPARE(local.local_key(), std::string("num_sequences=16,num_q_heads=2,num_kv_heads=1"));
+    const LookupResult r = Registry("cpu", "test-cpu").lookup(f, local);
+    const std::string global = "num_sequences=16 num_q_heads=32 num_kv_heads=16";
+    QVERIFY2(contains(r.warning, "--shape \"" + global + "\" --tp-size 16 --tp-split-dim heads"), r.warning.c_str());
+    QCOMPARE(expand_shape(f, global, 16, TpSplitDim::Heads).at(0), local);
   }
 
   void oldTpKeysAreMigratedOnRead() {

@@ -139,7 +139,8 @@ void test_gemm_wgmma_launch() {
 // qmatmul is the gemm source built for int8 weights; tensor parallelism shards its out or in.
 void test_builtin_qmatmul_spec() {
   const KernelSpec s = KernelSpec::load(kGemmSpec.parent_path() / "qmatmul.json", cuda_spec_dialect());
-  CHECK(s.family().tp_out_field == "out" && s.family().tp_in_field == "in");
+  CHECK(s.family().tp_split(TpSplitDim::Out)->fields.at(0).name == "out" &&
+        s.family().tp_split(TpSplitDim::In)->fields.at(0).name == "in");
   Problem p;
   p.family = "qmatmul";
   p.fields = {{"batch", "16"}, {"out", "4096"}, {"in", "4096"}, {"x_dtype", "f16"}, {"w_dtype", "i8"}};

@@ -2,15 +2,15 @@
 // KernelFamily: a tunable kernel as one backend implements it. The problem key, FLOP/byte
 // counts and lookup rules are shared by every backend's version of a family; the default
 // search space is the backend's own (CPU cache blocking vs GPU tiles).
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "ktune/config.h"
+#include "ktune/problem.h"
 #include "ktune/search_space.h"
 
 namespace ktune {
-
-struct Problem;
 
 struct KeyField {
   std::string name;                  // "M", "dtype", "batch"
@@ -20,14 +20,30 @@ struct KeyField {
   std::string help;
 };
 
+// A key field that --tp-size divides. A head count that must stay whole on every rank
+// (attention's kv heads) is `at_least_one`: divided while there are at least as many as ranks,
+// replicated (one per rank) when there are fewer; either count must then divide the other.
+struct TpField {
+  std::string name;
+  bool at_least_one = false;
+  // The per-rank value of `global` on `tp_size` ranks; InputError when it does not divide.
+  std::int64_t local(std::int64_t global, int tp_size) const;
+};
+
+// One way a family shards under tensor parallelism: --tp-split-dim `dim` divides `fields`
+// (gemm: out divides N, in divides K; attention: heads divides q heads and kv heads).
+struct TpSplit {
+  TpSplitDim dim = TpSplitDim::None;
+  std::vector<TpField> fields;
+};
+
 struct KernelFamily {
   std::string name;          // "gemm", "qmatmul"
   std::string backend;       // "cpu", "cuda", ...
   std::string description;
   std::vector<KeyField> key_fields;
   std::string bucket_field;  // registry lookup rounds this field up to a power of two ("M", "batch")
-  std::string tp_out_field;  // divided by tp_size when --tp-split-dim out (column parallel)
-  std::string tp_in_field;   // divided by tp_size when --tp-split-dim in (row parallel)
+  std::vector<TpSplit> tp_splits;  // empty: --tp-size does not apply
   std::string flops_expr;    // over numeric key fields, e.g. "2*M*N*K"
   std::string bytes_expr;    // minimum traffic, for GB/s and the roofline
   SearchSpace default_space;
@@ -35,6 +51,10 @@ struct KernelFamily {
   std::string source;        // where the family came from: "built-in" or a spec file path
 
   const KeyField* field(const std::string& name) const;
+  const TpSplit* tp_split(TpSplitDim dim) const;  // nullptr when the family has no such split
+  // The split --tp-split-dim `dim` asks for; None picks the family's only split when it has
+  // exactly one (attention shards its heads, nothing else). InputError naming the choices else.
+  const TpSplit& resolve_tp_split(TpSplitDim dim) const;
   double flops(const Problem& p) const;  // evaluates flops_expr
   double bytes(const Problem& p) const;
   // Variables for expressions: every numeric key field of the problem, and each text key field

@@ -16,7 +16,8 @@
 //   "name": "gemm", "description": "...", "source": "gemm.cu",   // source relative to the spec
 //   "key_fields": [{"name": "M", "help": "..."}, {"name": "dtype", "numeric": false,
 //                   "default": "f16", "choices": ["f16", "bf16"]}],
-//   "bucket_field": "M", "tp_out_field": "N", "tp_in_field": "K",
+//   "bucket_field": "M", "tp_out_field": "N", "tp_in_field": "K",  // --tp-split-dim out / in
+//   "tp_head_fields": ["num_q_heads", {"name": "num_kv_heads", "at_least_one": true}],  // heads
 //   "flops": "2*M*N*K", "bytes": "2*(M*K + K*N + M*N)",
 //   "space": {"parameters": {...}, "constraints": [...]},          // SearchSpace JSON
 //   "default_config": {"BM": 64, ...},

@@ -13,9 +13,11 @@ namespace ktune {
 struct KernelFamily;
 
 // Tensor-parallel sharding: tuning happens on the local (per-device) shape.
-enum class TpSplitDim { None, Out, In };
+// Out: column parallel (output features), In: row parallel (input features), Heads: attention
+// heads (q heads divided, kv heads divided or replicated).
+enum class TpSplitDim { None, Out, In, Heads };
 std::string to_string(TpSplitDim d);
-TpSplitDim tp_split_dim_from_string(const std::string& s);  // "out" | "in" | "none"; throws InputError
+TpSplitDim tp_split_dim_from_string(const std::string& s);  // "out" | "in" | "heads" | "none"; throws InputError
 
 struct Problem {
   std::string family;
@@ -57,8 +59,9 @@ inline constexpr std::size_t kMaxProblems = 10'000;
 
 // Parses a --shape argument such as "M=1,16,64 N=4096 K=4096" into the product of its lists,
 // fills fields the shape leaves out with the family's defaults, rejects unknown fields, and
-// applies tp_size / tp_split_dim to turn the global shape into the local one (a field not
-// divisible by tp_size is an InputError). More than kMaxProblems is an InputError, found before
+// applies tp_size / tp_split_dim to turn the global shape into the local one (the family's
+// TpSplit for that dim, or its only one when `split` is None; a field that does not divide is an
+// InputError). More than kMaxProblems is an InputError, found before
 // any problem is built.
 std::vector<Problem> expand_shape(const KernelFamily& family, const std::string& shape, int tp_size = 1,
                                   TpSplitDim split = TpSplitDim::None);

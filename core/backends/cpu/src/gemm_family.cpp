@@ -46,8 +46,7 @@ KernelFamily gemm_family() {
                   {"K", true, "", {}, "columns of A, rows of B"},
                   {"dtype", false, "f32", {"f32"}, "element type"}};
   f.bucket_field = "M";
-  f.tp_out_field = "N";
-  f.tp_in_field = "K";
+  f.tp_splits = {{TpSplitDim::Out, {{"N"}}}, {TpSplitDim::In, {{"K"}}}};
   f.flops_expr = "2*M*N*K";
   f.bytes_expr = "4*(M*K+K*N+M*N)";
   std::vector<Parameter> params = blocking_params();

@@ -24,8 +24,7 @@ KernelFamily qmatmul_family() {
                   {"x_dtype", false, "f32", {"f32"}, "activation type"},
                   {"w_dtype", false, "int8", {"int8"}, "weight type (per-output-channel scale)"}};
   f.bucket_field = "batch";
-  f.tp_out_field = "out";
-  f.tp_in_field = "in";
+  f.tp_splits = {{TpSplitDim::Out, {{"out"}}}, {TpSplitDim::In, {{"in"}}}};
   f.flops_expr = "2*batch*out*in";
   f.bytes_expr = "4*batch*in + out*in + 4*out + 4*batch*out";
   std::vector<Parameter> params = {
