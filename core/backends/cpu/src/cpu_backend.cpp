@@ -14,10 +14,12 @@ CpuFamily gemm_cpu_family();
 CpuFamily qmatmul_cpu_family();
 CpuFamily gemm_a8w8_blockscale_cpu_family();
 CpuFamily grouped_gemm_cpu_family();
+CpuFamily paged_attention_cpu_family();
 
 const std::vector<CpuFamily>& cpu_families() {
-  static const std::vector<CpuFamily> all{gemm_cpu_family(), qmatmul_cpu_family(), gemm_a8w8_blockscale_cpu_family(),
-                                          grouped_gemm_cpu_family()};
+  static const std::vector<CpuFamily> all{gemm_cpu_family(), qmatmul_cpu_family(),
+                                          gemm_a8w8_blockscale_cpu_family(), grouped_gemm_cpu_family(),
+                                          paged_attention_cpu_family()};
   return all;
 }
 

@@ -1,6 +1,7 @@
 #include "reference.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "grouped_gemm.h"
 
@@ -110,6 +111,42 @@ std::vector<double> grouped_gemm_reference(MoePass pass, const Routing& routing,
         for (long n = 0; n < I; ++n) o[n] = dot_f32(x + r / k * H, we + n * H, H);
       } else {
         for (long n = 0; n < I; ++n) axpy(o, dy[r * I + n], we + n * H, H);
+      }
+    }
+  });
+  return out;
+}
+
+std::vector<double> paged_attention_reference(const PagedAttentionOperands& op, ThreadPool& pool) {
+  const PagedAttentionShape& sh = op.shape;
+  const long d = sh.head_dim, G = sh.group(), rows = sh.batch * sh.q_heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  std::vector<double> out(static_cast<std::size_t>(rows * d));
+  const int T = pool.size();
+  pool.run(T, [&](int t) {
+    std::vector<double> w;
+    for (long r = t * rows / T; r < (t + 1) * rows / T; ++r) {
+      const long b = r / sh.q_heads, h = (r % sh.q_heads) / G, len = op.lengths[b];
+      const float* q = op.q + r * d;
+      auto row = [&](const float* cache, long tok) {
+        const long page = op.page_table[b * sh.max_pages + tok / sh.page_size];
+        return cache + ((page * sh.kv_heads + h) * sh.page_size + tok % sh.page_size) * d;
+      };
+      w.assign(static_cast<std::size_t>(len), 0.0);
+      double mx = -INFINITY;
+      for (long tok = 0; tok < len; ++tok) {
+        const float* k = row(op.k, tok);
+        double s = 0;
+        for (long j = 0; j < d; ++j) s += static_cast<double>(q[j]) * static_cast<double>(k[j]);
+        w[tok] = s * scale;
+        mx = std::max(mx, w[tok]);
+      }
+      double sum = 0;
+      for (long tok = 0; tok < len; ++tok) sum += (w[tok] = std::exp(w[tok] - mx));
+      double* o = out.data() + r * d;
+      for (long tok = 0; tok < len; ++tok) {
+        const float* v = row(op.v, tok);
+        for (long j = 0; j < d; ++j) o[j] += w[tok] / sum * static_cast<double>(v[j]);
       }
     }
   });

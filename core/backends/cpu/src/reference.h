@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "paged_attention.h"
 #include "thread_pool.h"
 
 namespace ktune::cpu {
@@ -25,5 +26,9 @@ double dot_f64(const double* x, const double* y, long n);
 // expert of each row, not through its expert-order arrays: y [R, I], dx [R, H] or dw [E, I, H].
 std::vector<double> grouped_gemm_reference(MoePass pass, const Routing& routing, const float* x, const float* w,
                                            const float* dy, long hidden, long intermediate, ThreadPool& pool);
+
+// Per sequence and q head: every score, the max-subtracted softmax and the weighted sum of V,
+// rows found through the page table (the layout of paged_attention.h).
+std::vector<double> paged_attention_reference(const PagedAttentionOperands& op, ThreadPool& pool);
 
 }  // namespace ktune::cpu

@@ -86,6 +86,112 @@ KTUNE_ISA_TARGET void qmm_ukernel(int n, const float* __restrict x, long ldx, co
     }
 }
 
+// TT tokens (rows) against QB q heads at once: TT * QB independent FMA chains, each K vector
+// loaded once for all QB heads.
+template <int QB, int TT>
+KTUNE_ISA_TARGET inline void attn_score_rows(const float* const* rows, int d, const float* __restrict q, float scale,
+                                             float* __restrict s, long lds) {
+  using V = typename Isa::V;
+  constexpr int L = Isa::L;
+  V acc[TT][QB];
+#pragma GCC unroll 8
+  for (int u = 0; u < TT; ++u)
+#pragma GCC unroll 8
+    for (int h = 0; h < QB; ++h) acc[u][h] = Isa::zero();
+  int j = 0;
+  for (; j + L <= d; j += L) {
+    V kv[TT];
+#pragma GCC unroll 8
+    for (int u = 0; u < TT; ++u) kv[u] = Isa::load(rows[u] + j);
+#pragma GCC unroll 8
+    for (int h = 0; h < QB; ++h) {
+      const V qv = Isa::load(q + h * d + j);
+#pragma GCC unroll 8
+      for (int u = 0; u < TT; ++u) acc[u][h] = Isa::fma(qv, kv[u], acc[u][h]);
+    }
+  }
+  for (int u = 0; u < TT; ++u)
+    for (int h = 0; h < QB; ++h) {
+      float x = Isa::hsum(acc[u][h]);
+      for (int t = j; t < d; ++t) x += q[h * d + t] * rows[u][t];
+      s[h * lds + u] = x * scale;
+    }
+}
+
+template <int QB>
+KTUNE_ISA_TARGET void attn_score_ukernel(int n, const float* const* pages, int page_size, int d, const float* q,
+                                         float scale, float* s, long lds) {
+  // At least four chains in flight hide the FMA latency when QB is small.
+  constexpr int TT = QB >= 4 ? 1 : 4 / QB;
+  for (int t = 0, pg = 0; t < n; ++pg) {
+    const int m = n - t < page_size ? n - t : page_size;
+    const float* base = pages[pg];
+    int i = 0;
+    for (; i + TT <= m; i += TT) {
+      const float* rows[TT];
+      for (int u = 0; u < TT; ++u) rows[u] = base + static_cast<long>(i + u) * d;
+      attn_score_rows<QB, TT>(rows, d, q, scale, s + t + i, lds);
+    }
+    for (; i < m; ++i) {
+      const float* row = base + static_cast<long>(i) * d;
+      attn_score_rows<QB, 1>(&row, d, q, scale, s + t + i, lds);
+    }
+    t += m;
+  }
+}
+
+// Columns [j, j + DV*L) of QB output rows: kept in registers while every token passes.
+template <int QB, int DV>
+KTUNE_ISA_TARGET inline void attn_accum_cols(int n, const float* const* pages, int page_size, int d, const float* p,
+                                             long ldp, const float* alpha, float* o, int j) {
+  using V = typename Isa::V;
+  constexpr int L = Isa::L;
+  V acc[QB][DV];
+#pragma GCC unroll 8
+  for (int h = 0; h < QB; ++h) {
+    const V a = Isa::bcast(alpha[h]);
+#pragma GCC unroll 4
+    for (int v = 0; v < DV; ++v) acc[h][v] = Isa::fma(a, Isa::load(o + h * d + j + v * L), Isa::zero());
+  }
+  for (int t = 0, pg = 0; t < n; ++pg) {
+    const int m = n - t < page_size ? n - t : page_size;
+    const float* row = pages[pg] + j;
+    for (int i = 0; i < m; ++i, ++t, row += d) {
+      V vv[DV];
+#pragma GCC unroll 4
+      for (int v = 0; v < DV; ++v) vv[v] = Isa::load(row + v * L);
+#pragma GCC unroll 8
+      for (int h = 0; h < QB; ++h) {
+        const V pb = Isa::bcast(p[h * ldp + t]);
+#pragma GCC unroll 4
+        for (int v = 0; v < DV; ++v) acc[h][v] = Isa::fma(pb, vv[v], acc[h][v]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int h = 0; h < QB; ++h)
+#pragma GCC unroll 4
+    for (int v = 0; v < DV; ++v) Isa::store(o + h * d + j + v * L, acc[h][v]);
+}
+
+template <int QB>
+KTUNE_ISA_TARGET void attn_accum_ukernel(int n, const float* const* pages, int page_size, int d, const float* p,
+                                         long ldp, const float* alpha, float* o) {
+  constexpr int L = Isa::L;
+  // As many output vectors per head as the registers hold beside one V row and a broadcast.
+  constexpr int fit = (Isa::registers - 2) / (QB + 1);
+  constexpr int DV = fit > 4 ? 4 : (fit < 1 ? 1 : fit);
+  int j = 0;
+  for (; j + DV * L <= d; j += DV * L) attn_accum_cols<QB, DV>(n, pages, page_size, d, p, ldp, alpha, o, j);
+  for (; j + L <= d; j += L) attn_accum_cols<QB, 1>(n, pages, page_size, d, p, ldp, alpha, o, j);
+  for (; j < d; ++j)
+    for (int h = 0; h < QB; ++h) {
+      float x = alpha[h] * o[h * d + j];
+      for (int t = 0; t < n; ++t) x += p[h * ldp + t] * pages[t / page_size][static_cast<long>(t % page_size) * d + j];
+      o[h * d + j] = x;
+    }
+}
+
 template <int MR, int NV>
 void add_gemm_one(UKernelSet& set) {
   // Tiles with more accumulators than registers only spill; they are not worth instantiating.
@@ -118,6 +224,14 @@ UKernelSet make_set() {
   add_qmm_row<2>(set, std::integer_sequence<int, 1, 2, 4>{});
   add_qmm_row<4>(set, std::integer_sequence<int, 1, 2, 4>{});
   add_qmm_row<8>(set, std::integer_sequence<int, 1, 2, 4>{});
+  set.attn_score[1] = &attn_score_ukernel<1>;
+  set.attn_score[2] = &attn_score_ukernel<2>;
+  set.attn_score[4] = &attn_score_ukernel<4>;
+  set.attn_score[8] = &attn_score_ukernel<8>;
+  set.attn_accum[1] = &attn_accum_ukernel<1>;
+  set.attn_accum[2] = &attn_accum_ukernel<2>;
+  set.attn_accum[4] = &attn_accum_ukernel<4>;
+  set.attn_accum[8] = &attn_accum_ukernel<8>;
   return set;
 }
 

@@ -18,11 +18,20 @@ using QmmUKernel = void (*)(int n, const float* x, long ldx, const std::int8_t* 
 // bp[k*NR + j] = rows[j][k] for k < kc, j < nr: packing a panel of B read transposed (the
 // columns of op(B) are rows in memory). Set only where a vector transpose exists (AVX2).
 using PackTransposed = void (*)(const float* const* rows, long kc, long nr, int NR, float* bp);
+// Paged attention, one kv head at a time; its rows (d floats each) lie in pages of `page_size`
+// rows, pages[i] the i-th page's first row, token t at pages[t / page_size] + (t % page_size) * d.
+// Scores of QB q heads (q: QB rows of d) against n tokens: s[qb*lds + t] = scale * q[qb] . k_t.
+using AttnScoreUKernel = void (*)(int n, const float* const* pages, int page_size, int d, const float* q, float scale,
+                                  float* s, long lds);
+// Output update of QB q heads: o[qb*d + j] = alpha[qb] * o[qb*d + j] + sum_t p[qb*ldp + t] * v_t[j].
+using AttnAccumUKernel = void (*)(int n, const float* const* pages, int page_size, int d, const float* p, long ldp,
+                                  const float* alpha, float* o);
 
 inline constexpr int kMaxMR = 16;  // rows of a GEMM micro-tile
 inline constexpr int kMaxNV = 4;   // vectors per micro-tile row (NR = NV * lanes)
 inline constexpr int kMaxBT = 8;   // batch rows of a qmatmul micro-block
 inline constexpr int kMaxU = 4;    // output channels of a qmatmul micro-block
+inline constexpr int kMaxQB = 8;   // q heads of one GQA group an attention micro-kernel serves
 
 struct UKernelSet {
   const char* isa = "";  // "avx512", "avx2", "portable"
@@ -31,6 +40,8 @@ struct UKernelSet {
   GemmUKernel gemm[kMaxMR + 1][kMaxNV + 1] = {};  // [MR][NV], null where none was instantiated
   QmmUKernel qmm[kMaxBT + 1][kMaxU + 1] = {};     // [BT][U]
   PackTransposed pack_transposed = nullptr;
+  AttnScoreUKernel attn_score[kMaxQB + 1] = {};   // [QB]: 1, 2, 4, 8
+  AttnAccumUKernel attn_accum[kMaxQB + 1] = {};
 };
 
 // The set with `lanes` f32 lanes (16, 8 or 4) when this CPU can run it; nullptr otherwise.

@@ -1,0 +1,183 @@
+// paged_attention on the CPU: the family (decode attention over a paged KV cache, tpu-tune's
+// `rpa` key names) and the session that runs one problem: seeded ragged sequence lengths, a
+// shuffled page table over a shared pool of pages, an f64 reference, rotated copies.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "cpu_session.h"
+#include "ktune/error.h"
+#include "paged_attention.h"
+#include "reference.h"
+
+namespace ktune::cpu {
+namespace {
+
+// Expected tokens of the seeded workload: one sequence at max_model_len, the others uniform in
+// [1, max_model_len] (mean (max_model_len + 1) / 2). The actual lengths are the seed's; a key's
+// expression cannot see them, so FLOP and byte counts use their expectation.
+constexpr const char* kTokens = "(max_model_len + (num_sequences - 1) * (max_model_len + 1) / 2)";
+
+KernelFamily paged_attention_family() {
+  KernelFamily f;
+  f.name = "paged_attention";
+  f.backend = "cpu";
+  f.description =
+      "decode attention over a paged KV cache (as tpu-tune's rpa): one query token per sequence, ragged lengths, "
+      "pages gathered through a page table; f32 on the cpu; K/V pages [num_pages, kv_heads, page_size, head_dim], "
+      "q and out [num_sequences, q_heads, head_dim]; flash-decoding with split-KV";
+  f.key_fields = {{"num_sequences", true, "", {}, "sequences decoded together, one query token each (the batch)"},
+                  {"num_q_heads", true, "", {}, "query heads (local: --tp-size divides them)"},
+                  {"num_kv_heads", true, "", {}, "KV heads (GQA: must divide num_q_heads; --tp-size divides or replicates them)"},
+                  {"head_dim", true, "", {}, "elements per head"},
+                  {"page_size", true, "", {}, "tokens per KV cache page"},
+                  {"max_model_len", true, "", {}, "longest context (the workload's longest sequence has it)"},
+                  {"dtype", false, "f32", {"f32"}, "q, K/V and output type (the cpu backend runs f32)"}};
+  f.bucket_field = "num_sequences";
+  f.tp_splits = {{TpSplitDim::Heads, {{"num_q_heads"}, {"num_kv_heads", true}}}};
+  const std::string tokens = kTokens;
+  f.flops_expr = "4*num_q_heads*head_dim*" + tokens;
+  f.bytes_expr = "8*num_kv_heads*head_dim*" + tokens + " + 8*num_sequences*num_q_heads*head_dim";
+  std::vector<Parameter> params = {
+      {"pages_per_block", {1, 2, 4, 8, 16, 32}, "KV pages a thread scores and accumulates per step (L2 blocking)"},
+      {"q_per_block", {1, 2, 4, 8}, "q heads of one GQA group served together: each K/V row is loaded once for all"},
+      {"splits", {1, 2, 4, 8, 16}, "split-KV partitions of the longest sequence (flash decoding), combined by log-sum-exp"},
+      {"vec", {4, 8, 16}, "f32 lanes per vector: 16 AVX-512, 8 AVX2/FMA, 4 portable"},
+  };
+  params.push_back(threads_param());
+  std::vector<Constraint> cons = cpu_constraints();
+  cons.insert(cons.end(), {
+      {"mod(num_q_heads / num_kv_heads, q_per_block) == 0", "q_per_block must divide the GQA group (q heads per kv head)"},
+      {"16 * pages_per_block * page_size * head_dim <= l2_bytes", "a block's K and V tiles must fit in half of L2"},
+      {"pages_per_block == 1 || pages_per_block / 2 * page_size < max_model_len",
+       "a block beyond the context: the same as a smaller one"},
+      {"splits == 1 || splits * pages_per_block * page_size <= max_model_len",
+       "more splits than blocks of the longest sequence: empty partitions"},
+      {"threads <= num_sequences * num_kv_heads * splits", "more threads than (sequence, kv head, split) tasks"},
+  });
+  f.default_space = SearchSpace(std::move(params), std::move(cons));
+  // Valid for every GQA group (q_per_block 1) and every context beyond two 16-token pages.
+  f.default_config = Config({{"pages_per_block", 4}, {"q_per_block", 1}, {"splits", 1}, {"vec", 8}, {"threads", 1}});
+  f.source = "built-in";
+  return f;
+}
+
+class PagedAttentionSession final : public CpuSession {
+ public:
+  PagedAttentionSession(std::shared_ptr<State> state, const Problem& problem, std::uint64_t seed)
+      : CpuSession(std::move(state)) {
+    PagedAttentionShape& sh = shape_;
+    sh.batch = positive_field(problem, "num_sequences");
+    sh.q_heads = positive_field(problem, "num_q_heads");
+    sh.kv_heads = positive_field(problem, "num_kv_heads");
+    sh.head_dim = positive_field(problem, "head_dim");
+    sh.page_size = positive_field(problem, "page_size");
+    const long context = positive_field(problem, "max_model_len");
+    require_text(problem, "dtype", "f32");
+    if (sh.q_heads % sh.kv_heads != 0)
+      throw InputError("paged_attention num_q_heads=" + std::to_string(sh.q_heads) + " is not a multiple of num_kv_heads=" +
+                       std::to_string(sh.kv_heads) + " (GQA: every kv head serves the same number of q heads)");
+    sh.max_pages = (context + sh.page_size - 1) / sh.page_size;
+    // Bounded before allocating: the worst case is every sequence at full context.
+    const double kv_row = 8.0 * sh.kv_heads * sh.head_dim;
+    check_memory(kv_row * static_cast<double>(sh.batch) * static_cast<double>(sh.max_pages * sh.page_size) +
+                     16.0 * sh.batch * sh.q_heads * sh.head_dim,
+                 "paged_attention " + problem.key());
+    if (static_cast<double>(sh.batch) * static_cast<double>(sh.max_pages) > 2e9)
+      throw InputError("paged_attention " + problem.key() + " has more than 2^31 pages; choose a smaller shape");
+
+    std::mt19937_64 rng(seed);
+    // Ragged lengths, one sequence at full context so the key's max_model_len is what runs.
+    lengths_.resize(sh.batch);
+    std::uniform_int_distribution<long> len(1, context);
+    for (auto& l : lengths_) l = static_cast<std::int32_t>(len(rng));
+    lengths_[std::uniform_int_distribution<long>(0, sh.batch - 1)(rng)] = static_cast<std::int32_t>(context);
+    // Every sequence's pages scattered over one shared pool: the kernel must gather.
+    long pages = 0;
+    for (auto l : lengths_) pages += (l + sh.page_size - 1) / sh.page_size;
+    std::vector<std::int32_t> perm(pages);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    table_.assign(sh.batch * sh.max_pages, 0);  // unused entries name page 0: a kernel reading them computes wrong
+    long next = 0;
+    for (long b = 0; b < sh.batch; ++b)
+      for (long i = 0; i < (lengths_[b] + sh.page_size - 1) / sh.page_size; ++i) table_[b * sh.max_pages + i] = perm[next++];
+
+    const long kv = pages * sh.kv_heads * sh.page_size * sh.head_dim;
+    k_.resize(kv);
+    v_.resize(kv);
+    q_.resize(sh.batch * sh.q_heads * sh.head_dim);
+    out_.resize(q_.size());
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (std::size_t i = 0; i < k_.size(); ++i) k_[i] = u(rng);
+    for (std::size_t i = 0; i < v_.size(); ++i) v_[i] = u(rng);
+    // Scores with a standard deviation of 2.5 (q uniform in [-7.5, 7.5] against K in [-1, 1]
+    // over sqrt(head_dim)): peaked as trained attention is, so outputs are a few tokens' V rows
+    // (magnitudes near 0.3) rather than an average near 0, and a token a kernel drops shows.
+    for (std::size_t i = 0; i < q_.size(); ++i) q_[i] = 7.5f * u(rng);
+    ref_ = paged_attention_reference(operands(q_.data(), k_.data(), v_.data()), state_->pool);
+  }
+
+  std::unique_ptr<PreparedKernel> prepare(const Config& config) override {
+    // Planning (the task list over this problem's lengths) is the CPU's "compile"; the tuner times it.
+    return std::make_unique<Kernel>(this, plan_paged_attention(config, state_->hw_threads, shape_, lengths_));
+  }
+
+ protected:
+  struct Kernel : CpuKernel {
+    Kernel(const void* owner, PagedAttentionPlan p) : CpuKernel(owner), plan(std::move(p)) {}
+    PagedAttentionPlan plan;
+  };
+
+  bool launch(const CpuKernel& k, std::size_t slot, StopFlag& stop) override {
+    const float* q = q_.data();
+    const float* kc = k_.data();
+    const float* vc = v_.data();
+    if (slot > 0) {
+      const unsigned char* base = rotation_copy(slot);
+      q = reinterpret_cast<const float*>(base);
+      kc = reinterpret_cast<const float*>(base + align64(bytes(q_)));
+      vc = reinterpret_cast<const float*>(base + align64(bytes(q_)) + align64(bytes(k_)));
+    }
+    return run_paged_attention(static_cast<const Kernel&>(k).plan, operands(q, kc, vc), ws_, state_->pool, stop);
+  }
+  float* output() override { return out_.data(); }
+  std::size_t output_size() const override { return out_.size(); }
+  const std::vector<double>& reference() const override { return ref_; }
+  std::string where(std::size_t i) const override {
+    const std::size_t d = shape_.head_dim, h = shape_.q_heads;
+    const std::size_t b = i / (h * d);
+    return "out[sequence " + std::to_string(b) + " (length " + std::to_string(lengths_[b]) + "), q head " +
+           std::to_string(i / d % h) + ", " + std::to_string(i % d) + "]";
+  }
+  std::size_t input_bytes() const override { return align64(bytes(q_)) + align64(bytes(k_)) + bytes(v_); }
+  void copy_inputs(unsigned char* dst) const override {
+    std::memcpy(dst, q_.data(), bytes(q_));
+    std::memcpy(dst + align64(bytes(q_)), k_.data(), bytes(k_));
+    std::memcpy(dst + align64(bytes(q_)) + align64(bytes(k_)), v_.data(), bytes(v_));
+  }
+
+ private:
+  static std::size_t bytes(const AlignedBuffer<float>& b) { return b.size() * sizeof(float); }
+  PagedAttentionOperands operands(const float* q, const float* k, const float* v) {
+    return {shape_, q, k, v, table_.data(), lengths_.data(), out_.data()};
+  }
+
+  PagedAttentionShape shape_;
+  std::vector<std::int32_t> lengths_, table_;
+  AlignedBuffer<float> q_, k_, v_, out_;
+  std::vector<double> ref_;
+  PagedAttentionWorkspace ws_;
+};
+
+}  // namespace
+
+CpuFamily paged_attention_cpu_family() {
+  return {paged_attention_family, [](std::shared_ptr<State> state, const Problem& problem, std::uint64_t seed)
+                                      -> std::unique_ptr<ProblemSession> {
+            return std::make_unique<PagedAttentionSession>(std::move(state), problem, seed);
+          }};
+}
+
+}  // namespace ktune::cpu
