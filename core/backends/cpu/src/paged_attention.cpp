@@ -170,7 +170,7 @@ PagedAttentionPlan plan_paged_attention(const Config& config, int hw_threads, co
         p.tasks.push_back({static_cast<std::int32_t>(b), static_cast<std::int32_t>(h),
                            static_cast<std::int32_t>(s * chunk_tokens),
                            static_cast<std::int32_t>(std::min(len, (s + 1) * chunk_tokens)),
-                           n > 1 ? static_cast<std::int32_t>(p.slots++) : -1});
+                           n > 1 ? static_cast<std::int32_t>(p.partials++) : -1});
   }
   std::stable_sort(p.tasks.begin(), p.tasks.end(),
                    [](const auto& a, const auto& b) { return a.t1 - a.t0 > b.t1 - b.t0; });
@@ -181,7 +181,7 @@ bool run_paged_attention(const PagedAttentionPlan& p, const PagedAttentionOperan
                          ThreadPool& pool, StopFlag& stop) {
   const PagedAttentionShape& sh = op.shape;
   const long slot_floats = sh.group() * (sh.head_dim + 2);
-  if (ws.partial.size() < static_cast<std::size_t>(p.slots * slot_floats)) ws.partial.resize(p.slots * slot_floats);
+  if (ws.partial.size() < static_cast<std::size_t>(p.partials * slot_floats)) ws.partial.resize(p.partials * slot_floats);
   if (ws.per_thread.size() < static_cast<std::size_t>(p.threads)) ws.per_thread.resize(p.threads);
   const std::size_t need = scratch_floats(p, sh);
   for (int t = 0; t < p.threads; ++t)

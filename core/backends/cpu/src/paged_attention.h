@@ -47,7 +47,7 @@ struct PagedAttentionPlan {
   int pages_per_block = 1, q_per_block = 1, splits = 1, vec = 4, threads = 1;
   long chunk_pages = 1;     // pages of one split
   std::vector<Task> tasks;  // longest first
-  long slots = 0;           // partial results to combine (tasks of split sequences)
+  long partials = 0;        // partial results to combine (tasks of split sequences)
   std::vector<std::int32_t> split_seqs;  // sequences with more than one split
   const UKernelSet* set = nullptr;
 };
