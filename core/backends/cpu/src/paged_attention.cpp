@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
+#include <random>
 #include <string>
 
 #include "ktune/measurement.h"
@@ -131,6 +133,36 @@ void combine(const PagedAttentionOperands& op, const float* partial, long seq, l
 }
 
 }  // namespace
+
+long PagedAttentionWorkload::tokens() const { return std::accumulate(lengths.begin(), lengths.end(), 0L); }
+
+PagedAttentionWorkload make_paged_attention_workload(const PagedAttentionShape& sh, long context, std::uint64_t seed) {
+  PagedAttentionWorkload w;
+  w.shape = sh;
+  std::mt19937_64 rng(seed);
+  w.lengths.resize(sh.batch);
+  std::uniform_int_distribution<long> len(1, context);
+  for (auto& l : w.lengths) l = static_cast<std::int32_t>(len(rng));
+  // One sequence at full context, so the key's max_model_len is what runs.
+  w.lengths[std::uniform_int_distribution<long>(0, sh.batch - 1)(rng)] = static_cast<std::int32_t>(context);
+  for (auto l : w.lengths) w.pages += (l + sh.page_size - 1) / sh.page_size;
+  std::vector<std::int32_t> perm(w.pages);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  w.table.assign(sh.batch * sh.max_pages, 0);
+  long next = 0;
+  for (long b = 0; b < sh.batch; ++b)
+    for (long i = 0; i < (w.lengths[b] + sh.page_size - 1) / sh.page_size; ++i) w.table[b * sh.max_pages + i] = perm[next++];
+  const long kv = w.pages * sh.kv_heads * sh.page_size * sh.head_dim;
+  w.k.resize(kv);
+  w.v.resize(kv);
+  w.q.resize(sh.batch * sh.q_heads * sh.head_dim);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (std::size_t i = 0; i < w.k.size(); ++i) w.k[i] = u(rng);
+  for (std::size_t i = 0; i < w.v.size(); ++i) w.v[i] = u(rng);
+  for (std::size_t i = 0; i < w.q.size(); ++i) w.q[i] = 7.5f * u(rng);
+  return w;
+}
 
 PagedAttentionPlan plan_paged_attention(const Config& config, int hw_threads, const PagedAttentionShape& sh,
                                         const std::vector<std::int32_t>& lengths) {

@@ -52,6 +52,23 @@ struct PagedAttentionPlan {
   const UKernelSet* set = nullptr;
 };
 
+// The seeded workload: ragged lengths uniform in [1, context] with one sequence at context, the
+// sequences' pages shuffled over one pool of exactly the pages they use, K and V uniform in
+// [-1, 1], q uniform in [-7.5, 7.5] (scores of standard deviation 2.5: peaked, as trained
+// attention is, so outputs are a few tokens' V rows, magnitudes near 0.3, rather than an average
+// near 0, and a dropped token shows). The session and bench/cpu build the same from a seed.
+struct PagedAttentionWorkload {
+  PagedAttentionShape shape;
+  std::vector<std::int32_t> lengths, table;  // unused table entries name page 0
+  AlignedBuffer<float> q, k, v;
+  long pages = 0;
+  long tokens() const;  // sum of the lengths: K/V bytes read = 8 * tokens * kv_heads * head_dim
+  PagedAttentionOperands operands(float* out) const {
+    return {shape, q.data(), k.data(), v.data(), table.data(), lengths.data(), out};
+  }
+};
+PagedAttentionWorkload make_paged_attention_workload(const PagedAttentionShape& shape, long context, std::uint64_t seed);
+
 // Throws TrialFailure: CompileError for missing/unknown/impossible parameters (q_per_block not
 // dividing the GQA group, no micro-kernel), LaunchError for more threads than the hardware has.
 // The plan is bound to the problem's lengths (planning is the CPU's "compile").

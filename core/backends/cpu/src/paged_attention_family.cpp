@@ -3,8 +3,6 @@
 // shuffled page table over a shared pool of pages, an f64 reference, rotated copies.
 #include <algorithm>
 #include <cstring>
-#include <numeric>
-#include <random>
 
 #include "cpu_session.h"
 #include "ktune/error.h"
@@ -87,41 +85,14 @@ class PagedAttentionSession final : public CpuSession {
     if (static_cast<double>(sh.batch) * static_cast<double>(sh.max_pages) > 2e9)
       throw InputError("paged_attention " + problem.key() + " has more than 2^31 pages; choose a smaller shape");
 
-    std::mt19937_64 rng(seed);
-    // Ragged lengths, one sequence at full context so the key's max_model_len is what runs.
-    lengths_.resize(sh.batch);
-    std::uniform_int_distribution<long> len(1, context);
-    for (auto& l : lengths_) l = static_cast<std::int32_t>(len(rng));
-    lengths_[std::uniform_int_distribution<long>(0, sh.batch - 1)(rng)] = static_cast<std::int32_t>(context);
-    // Every sequence's pages scattered over one shared pool: the kernel must gather.
-    long pages = 0;
-    for (auto l : lengths_) pages += (l + sh.page_size - 1) / sh.page_size;
-    std::vector<std::int32_t> perm(pages);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), rng);
-    table_.assign(sh.batch * sh.max_pages, 0);  // unused entries name page 0: a kernel reading them computes wrong
-    long next = 0;
-    for (long b = 0; b < sh.batch; ++b)
-      for (long i = 0; i < (lengths_[b] + sh.page_size - 1) / sh.page_size; ++i) table_[b * sh.max_pages + i] = perm[next++];
-
-    const long kv = pages * sh.kv_heads * sh.page_size * sh.head_dim;
-    k_.resize(kv);
-    v_.resize(kv);
-    q_.resize(sh.batch * sh.q_heads * sh.head_dim);
-    out_.resize(q_.size());
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    for (std::size_t i = 0; i < k_.size(); ++i) k_[i] = u(rng);
-    for (std::size_t i = 0; i < v_.size(); ++i) v_[i] = u(rng);
-    // Scores with a standard deviation of 2.5 (q uniform in [-7.5, 7.5] against K in [-1, 1]
-    // over sqrt(head_dim)): peaked as trained attention is, so outputs are a few tokens' V rows
-    // (magnitudes near 0.3) rather than an average near 0, and a token a kernel drops shows.
-    for (std::size_t i = 0; i < q_.size(); ++i) q_[i] = 7.5f * u(rng);
-    ref_ = paged_attention_reference(operands(q_.data(), k_.data(), v_.data()), state_->pool);
+    w_ = make_paged_attention_workload(sh, context, seed);
+    out_.resize(w_.q.size());
+    ref_ = paged_attention_reference(w_.operands(out_.data()), state_->pool);
   }
 
   std::unique_ptr<PreparedKernel> prepare(const Config& config) override {
     // Planning (the task list over this problem's lengths) is the CPU's "compile"; the tuner times it.
-    return std::make_unique<Kernel>(this, plan_paged_attention(config, state_->hw_threads, shape_, lengths_));
+    return std::make_unique<Kernel>(this, plan_paged_attention(config, state_->hw_threads, shape_, w_.lengths));
   }
 
  protected:
@@ -131,16 +102,14 @@ class PagedAttentionSession final : public CpuSession {
   };
 
   bool launch(const CpuKernel& k, std::size_t slot, StopFlag& stop) override {
-    const float* q = q_.data();
-    const float* kc = k_.data();
-    const float* vc = v_.data();
+    PagedAttentionOperands op = w_.operands(out_.data());
     if (slot > 0) {
       const unsigned char* base = rotation_copy(slot);
-      q = reinterpret_cast<const float*>(base);
-      kc = reinterpret_cast<const float*>(base + align64(bytes(q_)));
-      vc = reinterpret_cast<const float*>(base + align64(bytes(q_)) + align64(bytes(k_)));
+      op.q = reinterpret_cast<const float*>(base);
+      op.k = reinterpret_cast<const float*>(base + align64(bytes(w_.q)));
+      op.v = reinterpret_cast<const float*>(base + align64(bytes(w_.q)) + align64(bytes(w_.k)));
     }
-    return run_paged_attention(static_cast<const Kernel&>(k).plan, operands(q, kc, vc), ws_, state_->pool, stop);
+    return run_paged_attention(static_cast<const Kernel&>(k).plan, op, ws_, state_->pool, stop);
   }
   float* output() override { return out_.data(); }
   std::size_t output_size() const override { return out_.size(); }
@@ -148,25 +117,22 @@ class PagedAttentionSession final : public CpuSession {
   std::string where(std::size_t i) const override {
     const std::size_t d = shape_.head_dim, h = shape_.q_heads;
     const std::size_t b = i / (h * d);
-    return "out[sequence " + std::to_string(b) + " (length " + std::to_string(lengths_[b]) + "), q head " +
+    return "out[sequence " + std::to_string(b) + " (length " + std::to_string(w_.lengths[b]) + "), q head " +
            std::to_string(i / d % h) + ", " + std::to_string(i % d) + "]";
   }
-  std::size_t input_bytes() const override { return align64(bytes(q_)) + align64(bytes(k_)) + bytes(v_); }
+  std::size_t input_bytes() const override { return align64(bytes(w_.q)) + align64(bytes(w_.k)) + bytes(w_.v); }
   void copy_inputs(unsigned char* dst) const override {
-    std::memcpy(dst, q_.data(), bytes(q_));
-    std::memcpy(dst + align64(bytes(q_)), k_.data(), bytes(k_));
-    std::memcpy(dst + align64(bytes(q_)) + align64(bytes(k_)), v_.data(), bytes(v_));
+    std::memcpy(dst, w_.q.data(), bytes(w_.q));
+    std::memcpy(dst + align64(bytes(w_.q)), w_.k.data(), bytes(w_.k));
+    std::memcpy(dst + align64(bytes(w_.q)) + align64(bytes(w_.k)), w_.v.data(), bytes(w_.v));
   }
 
  private:
   static std::size_t bytes(const AlignedBuffer<float>& b) { return b.size() * sizeof(float); }
-  PagedAttentionOperands operands(const float* q, const float* k, const float* v) {
-    return {shape_, q, k, v, table_.data(), lengths_.data(), out_.data()};
-  }
 
   PagedAttentionShape shape_;
-  std::vector<std::int32_t> lengths_, table_;
-  AlignedBuffer<float> q_, k_, v_, out_;
+  PagedAttentionWorkload w_;
+  AlignedBuffer<float> out_;
   std::vector<double> ref_;
   PagedAttentionWorkspace ws_;
 };
