@@ -114,8 +114,9 @@ struct Tiny {
   }
 };
 
-Config cfg(int pages, int qb, int splits, int vec, int threads = 1) {
-  return Config({{"pages_per_block", pages}, {"q_per_block", qb}, {"splits", splits}, {"vec", vec}, {"threads", threads}});
+Config cfg(int pages, int qb, int splits, int vec, int threads = 1, int prefetch = 1) {
+  return Config({{"pages_per_block", pages}, {"q_per_block", qb}, {"splits", splits}, {"prefetch", prefetch}, {"vec", vec},
+                 {"threads", threads}});
 }
 
 }  // namespace
@@ -201,7 +202,7 @@ class TestCpuPagedAttention : public QObject {
     const auto ref = cpu::paged_attention_reference(t.operands(), pool);
     for (std::size_t i = 0; i < ref.size(); ++i) QVERIFY2(std::abs(ref[i] - brute[i]) < 1e-12, qPrintable(QString::number(i)));
     const int vec = lanes_ >= 8 ? 8 : 4;
-    for (const Config& c : {cfg(1, 1, 1, vec), cfg(2, 4, 4, vec, 2), cfg(4, 1, 2, 4, 2)})
+    for (const Config& c : {cfg(1, 1, 1, vec), cfg(2, 4, 4, vec, 2), cfg(4, 1, 2, 4, 2, 0)})
       QVERIFY2(t.run_error(pool, c, ref) < 1e-5, c.key().c_str());
   }
 
@@ -246,7 +247,7 @@ class TestCpuPagedAttention : public QObject {
              {cfg(1, 2, 1, 4), "must divide the GQA group"},
              {cfg(1, 16, 1, 4), "q_per_block=16"},
              {cfg(1, 1, 1, 4, hw_ + 1), "hardware threads"},
-             {Config({{"pages_per_block", 1}, {"q_per_block", 1}, {"vec", 4}, {"threads", 1}}), "'splits'"}}) {
+             {Config({{"pages_per_block", 1}, {"q_per_block", 1}, {"prefetch", 0}, {"vec", 4}, {"threads", 1}}), "'splits'"}}) {
       try {
         s->prepare(c);
         QFAIL(qPrintable("prepared " + QString::fromStdString(c.key())));

@@ -87,6 +87,21 @@ void run_task(const PagedAttentionPlan& p, const PagedAttentionOperands& op, con
       sc.kp[i] = op.k + phys * page_stride + head_off;
       sc.vp[i] = op.v + phys * page_stride + head_off;
     }
+    // The next block's pages are scattered over the pool, where the hardware prefetcher cannot
+    // follow: ask for them (into L2) while this block computes.
+    if (p.prefetch && t + block < task.t1) {
+      const long next = std::min(block, task.t1 - t - block);
+      for (long i = 0; i < (next + ps - 1) / ps; ++i) {
+        const long phys = table[(t + block) / ps + i];
+        const long rows = std::min<long>(ps, next - i * ps);
+        const char* kpage = reinterpret_cast<const char*>(op.k + phys * page_stride + head_off);
+        const char* vpage = reinterpret_cast<const char*>(op.v + phys * page_stride + head_off);
+        for (long b = 0; b < rows * d * 4; b += 64) {
+          __builtin_prefetch(kpage + b, 0, 2);
+          __builtin_prefetch(vpage + b, 0, 2);
+        }
+      }
+    }
     for (int h0 = 0; h0 < G; h0 += QB) {
       p.set->attn_score[QB](n, sc.kp, ps, d, q + static_cast<long>(h0) * d, scale, sc.s, block);
       softmax_block(sc.s, block, n, QB, sc.m + h0, sc.l + h0, sc.alpha);
@@ -166,14 +181,16 @@ PagedAttentionWorkload make_paged_attention_workload(const PagedAttentionShape& 
 
 PagedAttentionPlan plan_paged_attention(const Config& config, int hw_threads, const PagedAttentionShape& sh,
                                         const std::vector<std::int32_t>& lengths) {
-  const auto v = read_params(config, {"pages_per_block", "q_per_block", "splits", "vec", "threads"}, "paged_attention");
+  const auto v =
+      read_params(config, {"pages_per_block", "q_per_block", "splits", "prefetch", "vec", "threads"}, "paged_attention");
   for (const auto& [name, value] : v)
-    if (value < 1 || value > (1 << 20))
+    if ((value < 1 && name != "prefetch") || value < 0 || value > (1 << 20))
       fail(TrialStatus::CompileError, "paged_attention parameter " + name + "=" + std::to_string(value) + " is out of range");
   PagedAttentionPlan p;
   p.pages_per_block = static_cast<int>(v.at("pages_per_block"));
   p.q_per_block = static_cast<int>(v.at("q_per_block"));
   p.splits = static_cast<int>(v.at("splits"));
+  p.prefetch = v.at("prefetch") != 0;
   p.vec = static_cast<int>(v.at("vec"));
   p.threads = static_cast<int>(v.at("threads"));
   p.set = ukernels_for(p.vec);

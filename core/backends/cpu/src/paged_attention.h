@@ -11,6 +11,7 @@
 // sequence. A task walks its range `pages_per_block` pages at a time; each block is scored and
 // accumulated for the group's q heads `q_per_block` at a time (each K/V row loaded once for all
 // of them, the block staying in L2 for the next q heads), with the online softmax in f32.
+// With `prefetch`, the next block's scattered pages are requested while a block computes.
 // Sequences of several splits are combined afterwards by their log-sum-exp. Tasks go to threads
 // through a shared counter, longest first, so ragged lengths balance.
 #include <cstdint>
@@ -45,6 +46,7 @@ struct PagedAttentionPlan {
     std::int32_t slot;               // partial-result slot, -1: the task is the whole sequence
   };
   int pages_per_block = 1, q_per_block = 1, splits = 1, vec = 4, threads = 1;
+  bool prefetch = false;    // software-prefetch the next block's pages
   long chunk_pages = 1;     // pages of one split
   std::vector<Task> tasks;  // longest first
   long partials = 0;        // partial results to combine (tasks of split sequences)

@@ -41,6 +41,7 @@ KernelFamily paged_attention_family() {
       {"pages_per_block", {1, 2, 4, 8, 16, 32}, "KV pages a thread scores and accumulates per step (L2 blocking)"},
       {"q_per_block", {1, 2, 4, 8}, "q heads of one GQA group served together: each K/V row is loaded once for all"},
       {"splits", {1, 2, 4, 8, 16}, "split-KV partitions of the longest sequence (flash decoding), combined by log-sum-exp"},
+      {"prefetch", {0, 1}, "1: software-prefetch the next block's pages (scattered: the hardware prefetcher cannot follow)"},
       {"vec", {4, 8, 16}, "f32 lanes per vector: 16 AVX-512, 8 AVX2/FMA, 4 portable"},
   };
   params.push_back(threads_param());
@@ -56,7 +57,7 @@ KernelFamily paged_attention_family() {
   });
   f.default_space = SearchSpace(std::move(params), std::move(cons));
   // Valid for every GQA group (q_per_block 1) and every context beyond two 16-token pages.
-  f.default_config = Config({{"pages_per_block", 4}, {"q_per_block", 1}, {"splits", 1}, {"vec", 8}, {"threads", 1}});
+  f.default_config = Config({{"pages_per_block", 4}, {"q_per_block", 1}, {"splits", 1}, {"prefetch", 1}, {"vec", 8}, {"threads", 1}});
   f.source = "built-in";
   return f;
 }
