@@ -1,8 +1,10 @@
 #include "ktune/kernel_family.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "ktune/error.h"
+#include "ktune/expression.h"
 #include "ktune/param_value.h"
 #include "ktune/problem.h"
 
@@ -49,6 +51,21 @@ const TpSplit& KernelFamily::resolve_tp_split(TpSplitDim dim) const {
   }
   if (dim == TpSplitDim::None) throw InputError("--tp-size needs --tp-split-dim for " + name + ": " + choices);
   throw InputError(name + " does not support --tp-split-dim " + to_string(dim) + "; use " + choices);
+}
+
+void KernelFamily::check_shape(const Problem& p) const {
+  if (shape_rules.empty()) return;
+  const Variables vars = variables(p);
+  for (const auto& rule : shape_rules) {
+    const Expression e(rule.expr);
+    if (e.eval(vars) != 0) continue;
+    std::string fields;
+    const auto used = e.variables();
+    for (const auto& f : key_fields)  // in the key's order
+      if (std::find(used.begin(), used.end(), f.name) != used.end())
+        fields += (fields.empty() ? "" : ", ") + f.name + "=" + p.field(f.name);
+    throw InputError(name + " " + p.local_key() + ": " + fields + ": " + rule.description + " (" + rule.expr + ")");
+  }
 }
 
 Variables KernelFamily::variables(const Problem& p) const {

@@ -240,6 +240,7 @@ std::vector<Problem> expand_shape(const KernelFamily& family, const std::string&
   if (tp)
     for (auto& p : out)
       for (const auto& f : tp->fields) p.set(f.name, std::to_string(f.local(p.num(f.name), tp_size)));
+  for (const auto& p : out) family.check_shape(p);
   return out;
 }
 

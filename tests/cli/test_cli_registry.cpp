@@ -52,6 +52,41 @@ class TestCliRegistry : public QObject {
     QVERIFY(automatic.err.isEmpty());
   }
 
+  // Attention shards heads, with no --tp-split-dim: every config comes out ok or honestly failed,
+  // the entry is keyed by the local heads (kv heads replicated to 1) with tp in its metadata.
+  void pagedAttentionTunesTheLocalHeads() {
+    const QString shape = "num_sequences=3 num_q_heads=16 num_kv_heads=2 head_dim=24 page_size=4 max_model_len=37";
+    const Result t = run({"tune", "paged_attention", "--backend", "cpu", "--shape", shape, "--tp-size", "4", "--strategy",
+                          "random", "--budget", "12", "--seed", "3", "--warmup-ms", "1", "--max-ms-per-config", "20000",
+                          "--run-name", "pa", "--output-dir", runs, "--registry", registry, "--update-registry", "-q"});
+    QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
+    const QStringList trials = QString(readAll(runs + "/pa/trials.csv")).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(trials.size(), 13);
+    for (const QString& row : trials.mid(1))
+      QVERIFY2(row.contains(",ok,") || row.contains(",slow_abort,"), qPrintable(row));
+    const QString local = "num_sequences=3,num_q_heads=4,num_kv_heads=1,head_dim=24,page_size=4,max_model_len=37,dtype=f32";
+    const QStringList files = QDir(registry + "/cpu").entryList({"*.json"}, QDir::Files);
+    QCOMPARE(files.size(), 1);
+    const QJsonObject pa = readJson(registry + "/cpu/" + files[0])["entries"].toObject()["paged_attention"].toObject();
+    QVERIFY2(pa.contains(local), qPrintable(QJsonDocument(pa).toJson()));
+    QCOMPARE(pa[local].toObject()["metadata"].toObject()["tp_split_dim"].toString(), QString("heads"));
+    const Result manual = run({"lookup", "paged_attention", "--backend", "cpu", "--registry", registry, "--shape",
+                               "num_sequences=3 num_q_heads=4 num_kv_heads=1 head_dim=24 page_size=4 max_model_len=37"});
+    QVERIFY2(manual.out.contains("(exact " + local + ")"), qPrintable(manual.out + manual.err));
+
+    const Result bad = run({"tune", "paged_attention", "--backend", "cpu", "--shape",
+                            "num_sequences=1 num_q_heads=12 num_kv_heads=4 head_dim=8 page_size=4 max_model_len=8",
+                            "--tp-size", "8", "--no-save"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("num_q_heads=12 is not divisible by --tp-size 8"), qPrintable(bad.err));
+    const Result gqa = run({"tune", "paged_attention", "--backend", "cpu", "--shape",
+                            "num_sequences=1 num_q_heads=12 num_kv_heads=8 head_dim=8 page_size=4 max_model_len=8",
+                            "--no-save"});
+    QCOMPARE(gqa.code, 2);
+    QVERIFY2(gqa.err.contains("num_q_heads=12, num_kv_heads=8: num_q_heads must be a multiple of num_kv_heads"),
+             qPrintable(gqa.err));
+  }
+
   void oldTpKeysAreMigrated() {
     QTemporaryDir dir;
     QJsonObject doc = readJson(regFile);

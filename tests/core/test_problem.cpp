@@ -30,6 +30,7 @@ KernelFamily attentionLike() {
   f.key_fields = {{"num_sequences", true, "", {}, ""}, {"num_q_heads", true, "", {}, ""},
                   {"num_kv_heads", true, "", {}, ""}, {"head_dim", true, "", {}, ""}};
   f.tp_splits = {{TpSplitDim::Heads, {{"num_q_heads"}, {"num_kv_heads", true}}}};
+  f.shape_rules = {{"mod(num_q_heads, num_kv_heads) == 0", "GQA groups"}};
   return f;
 }
 
@@ -140,6 +141,9 @@ class TestProblem : public QObject {
                  .contains("does not support --tp-split-dim out; use heads"), "wrong split");
     QVERIFY2(inputError([&] { expand_shape(gemmLike(), "M=1 N=8 K=8", 2, TpSplitDim::Heads); })
                  .contains("use out (divides N) or in (divides K)"), "gemm has no heads");
+    // A shape rule of the family, checked on the local shape.
+    QVERIFY2(inputError([&] { expand_shape(f, "num_sequences=1 num_q_heads=12 num_kv_heads=8 head_dim=8"); })
+                 .contains("num_q_heads=12, num_kv_heads=8: GQA groups"), "shape rule");
     QCOMPARE(tp_split_dim_from_string("heads"), TpSplitDim::Heads);
     QCOMPARE(to_string(TpSplitDim::Heads), std::string("heads"));
   }

@@ -44,6 +44,10 @@ struct KernelFamily {
   std::vector<KeyField> key_fields;
   std::string bucket_field;  // registry lookup rounds this field up to a power of two ("M", "batch")
   std::vector<TpSplit> tp_splits;  // empty: --tp-size does not apply
+  // Rules every problem's key must satisfy (expressions over the key fields), checked when a
+  // shape is expanded so a shape no kernel can run is an InputError naming the rule, before any
+  // space is pruned: attention's "mod(num_q_heads, num_kv_heads) == 0".
+  std::vector<Constraint> shape_rules;
   std::string flops_expr;    // over numeric key fields, e.g. "2*M*N*K"
   std::string bytes_expr;    // minimum traffic, for GB/s and the roofline
   SearchSpace default_space;
@@ -57,6 +61,8 @@ struct KernelFamily {
   const TpSplit& resolve_tp_split(TpSplitDim dim) const;
   double flops(const Problem& p) const;  // evaluates flops_expr
   double bytes(const Problem& p) const;
+  // Throws InputError naming the problem, its fields and the rule's description when it breaks one.
+  void check_shape(const Problem& p) const;
   // Variables for expressions: every numeric key field of the problem, and each text key field
   // as the string_code of its value (constraints compare `pass == "dW"` as string parameters).
   Variables variables(const Problem& p) const;

@@ -34,6 +34,8 @@ KernelFamily paged_attention_family() {
                   {"dtype", false, "f32", {"f32"}, "q, K/V and output type (the cpu backend runs f32)"}};
   f.bucket_field = "num_sequences";
   f.tp_splits = {{TpSplitDim::Heads, {{"num_q_heads"}, {"num_kv_heads", true}}}};
+  f.shape_rules = {{"mod(num_q_heads, num_kv_heads) == 0",
+                    "num_q_heads must be a multiple of num_kv_heads (GQA: every kv head serves as many q heads)"}};
   const std::string tokens = kTokens;
   f.flops_expr = "4*num_q_heads*head_dim*" + tokens;
   f.bytes_expr = "8*num_kv_heads*head_dim*" + tokens + " + 8*num_sequences*num_q_heads*head_dim";
