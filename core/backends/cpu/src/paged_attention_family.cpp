@@ -142,11 +142,6 @@ class PagedAttentionSession final : public CpuSession {
 
 }  // namespace
 
-CpuFamily paged_attention_cpu_family() {
-  return {paged_attention_family, [](std::shared_ptr<State> state, const Problem& problem, std::uint64_t seed)
-                                      -> std::unique_ptr<ProblemSession> {
-            return std::make_unique<PagedAttentionSession>(std::move(state), problem, seed);
-          }};
-}
+CpuFamily paged_attention_cpu_family() { return make_cpu_family<PagedAttentionSession>(paged_attention_family); }
 
 }  // namespace ktune::cpu
