@@ -170,10 +170,7 @@ GemmPlan plan_blocking(const std::map<std::string, long>& v, int hw_threads, dou
   if (p.loop_order < 0 || p.loop_order > 1)
     fail(TrialStatus::CompileError, family + " loop_order=" + std::to_string(p.loop_order) +
                                         " is unknown (0: B panel resident, 1: A block resident)");
-  const UKernelSet* set = ukernels_for(p.vec);
-  if (!set)
-    fail(TrialStatus::CompileError, "no micro-kernel with vec=" + std::to_string(p.vec) +
-                                        " f32 lanes on this CPU (16 needs AVX-512, 8 needs AVX2+FMA, 4 is portable)");
+  const UKernelSet* set = &require_ukernels(p.vec);
   p.isa = set->isa;
   const std::string tile = "MR=" + std::to_string(p.MR) + " NR=" + std::to_string(p.NR);
   if (p.NR % p.vec != 0 || p.MR > kMaxMR || p.NR / p.vec > kMaxNV || !set->gemm[p.MR][p.NR / p.vec])
@@ -187,9 +184,7 @@ GemmPlan plan_blocking(const std::map<std::string, long>& v, int hw_threads, dou
   p.mc = v.at("MC") / p.MR * p.MR;
   p.nc = v.at("NC") / p.NR * p.NR;
   p.kc = v.at("KC");
-  if (p.threads > hw_threads)
-    fail(TrialStatus::LaunchError, "threads=" + std::to_string(p.threads) + " needs " + std::to_string(p.threads) +
-                                       " hardware threads, device has " + std::to_string(hw_threads));
+  require_threads(p.threads, hw_threads);
   const double bytes = static_cast<double>(p.workspace_floats_per_thread()) * sizeof(float) * p.threads;
   if (bytes > workspace_limit)
     fail(TrialStatus::LaunchError,

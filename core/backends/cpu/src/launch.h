@@ -80,4 +80,11 @@ GridCell grid_cell(int t, int threads, long M, long N, int MR, int NR);
 std::map<std::string, long> read_params(const Config& config, std::initializer_list<const char*> names,
                                         const std::string& family);
 
+struct UKernelSet;
+// The micro-kernel set with `vec` f32 lanes, else TrialFailure(CompileError) saying which ISA
+// each width needs.
+const UKernelSet& require_ukernels(int vec);
+// TrialFailure(LaunchError) when a config asks for more threads than the hardware has.
+void require_threads(int threads, int hw_threads);
+
 }  // namespace ktune::cpu

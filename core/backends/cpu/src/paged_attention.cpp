@@ -193,19 +193,14 @@ PagedAttentionPlan plan_paged_attention(const Config& config, int hw_threads, co
   p.prefetch = v.at("prefetch") != 0;
   p.vec = static_cast<int>(v.at("vec"));
   p.threads = static_cast<int>(v.at("threads"));
-  p.set = ukernels_for(p.vec);
-  if (!p.set)
-    fail(TrialStatus::CompileError, "no micro-kernel with vec=" + std::to_string(p.vec) +
-                                        " f32 lanes on this CPU (16 needs AVX-512, 8 needs AVX2+FMA, 4 is portable)");
+  p.set = &require_ukernels(p.vec);
   if (p.q_per_block > kMaxQB || !p.set->attn_score[p.q_per_block])
     fail(TrialStatus::CompileError, "no attention micro-kernel for q_per_block=" + std::to_string(p.q_per_block) +
                                         " (1, 2, 4 or 8)");
   if (sh.group() % p.q_per_block != 0)
     fail(TrialStatus::CompileError, "q_per_block=" + std::to_string(p.q_per_block) +
                                         " must divide the GQA group (q_heads / kv_heads = " + std::to_string(sh.group()) + ")");
-  if (p.threads > hw_threads)
-    fail(TrialStatus::LaunchError, "threads=" + std::to_string(p.threads) + " needs " + std::to_string(p.threads) +
-                                       " hardware threads, device has " + std::to_string(hw_threads));
+  require_threads(p.threads, hw_threads);
 
   // Splits cut the longest sequence into `splits` equal page ranges; shorter ones get fewer.
   p.chunk_pages = std::max<long>(1, (sh.max_pages + p.splits - 1) / p.splits);

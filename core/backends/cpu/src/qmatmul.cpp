@@ -43,10 +43,7 @@ QmmPlan plan_qmatmul(const Config& config, int hw_threads) {
   p.U = static_cast<int>(v.at("U"));
   p.vec = static_cast<int>(v.at("vec"));
   p.threads = static_cast<int>(v.at("threads"));
-  p.set = ukernels_for(p.vec);
-  if (!p.set)
-    fail(TrialStatus::CompileError, "no micro-kernel with vec=" + std::to_string(p.vec) +
-                                        " f32 lanes on this CPU (16 needs AVX-512, 8 needs AVX2+FMA, 4 is portable)");
+  p.set = &require_ukernels(p.vec);
   if (p.BT > kMaxBT || p.U > kMaxU || !p.set->qmm[p.BT][p.U])
     fail(TrialStatus::CompileError, "no qmatmul micro-kernel for BT=" + std::to_string(p.BT) + " U=" +
                                         std::to_string(p.U) + " on " + p.set->isa + " (BT: 1 2 4 8, U: 1 2 4)");
@@ -55,9 +52,7 @@ QmmPlan plan_qmatmul(const Config& config, int hw_threads) {
                                         std::to_string(v.at("IB")) + " >= vec");
   p.OB = v.at("OB") / p.U * p.U;
   p.IB = v.at("IB") / p.vec * p.vec;
-  if (p.threads > hw_threads)
-    fail(TrialStatus::LaunchError, "threads=" + std::to_string(p.threads) + " needs " + std::to_string(p.threads) +
-                                       " hardware threads, device has " + std::to_string(hw_threads));
+  require_threads(p.threads, hw_threads);
   return p;
 }
 
