@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -81,18 +82,34 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Median ns of `launches` runs of fn, each after evicting the caches (cold) or back-to-back (warm).
+// CPU time of the calling thread when `threads` is 1 (the pool's idle workers may still be
+// spinning after an eviction), else of the whole process.
+double cpu_ns(int threads) {
+  timespec t;
+  clock_gettime(threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+// Medians of `launches` runs of fn, each after evicting the caches (cold) or back-to-back
+// (warm): wall ns, and CPU ns (see cpu_ns). On a shared machine the wall time
+// includes the time other processes held our cores; CPU time does not (and counts a thread
+// stalled on memory as busy), so the two bracket what an idle machine would show.
+struct Timing {
+  double wall_ns, cpu_ns;
+};
 template <class Fn>
-double time_runs(Fn fn, cpu::ThreadPool& pool, Evictor& evict, bool cold, int launches) {
-  std::vector<double> ns;
+Timing time_runs(Fn fn, int threads, cpu::ThreadPool& pool, Evictor& evict, bool cold, int launches) {
+  std::vector<double> wall, cpu;
   fn();  // untimed first run: pages touched, pool awake
   for (int i = 0; i < launches; ++i) {
     if (cold) evict(pool);
+    const double c0 = cpu_ns(threads);
     const auto t0 = Clock::now();
     fn();
-    ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+    wall.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+    cpu.push_back(cpu_ns(threads) - c0);
   }
-  return median(ns);
+  return {median(wall), median(cpu)};
 }
 
 class Quiet : public TuneObserver {
@@ -185,22 +202,25 @@ int main(int argc, char** argv) {
       std::printf("%sdefault_config=%s\n", p.c_str(), family.default_config.key().c_str());
       for (const bool cold : {true, false}) {
         const char* mode = cold ? "cold" : "warm";
-        const double c_ns = time_runs(ceiling(hw), pool, evict, cold, launches);
+        const Timing c = time_runs(ceiling(hw), hw, pool, evict, cold, launches);
         // The same read with the tuned config's thread count: on a shared machine one thread
         // often wins the search, and its ceiling is one core's read rate.
         const int tuned_threads = static_cast<int>(tuned.get("threads"));
-        const double c1_ns = tuned_threads == hw ? c_ns : time_runs(ceiling(tuned_threads), pool, evict, cold, launches);
-        const double t_ns = time_runs(kernel(tuned), pool, evict, cold, launches);
-        const double d_ns = time_runs(kernel(family.default_config), pool, evict, cold, launches);
-        std::printf("%sceiling_gbps_%s=%.2f\n", p.c_str(), mode, kv_bytes / c_ns);
-        std::printf("%stuned_us_%s=%.1f\n", p.c_str(), mode, t_ns / 1e3);
-        std::printf("%stuned_gbps_%s=%.2f\n", p.c_str(), mode, bytes / t_ns);
-        std::printf("%sdefault_us_%s=%.1f\n", p.c_str(), mode, d_ns / 1e3);
-        std::printf("%sfraction_of_ceiling_%s=%.3f\n", p.c_str(), mode, c_ns / t_ns);
-        std::printf("%sceiling_gbps_tuned_threads_%s=%.2f\n", p.c_str(), mode, kv_bytes / c1_ns);
-        std::printf("%sfraction_of_ceiling_tuned_threads_%s=%.3f\n", p.c_str(), mode, c1_ns / t_ns);
-        std::printf("%sdefault_fraction_of_ceiling_%s=%.3f\n", p.c_str(), mode, c_ns / d_ns);
-        std::printf("%stuned_vs_default_%s=%.3f\n", p.c_str(), mode, d_ns / t_ns);
+        const Timing c1 = tuned_threads == hw ? c : time_runs(ceiling(tuned_threads), tuned_threads, pool, evict, cold, launches);
+        const Timing t = time_runs(kernel(tuned), tuned_threads, pool, evict, cold, launches);
+        const Timing d = time_runs(kernel(family.default_config), static_cast<int>(family.default_config.get("threads")), pool, evict, cold, launches);
+        auto line = [&](const char* name, double value) { std::printf("%s%s_%s=%.3f\n", p.c_str(), name, mode, value); };
+        line("ceiling_gbps", kv_bytes / c.wall_ns);
+        line("tuned_us", t.wall_ns / 1e3);
+        line("tuned_gbps", bytes / t.wall_ns);
+        line("default_us", d.wall_ns / 1e3);
+        line("fraction_of_ceiling", c.wall_ns / t.wall_ns);
+        line("default_fraction_of_ceiling", c.wall_ns / d.wall_ns);
+        line("tuned_vs_default", d.wall_ns / t.wall_ns);
+        line("ceiling_gbps_tuned_threads", kv_bytes / c1.wall_ns);
+        line("fraction_of_ceiling_tuned_threads", c1.wall_ns / t.wall_ns);
+        // Both in CPU time, at the tuned thread count: what other processes' load cannot skew.
+        line("fraction_of_ceiling_tuned_threads_cputime", c1.cpu_ns / t.cpu_ns);
       }
       std::fflush(stdout);
     }
