@@ -90,6 +90,20 @@ struct KernelSpecReader {
       });
       if (!split.fields.empty()) f.tp_splits.push_back(std::move(split));
     }
+    // Rules a shape must satisfy, over the key fields: [{"expr": "mod(H, KVH) == 0", "description": "..."}].
+    if (const auto rules = root.find("shape_rules"))
+      rules->for_each_element([&](const JsonPath& r) {
+        Constraint c{r["expr"].string(), r.string_or("description", "")};
+        std::vector<std::string> vars;
+        try {
+          vars = Expression(c.expr).variables();
+        } catch (const InputError& e) {
+          r["expr"].fail(e.what());
+        }
+        for (const auto& v : vars)
+          if (!f.field(v)) r["expr"].fail("'" + v + "' is not a key field");
+        f.shape_rules.push_back(std::move(c));
+      });
     f.flops_expr = root.string_or("flops", "");
     f.bytes_expr = root.string_or("bytes", "");
 

@@ -161,6 +161,25 @@ class TestBadInput : public QObject {
     QVERIFY2(contains(err, "kernel spec edited.json: " + needle.toStdString()), err.c_str());
   }
 
+  // The tensor-parallel splits and shape rules of a spec (attention's, on gemm's fields here).
+  void kernelSpecHeadsAndShapeRules() {
+    nlohmann::json j = gemm_spec();
+    j["tp_head_fields"] = nlohmann::json::parse(R"(["N", {"name": "K", "at_least_one": true}])");
+    j["shape_rules"] = nlohmann::json::parse(R"([{"expr": "mod(N, K) == 0", "description": "N in whole K groups"}])");
+    const KernelSpec s = KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json");
+    const TpSplit* heads = s.family().tp_split(TpSplitDim::Heads);
+    QVERIFY(heads && heads->fields.size() == 2 && heads->fields[1].at_least_one && !heads->fields[0].at_least_one);
+    QVERIFY(s.family().tp_split(TpSplitDim::Out) && s.family().tp_split(TpSplitDim::In));
+    QVERIFY(contains(input_error_of([&] { expand_shape(s.family(), "M=1 N=96 K=64"); }), "N=96, K=64: N in whole K groups"));
+    j["shape_rules"][0]["expr"] = "mod(N, BK) == 0";
+    QVERIFY(contains(input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); }),
+                     "shape_rules[0].expr: 'BK' is not a key field"));
+    j.erase("shape_rules");
+    j["tp_head_fields"][0] = "dtype";
+    QVERIFY(contains(input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); }),
+                     "'dtype' must be a numeric key field"));
+  }
+
   void builtInSpecsStillLoad() {
     for (const char* name : {"gemm.json", "qmatmul.json"}) {
       const KernelSpec s = KernelSpec::load(kSpecDir / name, cuda_spec_dialect());

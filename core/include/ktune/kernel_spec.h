@@ -18,6 +18,7 @@
 //                   "default": "f16", "choices": ["f16", "bf16"]}],
 //   "bucket_field": "M", "tp_out_field": "N", "tp_in_field": "K",  // --tp-split-dim out / in
 //   "tp_head_fields": ["num_q_heads", {"name": "num_kv_heads", "at_least_one": true}],  // heads
+//   "shape_rules": [{"expr": "mod(num_q_heads, num_kv_heads) == 0", "description": "GQA"}],
 //   "flops": "2*M*N*K", "bytes": "2*(M*K + K*N + M*N)",
 //   "space": {"parameters": {...}, "constraints": [...]},          // SearchSpace JSON
 //   "default_config": {"BM": 64, ...},
