@@ -251,10 +251,7 @@ A8Plan plan_a8w8(const Config& config, QType q, OutType out, long M, int hw_thre
   } else {
     if (p.vnni)
       fail(TrialStatus::CompileError, "vnni=true applies to int8 only: fp8 e4m3 is decoded to f32 on the CPU");
-    const UKernelSet* set = ukernels_for(p.vec);
-    if (!set)
-      fail(TrialStatus::CompileError, "no micro-kernel with vec=" + std::to_string(p.vec) +
-                                          " f32 lanes on this CPU (16 needs AVX-512, 8 needs AVX2+FMA, 4 is portable)");
+    const UKernelSet* set = &require_ukernels(p.vec);
     if (p.MR > kMaxMR || nv > kMaxNV || !set->gemm[p.MR][nv])
       fail(TrialStatus::CompileError, "no f32 micro-kernel for " + tile + " on " + set->isa);
     p.f32_kernel = set->gemm[p.MR][nv];
@@ -269,9 +266,7 @@ A8Plan plan_a8w8(const Config& config, QType q, OutType out, long M, int hw_thre
   p.kc = v.at("KC") / kScaleBlock * kScaleBlock;
   // A thread's rows are at most M, rounded up to whole micro-panels.
   p.block_rows = p.loop_order == 0 ? (M + p.MR - 1) / p.MR * p.MR : p.mc;
-  if (p.threads > hw_threads)
-    fail(TrialStatus::LaunchError, "threads=" + std::to_string(p.threads) + " needs " + std::to_string(p.threads) +
-                                       " hardware threads, device has " + std::to_string(hw_threads));
+  require_threads(p.threads, hw_threads);
   const double bytes = static_cast<double>(p.workspace_bytes_per_thread()) * p.threads;
   if (bytes > workspace_limit)
     fail(TrialStatus::LaunchError, "gemm_a8w8_blockscale packing workspace (MC=" + std::to_string(p.mc) +

@@ -26,8 +26,7 @@ KernelFamily a8w8_family() {
                   {"q_dtype", false, "fp8_e4m3", {"fp8_e4m3", "int8"}, "type of the A and W codes"},
                   {"out_dtype", false, "bf16", {"bf16", "f32"}, "type of Y (bf16 rounded to nearest even from f32)"}};
   f.bucket_field = "M";
-  f.tp_out_field = "N";
-  f.tp_in_field = "K";
+  f.tp_splits = {{TpSplitDim::Out, {{"N"}}}, {TpSplitDim::In, {{"K"}}}};
   f.flops_expr = "2*M*N*K";
   f.bytes_expr = "M*K + N*K + 4*M*K/128 + 4*ceil(N/128)*K/128 + (out_dtype == \"bf16\" ? 2 : 4)*M*N";
   std::vector<Parameter> params = {
