@@ -31,8 +31,7 @@ KernelFamily grouped_gemm_family() {
                   {"pass", false, "fwd", {"fwd", "dX", "dW"},
                    "fwd: y = x w^T; dX: dx = dy w; dW: dw = dy^T x (per expert, over its routed rows)"}};
   f.bucket_field = "tokens";
-  f.tp_out_field = "intermediate";
-  f.tp_in_field = "hidden";
+  f.tp_splits = {{TpSplitDim::Out, {{"intermediate"}}}, {TpSplitDim::In, {{"hidden"}}}};
   f.flops_expr = "2*tokens*topk*hidden*intermediate";
   // Each tensor read or written once: x, w and y for fwd; dy, w and dx for dX; x, dy and dw for dW.
   f.bytes_expr =
