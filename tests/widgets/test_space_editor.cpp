@@ -1,8 +1,10 @@
 // The search-space editor recounts the space live as it is edited and marks bad values and
 // constraints in place; the shapes table expands shape lists and refuses bad edits.
 #include <QCheckBox>
+#include <QComboBox>
 #include <QListWidget>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTableWidget>
 #include <QtTest>
 
@@ -259,6 +261,39 @@ class TestSpaceEditor : public QObject {
     QCOMPARE(other.session().space, page.session().space);
     QCOMPARE(other.session().to_json(), page.session().to_json());
     QVERIFY_THROWS_EXCEPTION(InputError, other.loadSessionFrom(dir.filePath(QStringLiteral("missing.json"))));
+  }
+  // The tp split offers the family's own splits: out and in for gemm, heads for attention.
+  void tpSplitsAreTheFamilysOwn() {
+    auto backends = make_backends();
+    SetupPage page(backends);
+    QComboBox* split = nullptr;
+    QSpinBox* tp = nullptr;
+    for (auto* c : page.findChildren<QComboBox*>())
+      if (c->findData(QStringLiteral("none")) >= 0) split = c;
+    for (auto* b : page.findChildren<QSpinBox*>())
+      if (b->prefix() == QStringLiteral("tp ")) tp = b;
+    QVERIFY(split && tp);
+    QCOMPARE(page.currentFamily().name, std::string("gemm"));
+    QVERIFY(split->findData(QStringLiteral("out")) >= 0 && split->findData(QStringLiteral("in")) >= 0);
+    QCOMPARE(split->findData(QStringLiteral("heads")), -1);
+
+    Session s = page.session();
+    s.family = "paged_attention";
+    s.problems.clear();
+    page.setSession(s);
+    QCOMPARE(page.currentFamily().name, std::string("paged_attention"));
+    QCOMPARE(split->findData(QStringLiteral("out")), -1);
+    const int heads = split->findData(QStringLiteral("heads"));
+    QVERIFY(heads >= 0);
+    QVERIFY2(split->itemText(heads).contains(QStringLiteral("num_kv_heads")), qPrintable(split->itemText(heads)));
+    split->setCurrentIndex(heads);
+    tp->setValue(4);
+    QVERIFY(page.addShapes(QStringLiteral("num_sequences=4 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16 "
+                                          "max_model_len=512")));
+    const Problem p = page.shapesModel()->problems().at(0);
+    QCOMPARE(p.field("num_q_heads"), std::string("8"));
+    QCOMPARE(p.field("num_kv_heads"), std::string("2"));
+    QCOMPARE(p.tp_size, 4);
   }
 };
 

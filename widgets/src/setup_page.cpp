@@ -89,10 +89,8 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   tpSize_ = new QSpinBox;
   tpSize_->setRange(1, 1024);
   tpSize_->setPrefix(tr("tp "));
-  tpSplit_ = new QComboBox;
-  tpSplit_->addItem(tr("no split"), QStringLiteral("none"));
-  tpSplit_->addItem(tr("split out (column parallel)"), QStringLiteral("out"));
-  tpSplit_->addItem(tr("split in (row parallel)"), QStringLiteral("in"));
+  tpSplit_ = new QComboBox;  // the family's own splits (onFamilyChanged)
+  tpSplit_->setToolTip(tr("How --tp-size shards the shapes: the fields each split divides"));
   auto* addShape = new QPushButton(QIcon(QStringLiteral(":/icons/add.svg")), tr("Add"));
   auto* pasteShapes = new QPushButton(tr("Paste list…"));
   auto* removeShape = new QPushButton(QIcon(QStringLiteral(":/icons/remove.svg")), tr("Remove"));
@@ -404,6 +402,24 @@ void SetupPage::showDeviceProperties(const DeviceInfo& device) {
   for (const auto& [name, value] : device.text) addRow(qstr(name), qstr(value));
 }
 
+void SetupPage::setTpSplits(const KernelFamily& family) {
+  const QString previous = tpSplit_->currentData().toString();
+  tpSplit_->clear();
+  tpSplit_->addItem(tr("no split"), QStringLiteral("none"));
+  for (const TpSplit& split : family.tp_splits) {
+    QStringList fields;
+    for (const TpField& f : split.fields) fields << qstr(f.name) + (f.at_least_one ? tr(" (≥ 1)") : QString());
+    const QString dim = qstr(to_string(split.dim));
+    const QString kind = split.dim == TpSplitDim::Out  ? tr(", column parallel")
+                         : split.dim == TpSplitDim::In ? tr(", row parallel")
+                                                        : QString();
+    tpSplit_->addItem(tr("split %1 (%2%3)").arg(dim, fields.join(QStringLiteral(", ")), kind), dim);
+  }
+  tpSplit_->setCurrentIndex(std::max(0, tpSplit_->findData(previous)));
+  tpSplit_->setEnabled(!family.tp_splits.empty());
+  tpSize_->setEnabled(!family.tp_splits.empty());
+}
+
 void SetupPage::onFamilyChanged() {
   const int i = familyCombo_->currentIndex();
   if (i < 0) {
@@ -419,6 +435,7 @@ void SetupPage::onFamilyChanged() {
     fields << (f.default_value.empty() ? qstr(f.name) : QStringLiteral("%1 (default %2)").arg(qstr(f.name), qstr(f.default_value)));
   familyLabel_->setText(QStringLiteral("%1<br><small>key: %2</small>").arg(qstr(family.description).toHtmlEscaped(), fields.join(QStringLiteral(", "))));
   shapes_->setFamily(family);
+  setTpSplits(family);
   space_->setSpace(family.default_space);
   for (int c = 0; c < shapes_->columnCount(); ++c) shapesView_->setColumnWidth(c, 70);
   updateContexts();
@@ -445,7 +462,8 @@ void SetupPage::setShapeMessage(const QString& message) {
 
 bool SetupPage::addShapes(const QString& text) {
   try {
-    const auto split = tp_split_dim_from_string(sstr(tpSplit_->currentData().toString()));
+    const QString dim = tpSplit_->currentData().toString();
+    const auto split = tp_split_dim_from_string(dim.isEmpty() ? "none" : sstr(dim));
     const int added = shapes_->addShapes(text, tpSize_->value(), split);
     setShapeMessage(added ? QString() : tr("No new shape: type one like M=1,16,64 N=4096 K=4096."));
     return added > 0;

@@ -74,6 +74,8 @@ class SetupPage : public QWidget {
   void fillBackends();
   void onBackendChanged();
   void onDeviceChanged();
+  // The tp split combo offers the family's splits (gemm: out, in; attention: heads).
+  void setTpSplits(const KernelFamily& family);
   void onFamilyChanged();
   void updateContexts();
   void showDeviceProperties(const DeviceInfo& device);
