@@ -185,8 +185,9 @@ std::vector<std::pair<std::string, std::string>> KernelSpec::launch_defines(cons
   auto out = defines(p, c);
   if (l.defines.empty()) return out;
   const Variables vars = variables(p, c);
-  for (const auto& [name, expr] : l.defines) {
-    const std::string v = number_text(Expression(expr).eval(vars));
+  for (const auto& define : l.defines) {
+    const std::string& name = define.first;  // a lambda may not capture a structured binding before clang 16
+    const std::string v = number_text(Expression(define.second).eval(vars));
     const auto it = std::find_if(out.begin(), out.end(), [&](const auto& d) { return d.first == name; });
     if (it != out.end()) it->second = v;
     else out.emplace_back(name, v);
