@@ -17,8 +17,10 @@ double ceil_div(double a, double b) {
   return std::ceil(a / b);
 }
 double is_pow2(double x) {
+  // Outside (0, 2^62] (NaN and infinities included) the cast to an integer would be undefined.
+  if (!(x > 0 && x <= 0x1p62)) return 0.0;
   const auto v = static_cast<long long>(x);
-  return (v > 0 && static_cast<double>(v) == x && (v & (v - 1)) == 0) ? 1.0 : 0.0;
+  return (static_cast<double>(v) == x && (v & (v - 1)) == 0) ? 1.0 : 0.0;
 }
 double imod(double a, double b) {
   if (b == 0) throw mu::ParserError("mod by zero");
