@@ -123,7 +123,11 @@ void test_default_spaces(const std::vector<TargetInfo>& supported) {
   }
   CHECK_MSG(chosen.size() >= 2, "hipcc supports fewer than two AMD targets of ktune's table (one wave64, one wave32)");
   const SpecCatalog catalog(embedded_kernel_files(), hip_spec_dialect());
-  for (const auto& family : catalog.builtin_families()) {
+  const auto families = catalog.builtin_families();
+  for (const char* want : {"gemm", "qmatmul"})  // the families: a spec that stops loading is a failure, not a skip
+    CHECK_MSG(std::any_of(families.begin(), families.end(), [&](const KernelFamily& f) { return f.name == want; }),
+              std::string("no built-in hip family ") + want);
+  for (const auto& family : families) {
     const auto spec = catalog.find(family);
     for (const auto& t : chosen) {
       Counts c;

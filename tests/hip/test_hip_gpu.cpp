@@ -1,6 +1,7 @@
 // The HIP backend on an AMD GPU: devices and their properties, the built-in gemm validated
 // against the device reference for both element types and a ragged shape, and both timing
-// methods. Skips (77) with the runtime's reason where no AMD GPU is visible.
+// methods; qmatmul (w8a16) validated against the same reference with int8 N x K weights and
+// per-column scales. Skips (77) with the runtime's reason where no AMD GPU is visible.
 #include <unistd.h>
 
 #include <chrono>
@@ -51,6 +52,26 @@ int main() {
       std::printf("gemm %dx%dx%d %s: max error %g, amortized %.0f ns, per_launch %.0f ns\n", m, n, k, dtype,
                   v.max_abs_error, amortized, per_launch);
       CHECK(amortized > 0 && per_launch > 0);
+    } catch (const std::exception& e) {
+      CHECK_MSG(false, e.what());
+    }
+  }
+  const KernelFamily qmatmul = backend->family("qmatmul");
+  for (const auto& [batch, out, in] : {std::tuple{16, 256, 256}, {5, 72, 40}}) {
+    Problem p;
+    p.family = "qmatmul";
+    p.fields = {{"batch", std::to_string(batch)}, {"out", std::to_string(out)}, {"in", std::to_string(in)}};
+    try {
+      auto session = backend->open(dev, qmatmul, p, 1);
+      for (int mfma : {0, 1}) {
+        if (mfma && dev.property("has_mfma") < 2) continue;
+        Config c = qmatmul.default_config;
+        c.set("MFMA", mfma);
+        auto kernel = session->prepare(c);
+        const Validation v = session->validate(*kernel, Tolerance{});
+        std::printf("qmatmul %dx%dx%d MFMA=%d: max error %g\n", batch, out, in, mfma, v.max_abs_error);
+        CHECK(v.mismatch_fraction == 0);
+      }
     } catch (const std::exception& e) {
       CHECK_MSG(false, e.what());
     }

@@ -3,6 +3,9 @@
 // a block of (BM/TM) x (BN/TN) threads computes a BM x BN tile of C from BK-deep tiles of A and
 // B staged in LDS, each thread a TM x TN micro-tile strided across the tile so that neighbouring
 // threads read neighbouring LDS words and write neighbouring elements of C.
+// W8=1 builds the same kernels for w8a16 (the qmatmul family): B is int8 weights stored N x K
+// (out x in), read along K and widened to f16 as they are staged in LDS, so the inner loops are
+// gemm's; one f16 scale per output column S[N] (the last parameter) multiplies the f32 sum.
 #ifndef __HIPCC_RTC__
 #include <hip/hip_runtime.h>
 #endif
@@ -22,12 +25,32 @@ __device__ inline float to_f32(T v) { return static_cast<float>(v); }
 __device__ inline T from_f32(float f) { return static_cast<T>(f); }
 #endif
 
+#ifndef W8
+#define W8 0
+#endif
+#if W8
+typedef signed char BT;  // int8 weights
+// W[n][k]: a tile element e is (k = e % BK, n = e / BK), so neighbouring threads read neighbouring bytes.
+#define B_TILE_KN(e) const int k = (e) % BK, n = (e) / BK
+__device__ inline T load_b(const BT* B, int k, int n, int N, int K) {
+  return static_cast<T>(static_cast<float>(B[static_cast<size_t>(n) * K + k]));  // exact: |w| <= 128
+}
+#define SCALES_PARAM , const T* __restrict__ S
+#define SCALED(v, n) ((v) * to_f32(S[n]))
+#else
+typedef T BT;
+#define B_TILE_KN(e) const int k = (e) / BN, n = (e) % BN
+__device__ inline T load_b(const BT* B, int k, int n, int N, int K) { return B[static_cast<size_t>(k) * N + n]; }
+#define SCALES_PARAM
+#define SCALED(v, n) (v)
+#endif
+
 #define ROWS (BM / TM)  // threads along M
 #define COLS (BN / TN)  // threads along N
 #define THREADS (ROWS * COLS)
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-gemm(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N, int K) {
+gemm(const T* __restrict__ A, const BT* __restrict__ B, T* __restrict__ C, int M, int N, int K SCALES_PARAM) {
   __shared__ T As[BK][BM];  // A's tile transposed: a k-slice of BM rows is contiguous
   __shared__ T Bs[BK][BN];
   const int tid = threadIdx.x;
@@ -45,8 +68,9 @@ gemm(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
       As[k][m] = (gm < M && gk < K) ? A[static_cast<size_t>(gm) * K + gk] : T(0);
     }
     for (int e = tid; e < BK * BN; e += THREADS) {
-      const int k = e / BN, n = e % BN, gk = k0 + k, gn = n0 + n;
-      Bs[k][n] = (gk < K && gn < N) ? B[static_cast<size_t>(gk) * N + gn] : T(0);
+      B_TILE_KN(e);
+      const int gk = k0 + k, gn = n0 + n;
+      Bs[k][n] = (gk < K && gn < N) ? load_b(B, gk, gn, N, K) : T(0);
     }
     __syncthreads();
 #pragma unroll
@@ -69,7 +93,7 @@ gemm(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M,
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
       const int gn = n0 + tx + j * COLS;
-      if (gm < M && gn < N) C[static_cast<size_t>(gm) * N + gn] = from_f32(acc[i][j]);
+      if (gm < M && gn < N) C[static_cast<size_t>(gm) * N + gn] = from_f32(SCALED(acc[i][j], gn));
     }
   }
 }
@@ -94,7 +118,7 @@ typedef _Float16 op4 __attribute__((ext_vector_type(4)));
 #define MFMA_THREADS (64 * (BM / 32) * (BN / 32))
 
 extern "C" __global__ void __launch_bounds__(MFMA_THREADS)
-gemm_mfma(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int M, int N, int K) {
+gemm_mfma(const T* __restrict__ A, const BT* __restrict__ B, T* __restrict__ C, int M, int N, int K SCALES_PARAM) {
   __shared__ T As[BM][BK];
   __shared__ T Bs[BN][BK];
   const int tid = threadIdx.x, lane = tid % 64, wave = tid / 64;
@@ -112,8 +136,9 @@ gemm_mfma(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, i
       As[m][k] = (gm < M && gk < K) ? A[static_cast<size_t>(gm) * K + gk] : T(0);
     }
     for (int e = tid; e < BK * BN; e += MFMA_THREADS) {
-      const int k = e / BN, n = e % BN, gk = k0 + k, gn = n0 + n;
-      Bs[n][k] = (gk < K && gn < N) ? B[static_cast<size_t>(gk) * N + gn] : T(0);
+      B_TILE_KN(e);
+      const int gk = k0 + k, gn = n0 + n;
+      Bs[n][k] = (gk < K && gn < N) ? load_b(B, gk, gn, N, K) : T(0);
     }
     __syncthreads();
 #pragma unroll
@@ -141,7 +166,7 @@ gemm_mfma(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, i
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int gm = m0 + wm * 32 + i * 16 + 4 * (lane / 16) + r, gn = n0 + wn * 32 + j * 16 + lane % 16;
-        if (gm < M && gn < N) C[static_cast<size_t>(gm) * N + gn] = from_f32(acc[i][j][r]);
+        if (gm < M && gn < N) C[static_cast<size_t>(gm) * N + gn] = from_f32(SCALED(acc[i][j][r], gn));
       }
 }
 #endif
