@@ -10,7 +10,6 @@
 // Prints a table and name=value lines: <q>_vs_gemm_<shape> = f32 gemm time / a8w8 time, both
 // tuned (> 1: the 8-bit kernel is faster), and the same against each one's default config.
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -80,15 +79,9 @@ struct Entry {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::size_t budget = 48;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      budget = 12;
-    } else {
-      std::fprintf(stderr, "usage: bench_cpu_a8w8 [--quick]\n");
-      return 2;
-    }
-  }
+  const std::optional<bool> quick = bench::quick_flag(argc, argv, "bench_cpu_a8w8");
+  if (!quick) return 2;
+  const std::size_t budget = *quick ? 12 : 48;
   try {
     auto backend = make_cpu_backend();
     const DeviceInfo dev = backend->devices().at(0);

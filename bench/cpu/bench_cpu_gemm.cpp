@@ -9,7 +9,6 @@
 #include <cblas.h>
 
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <map>
 #include <random>
@@ -71,15 +70,9 @@ Stats time_ktune(Backend& backend, const DeviceInfo& dev, const KernelFamily& fa
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      quick = true;
-    } else {
-      std::fprintf(stderr, "usage: bench_cpu_gemm [--quick]\n");
-      return 2;
-    }
-  }
+  const std::optional<bool> flag = bench::quick_flag(argc, argv, "bench_cpu_gemm");
+  if (!flag) return 2;
+  const bool quick = *flag;
   try {
     auto backend = make_cpu_backend();
     const DeviceInfo dev = backend->devices().at(0);

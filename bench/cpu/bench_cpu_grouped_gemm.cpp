@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -129,15 +128,9 @@ Problem expert_problem(const MoeShape& s, MoePass pass) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      quick = true;
-    } else {
-      std::fprintf(stderr, "usage: bench_cpu_grouped_gemm [--quick]\n");
-      return 2;
-    }
-  }
+  const std::optional<bool> flag = bench::quick_flag(argc, argv, "bench_cpu_grouped_gemm");
+  if (!flag) return 2;
+  const bool quick = *flag;
   try {
     auto backend = make_cpu_backend();
     const DeviceInfo dev = backend->devices().at(0);

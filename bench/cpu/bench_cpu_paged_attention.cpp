@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.h"
 #include "ktune/backends/cpu.h"
 #include "ktune/error.h"
 #include "ktune/tuner.h"
@@ -124,15 +125,9 @@ class Quiet : public TuneObserver {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      quick = true;
-    } else {
-      std::fprintf(stderr, "usage: bench_cpu_paged_attention [--quick]\n");
-      return 2;
-    }
-  }
+  const std::optional<bool> flag = bench::quick_flag(argc, argv, "bench_cpu_paged_attention");
+  if (!flag) return 2;
+  const bool quick = *flag;
   if (!__builtin_cpu_supports("avx2")) {
     std::fprintf(stderr, "bench_cpu_paged_attention: the read ceiling needs AVX2\n");
     return 1;

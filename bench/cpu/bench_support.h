@@ -1,7 +1,9 @@
 #pragma once
-// What the CPU benchmarks share: a family's space with some candidate lists replaced, and the
-// tuner's progress on stderr.
+// What the CPU benchmarks share: their one flag, a family's space with some candidate lists
+// replaced, and the tuner's progress on stderr.
 #include <cstdio>
+#include <cstring>
+#include <optional>
 #include <map>
 #include <string>
 #include <variant>
@@ -11,6 +13,19 @@
 #include "ktune/tuner.h"
 
 namespace ktune::bench {
+
+// `--quick` or nothing: true / false; anything else prints the usage and gives nullopt.
+inline std::optional<bool> quick_flag(int argc, char** argv, const char* program) {
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") != 0) {
+      std::fprintf(stderr, "usage: %s [--quick]\n", program);
+      return std::nullopt;
+    }
+    quick = true;
+  }
+  return quick;
+}
 
 // The space with some parameters' candidates replaced.
 inline SearchSpace restrict_space(const SearchSpace& space,
