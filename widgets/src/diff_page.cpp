@@ -12,6 +12,7 @@
 #include <QTableView>
 #include <QTextBrowser>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ktune/error.h"
 #include "ktune/widgets/qt_types.h"
@@ -237,8 +238,12 @@ void DiffPage::updateButtons() {
   const bool running = job_->isRunning();
   apply_->setEnabled(canApply() && !running);
   remeasure_->setText(running ? tr("Stop re-measuring") : tr("Re-measure"));
-  remeasure_->setEnabled(running || (backends_ && document_->results() && document_->metadata() && busy_.isEmpty() &&
-                                     !model_.diff().entries.empty()));
+  // Only keys whose registry config differs from the run's have a pair to time.
+  const auto& entries = model_.diff().entries;
+  const bool pairs = std::any_of(entries.begin(), entries.end(), [](const DiffEntry& e) {
+    return e.old_entry && !e.old_entry->config.same_values(e.new_entry.config);
+  });
+  remeasure_->setEnabled(running || (backends_ && document_->results() && document_->metadata() && busy_.isEmpty() && pairs));
   if (!busy_.isEmpty() && !running) remeasure_->setToolTip(tr("Not now: %1").arg(busy_));
 }
 
