@@ -6,7 +6,6 @@
 
 namespace ktune {
 
-
 std::vector<PairedVerdict> judge_on_device(const RunResults& run, const RunMetadata& metadata, const RegistryDiff& diff,
                                            Backend& backend, const DeviceInfo& device, const KernelFamily& family,
                                            const VerdictCallback& on_verdict) {
