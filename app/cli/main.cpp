@@ -61,6 +61,22 @@ KernelFamily pick_family(Backend& backend, const std::string& name, const std::s
   return backend.family(name);
 }
 
+// The shapes to use when none is given: the family's default shape ("" expands to every key
+// field's default), or an error that shows this family's own key fields.
+std::vector<std::string> shapes_or_default(const KernelFamily& family, const std::vector<std::string>& shapes,
+                                           const std::string& what) {
+  if (!shapes.empty()) return shapes;
+  std::string example, missing;
+  for (const auto& f : family.key_fields) {
+    example += (example.empty() ? "" : " ") + f.name + "=" + (f.default_value.empty() ? "4096" : f.default_value);
+    if (f.default_value.empty()) missing += (missing.empty() ? "" : ", ") + f.name;
+  }
+  if (!missing.empty())
+    throw InputError("give --shape (e.g. --shape \"" + example + "\") " + what + ": " + family.name +
+                     " has no default for " + missing);
+  return {""};
+}
+
 void print_table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> w;
   for (const auto& r : rows)
@@ -113,15 +129,13 @@ int cmd_space(Backend& backend, const Common& c, const std::string& family_name,
   for (const auto& k : space.constraints())
     std::cout << "  " << k.expr << (k.description.empty() ? "" : "  (" + k.description + ")") << '\n';
   const DeviceInfo device = find_device(backend, c.device);
-  std::vector<std::string> use = shapes;
-  if (use.empty()) {
-    // Pruning depends on the problem; count it for the family's default shape when it has one.
-    for (const auto& f : family.key_fields)
-      if (f.default_value.empty()) {
-        std::cout << "give --shape (e.g. --shape \"" << f.name << "=4096 ...\") to count the configs left after pruning\n";
-        return kExitOk;
-      }
-    use.push_back("");
+  // Pruning depends on the problem; without --shape it is counted for the family's default shape.
+  std::vector<std::string> use;
+  try {
+    use = shapes_or_default(family, shapes, "to count the configs left after pruning");
+  } catch (const InputError& e) {
+    std::cout << e.what() << '\n';
+    return kExitOk;
   }
   for (const auto& p : expand_shapes(family, use)) {
     Variables ctx = device.variables();
@@ -144,13 +158,14 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
              const RunMetadata* resumed, const cli::Given& given, const std::vector<Lane>& lanes = {}) {
   const ShardSpec shard = a.shard.empty() ? ShardSpec{} : parse_shard(a.shard);
   const KernelFamily family = pick_family(backend, a.family, a.kernel_spec);
-  if (a.shapes.empty() && !resumed) throw InputError("give at least one --shape, e.g. --shape \"M=16,64 N=4096 K=4096\"");
   if (a.noise_target <= 0 || a.noise_target >= 1) throw InputError("--noise-target must be in (0, 1), e.g. 0.01 for 1%");
   if (a.max_ms_per_config <= 0) throw InputError("--max-ms-per-config must be positive");
 
   TuneRequest req;
   req.family = family;
-  req.problems = expand_shapes(family, a.shapes, a.tp_size, tp_split_dim_from_string(a.tp_split_dim));
+  // A resumed run's shapes come from the run; otherwise none given tunes the family's default shape.
+  const std::vector<std::string> shapes = resumed ? a.shapes : shapes_or_default(family, a.shapes, "to tune");
+  req.problems = expand_shapes(family, shapes, a.tp_size, tp_split_dim_from_string(a.tp_split_dim));
   req.space = a.space_file.empty() ? family.default_space : SearchSpace::load(a.space_file);
   family.check_space(req.space);
   req.strategy = cli::strategy_spec(a);

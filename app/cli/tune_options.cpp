@@ -8,7 +8,7 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   auto* tune = app.add_subcommand("tune", "Tune a kernel family on a list of shapes");
   tune->add_option("family", a.family, "Kernel family (`ktune kernels`)");
   tune->add_option("--kernel-spec", a.kernel_spec, "Tune a user kernel described by a JSON spec (GPU backends)");
-  tune->add_option("--shape,-s", a.shapes, "Shape, e.g. \"M=1,16,64 N=4096 K=4096\"; lists expand to their product; repeatable")
+  tune->add_option("--shape,-s", a.shapes, "Shape, e.g. \"M=1,16,64 N=4096 K=4096\"; lists expand to their product; repeatable (default: the family's default shape, when every key field has a default)")
       ->take_all();
   tune->add_option("--space", a.space_file,
                    "Search space JSON file (default: the family's): candidate lists of integers, booleans or strings, "

@@ -192,7 +192,7 @@ class TestCli : public QObject {
     QTest::newRow("unknown kernel") << QStringList{"tune", "gemmm", "--shape", "M=1 N=8 K=8", "--no-save"} << "unknown kernel";
     QTest::newRow("unknown backend") << QStringList{"tune", "gemm", "--backend", "tpu", "--shape", "M=1 N=8 K=8"} << "unknown backend";
     QTest::newRow("bad shape") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 Q=8", "--no-save"} << "no field 'Q'";
-    QTest::newRow("no shape") << QStringList{"tune", "gemm", "--no-save"} << "--shape";
+    QTest::newRow("no shape") << QStringList{"tune", "gemm", "--no-save"} << "--shape \"M=4096 N=4096 K=4096 dtype=f32\") to tune: gemm has no default for M, N, K";
     QTest::newRow("bad method") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--method", "xprof", "--no-save"} << "--method";
     QTest::newRow("bad strategy") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--strategy", "magic", "--no-save"} << "strategy";
     QTest::newRow("bad noise") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--noise-target", "2", "--no-save"} << "noise";
