@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <tuple>
 
 #include "build_plan.h"
 #include "check.h"
@@ -173,11 +174,38 @@ void test_reduction() {
   CHECK(build(two, two.launches(), two.family().default_config).empty());
 }
 
+// Blocks too large for the registers a kernel would use get a register cap from their size, so
+// they run (spilling if they must) instead of failing at launch: on the H100 these convolution
+// configs took 164 registers per thread at 768 threads and 168 at 512, and were launch errors.
+void test_register_cap() {
+  const KernelSpec s = KernelSpec::load(kDir / "convolution.json", cuda_spec_dialect());
+  const Problem p = defaults(s);
+  const auto options = [&](const Config& c, const Variables& device) {
+    return cuda::plan_build(s, s.launches(), p, c, device).modules.at(0).options;
+  };
+  const auto has = [](const std::vector<std::string>& o, const std::string& x) { return std::find(o.begin(), o.end(), x) != o.end(); };
+  Config c = s.family().default_config;  // 32 x 8 threads: 255 registers fit, no cap
+  for (const auto& o : options(c, h100())) CHECK_MSG(o.rfind("--maxrregcount", 0) != 0, o);
+  for (const auto& [bx, by, ty, cap] : {std::tuple{48, 16, 8, "80"}, std::tuple{128, 4, 4, "128"}}) {
+    c.set("block_size_x", ParamValue(bx));
+    c.set("block_size_y", ParamValue(by));
+    c.set("tile_size_x", ParamValue(1));
+    c.set("tile_size_y", ParamValue(ty));
+    CHECK(has(options(c, h100()), std::string("--maxrregcount=") + cap));
+    Variables no_regs = h100();
+    no_regs.erase("regs_per_block");
+    for (const auto& o : options(c, no_regs)) CHECK_MSG(o.rfind("--maxrregcount", 0) != 0, o);
+    const std::string why = build(s, s.launches(), c);
+    CHECK_MSG(why.empty(), c.key() + ": " + why);
+  }
+}
+
 }  // namespace
 
 int main() {
   test_matmul();
   test_convolution();
   test_reduction();
+  test_register_cap();
   return ktune_test::finish("test_kernel_tuner_examples");
 }

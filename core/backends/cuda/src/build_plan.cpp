@@ -1,6 +1,7 @@
 #include "build_plan.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "ktune/measurement.h"
@@ -16,6 +17,12 @@ std::string n(double v) { return std::to_string(static_cast<long long>(v)); }
 // A qualified symbol ("ns::table") is mangled: NVRTC lowers it. A plain one keeps its name, and
 // is looked up in the cubin instead, so a module built without it (#if'd out) still compiles.
 bool qualified(const std::string& symbol) { return symbol.find("::") != std::string::npos; }
+
+// Registers are allocated per warp, 8 per thread at a time (sm_50 and later): what a block of
+// `threads` really holds of the register file when each thread uses `registers`.
+std::uint64_t allocated_registers(std::uint64_t registers, std::uint64_t threads) {
+  return (registers + 7) / 8 * 8 * ((threads + 31) / 32 * 32);
+}
 
 }  // namespace
 
@@ -45,6 +52,20 @@ BuildPlan plan_build(const KernelSpec& spec, const std::vector<SpecLaunch>& laun
     plan.launches.push_back(std::move(launch));
   }
   if (plan.launches.empty()) does_not_fit("no launch is active for this config");
+  // The block size is known before compiling, so registers are capped where a block would
+  // otherwise not get enough of them to launch at all (what __launch_bounds__ would say; one in
+  // the source wins over it): the config runs, spilling if it must, and is timed like any other.
+  // Without the cap, large blocks of unrolled kernels fail at launch (a tenth of the configs a
+  // random search tried of Kernel Tuner's convolution on the H100).
+  const double regs_per_block = limit("regs_per_block");
+  for (std::size_t m = 0; m < plan.modules.size(); ++m) {
+    std::uint64_t threads = 0;
+    for (const auto& l : plan.launches)
+      if (l.module == m) threads = std::max<std::uint64_t>(threads, l.geometry.threads());
+    if (regs_per_block <= 0 || threads == 0) continue;
+    const auto cap = static_cast<std::uint64_t>(regs_per_block) / allocated_registers(1, threads) * 8;
+    if (cap < 255) plan.modules[m].options.push_back("--maxrregcount=" + std::to_string(std::max<std::uint64_t>(cap, 16)));
+  }
   for (auto& m : plan.modules)
     for (const auto& [symbol, arg] : spec.constants())
       if (qualified(symbol)) m.names.push_back(symbol);
@@ -106,10 +127,11 @@ std::vector<std::vector<ConstantFill>> check_compiled(const KernelSpec& spec, co
       if (f == info.functions.end()) continue;  // the driver's own check at load time still applies
       const auto& g = l.geometry;
       if (regs_per_block > 0 && f->second.registers > 0 &&
-          static_cast<double>(f->second.registers) * static_cast<double>(g.threads()) > regs_per_block)
+          static_cast<double>(allocated_registers(static_cast<std::uint64_t>(f->second.registers), g.threads())) > regs_per_block)
         does_not_fit(g.entry + ": " + std::to_string(f->second.registers) + " registers per thread x " + std::to_string(g.threads()) +
-                     " threads = " + std::to_string(f->second.registers * g.threads()) + ", the device has " + n(regs_per_block) +
-                     " per block (regs_per_block)");
+                     " threads take " + std::to_string(allocated_registers(static_cast<std::uint64_t>(f->second.registers), g.threads())) +
+                     " (allocated 8 per thread, by warps), the device has " + n(regs_per_block) +
+                     " per block (regs_per_block; a __launch_bounds__ in the source overrides ktune's register cap)");
       if (optin >= 0 && static_cast<double>(g.shared_bytes + f->second.static_shared) > optin)
         does_not_fit(g.entry + ": " + std::to_string(f->second.static_shared) + " bytes of static + " +
                      std::to_string(g.shared_bytes) + " dynamic shared memory, the device allows " + n(optin) +

@@ -33,7 +33,9 @@ struct BuildPlan {
 
 // The active launches of `launches` for config `c`. Throws TrialFailure(LaunchError) when none is
 // active, a grid or block is empty, or a launch exceeds the device's max_threads_per_block or
-// smem_per_block_optin (when `device` has them); InputError from the spec's expressions.
+// smem_per_block_optin (when `device` has them); InputError from the spec's expressions. A module
+// whose largest block could not hold 255 registers per thread of the device's regs_per_block is
+// built with --maxrregcount at what it can hold.
 BuildPlan plan_build(const KernelSpec& spec, const std::vector<SpecLaunch>& launches, const Problem& p, const Config& c,
                      const Variables& device);
 
@@ -52,7 +54,7 @@ struct ConstantFill {
 // constants to fill after loading it. TrialFailure(CompileError) when the kernel reads a
 // __constant__ symbol without an initializer that the spec never fills, or the spec fills one the
 // module lacks or with more bytes than it holds; TrialFailure(LaunchError) when registers per
-// thread x threads exceed regs_per_block, or static + dynamic shared memory exceed
+// thread (allocated 8 at a time, by warps) x threads exceed regs_per_block, or static + dynamic shared memory exceed
 // smem_per_block_optin (when `device` has them).
 std::vector<std::vector<ConstantFill>> check_compiled(const KernelSpec& spec, const Problem& p, const Config& c,
                                                       const BuildPlan& plan, const std::vector<CompiledModule>& modules,
