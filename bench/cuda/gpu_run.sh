@@ -3,7 +3,7 @@
 # stages named on the command line, logging to one folder that ends up as $OUT/logs.tgz (the
 # device tool brings back at most 8 files). The machine has no Qt, muparser, nlohmann_json or
 # CLI11: they come from the carried .deps (see bench/cuda/RESULTS.md for how to make it).
-#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton
+#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt live remeasure
 #     [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
@@ -66,6 +66,21 @@ for s in "${stages[@]}"; do
         timeout 150 $k tune qmatmul --backend cuda --shape "batch=16 out=14336 in=4096" --max-samples 20 \
           --run-name h100_qmatmul --output-dir $L -q; ls -la $L/*; } 2>&1 | tee "$LOG/landscapes.log"
       tar czf "$OUT/landscapes.tgz" --exclude=.ktune.lock -C $L . ;;
+    live)  # issue 15: strategies searching Kernel Tuner's convolution live (7,296 configs, ~6 s of NVRTC each:
+      # too large for an exhaustive run here); LIVE_SEEDS, LIVE_STRATEGIES, LIVE_BUDGET; runs in $OUT/live_runs.tgz
+      k=build-gpu/app/cli/ktune; L=/tmp/live_runs; d=resources/kernels/cuda/examples/kernel_tuner; mkdir -p $L
+      for seed in ${LIVE_SEEDS:-1}; do for st in ${LIVE_STRATEGIES:-bayes genetic random}; do
+        timeout 190 $k tune --backend cuda --kernel-spec $d/convolution.json --shape "image_width=4096 image_height=4096" \
+          --warmup-ms 5 --strategy $st --budget ${LIVE_BUDGET:-100} --seed $seed --run-name conv_${st}_s$seed --output-dir $L -q \
+          2>&1 | grep -E "^trials:|^  \*"
+        echo "live $st seed $seed exit=${PIPESTATUS[0]} at ${SECONDS}s"
+      done; done 2>&1 | tee -a "$LOG/live.log"
+      tar czf "$OUT/live_runs.tgz" --exclude=.ktune.lock -C $L . ;;
+    remeasure)  # issue 15: `ktune apply --remeasure` on this GPU: a short gemm run judged against the shipped registry
+      k=build-gpu/app/cli/ktune; rm -rf /tmp/rm_reg /tmp/rm_runs && mkdir -p /tmp/rm_reg/cuda && cp tuned_data/cuda/*.json /tmp/rm_reg/cuda/
+      { timeout 120 $k tune gemm --backend cuda --shape "M=16,128 N=4096 K=4096" --strategy random --budget 12 --seed 3 \
+          --run-name g --output-dir /tmp/rm_runs --registry /tmp/rm_reg -q | tail -8
+        timeout 120 $k apply /tmp/rm_runs/g --registry /tmp/rm_reg --remeasure --dry-run; echo "apply exit=$?"; } 2>&1 | tee "$LOG/remeasure.log" ;;
     kt*)  # issue 15: Kernel Tuner's examples tuned exhaustively here, kept as landscapes ($OUT/kt_runs.tgz);
       # kt runs all three, kt_matmul|kt_convolution|kt_reduction one. A run cut by its timeout is journaled:
       # the same stage again resumes it.
