@@ -54,8 +54,8 @@ struct ConstantFill {
 // constants to fill after loading it. TrialFailure(CompileError) when the kernel reads a
 // __constant__ symbol without an initializer that the spec never fills, or the spec fills one the
 // module lacks or with more bytes than it holds; TrialFailure(LaunchError) when registers per
-// thread (allocated 8 at a time, by warps) x threads exceed regs_per_block, or static + dynamic shared memory exceed
-// smem_per_block_optin (when `device` has them).
+// thread (allocated 8 at a time, by warps) x threads exceed regs_per_block, or static + dynamic
+// shared memory exceed smem_per_block_optin (when `device` has them).
 std::vector<std::vector<ConstantFill>> check_compiled(const KernelSpec& spec, const Problem& p, const Config& c,
                                                       const BuildPlan& plan, const std::vector<CompiledModule>& modules,
                                                       const Variables& device);
