@@ -276,8 +276,8 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
       attention = attention || !req.shard.sharded();
       continue;
     }
-    char tf[32], base[48] = "-";
-    std::snprintf(tf, sizeof tf, "%.3f", r.best->tflops);
+    char tf[32] = "-", base[48] = "-";  // no FLOP count (a replayed spec kernel, a worker's family): "-"
+    if (r.best->tflops > 0) std::snprintf(tf, sizeof tf, "%.3f", r.best->tflops);
     if (const auto x = r.speedup()) std::snprintf(base, sizeof base, "%.2fx %s", *x, r.baseline_name.c_str());
     rows.push_back({r.problem.key(), r.best->config.key(), cli::format_ns(r.best->stats.median_ns), tf, base});
   }

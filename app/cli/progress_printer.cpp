@@ -97,8 +97,9 @@ void ProgressPrinter::on_event(const TuneEvent& e) {
           clear_bar();
           const auto& r = ev.result;
           if (r.best) {
-            std::fprintf(out_, "  best %s: %s  median %s  %.3f TFLOP/s", r.problem.key().c_str(),
-                         r.best->config.key().c_str(), format_ns(r.best->stats.median_ns).c_str(), r.best->tflops);
+            std::fprintf(out_, "  best %s: %s  median %s", r.problem.key().c_str(), r.best->config.key().c_str(),
+                         format_ns(r.best->stats.median_ns).c_str());
+            if (r.best->tflops > 0) std::fprintf(out_, "  %.3f TFLOP/s", r.best->tflops);
             if (const auto x = r.speedup()) std::fprintf(out_, "  %.2fx %s", *x, r.baseline_name.c_str());
             std::fputc('\n', out_);
           } else {
