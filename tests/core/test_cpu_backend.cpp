@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "cpu_test_support.h"
 #include "ktune/backends/cpu.h"
 #include "ktune/error.h"
 
@@ -67,11 +68,6 @@ class TestCpuBackend : public QObject {
   int hw_ = 1;
   int lanes_ = 4;
 
-  // One thread, and several when the machine has them (a parameter's values must be distinct).
-  std::vector<ParamValue> thread_counts() const {
-    if (hw_ == 1) return {1};
-    return {1, std::min(hw_, 3)};
-  }
 
  private:
   // Prepares and validates every config at atol = rtol = 1e-4; a failing one fails the test with
@@ -162,7 +158,7 @@ class TestCpuBackend : public QObject {
     const KernelFamily g = backend_->family("gemm");
     const SearchSpace space(
         {{"MR", {4, 6, 8, 14}}, {"NR", {8, 16, 32}}, {"vec", {4, 8, 16}}, {"MC", {28, 56}}, {"KC", {16, 40}},
-         {"NC", {32, 96}}, {"loop_order", {0, 1}}, {"threads", thread_counts()}},
+         {"NC", {32, 96}}, {"loop_order", {0, 1}}, {"threads", thread_counts(hw_)}},
         {{"vec <= simd_width_f32"}, {"ceil_div(NR, vec) * vec == NR && NR / vec <= 4"},
          {"MR * (NR / vec) + NR / vec + 1 <= (vec < simd_width_f32 ? 16 : simd_registers)"}});
     const Problem p = gemm_problem(M, 45, 83);
@@ -184,7 +180,7 @@ class TestCpuBackend : public QObject {
     QFETCH(int, batch);
     const KernelFamily q = backend_->family("qmatmul");
     const SearchSpace space({{"OB", {4, 12}}, {"IB", {16, 48}}, {"BT", {1, 2, 4, 8}}, {"U", {1, 2, 4}},
-                             {"vec", {4, 8, 16}}, {"threads", thread_counts()}},
+                             {"vec", {4, 8, 16}}, {"threads", thread_counts(hw_)}},
                             {{"vec <= simd_width_f32"}});
     const Problem p = qmm_problem(batch, 45, 83);
     const auto configs = space.enumerate(context(q, p, dev_));

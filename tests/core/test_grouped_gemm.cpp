@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "cpu_test_support.h"
 #include "grouped_gemm.h"
 #include "ktune/backends/cpu.h"
 #include "ktune/error.h"
@@ -88,10 +89,6 @@ class TestGroupedGemm : public QObject {
   int hw_ = 1;
   int lanes_ = 4;
 
-  std::vector<ParamValue> thread_counts() const {
-    if (hw_ == 1) return {1};
-    return {1, std::min(hw_, 3)};
-  }
 
  private slots:
   void initTestCase() {
@@ -176,7 +173,7 @@ class TestGroupedGemm : public QObject {
     const SearchSpace space = restrict_space(
         family_.default_space, {{"MR", {4, 6}}, {"NR", {lanes_, 2 * lanes_}}, {"vec", {lanes_}}, {"MC", {8, 64}},
                                 {"KC", {16, 128}}, {"NC", {32, 1024}}, {"NB", {24, 512}},
-                                {"threads", thread_counts()}});
+                                {"threads", thread_counts(hw_)}});
     // The equivalence constraints would drop the small blocks this test wants: enumerate raw.
     const SearchSpace raw(space.parameters(), {{"!(permute_x && permute_y)", "never both"}});
     const auto configs = raw.enumerate(context(family_, p, dev_));
