@@ -281,9 +281,7 @@ A8Plan plan_a8w8(const Config& config, QType q, OutType out, long M, int hw_thre
 bool run_a8w8(const A8Plan& p, const A8Operands& op, std::vector<AlignedBuffer<unsigned char>>& workspace,
               ThreadPool& pool, StopFlag& stop) {
   const int T = p.threads;
-  if (static_cast<int>(workspace.size()) < T) workspace.resize(T);
-  for (int t = 0; t < T; ++t)
-    if (workspace[t].size() < p.workspace_bytes_per_thread()) workspace[t].resize(p.workspace_bytes_per_thread());
+  reserve_per_thread(workspace, T, p.workspace_bytes_per_thread());
   pool.run(T, [&](int t) {
     const GridCell g = grid_cell(t, T, op.M, op.N, p.MR, p.NR);
     if (!g.empty()) a8w8_block(p, op, g.m0, g.m1, g.n0, g.n1, Workspace(p, workspace[t].data()), stop);

@@ -198,9 +198,7 @@ GemmPlan plan_blocking(const std::map<std::string, long>& v, int hw_threads, dou
 bool run_gemm(const GemmPlan& p, const GemmOperands& op, std::vector<AlignedBuffer<float>>& workspace,
               ThreadPool& pool, StopFlag& stop) {
   const int T = p.threads;
-  if (static_cast<int>(workspace.size()) < T) workspace.resize(T);
-  for (int t = 0; t < T; ++t)
-    if (workspace[t].size() < p.workspace_floats_per_thread()) workspace[t].resize(p.workspace_floats_per_thread());
+  reserve_per_thread(workspace, T, p.workspace_floats_per_thread());
 
   pool.run(T, [&](int t) {
     const GridCell g = grid_cell(t, T, op.M, op.N, p.MR, p.NR);

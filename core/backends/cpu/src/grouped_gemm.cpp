@@ -179,9 +179,7 @@ bool run_grouped_gemm(const GroupedPlan& plan, const std::vector<WorkItem>& work
                       std::vector<AlignedBuffer<float>>& workspace, ThreadPool& pool, StopFlag& stop) {
   const GemmPlan& g = plan.gemm;
   const int T = g.threads;
-  if (static_cast<int>(workspace.size()) < T) workspace.resize(T);
-  for (int t = 0; t < T; ++t)
-    if (workspace[t].size() < g.workspace_floats_per_thread()) workspace[t].resize(g.workspace_floats_per_thread());
+  reserve_per_thread(workspace, T, g.workspace_floats_per_thread());
   const long H = shape.hidden, I = shape.intermediate;
 
   // Unfused permutations: separate passes before and after the grouped product.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "ktune/config.h"
 
@@ -43,6 +44,15 @@ class AlignedBuffer {
   std::unique_ptr<T[], Free> data_;
   std::size_t size_ = 0;
 };
+
+// A launch's per-thread scratch: at least `threads` buffers of at least `n` elements each, kept
+// between launches so that warm samples allocate nothing.
+template <class T>
+void reserve_per_thread(std::vector<AlignedBuffer<T>>& buffers, int threads, std::size_t n) {
+  if (static_cast<int>(buffers.size()) < threads) buffers.resize(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t)
+    if (buffers[t].size() < n) buffers[t].resize(n);
+}
 
 // Shared by the threads of one launch: the first one to see the deadline pass stops them all.
 // A default-constructed time point (the clock's epoch, SampleRequest's default) means none.
