@@ -5,19 +5,6 @@
 
 namespace ktune::cli {
 
-std::string format_ns(double ns) {
-  char buf[32];
-  if (ns < 1e3)
-    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (ns < 1e6)
-    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  else if (ns < 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  return buf;
-}
-
 namespace {
 
 std::string format_duration(double s) {

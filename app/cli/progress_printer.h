@@ -25,6 +25,4 @@ class ProgressPrinter : public TuneObserver {
   double next_line_s_ = 0;
 };
 
-std::string format_ns(double ns);  // "12.3 us", "1.20 ms"
-
 }  // namespace ktune::cli

@@ -69,6 +69,9 @@ RegistryEntry registry_entry(const RunResults& run, const ResultEntry& r) {
   e.tp_size = r.problem.tp_size;
   if (e.tp_size > 1) e.tp_split_dim = to_string(r.problem.tp_split_dim);
   e.versions = run.versions;
+  e.chosen_by = r.choice.by;
+  e.search_median_ns = r.choice.search.median_ns;
+  e.flags = r.choice.flags;
   return e;
 }
 
@@ -94,6 +97,30 @@ double noise_threshold(double same_threshold, const std::vector<double>& a, cons
   return std::max(same_threshold, 2 * std::hypot(median_rel_std_error(a), median_rel_std_error(b)));
 }
 
+// Ratio, threshold and what they compare for an entry whose key the registry has. A re-measured
+// winner's median is taken in alternation with its rivals, a search's alone at another moment:
+// where the two entries were decided differently, their search medians are what compares (the
+// samples of those are not kept, so the fixed threshold alone tells noise).
+void compare_like_with_like(DiffEntry& d, double same_threshold) {
+  const RegistryEntry& old = *d.old_entry;
+  const RegistryEntry& now = d.new_entry;
+  const bool old_known = old.search_median_ns > 0;  // entries of ktune before the choice was recorded, imports: not
+  if (old_known && old.chosen_by != now.chosen_by) {
+    d.old_ns = old.search_median_ns;
+    d.new_ns = now.search_median_ns;
+    d.compared = "search medians";
+    d.threshold = same_threshold;
+  } else {
+    d.old_ns = old.latency_median_ns;
+    d.new_ns = now.latency_median_ns;
+    d.compared = !old_known ? "recorded medians"
+                 : now.chosen_by == ChosenBy::Remeasure ? "re-measure medians"
+                                                         : "search medians";
+    d.threshold = noise_threshold(same_threshold, old.samples_ns, now.samples_ns);
+  }
+  d.ratio = d.old_ns / d.new_ns;
+}
+
 Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, double same_threshold,
                      const std::vector<PairedVerdict>& paired) {
   Loaded out;
@@ -115,20 +142,23 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
     if (!(new_median > 0) || !std::isfinite(new_median))
       throw InputError("run " + run.run_name + ": result " + d.key + " has no valid median latency (" +
                        format("%g", new_median) + " ns); its results.json is damaged");
+    d.new_ns = new_median;
     if (const RegistryEntry* old = out.registry.find(d.family, d.key)) {
       d.old_entry = *old;
-      d.ratio = old->latency_median_ns / new_median;
-      d.threshold = noise_threshold(same_threshold, old->samples_ns, r.samples_ns);
+      compare_like_with_like(d, same_threshold);
       d.cls = classify(d.ratio, d.threshold);
       if (old->benchmarking_method != d.new_entry.benchmarking_method) d.cls = DiffClass::NotComparable;
       const auto v = std::find_if(paired.begin(), paired.end(),
                                   [&](const PairedVerdict& p) { return p.family == d.family && p.key == d.key; });
       if (v != paired.end() && !v->registry_samples_ns.empty() && !v->run_samples_ns.empty() &&
           v->registry_config.same_values(old->config)) {
-        d.ratio = summarize(v->registry_samples_ns).median_ns / summarize(v->run_samples_ns).median_ns;
+        d.old_ns = summarize(v->registry_samples_ns).median_ns;
+        d.new_ns = summarize(v->run_samples_ns).median_ns;
+        d.ratio = d.old_ns / d.new_ns;
         d.threshold = noise_threshold(same_threshold, v->registry_samples_ns, v->run_samples_ns);
         d.cls = classify(d.ratio, d.threshold);
         d.paired = true;
+        d.compared = "paired re-measure";
       }
     }
     out.diff.entries.push_back(std::move(d));
@@ -149,7 +179,7 @@ RegistryDiff diff_run(const RunResults& run, const fs::path& registry_root, doub
 
 namespace {
 
-std::string ratio_text(const DiffEntry& d) { return (d.paired ? "paired ratio " : "ratio ") + format("%.4f", d.ratio); }
+std::string ratio_text(const DiffEntry& d) { return "ratio " + format("%.4f", d.ratio) + " of " + d.compared; }
 
 // What applying would write and skip, against the registry as it is now.
 ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyOptions& options) {
@@ -178,6 +208,11 @@ ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyO
         options.keys.empty() || std::find(options.keys.begin(), options.keys.end(), d.key) != options.keys.end();
     if (!chosen) {
       skip(d, "not chosen");
+    } else if (d.new_entry.flags.any() && !options.accept_flagged) {
+      std::string flags;
+      for (const auto& f : d.new_entry.flags.names()) flags += (flags.empty() ? "" : ", ") + f;
+      skip(d, "flagged " + flags + ": its number may not hold (see the run's warnings); tune it again, or apply it "
+              "anyway with --accept-flagged");
     } else if (d.cls == DiffClass::Same) {
       skip(d, "same as the registry entry within noise (" + ratio_text(d) + ", threshold " +
                   format("%.1f", 100 * d.threshold) + "%)");

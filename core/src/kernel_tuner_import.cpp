@@ -216,6 +216,7 @@ void write_imported_run(const fs::path& run_dir, KernelTunerCache cache) {
     if (t.status != TrialStatus::Pruned) ++result.space_valid;
     if (t.status == TrialStatus::Ok && (!result.best || t.stats.median_ns < result.best->stats.median_ns)) result.best = t;
   }
+  if (result.best) result.choice = search_choice(*result.best, cache.metadata.measure.noise_target);
   store.finish({result}, "finished");
 }
 

@@ -43,6 +43,13 @@ RegistryEntry entry_from(const JsonPath& p) {
   if (const auto v = meta.find("versions"))
     v->for_each_member([&](const std::string& k, const JsonPath& x) { e.versions.emplace_back(k, x.string()); });
   e.imported_from = meta.string_or("imported_from", "");
+  if (const auto by = meta.find("chosen_by")) e.chosen_by = by->parse([](const json& v) { return chosen_by_from_string(v.get<std::string>()); });
+  if (const auto search = meta.find("search_median_ns")) e.search_median_ns = search->positive_number();
+  if (const auto flags = meta.find("flags")) {
+    std::vector<std::string> names;
+    flags->for_each_element([&](const JsonPath& f) { names.push_back(f.string()); });
+    e.flags = flags->parse([&](const json&) { return WinnerFlags::from_names(names); });
+  }
   return e;
 }
 
@@ -112,6 +119,11 @@ json RegistryEntry::to_json() const {
     meta["versions"] = v;
   }
   if (!imported_from.empty()) meta["imported_from"] = imported_from;
+  if (search_median_ns > 0) {
+    meta["chosen_by"] = to_string(chosen_by);
+    meta["search_median_ns"] = search_median_ns;
+  }
+  if (flags.any()) meta["flags"] = flags.names();
   return j;
 }
 

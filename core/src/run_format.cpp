@@ -203,8 +203,12 @@ Stats stats_from(const JsonPath& p) {
 json result_json(const ResultEntry& r) {
   json stats = stats_json(r.stats);
   stats["compile_time_s"] = r.compile_time_s;
-  json j = {{"problem", r.problem.to_json()}, {"key", r.problem.key()}, {"config", r.config.to_json()},
-            {"stats", stats},                {"tflops", r.tflops},     {"samples_ns", r.samples_ns}};
+  // "stats" and "samples_ns" are the numbers the winner was chosen by; "chosen_by" says which
+  // measurement that was, "search" keeps the search trial's own.
+  json j = {{"problem", r.problem.to_json()}, {"key", r.problem.key()},      {"config", r.config.to_json()},
+            {"stats", stats},                {"tflops", r.tflops},          {"samples_ns", r.samples_ns},
+            {"chosen_by", to_string(r.choice.by)}, {"trial_id", r.choice.trial_id}, {"search", stats_json(r.choice.search)},
+            {"flags", r.choice.flags.names()}};
   if (r.baseline) {
     json b = stats_json(*r.baseline);
     b["name"] = r.baseline_name;
@@ -220,6 +224,7 @@ json result_json(const ResultEntry& r) {
       json one = stats_json(m.stats);
       one["config"] = m.config.to_json();
       one["search_median_ns"] = m.search_median_ns;
+      one["samples_ns"] = m.samples_ns;
       group.push_back(one);
     }
     j["remeasured"] = group;
@@ -237,6 +242,16 @@ ResultEntry result_from(const JsonPath& p) {
   r.compile_time_s = p["stats"]["compile_time_s"].number();
   r.tflops = p["tflops"].number();
   r.samples_ns = p["samples_ns"].numbers();
+  // Runs written before the winner's choice was recorded: the search decided, with these numbers.
+  r.choice.search = r.stats;
+  if (p.has("chosen_by")) {
+    r.choice.by = chosen_by_from_string(p["chosen_by"].string());
+    r.choice.trial_id = p["trial_id"].integer();
+    r.choice.search = stats_from(p["search"]);
+    std::vector<std::string> flags;
+    p["flags"].for_each_element([&](const JsonPath& f) { flags.push_back(f.string()); });
+    r.choice.flags = p["flags"].parse([&](const json&) { return WinnerFlags::from_names(flags); });
+  }
   if (p.has("baseline")) {
     r.baseline = stats_from(p["baseline"]);
     r.baseline_name = p["baseline"]["name"].string();
@@ -245,7 +260,8 @@ ResultEntry result_from(const JsonPath& p) {
   if (p.has("remeasured"))
     for (std::size_t i = 0; i < p["remeasured"].size(); ++i) {
       const JsonPath m = p["remeasured"][i];
-      r.remeasured.push_back({m["config"].parse(Config::from_json), m["search_median_ns"].number(), stats_from(m)});
+      r.remeasured.push_back({m["config"].parse(Config::from_json), m["search_median_ns"].number(), stats_from(m),
+                              m.has("samples_ns") ? m["samples_ns"].numbers() : std::vector<double>{}});
     }
   return r;
 }

@@ -69,27 +69,44 @@ void check_same_run(const Shard& first, const Shard& other) {
                std::to_string(pb.report.valid) + " valid configs");
 }
 
+// The winner of the shard whose winner has the fastest deciding number (each shard re-measured
+// its own best few; across shards those numbers are the fairest there are), with that shard's
+// choice and baseline pairing; the fastest search trial for a problem no shard finished.
+// `trials` are the merged run's, in their new id order.
 ProblemResult result_for(const Problem& problem, const std::vector<const Trial*>& trials, const std::vector<Shard>& shards,
                          const RunMetadata& md) {
   ProblemResult r;
   r.problem = problem;
   for (const auto& p : md.pruning)
     if (p.problem == problem.key()) r.space_total = p.report.total, r.space_valid = p.report.valid;
-  for (const Trial* t : trials)
-    if (t->problem_key == problem.key() && t->status == TrialStatus::Ok &&
-        (!r.best || t->stats.median_ns < r.best->stats.median_ns))
+  const ResultEntry* chosen = nullptr;
+  for (const auto& s : shards)
+    if (s.results)
+      for (const auto& e : s.results->entries)
+        if (e.problem.key() == problem.key() && (!chosen || e.stats.median_ns < chosen->stats.median_ns)) chosen = &e;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    const Trial* t = trials[i];
+    if (t->problem_key != problem.key() || t->status != TrialStatus::Ok) continue;
+    if (chosen ? t->config == chosen->config : (!r.best || t->stats.median_ns < r.best->stats.median_ns)) {
       r.best = *t;
-  if (!r.best) return r;
-  // The baseline was timed in every shard, paired with that shard's best: keep the pairing of the winner's shard.
-  for (const auto& s : shards) {
-    if (!s.results) continue;
-    for (const auto& e : s.results->entries)
-      if (e.problem.key() == problem.key() && e.config == r.best->config) {
-        r.baseline_name = e.baseline_name;
-        r.baseline = e.baseline;
-        r.best_paired = e.best_paired;
-      }
+      r.best->id = static_cast<std::int64_t>(i);
+    }
   }
+  if (!r.best) return r;
+  if (!chosen) {
+    r.choice = search_choice(*r.best, md.measure.noise_target);
+    return r;
+  }
+  r.choice = chosen->choice;
+  r.choice.trial_id = r.best->id;
+  if (r.best->stats.median_ns > 0) r.best->gbps *= r.best->stats.median_ns / chosen->stats.median_ns;
+  r.best->stats = chosen->stats;
+  r.best->samples_ns = chosen->samples_ns;
+  r.best->tflops = chosen->tflops;
+  r.baseline_name = chosen->baseline_name;
+  r.baseline = chosen->baseline;
+  r.best_paired = chosen->best_paired;
+  r.remeasured = chosen->remeasured;
   return r;
 }
 

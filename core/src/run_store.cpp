@@ -227,6 +227,7 @@ void RunStore::finish(const std::vector<ProblemResult>& results, const std::stri
     e.config = r.best->config;
     e.stats = r.best->stats;
     e.samples_ns = r.best->samples_ns;
+    e.choice = r.choice;
     e.compile_time_s = r.best->compile_time_s;
     e.tflops = r.best->tflops;
     e.baseline_name = r.baseline_name;

@@ -30,4 +30,27 @@ Stats summarize(const std::vector<double>& samples_ns) {
   return s;
 }
 
+double robust_rel_error(const std::vector<double>& samples) {
+  const std::size_t n = samples.size();
+  if (n < 2) return INFINITY;
+  std::vector<double> s = samples;
+  std::nth_element(s.begin(), s.begin() + static_cast<long>(n / 2), s.end());
+  const double med = s[n / 2];
+  for (auto& x : s) x = std::abs(x - med);
+  std::nth_element(s.begin(), s.begin() + static_cast<long>(n / 2), s.end());
+  const double limit = 3 * 1.4826 * s[n / 2];
+  double sum = 0, sum2 = 0;
+  std::size_t kept = 0;
+  for (double x : samples)
+    if (limit == 0 || std::abs(x - med) <= limit) {
+      sum += x;
+      sum2 += x * x;
+      ++kept;
+    }
+  if (kept < 2) return INFINITY;
+  const double mean = sum / static_cast<double>(kept);
+  const double var = std::max(0.0, (sum2 - static_cast<double>(kept) * mean * mean) / static_cast<double>(kept - 1));
+  return mean > 0 ? std::sqrt(var / static_cast<double>(kept)) / mean : INFINITY;
+}
+
 }  // namespace ktune

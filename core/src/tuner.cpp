@@ -8,8 +8,10 @@
 
 #include "ktune/device_pool.h"
 #include "ktune/error.h"
+#include "ktune/run_options.h"
 #include "ktune/run_store.h"
 #include "ktune/version.h"
+#include "winner_round.h"
 
 namespace ktune {
 
@@ -18,77 +20,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// The baseline, timed in alternation with the problem's best config (or alone when no config
-// passed). A failing baseline is a note, not a failed run.
-void measure_baseline(ProblemSession& session, MeasureSettings settings, ProblemResult& result, TuneObserver& observer) {
-  settings.slow_abort = false;
-  try {
-    auto base = session.prepare_baseline();
-    if (!base) return;
-    result.baseline_name = session.baseline_name();
-    auto sample_base = [&](const SampleRequest& r) { return session.sample(*base, r); };
-    if (!result.best) {
-      result.baseline = measure(settings, sample_base, std::nullopt).stats;
-      return;
-    }
-    auto best = session.prepare(result.best->config);
-    const auto [b, a] = measure_pair(settings, [&](const SampleRequest& r) { return session.sample(*best, r); }, sample_base);
-    result.best_paired = b.stats;
-    result.baseline = a.stats;
-  } catch (const RunError&) {
-    throw;
-  } catch (const std::exception& e) {
-    observer.on_event(event::Log{"baseline " + session.baseline_name() + " failed on " + result.problem.key() + ": " + e.what()});
-  }
-}
-
-// The best `remeasure_top` ok configs of the search, timed again in alternation: the fastest of
-// those paired numbers becomes the problem's best, since one config's search timing, taken at
-// another moment, can be lucky. Nothing is recorded as a trial (the journal keeps one row per
-// config; resume replays it). A config that fails now is left out; if the group cannot be
-// measured, the search's best stands, with a note.
-void remeasure_best(ProblemSession& session, MeasureSettings settings, std::vector<Trial> ok, ProblemResult& result,
-                    TuneObserver& observer) {
-  const auto k = static_cast<std::size_t>(std::max(0, settings.remeasure_top));
-  if (k < 2 || ok.size() < 2) return;
-  std::stable_sort(ok.begin(), ok.end(), [](const Trial& a, const Trial& b) { return a.stats.median_ns < b.stats.median_ns; });
-  if (ok.size() > k) ok.resize(k);
-  settings.slow_abort = false;
-  const std::string pkey = result.problem.key();
-  try {
-    std::vector<Trial> kept;
-    std::vector<std::unique_ptr<PreparedKernel>> kernels;
-    for (auto& t : ok) {
-      try {
-        kernels.push_back(session.prepare(t.config));
-        kept.push_back(std::move(t));
-      } catch (const TrialFailure& e) {
-        observer.on_event(event::Log{"re-measure of " + pkey + ": " + t.config.key() + " failed to prepare again: " + e.what()});
-      }
-    }
-    if (kept.size() < 2) return;
-    std::vector<Sampler> samplers;
-    for (auto& kernel : kernels)
-      samplers.push_back([&session, k = kernel.get()](const SampleRequest& r) { return session.sample(*k, r); });
-    const auto outs = measure_alternating(settings, samplers);
-    std::size_t winner = 0;
-    for (std::size_t i = 0; i < kept.size(); ++i) {
-      result.remeasured.push_back({kept[i].config, kept[i].stats.median_ns, outs[i].stats});
-      if (outs[i].stats.median_ns < outs[winner].stats.median_ns) winner = i;
-    }
-    const bool changed = !(kept[winner].config == result.best->config);
-    result.best = kept[winner];
-    observer.on_event(event::Log{"re-measured the best " + std::to_string(kept.size()) + " of " + pkey +
-                                 " in alternation: " + kept[winner].config.key() +
-                                 (changed ? " wins, not the search's best" : " stays the best")});
-  } catch (const RunError&) {
-    throw;
-  } catch (const std::exception& e) {
-    result.remeasured.clear();
-    observer.on_event(event::Log{"re-measure of " + pkey + " failed, the search's best stands: " + e.what()});
-  }
-}
 
 // Seconds each problem's search took in the sessions recorded in `trials` (for a time budget on
 // resume). trials.csv keeps start times only: a trial lasted until the next one started in the
@@ -179,6 +110,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
   if (req.problems.size() > kMaxProblems)
     throw InputError(std::to_string(req.problems.size()) + " problems to tune, more than " + std::to_string(kMaxProblems) +
                      " in one run; split the shapes over several runs or tune fewer values per field");
+  validate(req.settings());  // whatever front end asked: run_metadata.json must read back
 
   const std::vector<Problem> problems = unique_problems(req.problems);
   if (problems.size() < req.problems.size())
@@ -354,8 +286,8 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
           strategy->report(it != already.end() ? it->second : finished.at(c.key()));
         }
       }
-      if (!cancelled_ && result.best) remeasure_best(devices.session(0), req.measure, std::move(ran), result, observer);
-      if (!cancelled_) measure_baseline(devices.session(0), req.measure, result, observer);
+      if (result.best) result.choice = search_choice(*result.best, req.measure.noise_target);
+      if (!cancelled_) detail::decide_winner(devices.session(0), req.measure, std::move(ran), flops, bytes, result, observer);
       observer.on_event(event::ProblemFinished{result});
       summary.results.push_back(std::move(result));
     }

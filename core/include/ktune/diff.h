@@ -32,6 +32,13 @@ struct DiffEntry {
   // ratio and threshold come from a paired re-measurement of both configs (PairedVerdict), not
   // from the recorded medians.
   bool paired = false;
+  // The two numbers the ratio compares, always of one kind: the winners' re-measures, their
+  // searches' own timings (when one side was re-measured and the other not, both search medians),
+  // entries' recorded medians (older entries and imports), or the paired re-measure of both
+  // configs now; `compared` says which, for every front end to show ("re-measure medians",
+  // "search medians", "recorded medians", "paired re-measure").
+  double old_ns = 0, new_ns = 0;
+  std::string compared;
 };
 
 // A key judged again with fresh numbers: the registry's config and the run's, timed side by side
@@ -63,6 +70,7 @@ struct ApplyOptions {
   // Problem keys to apply; empty = every new or faster one (and, with force, every slower one).
   std::vector<std::string> keys;
   bool force = false;             // allow replacing an entry with a slower or not comparable one
+  bool accept_flagged = false;    // apply entries whose number is flagged (noisy, re-measure disagrees)
   bool allow_unfinished = false;  // apply a run that is not finished (cancelled, failed, running)
   bool dry_run = false;
   double same_threshold = 0.02;
@@ -80,7 +88,7 @@ struct ApplyReport {
 
 // Applies the chosen keys atomically. A run whose state is not "finished" is an InputError
 // unless options.allow_unfinished: its results are partial. Slower and not comparable entries
-// are skipped unless force; same ones are
+// are skipped unless force; flagged ones (WinnerFlags) unless accept_flagged; same ones are
 // skipped (nothing to change). Unknown keys in options.keys are an InputError. Nothing is
 // written when dry_run or when nothing changes; otherwise the registry file is written once, its
 // previous version kept as <file>.bak, under an exclusive lock (.<file>.lock beside it) so that

@@ -17,6 +17,7 @@
 #include "ktune/config.h"
 #include "ktune/problem.h"
 #include "ktune/search_space.h"
+#include "ktune/winner.h"
 
 namespace ktune {
 
@@ -39,6 +40,12 @@ struct RegistryEntry {
   // Driver, toolkit and compiler versions it was measured with (the backend's versions()).
   std::vector<std::pair<std::string, std::string>> versions;
   std::string imported_from;  // "tpu-tune FILE" for an imported entry
+  // Which measurement the latencies and samples above are (the winner's paired re-measure, or
+  // the search's own timing), the search's median beside them, and what made the number doubtful
+  // (ResultEntry::choice). Older entries and imports: chosen by search, search median 0.
+  ChosenBy chosen_by = ChosenBy::Search;
+  double search_median_ns = 0;
+  WinnerFlags flags;
 
   nlohmann::json to_json() const;
   static RegistryEntry from_json(const nlohmann::json& j);  // throws InputError

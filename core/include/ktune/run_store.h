@@ -22,6 +22,7 @@
 #include "ktune/search_space.h"
 #include "ktune/strategy.h"
 #include "ktune/trial.h"
+#include "ktune/winner.h"
 
 namespace ktune {
 
@@ -76,12 +77,14 @@ struct RunMetadata : RunSettings {
   static RunMetadata from_json(const nlohmann::json& j);  // throws InputError
 };
 
-// One row of results.json: the best config of one problem.
+// One row of results.json: the winner of one problem, with the stats and samples it was chosen
+// by (its re-measure's when choice.by is Remeasure; choice.search keeps its search numbers).
 struct ResultEntry {
   Problem problem;
   Config config;
   Stats stats;
   std::vector<double> samples_ns;
+  Choice choice;
   double compile_time_s = 0;
   double tflops = 0;
   std::string baseline_name;

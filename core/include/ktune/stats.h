@@ -15,4 +15,10 @@ struct Stats {
 
 Stats summarize(const std::vector<double>& samples_ns);
 
+// Relative standard error of the mean after dropping outliers beyond 3 robust sigmas of the
+// median, so one slow sample (an interrupt, a clock change) does not keep a measurement running
+// to its cap. When most samples tie (coarse timers), the MAD is zero and nothing is dropped.
+// What the noise target is held against; infinity for fewer than two samples.
+double robust_rel_error(const std::vector<double>& samples_ns);
+
 }  // namespace ktune

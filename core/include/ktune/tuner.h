@@ -20,6 +20,7 @@
 #include "ktune/search_space.h"
 #include "ktune/strategy.h"
 #include "ktune/trial.h"
+#include "ktune/winner.h"
 
 namespace ktune {
 
@@ -37,12 +38,17 @@ struct TuneRequest : RunSettings {
 // Best result of one problem.
 struct ProblemResult {
   Problem problem;
-  std::optional<Trial> best;      // none when no config passed
+  // The winner (none when no config passed): its search trial (id, config, compile time) with the
+  // stats, samples, TFLOP/s and GB/s it was chosen by, which are its re-measure's when
+  // choice.by is Remeasure; choice.search keeps the search trial's own stats.
+  std::optional<Trial> best;
+  Choice choice;
   std::uint64_t space_total = 0, space_valid = 0;
   std::string baseline_name;      // "cuBLAS", "OpenBLAS" or empty
-  // The baseline and the best config, re-measured in alternation after the search (measure_pair):
-  // the speedup compares them under the same clocks, which the search's own timing of the best,
-  // taken at another moment, would not.
+  // The baseline and the best config, timed in alternation after the search (in the re-measure's
+  // group, so best_paired is then best->stats; alone with the best otherwise): the speedup
+  // compares them under the same clocks, which the search's own timing of the best, taken at
+  // another moment, would not.
   std::optional<Stats> baseline;
   std::optional<Stats> best_paired;
   // The best few configs of the search timed again in alternation (MeasureSettings::remeasure_top),
