@@ -1,6 +1,6 @@
 #pragma once
-// A backend for tests of how a search ends, whose configs take fixed, scripted
-// times: one lucky in the search and slow after, steady ones, and a noisy one.
+// A backend for tests of how a search ends, whose configs take fixed, scripted times: one lucky in
+// the search and slow after, steady ones, and a noisy one.
 #include <memory>
 #include <string>
 
@@ -8,51 +8,47 @@
 
 namespace ktune::test {
 
-// Configs x=1..5. x=1 is lucky during the search (its first 6 samples on the
-// backend: 90 ns) and slow ever after (120 ns, in later sessions too); x=2
-// always takes 100 ns, x=3 110 ns, x=4 200 ns; x=5 is noisy: 50 ns, then 500
-// ns, in turn (a median of 50 ns that never reaches a noise target). Which
-// config each sample ran is kept, to see the alternation.
+// Configs x=1..5. x=1 is lucky during the search (its first 6 samples on the backend: 90 ns) and
+// slow ever after (120 ns, in later sessions too); x=2 always takes 100 ns, x=3 110 ns, x=4 200
+// ns; x=5 is noisy: 50, 50, 500 ns over and over (a median of 50 ns in any five samples, which
+// never reach a noise target). Which config each sample ran is kept, to see the alternation.
 struct Fixed : PreparedKernel {
   int x = 0;
 };
 class LuckySession : public ProblemSession {
-public:
-  LuckySession(int &lucky_samples, std::string &order)
-      : order(order), lucky_samples(lucky_samples) {}
-  std::unique_ptr<PreparedKernel> prepare(const Config &c) override {
+ public:
+  LuckySession(int& lucky_samples, std::string& order) : order(order), lucky_samples(lucky_samples) {}
+  std::unique_ptr<PreparedKernel> prepare(const Config& c) override {
     auto k = std::make_unique<Fixed>();
     k->x = static_cast<int>(c.get("x"));
     return k;
   }
-  Validation validate(PreparedKernel &, const Tolerance &) override {
-    return {};
-  }
-  double sample(PreparedKernel &pk, const SampleRequest &) override {
-    const int x = static_cast<Fixed &>(pk).x;
+  Validation validate(PreparedKernel&, const Tolerance&) override { return {}; }
+  double sample(PreparedKernel& pk, const SampleRequest&) override {
+    const int x = static_cast<Fixed&>(pk).x;
     order += static_cast<char>('0' + x);
     switch (x) {
-    case 1:
-      return ++lucky_samples <= 6 ? 90 : 120;
-    case 2:
-      return 100;
-    case 3:
-      return 110;
-    case 5:
-      return ++noisy_samples % 2 ? 50 : 500;
-    default:
-      return 200;
+      case 1:
+        return ++lucky_samples <= 6 ? 90 : 120;
+      case 2:
+        return 100;
+      case 3:
+        return 110;
+      case 5:
+        return ++noisy_samples % 3 ? 50 : 500;
+      default:
+        return 200;
     }
   }
-  std::string &order;
+  std::string& order;
 
-private:
-  int &lucky_samples;
+ private:
+  int& lucky_samples;
   int noisy_samples = 0;
 };
 
 class LuckyBackend : public Backend {
-public:
+ public:
   std::string name() const override { return "testlucky"; }
   std::vector<DeviceInfo> devices() override {
     DeviceInfo d;
@@ -68,14 +64,12 @@ public:
     f.default_space = SearchSpace({{"x", {1, 2, 3, 4}, ""}}, {});
     return {f};
   }
-  std::unique_ptr<ProblemSession> open(const DeviceInfo &, const KernelFamily &,
-                                       const Problem &,
-                                       std::uint64_t) override {
+  std::unique_ptr<ProblemSession> open(const DeviceInfo&, const KernelFamily&, const Problem&, std::uint64_t) override {
     return std::make_unique<LuckySession>(lucky_samples, order);
   }
   int lucky_samples = 0;
-  std::string order; // the sessions' samples, kept by the backend: a session
-                     // ends with its problem
+  std::string order;  // the sessions' samples, kept by the backend: a session
+                      // ends with its problem
 };
 
-} // namespace ktune::test
+}  // namespace ktune::test

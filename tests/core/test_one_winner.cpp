@@ -1,8 +1,7 @@
-// One winner, one number: the config a problem's re-measure crowns is the
-// winner in results.json, the registry and the diff, with the stats it was
-// chosen by (its search's kept beside them, labelled); a winner whose number is
-// doubtful (samples that never reached the noise target, a re-measure far off
-// its search) is flagged everywhere and not applied unless asked, and a noisy
+// One winner, one number: the config a problem's re-measure crowns is the winner in results.json,
+// the registry and the diff, with the stats it was chosen by (its search's kept beside them,
+// labelled); a winner whose number is doubtful (samples that never reached the noise target, a
+// re-measure far off its search) is flagged everywhere and not applied unless asked, and a noisy
 // config cannot win over a quiet one.
 #include <QTemporaryDir>
 #include <QtTest>
@@ -26,8 +25,7 @@ class TestOneWinner : public QObject {
   QTemporaryDir dir_;
   fs::path root() const { return dir_.path().toStdString(); }
 
-  TuneRequest lucky(LuckyBackend &b, std::vector<ParamValue> xs, int top,
-                    const std::string &name) {
+  TuneRequest lucky(LuckyBackend& b, std::vector<ParamValue> xs, int top, const std::string& name) {
     TuneRequest req;
     req.family = b.family("lucky");
     req.problems = expand_shape(req.family, "n=1");
@@ -41,21 +39,19 @@ class TestOneWinner : public QObject {
     return req;
   }
 
-  static std::vector<std::string> warnings(const Recorder &rec) {
+  static std::vector<std::string> warnings(const Recorder& rec) {
     std::vector<std::string> out;
-    for (const auto &l : rec.all<event::Log>())
-      if (l.message.rfind("warning: ", 0) == 0)
-        out.push_back(l.message);
+    for (const auto& l : rec.all<event::Log>())
+      if (l.message.rfind("warning: ", 0) == 0) out.push_back(l.message);
     return out;
   }
 
-private slots:
+ private slots:
   void theWinnerCarriesTheNumberItWasChosenBy() {
     LuckyBackend b;
     Recorder rec;
-    const RunSummary s =
-        Tuner(b, b.devices()[0]).run(lucky(b, {1, 2, 3, 4}, 3, "chosen"), rec);
-    const ProblemResult &r = s.results.front();
+    const RunSummary s = Tuner(b, b.devices()[0]).run(lucky(b, {1, 2, 3, 4}, 3, "chosen"), rec);
+    const ProblemResult& r = s.results.front();
     QCOMPARE(r.best->config.key(), std::string("x=2"));
     QCOMPARE(r.choice.by, ChosenBy::Remeasure);
     QCOMPARE(r.best->stats.median_ns, 100.0);
@@ -65,32 +61,27 @@ private slots:
     // The winner's row in the journal is named, with its search numbers.
     const auto trials = RunStore::read_trials(root() / "chosen");
     const auto row =
-        std::find_if(trials.begin(), trials.end(),
-                     [&](const Trial &t) { return t.id == r.choice.trial_id; });
+        std::find_if(trials.begin(), trials.end(), [&](const Trial& t) { return t.id == r.choice.trial_id; });
     QVERIFY(row != trials.end());
     QCOMPARE(row->config.key(), std::string("x=2"));
     QCOMPARE(r.choice.search.median_ns, row->stats.median_ns);
 
-    // results.json, read back, and the registry entry apply writes hold the
-    // same number and say how it was measured.
+    // results.json, read back, and the registry entry apply writes hold the same number and say how
+    // it was measured.
     const RunResults saved = RunStore::read_results(root() / "chosen");
-    const ResultEntry &e = saved.entries.front();
+    const ResultEntry& e = saved.entries.front();
     QCOMPARE(e.config.key(), std::string("x=2"));
     QCOMPARE(e.stats.median_ns, 100.0);
     QCOMPARE(e.choice.by, ChosenBy::Remeasure);
     QCOMPARE(e.choice.trial_id, r.choice.trial_id);
-    const nlohmann::json j = nlohmann::json::parse(
-        read_text_file(root() / "chosen" / "results.json"));
-    QCOMPARE(j["results"][0]["chosen_by"].get<std::string>(),
-             std::string("remeasure"));
-    QCOMPARE(j["results"][0]["search"]["latency_median_ns"].get<double>(),
-             100.0);
-    QCOMPARE(j["results"][0]["remeasured"][1]["samples_ns"].size(),
-             std::size_t(5));
+    const nlohmann::json j = nlohmann::json::parse(read_text_file(root() / "chosen" / "results.json"));
+    QCOMPARE(j["results"][0]["chosen_by"].get<std::string>(), std::string("remeasure"));
+    QCOMPARE(j["results"][0]["search"]["latency_median_ns"].get<double>(), 100.0);
+    QCOMPARE(j["results"][0]["remeasured"][1]["samples_ns"].size(), std::size_t(5));
     const ApplyReport rep = apply_run(saved, root() / "reg", {});
     QCOMPARE(rep.written.size(), std::size_t(1));
     const Registry reg = Registry::load(rep.registry_file);
-    const RegistryEntry *entry = reg.find("lucky", "n=1");
+    const RegistryEntry* entry = reg.find("lucky", "n=1");
     QVERIFY(entry);
     QCOMPARE(entry->latency_median_ns, 100.0);
     QCOMPARE(entry->chosen_by, ChosenBy::Remeasure);
@@ -98,15 +89,13 @@ private slots:
     QCOMPARE(entry->samples_ns, r.best->samples_ns);
   }
 
-  // x=1's search (90 ns) was lucky; alone against the slow x=4 it wins the
-  // re-measure at 120 ns, a third off its search: flagged, warned, and not
-  // applied unless asked.
+  // x=1's search (90 ns) was lucky; alone against the slow x=4 it wins the re-measure at 120 ns, a
+  // third off its search: flagged, warned, and not applied unless asked.
   void aRemeasureFarFromTheSearchIsFlaggedAndNotApplied() {
     LuckyBackend b;
     Recorder rec;
-    const RunSummary s =
-        Tuner(b, b.devices()[0]).run(lucky(b, {1, 4}, 3, "disagree"), rec);
-    const ProblemResult &r = s.results.front();
+    const RunSummary s = Tuner(b, b.devices()[0]).run(lucky(b, {1, 4}, 3, "disagree"), rec);
+    const ProblemResult& r = s.results.front();
     QCOMPARE(r.best->config.key(), std::string("x=1"));
     QCOMPARE(r.best->stats.median_ns, 120.0);
     QCOMPARE(r.choice.search.median_ns, 90.0);
@@ -114,21 +103,18 @@ private slots:
     QVERIFY(!r.choice.flags.noisy);
     const auto said = warnings(rec);
     QCOMPARE(said.size(), std::size_t(1));
-    QVERIFY2(said[0].find("n=1") != std::string::npos &&
-                 said[0].find("120 ns") != std::string::npos &&
+    QVERIFY2(said[0].find("n=1") != std::string::npos && said[0].find("120 ns") != std::string::npos &&
                  said[0].find("90 ns") != std::string::npos,
              said[0].c_str());
 
     const RunResults saved = RunStore::read_results(root() / "disagree");
-    QCOMPARE(saved.entries.front().choice.flags.names(),
-             std::vector<std::string>{"remeasure_disagrees"});
+    QCOMPARE(saved.entries.front().choice.flags.names(), std::vector<std::string>{"remeasure_disagrees"});
     const RegistryDiff diff = diff_run(saved, root() / "reg-flagged");
     QVERIFY(diff.entries.front().new_entry.flags.disagrees);
     ApplyReport rep = apply_run(saved, root() / "reg-flagged", {});
     QVERIFY(rep.written.empty());
     QCOMPARE(rep.skipped.size(), std::size_t(1));
-    QVERIFY2(rep.skip_reasons[0].find("--accept-flagged") != std::string::npos,
-             rep.skip_reasons[0].c_str());
+    QVERIFY2(rep.skip_reasons[0].find("--accept-flagged") != std::string::npos, rep.skip_reasons[0].c_str());
     QVERIFY(!fs::exists(rep.registry_file));
     ApplyOptions accept;
     accept.accept_flagged = true;
@@ -139,16 +125,14 @@ private slots:
     QCOMPARE(reg.find("lucky", "n=1")->latency_median_ns, 120.0);
   }
 
-  // x=5's median (50 ns) is the fastest, but its samples never reach the noise
-  // target: the quiet x=2 wins the re-measure. Without a re-measure, x=5 wins,
-  // flagged noisy.
+  // x=5's median (50 ns) is the fastest, but its samples never reach the noise target: the quiet
+  // x=2 wins the re-measure. Without a re-measure, x=5 wins, flagged noisy.
   void aNoisyConfigCannotWinOverAQuietOne() {
     {
       LuckyBackend b;
       Recorder rec;
-      const RunSummary s =
-          Tuner(b, b.devices()[0]).run(lucky(b, {2, 3, 5}, 3, "noisy3"), rec);
-      const ProblemResult &r = s.results.front();
+      const RunSummary s = Tuner(b, b.devices()[0]).run(lucky(b, {2, 3, 5}, 3, "noisy3"), rec);
+      const ProblemResult& r = s.results.front();
       QCOMPARE(r.best->config.key(), std::string("x=2"));
       QCOMPARE(r.remeasured.size(), std::size_t(3));
       QVERIFY(!r.choice.flags.any());
@@ -156,9 +140,8 @@ private slots:
     {
       LuckyBackend b;
       Recorder rec;
-      const RunSummary s =
-          Tuner(b, b.devices()[0]).run(lucky(b, {2, 3, 5}, 0, "noisy0"), rec);
-      const ProblemResult &r = s.results.front();
+      const RunSummary s = Tuner(b, b.devices()[0]).run(lucky(b, {2, 3, 5}, 0, "noisy0"), rec);
+      const ProblemResult& r = s.results.front();
       QCOMPARE(r.best->config.key(), std::string("x=5"));
       QCOMPARE(r.choice.by, ChosenBy::Search);
       QVERIFY(r.choice.flags.noisy);
@@ -169,52 +152,45 @@ private slots:
     }
   }
 
-  // A lone config whose search samples are noisy is timed again (it cannot win
-  // on that number); still noisy, it wins flagged.
+  // A lone config whose search samples are noisy is timed again (it cannot win on that number);
+  // still noisy, it wins flagged.
   void aLoneNoisyBestIsRemeasured() {
     LuckyBackend b;
     Recorder rec;
-    const RunSummary s =
-        Tuner(b, b.devices()[0]).run(lucky(b, {5}, 3, "lone"), rec);
-    const ProblemResult &r = s.results.front();
+    const RunSummary s = Tuner(b, b.devices()[0]).run(lucky(b, {5}, 3, "lone"), rec);
+    const ProblemResult& r = s.results.front();
     QCOMPARE(r.remeasured.size(), std::size_t(1));
     QCOMPARE(r.choice.by, ChosenBy::Remeasure);
     QVERIFY(r.choice.flags.noisy);
   }
 
-  // The baseline is timed in the re-measure's round, so its pairing and the
-  // winner's number are one measurement: best_paired is the winner's stats.
+  // The baseline is timed in the re-measure's round, so its pairing and the winner's number are one
+  // measurement: best_paired is the winner's stats.
   void theBaselineIsPairedInTheSameRound() {
     AxpyBackend b;
     Recorder rec;
     std::string sampled;
-    rec.hook = [&](const TuneEvent &e) {
-      if (std::holds_alternative<event::ProblemFinished>(e))
-        sampled = b.last->sampled;
+    rec.hook = [&](const TuneEvent& e) {
+      if (std::holds_alternative<event::ProblemFinished>(e)) sampled = b.last->sampled;
     };
     TuneRequest req = request(b, "n=4096", b.family("axpy").default_space);
     const RunSummary s = Tuner(b, b.devices()[0]).run(req, rec);
-    const ProblemResult &r = s.results.front();
+    const ProblemResult& r = s.results.front();
     QCOMPARE(r.remeasured.size(), std::size_t(3));
     QVERIFY(r.baseline && r.best_paired);
     QCOMPARE(r.best_paired->median_ns, r.best->stats.median_ns);
-    QVERIFY2(sampled.find("...B...B...B") != std::string::npos,
-             sampled.c_str());
+    QVERIFY2(sampled.find("...B...B...B") != std::string::npos, sampled.c_str());
   }
 
-  // A registry entry decided by its search and a run decided by a re-measure
-  // compare their search medians, and the diff says so; two re-measured ones
-  // compare their re-measures.
+  // A registry entry decided by its search and a run decided by a re-measure compare their search
+  // medians, and the diff says so; two re-measured ones compare their re-measures.
   void theDiffComparesLikeWithLike() {
     LuckyBackend b;
     Recorder rec;
     Tuner(b, b.devices()[0]).run(lucky(b, {2, 3}, 0, "by-search"), rec);
-    QVERIFY(!apply_run(RunStore::read_results(root() / "by-search"),
-                       root() / "reg-like", {})
-                 .written.empty());
+    QVERIFY(!apply_run(RunStore::read_results(root() / "by-search"), root() / "reg-like", {}).written.empty());
     Tuner(b, b.devices()[0]).run(lucky(b, {2, 3}, 3, "by-remeasure"), rec);
-    const RunResults remeasured =
-        RunStore::read_results(root() / "by-remeasure");
+    const RunResults remeasured = RunStore::read_results(root() / "by-remeasure");
     RegistryDiff diff = diff_run(remeasured, root() / "reg-like");
     QCOMPARE(diff.entries.front().compared, std::string("search medians"));
     QCOMPARE(diff.entries.front().old_ns, 100.0);
