@@ -140,7 +140,7 @@ class TestCli : public QObject {
     QCOMPARE(d.code, 0);
     QCOMPARE(d.out.count(QRegularExpression("^new ", QRegularExpression::MultilineOption)), 2);
 
-    const Result a = run({"apply", runs + "/t1", "--registry", registry});
+    const Result a = run({"apply", runs + "/t1", "--registry", registry, "--accept-flagged"});
     QVERIFY2(a.code == 0, qPrintable(a.out + a.err));
     const QStringList files = QDir(registry + "/cpu").entryList({"*.json"}, QDir::Files);
     QCOMPARE(files.size(), 1);
@@ -150,7 +150,7 @@ class TestCli : public QObject {
     QVERIFY(doc["entries"].toObject()["gemm"].toObject().contains("M=16,N=64,K=64,dtype=f32"));
 
     // Applying the same run again changes nothing.
-    const Result again = run({"apply", runs + "/t1", "--registry", registry});
+    const Result again = run({"apply", runs + "/t1", "--registry", registry, "--accept-flagged"});
     QCOMPARE(again.code, 0);
     QVERIFY(again.out.contains("unchanged"));
     QCOMPARE(readAll(regFile), before);
@@ -224,7 +224,7 @@ class TestCli : public QObject {
     QVERIFY(!files.isEmpty());
     const QString regFile = reg + "/cpu/" + files[0];
     writeAll(regFile, "{\"ktune_registry\": 1, \"entries\": [oops");
-    r = run({"apply", runs + "/t1", "--registry", reg});
+    r = run({"apply", runs + "/t1", "--registry", reg, "--accept-flagged"});
     QCOMPARE(r.code, 2);
     QVERIFY(r.err.contains(files[0]));
     QCOMPARE(readAll(regFile), QByteArray("{\"ktune_registry\": 1, \"entries\": [oops"));
@@ -322,11 +322,11 @@ class TestCli : public QObject {
     const Result d = run({"diff", runs + "/partial", "--registry", reg});
     QCOMPARE(d.code, 0);
     QVERIFY2(d.out.contains("run partial: cancelled (8 of 8 configs measured): its results are partial"), qPrintable(d.out));
-    const Result a = run({"apply", runs + "/partial", "--registry", reg});
+    const Result a = run({"apply", runs + "/partial", "--registry", reg, "--accept-flagged"});
     QCOMPARE(a.code, 2);
     QVERIFY2(a.err.contains("is cancelled") && a.err.contains("--allow-unfinished"), qPrintable(a.err));
     QVERIFY(!QDir(reg + "/cpu").exists());
-    const Result forced = run({"apply", runs + "/partial", "--registry", reg, "--allow-unfinished"});
+    const Result forced = run({"apply", runs + "/partial", "--registry", reg, "--allow-unfinished", "--accept-flagged"});
     QVERIFY2(forced.code == 0, qPrintable(forced.out + forced.err));
     QCOMPARE(QDir(reg + "/cpu").entryList({"*.json"}, QDir::Files).size(), 1);
   }

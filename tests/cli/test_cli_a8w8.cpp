@@ -37,7 +37,7 @@ class TestCliA8w8 : public QObject {
                           "--budget", "3", "--seed", "3", "--warmup-ms", "1", "--max-samples", "5",
                           "--remeasure-top", "0", "--max-ms-per-config", "2000",
                           "--run-name", "a8", "--output-dir", tmp.filePath("runs"), "--registry", registry,
-                          "--update-registry", "-q"});
+                          "--update-registry", "--accept-flagged", "-q"});
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     const QStringList files = QDir(registry + "/cpu").entryList({"*.json"}, QDir::Files);
     QCOMPARE(files.size(), 1);

@@ -78,14 +78,14 @@ class TestCliFiles : public QObject {
     // A registry file that is a link to a device node.
     const QString reg = tmp.filePath("devreg");
     QVERIFY(QDir().mkpath(reg + "/cpu"));
-    const Result first = run({"apply", run1, "--registry", reg});
+    const Result first = run({"apply", run1, "--registry", reg, "--accept-flagged"});
     QVERIFY2(first.code == 0, qPrintable(first.err));
     const QStringList files = QDir(reg + "/cpu").entryList({"*.json"}, QDir::Files);
     QCOMPARE(files.size(), 1);
     const QString regFile = reg + "/cpu/" + files[0];
     QVERIFY(QFile::remove(regFile));
     QVERIFY(QFile::link("/dev/null", regFile));
-    const Result a = run({"apply", run1, "--registry", reg});
+    const Result a = run({"apply", run1, "--registry", reg, "--accept-flagged"});
     QCOMPARE(a.code, 2);
     QVERIFY(QFileInfo(regFile).isSymLink());
     QCOMPARE(QFileInfo(regFile).symLinkTarget(), QString("/dev/null"));
@@ -93,7 +93,7 @@ class TestCliFiles : public QObject {
 
   void applyWritesThroughALinkAndCleansUp() {
     const QString reg = tmp.filePath("linkreg"), shared = tmp.filePath("shared");
-    QVERIFY(run({"apply", run1, "--registry", reg}).code == 0);
+    QVERIFY(run({"apply", run1, "--registry", reg, "--accept-flagged"}).code == 0);
     const QStringList files = QDir(reg + "/cpu").entryList({"*.json"}, QDir::Files);
     QCOMPARE(files.size(), 1);
     const QString regFile = reg + "/cpu/" + files[0];
@@ -105,7 +105,7 @@ class TestCliFiles : public QObject {
     writeAll(shared + "/." + files[0] + ".tmp.Kil1ed", "{\"partial");
     const Result t = run(QStringList(kTinyTune) << "--shape" << "M=32 N=64 K=64" << "--run-name" << "r2" << "--output-dir" << runs);
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
-    const Result a = run({"apply", runs + "/r2", "--registry", reg});
+    const Result a = run({"apply", runs + "/r2", "--registry", reg, "--accept-flagged"});
     QVERIFY2(a.code == 0, qPrintable(a.out + a.err));
     QVERIFY(QFileInfo(regFile).isSymLink());
     QVERIFY(readAll(target).contains("M=16,N=64,K=64,dtype=f32"));

@@ -32,7 +32,7 @@ class TestCliRegistry : public QObject {
     const Result t = run({"tune", "gemm", "--backend", "cpu", "--shape", "M=16,64 N=128 K=64", "--tp-size", "2",
                           "--tp-split-dim", "out", "--strategy", "random", "--budget", "3", "--seed", "5", "--warmup-ms",
                           "1", "--max-ms-per-config", "2000", "--run-name", "tp", "--output-dir", runs, "--registry",
-                          registry, "--update-registry", "-q"});
+                          registry, "--update-registry", "--accept-flagged", "-q"});
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     const QStringList files = QDir(registry + "/cpu").entryList({"*.json"}, QDir::Files);
     QCOMPARE(files.size(), 1);
@@ -58,7 +58,7 @@ class TestCliRegistry : public QObject {
     const QString shape = "num_sequences=3 num_q_heads=16 num_kv_heads=2 head_dim=24 page_size=4 max_model_len=37";
     const Result t = run({"tune", "paged_attention", "--backend", "cpu", "--shape", shape, "--tp-size", "4", "--strategy",
                           "random", "--budget", "12", "--seed", "3", "--warmup-ms", "1", "--max-ms-per-config", "20000",
-                          "--run-name", "pa", "--output-dir", runs, "--registry", registry, "--update-registry", "-q"});
+                          "--run-name", "pa", "--output-dir", runs, "--registry", registry, "--update-registry", "--accept-flagged", "-q"});
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     const QStringList trials = QString(readAll(runs + "/pa/trials.csv")).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(trials.size(), 13);

@@ -37,7 +37,7 @@ class TestCliRemeasure : public QObject {
   void initTestCase() { QVERIFY2(QFileInfo(cli()).isExecutable(), "KTUNE_CLI must point at the ktune binary"); }
 
   void remeasureTimesBothConfigsAndClassesFromThePair() {
-    const Result a = tune("a", 4, 8, {"--update-registry"});
+    const Result a = tune("a", 4, 8, {"--update-registry", "--accept-flagged"});
     QVERIFY2(a.code == 0, qPrintable(a.out + a.err));
     const Result b = tune("b", 6, 8);
     QVERIFY2(b.code == 0, qPrintable(b.out + b.err));
@@ -45,7 +45,7 @@ class TestCliRemeasure : public QObject {
     const Result r = run({"apply", tmp.filePath("runs/b"), "--registry", tmp.filePath("reg"), "--remeasure", "--dry-run"});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("re-measured M=16,N=64,K=64,dtype=f32 in alternation: registry config"), qPrintable(r.out));
-    QVERIFY2(r.out.contains("x paired"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("paired re-measure"), qPrintable(r.out));
     QVERIFY(r.out.contains("dry run: nothing written"));
 
     // The registry's own run against the registry: the same config, nothing to time.

@@ -93,7 +93,7 @@ class TestShards : public QObject {
     const Result diff = run({"diff", "tuning_runs/merged", "--registry", "reg"}, dir.path());
     QVERIFY2(diff.code == 0 && diff.out.contains("finished (112 of 112 configs measured)"), qPrintable(diff.out + diff.err));
     QCOMPARE(diff.out.count("\nnew "), 2);
-    const Result apply = run({"apply", "tuning_runs/merged", "--registry", "reg"}, dir.path());
+    const Result apply = run({"apply", "tuning_runs/merged", "--registry", "reg", "--accept-flagged"}, dir.path());
     QVERIFY2(apply.code == 0 && apply.out.contains("updated"), qPrintable(apply.out + apply.err));
     QVERIFY(QDir(dir.path() + "/reg/cpu").entryList({"*.json"}).size() == 1);
   }
@@ -166,7 +166,7 @@ class TestShards : public QObject {
     const Result partial = run({"merge", "tuning_runs/part0", "tuning_runs/killed", "--run-name", "m", "--allow-unfinished"}, dir.path());
     QCOMPARE(partial.code, 1);
     QCOMPARE(metadata(dir.path() + "/tuning_runs/m")["state"].toString(), QString("cancelled"));
-    const Result apply = run({"apply", "tuning_runs/m", "--registry", "reg"}, dir.path());
+    const Result apply = run({"apply", "tuning_runs/m", "--registry", "reg", "--accept-flagged"}, dir.path());
     QCOMPARE(apply.code, 2);
     // The merged run is an unsharded run: resuming it measures what the shards left.
     const Result rest = run(rawTune("m") << "--resume", dir.path());
