@@ -1,7 +1,8 @@
 #include "progress_printer.h"
 
-#include <cmath>
 #include <unistd.h>
+
+#include <cmath>
 
 namespace ktune::cli {
 
@@ -20,7 +21,8 @@ std::string format_duration(double s) {
 
 }  // namespace
 
-ProgressPrinter::ProgressPrinter(std::FILE* out, bool quiet) : out_(out), tty_(isatty(fileno(out)) != 0), quiet_(quiet) {}
+ProgressPrinter::ProgressPrinter(std::FILE* out, bool quiet)
+    : out_(out), tty_(isatty(fileno(out)) != 0), quiet_(quiet) {}
 
 void ProgressPrinter::clear_bar() {
   if (bar_drawn_) {
@@ -61,9 +63,10 @@ void ProgressPrinter::on_event(const TuneEvent& e) {
         } else if constexpr (std::is_same_v<T, event::TrialFinished>) {
           const Trial& t = ev.trial;
           if (t.status == TrialStatus::Pruned) return;  // counted in the problem's space line
-          if (ev.new_best) best_text_ = "best " + format_ns(t.stats.median_ns);
+          if (ev.new_best) best_text_ = "search best " + format_ns(t.stats.median_ns);
           if (!tty_ && ev.new_best) {
-            std::fprintf(out_, "  new best %s: %s\n", format_ns(t.stats.median_ns).c_str(), t.config.key().c_str());
+            std::fprintf(out_, "  new search best %s: %s\n", format_ns(t.stats.median_ns).c_str(),
+                         t.config.key().c_str());
           } else if (t.status != TrialStatus::Ok && t.status != TrialStatus::SlowAbort) {
             clear_bar();
             std::string first_line = t.error.substr(0, t.error.find('\n'));
@@ -76,16 +79,18 @@ void ProgressPrinter::on_event(const TuneEvent& e) {
           } else if (ev.elapsed_s >= next_line_s_ || ev.done == ev.total) {
             // Logs get a progress line every few seconds rather than one per trial.
             next_line_s_ = ev.elapsed_s + 5;
-            std::fprintf(out_, "  %llu/%llu trials, %.1f/s, elapsed %s, ETA %s\n", static_cast<unsigned long long>(ev.done),
-                         static_cast<unsigned long long>(ev.total), ev.trials_per_s, format_duration(ev.elapsed_s).c_str(),
-                         format_duration(ev.eta_s).c_str());
+            std::fprintf(out_, "  %llu/%llu trials, %.1f/s, elapsed %s, ETA %s\n",
+                         static_cast<unsigned long long>(ev.done), static_cast<unsigned long long>(ev.total),
+                         ev.trials_per_s, format_duration(ev.elapsed_s).c_str(), format_duration(ev.eta_s).c_str());
           }
         } else if constexpr (std::is_same_v<T, event::ProblemFinished>) {
           clear_bar();
           const auto& r = ev.result;
           if (r.best) {
-            std::fprintf(out_, "  best %s: %s  median %s", r.problem.key().c_str(), r.best->config.key().c_str(),
-                         format_ns(r.best->stats.median_ns).c_str());
+            std::fprintf(out_, "  best %s: %s  median %s (%s; search %s)", r.problem.key().c_str(),
+                         r.best->config.key().c_str(), format_ns(r.best->stats.median_ns).c_str(),
+                         r.choice.by == ChosenBy::Remeasure ? "re-measured" : "search",
+                         format_ns(r.choice.search.median_ns).c_str());
             if (r.best->tflops > 0) std::fprintf(out_, "  %.3f TFLOP/s", r.best->tflops);
             if (const auto x = r.speedup()) std::fprintf(out_, "  %.2fx %s", *x, r.baseline_name.c_str());
             std::fputc('\n', out_);
