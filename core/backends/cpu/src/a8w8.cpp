@@ -9,13 +9,7 @@
 
 namespace ktune::cpu {
 
-bool cpu_has_avx512_vnni() {
-#if defined(__x86_64__) || defined(__i386__)
-  return ukernels_for(16) && __builtin_cpu_supports("avx512vnni");
-#else
-  return false;
-#endif
-}
+bool cpu_has_avx512_vnni() { return isa_level() >= IsaLevel::Avx512Vnni; }
 
 const A8UKernelSet* a8_ukernels_for(int lanes, bool vnni) {
 #if defined(__x86_64__) || defined(__i386__)

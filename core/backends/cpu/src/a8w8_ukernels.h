@@ -32,7 +32,7 @@ struct A8UKernelSet {
 // The set with `lanes` int32 lanes (16, 8 or 4), VNNI dot products or not, when this CPU runs
 // it; nullptr otherwise (VNNI exists at 16 lanes only). Defined in a8w8.cpp.
 const A8UKernelSet* a8_ukernels_for(int lanes, bool vnni);
-// Whether this CPU has AVX-512 VNNI (the device property int8_vnni).
+// Whether this CPU has AVX-512 VNNI and KTUNE_CPU_DEVICE leaves it (the device property int8_vnni).
 bool cpu_has_avx512_vnni();
 
 // Defined per ISA translation unit; only call through a8_ukernels_for().

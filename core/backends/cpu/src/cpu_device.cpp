@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -10,9 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "a8w8_ukernels.h"
 #include "cpu_clock.h"
-#include "ukernels.h"
+#include "ktune/error.h"
 
 namespace ktune::cpu {
 
@@ -84,7 +85,7 @@ std::string join(const std::vector<std::string>& words) {
   return out;
 }
 
-std::string isa_flags() {
+std::string host_isa_flags() {
   std::vector<std::string> flags;
 #if defined(__x86_64__) || defined(__i386__)
   // __builtin_cpu_supports takes string literals only.
@@ -96,19 +97,39 @@ std::string isa_flags() {
   if (__builtin_cpu_supports("avx512bw")) flags.push_back("avx512bw");
   if (__builtin_cpu_supports("avx512dq")) flags.push_back("avx512dq");
   if (__builtin_cpu_supports("avx512vl")) flags.push_back("avx512vl");
+  if (__builtin_cpu_supports("avx512vnni")) flags.push_back("avx512vnni");
 #endif
-  return flags.empty() ? "portable" : join(flags);
+  return join(flags);
 }
 
-}  // namespace
-
-double workspace_limit_bytes() {
-  const double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  constexpr double kMax = 2.0 * 1024 * 1024 * 1024;
-  return phys > 0 ? std::min(kMax, phys / 4) : kMax;
+// The micro-kernel level that first uses an instruction-set flag.
+IsaLevel flag_level(const std::string& flag) {
+  if (flag == "avx512vnni") return IsaLevel::Avx512Vnni;
+  if (flag.rfind("avx512", 0) == 0) return IsaLevel::Avx512;
+  if (flag.rfind("avx", 0) == 0 || flag == "fma") return IsaLevel::Avx2;
+  return IsaLevel::Portable;
 }
 
-DeviceInfo detect_cpu() {
+// The properties that follow from the micro-kernel level. The host's `flags` are shown up to
+// that level only: a lowered device does not claim instructions its kernels may not use.
+void set_isa(DeviceInfo& d, IsaLevel level, const std::string& flags) {
+  const int lanes = level >= IsaLevel::Avx512 ? 16 : level == IsaLevel::Avx2 ? 8 : 4;
+  d.properties["simd_width_f32"] = lanes;
+  d.properties["simd_registers"] = lanes == 16 ? 32 : 16;  // zmm0-31; ymm or xmm 0-15
+  // AVX-512 VNNI's vpdpbusd: gemm_a8w8_blockscale's `vnni` parameter needs it.
+  d.properties["int8_vnni"] = level == IsaLevel::Avx512Vnni ? 1 : 0;
+  std::istringstream in(flags);
+  std::vector<std::string> kept;
+  for (std::string f; in >> f;)
+    if (f != "portable" && flag_level(f) <= level) kept.push_back(f);
+  d.text["isa"] = kept.empty() ? "portable" : join(kept);
+  std::vector<std::string> sets;  // the f32 micro-kernel sets, as ukernels_for() hands them out
+  for (IsaLevel l : {IsaLevel::Avx512, IsaLevel::Avx2, IsaLevel::Portable})
+    if (l <= level) sets.push_back(isa_level_name(l));
+  d.text["micro_kernels"] = join(sets);
+}
+
+DeviceInfo detect_host() {
   DeviceInfo d;
   d.backend = "cpu";
   d.index = 0;
@@ -125,17 +146,7 @@ DeviceInfo detect_cpu() {
   // constraint expressions; `threads_hw` is the name constraints use.
   d.properties["threads_hw"] = threads;
   read_caches(d);
-
-  int lanes = 4;
-  for (int l : {16, 8})
-    if (ukernels_for(l)) {
-      lanes = l;
-      break;
-    }
-  d.properties["simd_width_f32"] = lanes;
-  d.properties["simd_registers"] = ukernels_for(lanes)->registers;
-  // AVX-512 VNNI's vpdpbusd: gemm_a8w8_blockscale's `vnni` parameter needs it.
-  d.properties["int8_vnni"] = cpu_has_avx512_vnni() ? 1 : 0;
+  set_isa(d, host_isa_level(), host_isa_flags());
 
   const Clock clock = choose_clock({.cpufreq_max_mhz = cpufreq_max_mhz(),
                                     .measured_mhz = measure_clock_mhz(),
@@ -146,20 +157,175 @@ DeviceInfo detect_cpu() {
   // what every x86 core since Haswell / Zen 2 has at full width; cores that split 512-bit FMAs
   // into two 256-bit halves (Zen 4) reach half of this with AVX-512. An upper bound for the
   // roofline (all cores rarely hold the single-core turbo clock measured here).
-  if (mhz > 0) d.properties["peak_gflops_f32"] = cores * (mhz / 1000.0) * 2 * lanes * 2;
+  if (mhz > 0) d.properties["peak_gflops_f32"] = cores * (mhz / 1000.0) * 2 * d.property("simd_width_f32") * 2;
   d.properties["max_workspace_bytes"] = workspace_limit_bytes();
 
-  d.text["isa"] = isa_flags();
   std::ostringstream proc_clock;
   proc_clock << info.mhz;
   d.text["cpu_mhz"] = proc_clock.str();
   d.text["peak_clock_mhz"] = std::to_string(static_cast<long>(mhz));
   d.text["peak_clock_source"] = clock.source;
-  std::vector<std::string> sets;
-  for (int l : {16, 8, 4})
-    if (const UKernelSet* s = ukernels_for(l)) sets.push_back(s->isa);
-  d.text["micro_kernels"] = join(sets);
   return d;
+}
+
+constexpr const char* kOverrideSyntax =
+    "space-separated name=value fields, each optional: l1d=32K l2=256K l3=2M cores=1 threads=1 "
+    "isa=portable|avx2|avx512|avx512-vnni";
+
+[[noreturn]] void bad_field(const std::string& field, const std::string& why) {
+  throw InputError(std::string(kCpuDeviceVariable) + ": bad field '" + field + "': " + why + " (" + kOverrideSyntax +
+                   ")");
+}
+
+// Digits, then (a size only) one K, M or G; at most 13 digits, which a double holds exactly.
+double parse_number(const std::string& field, const std::string& value, bool size) {
+  std::size_t digits = 0;
+  while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits]))) ++digits;
+  const std::string unit = value.substr(digits);
+  double scale = 0;
+  if (unit.empty())
+    scale = 1;
+  else if (size && (unit == "K" || unit == "k"))
+    scale = 1024;
+  else if (size && (unit == "M" || unit == "m"))
+    scale = 1024.0 * 1024;
+  else if (size && (unit == "G" || unit == "g"))
+    scale = 1024.0 * 1024 * 1024;
+  if (digits == 0 || digits > 13 || scale == 0)
+    bad_field(field, size ? "a size is a whole number of bytes with an optional K, M or G suffix"
+                          : "a count is a whole number");
+  return std::stod(value.substr(0, digits)) * scale;
+}
+
+double parse_cache(const std::string& field, const std::string& value) {
+  const double bytes = parse_number(field, value, true);
+  if (bytes < 1024 || bytes > 1024.0 * 1024 * 1024 * 1024) bad_field(field, "a cache size is between 1K and 1024G");
+  return bytes;
+}
+
+int parse_count(const std::string& field, const std::string& value) {
+  const double n = parse_number(field, value, false);
+  if (n < 1 || n > 4096) bad_field(field, "cores and threads are between 1 and 4096");
+  return static_cast<int>(n);
+}
+
+IsaLevel parse_isa(const std::string& field, const std::string& value) {
+  for (IsaLevel l : {IsaLevel::Portable, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Avx512Vnni})
+    if (value == isa_level_name(l)) return l;
+  bad_field(field, "unknown instruction set");
+}
+
+std::string format_bytes(double bytes) {
+  for (const auto& [unit, scale] : {std::pair{"G", 1024.0 * 1024 * 1024}, {"M", 1024.0 * 1024}, {"K", 1024.0}})
+    if (bytes >= scale && std::fmod(bytes, scale) == 0) return std::to_string(std::llround(bytes / scale)) + unit;
+  return std::to_string(std::llround(bytes));
+}
+
+// The device must be one a machine could be; a field the override leaves is the host's.
+void check_consistent(const DeviceInfo& d, const CpuOverride& o) {
+  const auto field = [&](const char* name, const char* key, bool given) {
+    return std::string(name) + "=" + format_bytes(d.property(key)) + (given ? "" : " (the host's)");
+  };
+  const std::string var = kCpuDeviceVariable, l1 = field("l1d", "l1d_bytes", o.l1d.has_value()),
+                    l2 = field("l2", "l2_bytes", o.l2.has_value()), l3 = field("l3", "l3_bytes", o.l3.has_value());
+  if (d.property("l2_bytes") <= d.property("l1d_bytes")) throw InputError(var + ": " + l2 + " must exceed " + l1);
+  if (d.property("l3_bytes") < d.property("l2_bytes"))
+    throw InputError(var + ": " + l3 + " must be at least " + l2 + " (without an L3, give l3 equal to l2)");
+  if (d.property("threads") < d.property("cores"))
+    throw InputError(var + ": threads=" + std::to_string(std::lround(d.property("threads"))) +
+                     " must be at least cores=" + std::to_string(std::lround(d.property("cores"))));
+}
+
+}  // namespace
+
+double workspace_limit_bytes() {
+  const double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  constexpr double kMax = 2.0 * 1024 * 1024 * 1024;
+  return phys > 0 ? std::min(kMax, phys / 4) : kMax;
+}
+
+CpuOverride parse_cpu_override(const std::string& spec) {
+  CpuOverride o;
+  o.spec = trim(spec);
+  std::istringstream in(spec);
+  for (std::string field; in >> field;) {
+    const std::size_t eq = field.find('=');
+    if (eq == std::string::npos) bad_field(field, "a field is name=value");
+    const std::string name = field.substr(0, eq), value = field.substr(eq + 1);
+    const auto once = [&](auto& slot, auto parsed) {
+      if (slot) bad_field(field, name + " is given twice");
+      slot = parsed;
+    };
+    if (name == "l1d")
+      once(o.l1d, parse_cache(field, value));
+    else if (name == "l2")
+      once(o.l2, parse_cache(field, value));
+    else if (name == "l3")
+      once(o.l3, parse_cache(field, value));
+    else if (name == "cores")
+      once(o.cores, parse_count(field, value));
+    else if (name == "threads")
+      once(o.threads, parse_count(field, value));
+    else if (name == "isa")
+      once(o.isa, parse_isa(field, value));
+    else
+      bad_field(field, "unknown field '" + name + "'");
+  }
+  return o;
+}
+
+std::optional<CpuOverride> cpu_override_from_env() {
+  const char* spec = std::getenv(kCpuDeviceVariable);
+  if (!spec || trim(spec).empty()) return std::nullopt;
+  return parse_cpu_override(spec);
+}
+
+IsaLevel allowed_isa_level(IsaLevel host_isa, const std::optional<CpuOverride>& o) {
+  if (!o || !o->isa) return host_isa;
+  if (*o->isa > host_isa)
+    throw InputError(std::string(kCpuDeviceVariable) + ": isa=" + isa_level_name(*o->isa) +
+                     " needs instructions this CPU lacks (it runs up to " + isa_level_name(host_isa) +
+                     "); a synthetic device can only lower the instruction set");
+  return *o->isa;
+}
+
+// Once per process: every launch asks, and the variable does not change under a running tuner.
+IsaLevel isa_level() {
+  static const IsaLevel level = allowed_isa_level(host_isa_level(), cpu_override_from_env());
+  return level;
+}
+
+DeviceInfo apply_cpu_override(DeviceInfo d, IsaLevel host_isa, const CpuOverride& o) {
+  const IsaLevel level = allowed_isa_level(host_isa, o);
+  const double host_cores = d.property("cores", 1), host_lanes = d.property("simd_width_f32", 4);
+  for (const auto& [key, bytes] : {std::pair{"l1d_bytes", o.l1d}, {"l2_bytes", o.l2}, {"l3_bytes", o.l3}})
+    if (bytes) {
+      d.properties[key] = *bytes;
+      d.text["cache_info"] = kCpuDeviceVariable;
+    }
+  if (o.cores || o.threads) {
+    const int threads = o.threads ? *o.threads : *o.cores;
+    const int cores = o.cores ? *o.cores : std::min(static_cast<int>(host_cores), threads);
+    d.properties["cores"] = cores;
+    d.properties["threads"] = threads;
+    d.properties["threads_hw"] = threads;
+  }
+  check_consistent(d, o);
+  set_isa(d, level, d.text["isa"]);
+  // The host's clock, with the cores and lanes the device now has.
+  if (d.properties.count("peak_gflops_f32"))
+    d.properties["peak_gflops_f32"] *= d.property("cores") / host_cores * d.property("simd_width_f32") / host_lanes;
+  // Another name, so another registry file: winners on a pretend machine are not the host's.
+  d.name += " (synthetic)";
+  d.text["synthetic"] = std::string(kCpuDeviceVariable) + "=" + o.spec;
+  return d;
+}
+
+DeviceInfo detect_cpu() {
+  // A malformed variable fails before anything is probed.
+  const std::optional<CpuOverride> o = cpu_override_from_env();
+  DeviceInfo host = detect_host();
+  return o ? apply_cpu_override(std::move(host), host_isa_level(), *o) : host;
 }
 
 }  // namespace ktune::cpu

@@ -44,7 +44,17 @@ struct UKernelSet {
   AttnAccumUKernel attn_accum[kMaxQB + 1] = {};
 };
 
-// The set with `lanes` f32 lanes (16, 8 or 4) when this CPU can run it; nullptr otherwise.
+// Instruction-set levels of the micro-kernels, each a superset of the one before.
+enum class IsaLevel { Portable, Avx2, Avx512, Avx512Vnni };
+// "portable", "avx2", "avx512", "avx512-vnni".
+const char* isa_level_name(IsaLevel level);
+// The highest level this CPU runs.
+IsaLevel host_isa_level();
+// The level kernels may use: the host's, lowered by KTUNE_CPU_DEVICE's isa= (cpu_device.cpp).
+// Read once per process; an isa= the host lacks or a malformed variable throws InputError.
+IsaLevel isa_level();
+
+// The set with `lanes` f32 lanes (16, 8 or 4) when isa_level() allows it; nullptr otherwise.
 const UKernelSet* ukernels_for(int lanes);
 
 // Defined per ISA translation unit; only call through ukernels_for().
