@@ -158,8 +158,6 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
              const RunMetadata* resumed, const cli::Given& given, const std::vector<Lane>& lanes = {}) {
   const ShardSpec shard = a.shard.empty() ? ShardSpec{} : parse_shard(a.shard);
   const KernelFamily family = pick_family(backend, a.family, a.kernel_spec);
-  if (a.noise_target <= 0 || a.noise_target >= 1) throw InputError("--noise-target must be in (0, 1), e.g. 0.01 for 1%");
-  if (a.max_ms_per_config <= 0) throw InputError("--max-ms-per-config must be positive");
 
   TuneRequest req;
   req.family = family;
@@ -168,18 +166,10 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
   req.problems = expand_shapes(family, shapes, a.tp_size, tp_split_dim_from_string(a.tp_split_dim));
   req.space = a.space_file.empty() ? family.default_space : SearchSpace::load(a.space_file);
   family.check_space(req.space);
-  req.strategy = cli::strategy_spec(a);
-  req.measure.remeasure_top = a.remeasure_top;
-  req.measure.method = method_from_string(a.method);
-  req.measure.noise_target = a.noise_target;
-  req.measure.max_ms_per_config = a.max_ms_per_config;
-  req.measure.warmup_ms = a.warmup_ms;
-  req.measure.min_samples = a.min_samples;
-  req.measure.max_samples = a.max_samples;
-  req.measure.slow_abort = !a.no_slow_abort;
-  req.measure.rotate_buffers = a.rotate_buffers;
-  req.tolerance = {a.atol, a.rtol, a.max_mismatch};
-  req.seed = a.seed;
+  req.strategy = a.strategy;
+  req.measure = a.measure;
+  req.tolerance = a.tolerance;
+  req.seed = a.strategy.seed;
   req.shard = shard;
   if (resumed) req.settings() = cli::resume_settings(*resumed, req.settings(), given);
   req.compile_threads = a.compile_threads;
@@ -191,7 +181,7 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
   const DeviceInfo device = find_device(backend, c.device);
   if (a.dry_run) {
     std::cout << "dry run: " << family.name << " on " << device.name << " (" << backend.name() << "), strategy "
-              << a.strategy << ", method " << a.method << "\n";
+              << req.strategy.kind << ", method " << to_string(req.measure.method) << "\n";
     std::uint64_t total = 0;
     for (const auto& p : unique_problems(req.problems)) {
       Variables ctx = device.variables();
@@ -472,14 +462,15 @@ int run_command(int argc, char** argv) {
       return cmd_space(find_backend(backends, common.backend), common, space_family, ta.kernel_spec, ta.space_file,
                        space_shapes, json);
     if (*worker) return cli::run_worker(find_backend(backends, serve_args.backend), serve_args);
+    if (*tune) cli::check_tune_options(ta);
     if (*tune && !ta.replay.empty()) {
       if (!ta.family.empty() || !ta.shapes.empty() || !ta.space_file.empty() || !ta.kernel_spec.empty())
         throw InputError("--replay takes the family, shapes and space from the recorded run; leave out the family, "
                          "--shape, --space and --kernel-spec");
       if (ta.resume || ta.update_registry || !worker_args.devices.empty() || !ta.shard.empty())
         throw InputError("--replay measures nothing new: --resume, --update-registry, --devices and --shard do not apply");
-      cli::Replay r = cli::prepare_replay(ta.replay, backends, cli::strategy_spec(ta), args);
-      if (tune->count("--remeasure-top")) r.request.measure.remeasure_top = ta.remeasure_top;
+      cli::Replay r = cli::prepare_replay(ta.replay, backends, ta.strategy, args);
+      if (tune->count("--remeasure-top")) r.request.measure.remeasure_top = ta.measure.remeasure_top;
       const std::string name = ta.run_name.empty() ? default_run_name("replay_" + r.request.family.name) : ta.run_name;
       if (!ta.no_save) r.request.run_dir = run_folder(ta.output_dir, name);
       return run_and_report(*r.backend, r.device, r.request, common, ta.quiet, false);

@@ -3,35 +3,32 @@
 #include <map>
 
 #include "ktune/error.h"
+#include "ktune/run_options.h"
 
 namespace ktune::cli {
 
 namespace {
 
-// The option that sets each settings field (differences() names the fields). Fields without
-// an option (measure.min_sample_ms) always come from the run.
-const std::map<std::string, std::string> kOptionOf = {
-    {"problems", "--shape"},
-    {"space", "--space"},
-    {"strategy.kind", "--strategy"},
-    {"strategy.budget", "--budget"},
-    {"strategy.seed", "--seed"},
-    {"strategy.time_budget_s", "--time-budget"},
-    {"measure.remeasure_top", "--remeasure-top"},
-    {"seed", "--seed"},
-    {"measure.method", "--method"},
-    {"measure.noise_target", "--noise-target"},
-    {"measure.min_samples", "--min-samples"},
-    {"measure.max_samples", "--max-samples"},
-    {"measure.warmup_ms", "--warmup-ms"},
-    {"measure.max_ms_per_config", "--max-ms-per-config"},
-    {"measure.slow_abort", "--no-slow-abort"},
-    {"measure.rotate_buffers", "--rotate-buffers"},
-    {"tolerance.atol", "--atol"},
-    {"tolerance.rtol", "--rtol"},
-    {"tolerance.max_mismatch_fraction", "--max-mismatch"},
-    {"shard", "--shard"},
-};
+// The option that sets each settings field (differences() names the fields): the flags of the
+// core's option tables, and those of the fields outside them.
+std::map<std::string, std::string> option_of_field() {
+  std::map<std::string, std::string> out = {
+      {"problems", "--shape"}, {"space", "--space"}, {"seed", "--seed"}, {"shard", "--shard"}};
+  for_each_section([&](const char* section, auto options, auto) {
+    for (const auto& o : options) out[std::string(section) + "." + o.key] = o.flag;
+  });
+  return out;
+}
+
+// `asked` with the run's value of every option not given, so that the checks across options
+// (--max-samples against --min-samples) see the settings the resumed run will use.
+RunSettings with_run_values(const RunSettings& run, RunSettings asked, const Given& given) {
+  for_each_section([&](const char*, auto options, auto section) {
+    for (const auto& o : options)
+      if (!given(o.flag)) std::visit([&](auto member) { (asked.*section).*member = (run.*section).*member; }, o.member);
+  });
+  return asked;
+}
 
 [[noreturn]] void differs(const std::string& option, const std::string& run_value) {
   throw InputError(option + " differs from the run's: run has " + run_value + "; drop " + option +
@@ -57,9 +54,12 @@ void take_run_target(const RunMetadata& run, const Given& given, std::string& ba
 }
 
 RunSettings resume_settings(const RunMetadata& run, const RunSettings& asked, const Given& given) {
-  for (const auto& d : differences(run, asked)) {
-    const auto option = kOptionOf.find(d.field);
-    if (option == kOptionOf.end() || !given(option->second)) continue;
+  const RunSettings checked = with_run_values(run, asked, given);
+  validate(checked, OptionNames::Cli);
+  const auto option_of = option_of_field();
+  for (const auto& d : differences(run, checked)) {
+    const auto option = option_of.find(d.field);
+    if (option == option_of.end() || !given(option->second)) continue;
     differs(option->second, d.run_value);
   }
   if ((given("--tp-size") || given("--tp-split-dim")) && !given("--shape"))

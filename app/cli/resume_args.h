@@ -21,8 +21,8 @@ RunMetadata read_run_to_resume(const std::filesystem::path& run_dir);
 // Backend, device and family of the run, unless given; given ones must be the run's.
 void take_run_target(const RunMetadata& run, const Given& given, std::string& backend, int& device, std::string& family);
 
-// The run's settings; `asked` holds what the command line says, and each given option's field
-// must equal the run's.
+// The run's settings; `asked` holds what the command line says: each given option must be valid
+// (checked with the run's values of the others) and equal the run's.
 RunSettings resume_settings(const RunMetadata& run, const RunSettings& asked, const Given& given);
 
 }  // namespace ktune::cli

@@ -4,6 +4,64 @@
 
 namespace ktune::cli {
 
+namespace {
+
+// A value the core reads from text (a duration, a method). Its InputError becomes CLI11's, so a
+// bad value is reported like any other parse error.
+template <class T>
+void add_text_option(CLI::App* app, const char* flag, const char* doc, T& field,
+                     std::function<T(const std::string&)> parse) {
+  app->add_option_function<std::string>(
+      flag,
+      [flag, &field, parse](const std::string& text) {
+        try {
+          field = parse(text);
+        } catch (const InputError& e) {
+          throw CLI::ValidationError(flag, e.what());
+        }
+      },
+      doc);
+}
+
+template <class S>
+void add_flag(CLI::App* app, const Option<S>& o, bool& field) {
+  if (o.flag_turns_off)
+    app->add_flag_callback(
+        o.flag, [&field] { field = false; }, o.doc);
+  else
+    app->add_flag(o.flag, field, o.doc);
+}
+
+template <class S>
+void add_flag(CLI::App* app, const Option<S>& o, Method& field) {
+  add_text_option<Method>(app, o.flag, o.doc, field, method_from_string);
+  app->get_option(o.flag)->default_str(to_string(field));
+}
+
+template <class S, class T>
+void add_flag(CLI::App* app, const Option<S>& o, T& field) {
+  if constexpr (std::is_same_v<T, double>)
+    if (o.parse_text) return add_text_option<double>(app, o.flag, o.doc, field, o.parse_text);
+  std::string doc = o.doc;
+  if constexpr (std::is_arithmetic_v<T>) doc += " (" + o.range.describe(std::is_integral_v<T>) + ")";
+  CLI::Option* option = app->add_option(o.flag, field, doc)->capture_default_str();
+  // CLI11 reads "-1" into an unsigned integer as its largest value.
+  if constexpr (std::is_unsigned_v<T>)
+    option->check(CLI::Validator(
+        [range = o.range](std::string& text) {
+          return text.starts_with('-') ? text + " is out of range; give " + range.describe(true) : std::string();
+        },
+        ""));
+}
+
+// One flag per option of a settings section, bound to its member of `into`.
+template <class S>
+void add_settings_flags(CLI::App* app, std::span<const Option<S>> options, S& into) {
+  for (const Option<S>& o : options) std::visit([&](auto member) { add_flag(app, o, into.*member); }, o.member);
+}
+
+}  // namespace
+
 CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   auto* tune = app.add_subcommand("tune", "Tune a kernel family on a list of shapes");
   tune->add_option("family", a.family, "Kernel family (`ktune kernels`)");
@@ -13,35 +71,13 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   tune->add_option("--space", a.space_file,
                    "Search space JSON file (default: the family's): candidate lists of integers, booleans or strings, "
                    "or a list of configs (\"configs\"); constraints compare strings with == '.cg' (`ktune space --help`)");
-  tune->add_option("--strategy", a.strategy,
-                   "exhaustive | random | local (hill climbing from the best so far) | genetic (population, tournament, "
-                   "crossover, mutation to neighbouring values) | bayes (Gaussian process, expected improvement)")
-      ->capture_default_str();
-  tune->add_option("--budget", a.budget, "Configs per problem at most (0 = all); exhaustive ignores it")->capture_default_str();
-  tune->add_option("--time-budget", a.time_budget,
-                   "Search time per problem: 60s, 5m, 1h or plain seconds (default: no limit). The search stops between "
-                   "two trials once the problem has spent it; on --resume the time its recorded trials took (from their "
-                   "start times) counts against it, so a resumed run gets only what is left");
-  tune->add_option("--remeasure-top", a.remeasure_top,
-                   "After the search, time its best K configs again in alternation and let the fastest of those paired "
-                   "numbers win (0 or 1: the search's best wins; on --replay the recorded samples are drawn again)")
-      ->capture_default_str();
   tune->add_option("--shard", a.shard,
                    "Tune only shard I of N (0-based, I/N) of the (problem x config) pairs, for a cluster's job array; "
                    "a config belongs to a shard by a hash of its problem and config keys. Combine the shards' runs "
                    "with `ktune merge`");
-  tune->add_option("--seed", a.seed, "Seed of the workload and of random strategies")->capture_default_str();
-  tune->add_option("--method", a.method, "amortized (serving throughput) | per_launch (cold-cache latency)")->capture_default_str();
-  tune->add_option("--noise-target", a.noise_target, "Stop sampling at this relative noise")->capture_default_str();
-  tune->add_option("--max-ms-per-config", a.max_ms_per_config, "Time cap per config (warm-up + samples)")->capture_default_str();
-  tune->add_option("--warmup-ms", a.warmup_ms, "Warm-up time per config")->capture_default_str();
-  tune->add_option("--min-samples", a.min_samples, "Samples before the noise target may stop")->capture_default_str();
-  tune->add_option("--max-samples", a.max_samples, "Samples at most")->capture_default_str();
-  tune->add_flag("--no-slow-abort", a.no_slow_abort, "Measure every config fully, even hopeless ones");
-  tune->add_flag("--rotate-buffers", a.rotate_buffers, "Rotate input copies larger than the cache (cold-cache throughput)");
-  tune->add_option("--atol", a.atol, "Validation absolute tolerance")->capture_default_str();
-  tune->add_option("--rtol", a.rtol, "Validation relative tolerance")->capture_default_str();
-  tune->add_option("--max-mismatch", a.max_mismatch, "Allowed fraction of elements outside tolerance")->capture_default_str();
+  add_settings_flags(tune, strategy_options(), a.strategy);
+  add_settings_flags(tune, measure_options(), a.measure);
+  add_settings_flags(tune, tolerance_options(), a.tolerance);
   tune->add_option("--compile-threads", a.compile_threads, "Threads preparing configs ahead (0 = all cores)");
   tune->add_option("--cache-dir", a.cache_dir, "Compile cache of GPU backends (default $KTUNE_CUDA_CACHE or ~/.cache/ktune)");
   tune->add_option("--run-name", a.run_name, "Run folder name under --output-dir: one name, no '/' (default <family>_<date>_<time>)");
@@ -64,12 +100,12 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   return tune;
 }
 
-StrategySpec strategy_spec(const TuneArgs& a) {
-  StrategySpec s{a.strategy, a.budget, a.seed};
-  if (!a.time_budget.empty()) s.time_budget_s = parse_duration_s(a.time_budget);
-  if (a.remeasure_top < 0) throw InputError("--remeasure-top must be 0 (off) or a number of configs, got " + std::to_string(a.remeasure_top));
-  make_strategy(s);  // validates the name before anything runs
-  return s;
+void check_tune_options(const TuneArgs& a) {
+  check_number("--compile-threads", a.compile_threads, kCompileThreadsRange, true);
+  if (a.resume) return;
+  validate(a.strategy, OptionNames::Cli);
+  validate(a.measure, OptionNames::Cli);
+  validate(a.tolerance, OptionNames::Cli);
 }
 
 }  // namespace ktune::cli

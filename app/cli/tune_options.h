@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ktune/strategy.h"
+#include "ktune/run_options.h"
 
 namespace ktune::cli {
 
@@ -14,19 +14,11 @@ struct TuneArgs {
   std::string kernel_spec;
   std::vector<std::string> shapes;
   std::string space_file;
-  std::string strategy = "exhaustive";
-  std::size_t budget = 0;
-  std::uint64_t seed = 0;
-  std::string time_budget;  // "60s", "5m", seconds; empty = no limit
-  int remeasure_top = 3;
-  std::string method = "amortized";
-  double noise_target = 0.01;
-  double max_ms_per_config = 2000;
-  double warmup_ms = 20;
-  int min_samples = 5, max_samples = 100;
-  bool no_slow_abort = false;
-  bool rotate_buffers = false;
-  double atol = 1e-2, rtol = 1e-2, max_mismatch = 0;
+  // Set by the flags of the core's option tables (run_options.h); strategy.seed (--seed) is the
+  // workload's seed too.
+  StrategySpec strategy;
+  MeasureSettings measure;
+  Tolerance tolerance;
   int compile_threads = 0;
   std::string cache_dir;
   std::string run_name;
@@ -42,8 +34,9 @@ struct TuneArgs {
 // `app`; returns it.
 CLI::App* add_tune_command(CLI::App& app, TuneArgs& a);
 
-// The strategy the options ask for; throws InputError for an unknown strategy, a bad
-// --time-budget or a negative --remeasure-top.
-StrategySpec strategy_spec(const TuneArgs& a);
+// The core's checks of the settings the options ask for, at parse time, naming the flags
+// ("--atol: NaN is not a finite number; give a number >= 0"): InputError. With --resume, the
+// settings are checked with the run's values for the options not given (resume_settings).
+void check_tune_options(const TuneArgs& a);
 
 }  // namespace ktune::cli

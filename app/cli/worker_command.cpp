@@ -9,6 +9,7 @@
 #include <set>
 
 #include "ktune/error.h"
+#include "ktune/run_options.h"
 #include "ktune/worker_client.h"
 #include "ktune/worker_protocol.h"
 #include "ktune/worker_server.h"
@@ -66,7 +67,7 @@ std::unique_ptr<Backend> tune_worker_backend(Backend* in_process, int device, co
   const std::string backend = in_process ? in_process->name() : std::string();
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
   if (!a.command.empty() && a.no_isolate) throw InputError("--worker always measures in the worker; drop --no-isolate");
-  if (a.cap_margin_ms < 0) throw InputError("--hang-margin-ms must not be negative");
+  check_number("--hang-margin-ms", a.cap_margin_ms, kHangMarginMsRange, false);
   worker::WorkerOptions opt;
   opt.cap_margin_ms = a.cap_margin_ms;
   if (!a.command.empty()) {
@@ -120,6 +121,7 @@ std::string device_command(const std::string& command, int device) {
 
 DeviceWorkers start_device_workers(Backend* built_in, const std::string& kernel_spec, WorkerArgs& a, bool device_given) {
   if (device_given) throw InputError("--device and --devices contradict each other: give --devices only");
+  check_number("--hang-margin-ms", a.cap_margin_ms, kHangMarginMsRange, false);
   std::vector<int> list = parse_device_list(a.devices);
   auto start = [&](int device) -> std::unique_ptr<Backend> {
     worker::WorkerOptions opt;

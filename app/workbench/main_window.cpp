@@ -21,6 +21,7 @@
 #include "ktune/error.h"
 #include "ktune/replay_backend.h"
 #include "ktune/registry.h"
+#include "ktune/run_options.h"
 #include "ktune/widgets/diff_page.h"
 #include "ktune/widgets/landscape_page.h"
 #include "ktune/widgets/qt_types.h"
@@ -338,7 +339,7 @@ void MainWindow::replayRun(const ReplayChoice& choice) {
     return;
   }
   try {
-    make_strategy(choice.strategy);  // an unknown strategy is refused before anything is read
+    validate(choice.strategy);  // an unknown strategy or a budget out of range: refused before anything is read
     auto backend = std::shared_ptr<ReplayBackend>(ReplayBackend::for_run(sstr(choice.runDir), backends_));
     backend->set_pace_ms(choice.paceMs);
     TuneRequest request = backend->request(choice.strategy);

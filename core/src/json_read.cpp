@@ -22,7 +22,12 @@ template <class J>
 J parse_limited(std::string_view text, const std::string& origin) {
   // The parser itself is iterative; the callback sees each container open with the depth of its
   // parent, and stops the parse before a value too deep to handle is built.
-  const typename J::parser_callback_t limit = [&origin](int depth, nlohmann::json::parse_event_t event, J&) {
+  // The last key read says where a parse error is (a number that overflows a double, 1e400, is
+  // refused by the parser before any reader could name its field).
+  std::string last_key;
+  const typename J::parser_callback_t limit = [&origin, &last_key](int depth, nlohmann::json::parse_event_t event,
+                                                                   J& parsed) {
+    if (event == nlohmann::json::parse_event_t::key) last_key = parsed.template get<std::string>();
     if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
         depth >= kMaxJsonDepth)
       throw InputError(origin + ": nested deeper than " + std::to_string(kMaxJsonDepth) +
@@ -32,7 +37,8 @@ J parse_limited(std::string_view text, const std::string& origin) {
   try {
     return J::parse(text.begin(), text.end(), limit);
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(origin + ": not valid JSON (" + library_message(e) + ")");
+    throw InputError(origin + ": not valid JSON (" + library_message(e) +
+                     (last_key.empty() ? "" : ", after the key \"" + last_key + "\"") + ")");
   }
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "json_fields.h"
 #include "ktune/error.h"
 
 namespace ktune {
@@ -13,63 +12,7 @@ std::string to_string(Method m) { return m == Method::Amortized ? "amortized" : 
 Method method_from_string(const std::string& s) {
   if (s == "amortized") return Method::Amortized;
   if (s == "per_launch" || s == "per-launch") return Method::PerLaunch;
-  throw InputError("--method must be 'amortized' (serving throughput) or 'per_launch' (cold-cache latency), got '" + s + "'");
-}
-
-namespace {
-
-// One list of the numeric settings, used for writing and for reading.
-template <typename M, typename F>
-void measure_fields(M& m, F&& f) {
-  f("noise_target", m.noise_target);
-  f("min_samples", m.min_samples);
-  f("max_samples", m.max_samples);
-  f("warmup_ms", m.warmup_ms);
-  f("min_sample_ms", m.min_sample_ms);
-  f("max_ms_per_config", m.max_ms_per_config);
-  f("slow_abort", m.slow_abort);
-  f("slow_abort_margin", m.slow_abort_margin);
-  f("rotate_buffers", m.rotate_buffers);
-  f("remeasure_top", m.remeasure_top);
-}
-
-template <typename T, typename F>
-void tolerance_fields(T& t, F&& f) {
-  f("atol", t.atol);
-  f("rtol", t.rtol);
-  f("max_mismatch_fraction", t.max_mismatch_fraction);
-}
-
-}  // namespace
-
-nlohmann::json to_json(const MeasureSettings& m) {
-  nlohmann::json j{{"method", to_string(m.method)}};
-  measure_fields(m, [&](const char* key, const auto& v) { j[key] = v; });
-  return j;
-}
-
-nlohmann::json to_json(const Tolerance& t) {
-  nlohmann::json j = nlohmann::json::object();
-  tolerance_fields(t, [&](const char* key, const auto& v) { j[key] = v; });
-  return j;
-}
-
-MeasureSettings measure_settings_from_json(const nlohmann::json& j, MeasureSettings m) {
-  const detail::FieldReader read(j, "measure");
-  std::string method = to_string(m.method);
-  read("method", method);
-  try {
-    m.method = method_from_string(method);
-  } catch (const InputError& e) {
-    throw InputError(std::string("measure.method: ") + e.what());
-  }
-  measure_fields(m, read);
-  return m;
-}
-
-Tolerance tolerance_from_json(const nlohmann::json& j, Tolerance t) {
-  tolerance_fields(t, detail::FieldReader(j, "tolerance"));
-  return t;
+  throw InputError("'" + s + "' is not a method: give 'amortized' (serving throughput) or 'per_launch' (cold-cache latency)");
 }
 
 namespace {

@@ -9,7 +9,6 @@
 #include <random>
 #include <set>
 
-#include "json_fields.h"
 #include "strategy_factories.h"
 #include "ktune/error.h"
 
@@ -167,21 +166,6 @@ class LocalSearchStrategy : public Strategy {
 };
 
 }  // namespace
-
-nlohmann::json to_json(const StrategySpec& s) {
-  return {{"kind", s.kind}, {"budget", s.budget}, {"seed", s.seed}, {"time_budget_s", s.time_budget_s}};
-}
-
-StrategySpec strategy_spec_from_json(const nlohmann::json& j, StrategySpec s) {
-  const detail::FieldReader read(j, "strategy");
-  read("kind", s.kind);
-  read("budget", s.budget);
-  read("seed", s.seed);
-  read("time_budget_s", s.time_budget_s);
-  if (!(s.time_budget_s >= 0) || !std::isfinite(s.time_budget_s))
-    throw InputError("strategy.time_budget_s: expected a number of seconds >= 0");
-  return s;
-}
 
 double parse_duration_s(const std::string& text) {
   const auto bad = [&]() {

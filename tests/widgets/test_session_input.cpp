@@ -1,5 +1,6 @@
 // A session file the workbench cannot use is an InputError naming the file, never a crash:
-// nesting deep enough to overflow a recursive reader, numbers that do not fit, a directory.
+// nesting deep enough to overflow a recursive reader, numbers that do not fit, settings out of
+// their range, a directory.
 #include <QTemporaryDir>
 #include <QtTest>
 #include <filesystem>
@@ -37,6 +38,13 @@ class TestSessionInput : public QObject {
   void numberOverflow() {
     const std::string err = loadError("{\"family\": \"gemm\", \"seed\": 1e400}");
     QVERIFY2(QString::fromStdString(err).contains("number overflow"), err.c_str());
+  }
+  // The core's range of each setting, with its message: a session no run could use is refused.
+  void settingOutOfRange() {
+    const std::string err = loadError("{\"family\": \"gemm\", \"measure\": {\"noise_target\": 2}}");
+    QVERIFY2(QString::fromStdString(err).contains("s.json: measure.noise_target: 2 is out of range"), err.c_str());
+    const std::string samples = loadError("{\"family\": \"gemm\", \"measure\": {\"min_samples\": 0}}");
+    QVERIFY2(QString::fromStdString(samples).contains("measure.min_samples: 0 is out of range"), samples.c_str());
   }
   void directory() {
     try {

@@ -17,9 +17,11 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <filesystem>
 
 #include "ktune/error.h"
+#include "ktune/run_options.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/shapes_model.h"
 #include "ktune/widgets/space_editor.h"
@@ -45,6 +47,23 @@ QString formatProperty(const std::string& name, double value) {
 QGroupBox* group(const QString& title, QLayout* layout) {
   auto* box = new QGroupBox(title);
   box->setLayout(layout);
+  return box;
+}
+
+// A spin box for a run option accepts what the core accepts (run_options.h), in the box's unit,
+// so a valid session value is never clamped on its way in.
+template <class S>
+QDoubleSpinBox* optionSpinBox(std::span<const Option<S>> options, const char* key, double scale = 1) {
+  const Range r = find_option(options, key).range;
+  auto* box = new QDoubleSpinBox;
+  box->setRange(r.min * scale, r.max * scale);
+  return box;
+}
+template <class S>
+QSpinBox* optionIntSpinBox(std::span<const Option<S>> options, const char* key) {
+  const Range r = find_option(options, key).range;
+  auto* box = new QSpinBox;
+  box->setRange(static_cast<int>(r.min), static_cast<int>(std::min<double>(r.max, INT_MAX)));
   return box;
 }
 
@@ -133,8 +152,7 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
 
   strategyCombo_ = new QComboBox;
   for (const std::string& name : strategy_names()) strategyCombo_->addItem(qstr(name));
-  budget_ = new QSpinBox;
-  budget_->setRange(0, 100'000'000);
+  budget_ = optionIntSpinBox(strategy_options(), "budget");
   budget_->setSpecialValueText(tr("all configs"));
   budget_->setSuffix(tr(" per shape"));
   strategySeed_ = new QSpinBox;
@@ -147,19 +165,14 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   method_ = new QComboBox;
   method_->addItem(tr("amortized (warm, throughput)"), QStringLiteral("amortized"));
   method_->addItem(tr("per launch (cold, latency)"), QStringLiteral("per_launch"));
-  noiseTarget_ = new QDoubleSpinBox;
-  noiseTarget_->setRange(0.01, 50);
+  noiseTarget_ = optionSpinBox(measure_options(), "noise_target", 100);
   noiseTarget_->setSuffix(QStringLiteral(" %"));
-  noiseTarget_->setDecimals(2);
-  minSamples_ = new QSpinBox;
-  minSamples_->setRange(1, 100000);
-  maxSamples_ = new QSpinBox;
-  maxSamples_->setRange(1, 100000);
-  warmupMs_ = new QDoubleSpinBox;
-  warmupMs_->setRange(0, 60000);
+  noiseTarget_->setDecimals(4);
+  minSamples_ = optionIntSpinBox(measure_options(), "min_samples");
+  maxSamples_ = optionIntSpinBox(measure_options(), "max_samples");
+  warmupMs_ = optionSpinBox(measure_options(), "warmup_ms");
   warmupMs_->setSuffix(QStringLiteral(" ms"));
-  maxMsPerConfig_ = new QDoubleSpinBox;
-  maxMsPerConfig_->setRange(1, 3.6e6);
+  maxMsPerConfig_ = optionSpinBox(measure_options(), "max_ms_per_config");
   maxMsPerConfig_->setSuffix(QStringLiteral(" ms"));
   slowAbort_ = new QCheckBox(tr("stop configs that cannot beat the best"));
   rotateBuffers_ = new QCheckBox(tr("rotate input buffers (cold cache, amortized)"));
@@ -485,6 +498,9 @@ Session SetupPage::session() const {
   s.family = sstr(familyCombo_->currentText());
   s.problems = shapes_->problems();
   s.space = space_->space();
+  s.strategy = strategy_;
+  s.measure = measure_;
+  s.tolerance = tolerance_;
   s.strategy.kind = sstr(strategyCombo_->currentText());
   s.strategy.budget = static_cast<std::size_t>(budget_->value());
   s.strategy.seed = static_cast<std::uint64_t>(strategySeed_->value());
@@ -496,7 +512,6 @@ Session SetupPage::session() const {
   s.measure.max_ms_per_config = maxMsPerConfig_->value();
   s.measure.slow_abort = slowAbort_->isChecked();
   s.measure.rotate_buffers = rotateBuffers_->isChecked();
-  s.tolerance = tolerance_;
   s.seed = static_cast<std::uint64_t>(seed_->value());
   s.run_name = sstr(runName_->text().trimmed());
   s.output_dir = sstr(outputDir_->text().trimmed());
@@ -543,6 +558,8 @@ void SetupPage::applySession(const Session& s) {
   maxMsPerConfig_->setValue(s.measure.max_ms_per_config);
   slowAbort_->setChecked(s.measure.slow_abort);
   rotateBuffers_->setChecked(s.measure.rotate_buffers);
+  strategy_ = s.strategy;
+  measure_ = s.measure;
   tolerance_ = s.tolerance;
   seed_->setValue(static_cast<int>(s.seed));
   runName_->setText(qstr(s.run_name));
@@ -568,8 +585,7 @@ TuneRequest SetupPage::request() const {
   const Session s = session();
   r.settings() = s.settings();
   if (r.space.parameters().empty()) throw InputError("the search space has no parameters: add some or press Family default");
-  if (r.measure.min_samples > r.measure.max_samples)
-    throw InputError("measurement: the minimum number of samples exceeds the maximum; raise the maximum");
+  validate(r.settings());
   if (s.output_dir.empty()) throw InputError("no runs folder: choose where the run is saved");
   const std::string name = s.run_name.empty() ? default_run_name(r.family.name) : s.run_name;
   r.run_dir = run_folder(s.output_dir, name);

@@ -44,9 +44,10 @@ struct MeasureSettings {
   int remeasure_top = 3;
 };
 
-// JSON spellings shared by run metadata and saved sessions. Reading: a missing key keeps the
-// value of `base`; a key of the wrong type is an InputError naming it (e.g. "measure.noise_target:
-// expected a number"), so old files still load and typos do not pass silently.
+// JSON spellings shared by run metadata, saved sessions and the worker protocol, from the option
+// tables of run_options.h. Reading: a missing key keeps the value of `base`; a key of the wrong
+// type or out of its range is an InputError naming it (e.g. "measure.noise_target: expected a
+// number"), so old files still load and typos or damaged values do not pass silently.
 nlohmann::json to_json(const MeasureSettings& m);
 nlohmann::json to_json(const Tolerance& t);
 MeasureSettings measure_settings_from_json(const nlohmann::json& j, MeasureSettings base = {});

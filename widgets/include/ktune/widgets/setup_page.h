@@ -117,7 +117,11 @@ class SetupPage : public QWidget {
   QSpinBox* seed_;
   QLineEdit* runName_;
   QLineEdit* outputDir_;
-  Tolerance tolerance_;  // no widget of its own: kept from a loaded session or run
+  // The settings as a loaded session or run gave them: those without a widget of their own (the
+  // tolerance, the time budget, remeasure_top, min_sample_ms, slow_abort_margin) are kept from it.
+  StrategySpec strategy_;
+  MeasureSettings measure_;
+  Tolerance tolerance_;
 };
 
 }  // namespace ktune::gui
