@@ -189,6 +189,7 @@ void MainWindow::wire() {
   connect(controller_, &RunController::progress, runPage_, &RunPage::onProgress);
   connect(controller_, &RunController::logMessage, runPage_, &RunPage::appendLog);
   connect(controller_, &RunController::trialsAvailable, document_->trials(), &TrialsModel::appendTrials);
+  connect(controller_, &RunController::problemFinished, document_->trials(), &TrialsModel::addResult);
   connect(controller_, &RunController::runStarted, landscapePage_, [this](const event::RunStarted& info) {
     landscapePage_->setDevice(info.device);
   });

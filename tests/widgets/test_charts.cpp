@@ -1,5 +1,5 @@
 // What the landscape charts show for a multi-shape run: measured trials in their own order, one
-// "best so far" legend entry, a heatmap of one named shape, the device's peak over a roofline
+// "search best so far" legend entry, a heatmap of one named shape, the device's peak over a roofline
 // that never exceeds it, and shapes listed by their key fields as numbers everywhere.
 #include <QComboBox>
 #include <QLegendMarker>
@@ -103,15 +103,15 @@ class TestCharts : public QObject {
     LatencyOrderChart chart(&model);
     showAndRefresh(chart);
     // Legend markers read visible only once the scene has laid the legend out.
-    QTRY_COMPARE(legendEntries(chart, QStringLiteral("best so far")), 1);
+    QTRY_COMPARE(legendEntries(chart, QStringLiteral("search best so far")), 1);
     int lines = 0;
-    for (QAbstractSeries* s : chart.chart()->series()) lines += s->name() == QStringLiteral("best so far");
+    for (QAbstractSeries* s : chart.chart()->series()) lines += s->name() == QStringLiteral("search best so far");
     QCOMPARE(lines, 3);  // one line per shape, one legend entry for them all
     // Each shape's line ends at that shape's last measured trial, not the run's.
     double ends = std::numeric_limits<double>::lowest();
     for (QAbstractSeries* s : chart.chart()->series()) {
       auto* line = qobject_cast<QXYSeries*>(s);
-      if (!line || !line->name().startsWith(QStringLiteral("best so far")) || line->count() == 0) continue;
+      if (!line || !line->name().startsWith(QStringLiteral("search best so far")) || line->count() == 0) continue;
       QVERIFY2(line->points().front().x() > ends, "the shapes' best-so-far lines overlap");
       ends = line->points().back().x();
     }
@@ -217,10 +217,7 @@ class TestCharts : public QObject {
     QCOMPARE(sorted, numericKeys());
 
     RunPage run(&loaded);
-    QTableWidget* best = nullptr;
-    for (QTableWidget* t : run.findChildren<QTableWidget*>())
-      if (t->columnCount() == 5) best = t;
-    QVERIFY(best);
+    QTableWidget* best = run.winnerTable();
     QStringList rows;
     for (int r = 0; r < best->rowCount(); ++r) rows << best->item(r, 0)->text();
     QCOMPARE(rows, numericKeys());

@@ -128,7 +128,7 @@ class TestKernelTunerImport : public QObject {
     // Best so far follows the metric's direction: GFLOP/s only rises, to the best one.
     QList<QPointF> best;
     for (QAbstractSeries* s : order->chart()->series())
-      if (s->name() == QLatin1String("best so far")) best = static_cast<QXYSeries*>(s)->points();
+      if (s->name() == QLatin1String("search best so far")) best = static_cast<QXYSeries*>(s)->points();
     QVERIFY(best.size() >= 2);
     for (qsizetype i = 1; i < best.size(); ++i) QVERIFY(best[i].y() >= best[i - 1].y());
     QCOMPARE(best.last().y(), *std::max_element(expected.begin(), expected.end()));

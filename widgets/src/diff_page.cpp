@@ -1,5 +1,6 @@
 #include "ktune/widgets/diff_page.h"
 
+#include <QCheckBox>
 #include <QDir>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -17,119 +18,10 @@
 #include "ktune/error.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/remeasure_job.h"
-#include "ktune/widgets/trials_model.h"
 #include "ktune/widgets/run_document.h"
+#include "ktune/widgets/trials_model.h"
 
 namespace ktune::gui {
-
-namespace {
-
-QColor classColor(DiffClass c) {
-  switch (c) {
-    case DiffClass::New: return QColor(0x15, 0x65, 0xc0);
-    case DiffClass::Faster: return QColor(0x2e, 0x7d, 0x32);
-    case DiffClass::Slower: return QColor(0xc6, 0x28, 0x28);
-    case DiffClass::Same: return QColor(0x75, 0x75, 0x75);
-    case DiffClass::NotComparable: return QColor(0xe6, 0x51, 0x00);
-  }
-  return Qt::black;
-}
-
-}  // namespace
-
-bool DiffModel::needsForce(DiffClass c) { return c == DiffClass::Slower || c == DiffClass::NotComparable; }
-
-int DiffModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(diff_.entries.size()); }
-int DiffModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
-
-QVariant DiffModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
-    case ApplyColumn: return tr("Apply");
-    case KeyColumn: return tr("Key");
-    case ClassColumn: return tr("Class");
-    case OldConfigColumn: return tr("Registry config");
-    case NewConfigColumn: return tr("Run's config");
-    case OldColumn: return tr("Registry median");
-    case NewColumn: return tr("Run median");
-    case RatioColumn: return tr("Speed-up");
-  }
-  return {};
-}
-
-Qt::ItemFlags DiffModel::flags(const QModelIndex& index) const {
-  auto f = QAbstractTableModel::flags(index);
-  const DiffEntry& e = diff_.entries[static_cast<std::size_t>(index.row())];
-  if (index.column() == ApplyColumn && e.cls != DiffClass::Same) f |= Qt::ItemIsUserCheckable;
-  return f;
-}
-
-QVariant DiffModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid()) return {};
-  const DiffEntry& e = diff_.entries[static_cast<std::size_t>(index.row())];
-  if (role == Qt::CheckStateRole && index.column() == ApplyColumn)
-    return e.cls == DiffClass::Same ? QVariant() : QVariant(checked_.contains(index.row()) ? Qt::Checked : Qt::Unchecked);
-  if (role == Qt::ForegroundRole && index.column() == ClassColumn) return classColor(e.cls);
-  if (role == Qt::ToolTipRole && e.paired && index.column() >= OldColumn)
-    return tr("Re-measured just now: both configs timed side by side in alternation on the run's device.");
-  if (role == Qt::ToolTipRole && e.cls == DiffClass::Slower)
-    return tr("The registry's entry is faster. Checking this row replaces it anyway, after a confirmation.");
-  if (role == Qt::ToolTipRole && e.cls == DiffClass::NotComparable && e.old_entry)
-    return tr("Measured %1 in this run, %2 in the registry: the medians do not say which is faster. "
-              "Checking this row replaces the entry anyway, after a confirmation.")
-        .arg(qstr(e.new_entry.benchmarking_method), qstr(e.old_entry->benchmarking_method));
-  if (role != Qt::DisplayRole) return {};
-  switch (index.column()) {
-    case KeyColumn: return qstr(e.family + " " + e.key);
-    case ClassColumn: return QString::fromLatin1(to_string(e.cls)) + (e.paired ? tr(" (paired)") : QString());
-    case OldConfigColumn: return e.old_entry ? configText(e.old_entry->config) : tr("(none)");
-    case NewConfigColumn: return configText(e.new_entry.config);
-    case OldColumn: return e.old_entry ? formatNs(e.old_entry->latency_median_ns) : QString();
-    case NewColumn: return formatNs(e.new_entry.latency_median_ns);
-    case RatioColumn: return e.ratio > 0 ? QStringLiteral("%1×").arg(e.ratio, 0, 'f', 3) : QString();
-  }
-  return {};
-}
-
-bool DiffModel::setData(const QModelIndex& index, const QVariant& value, int role) {
-  if (!index.isValid() || index.column() != ApplyColumn || role != Qt::CheckStateRole) return false;
-  const DiffEntry& e = diff_.entries[static_cast<std::size_t>(index.row())];
-  if (e.cls == DiffClass::Same) return false;
-  const bool check = value.value<Qt::CheckState>() == Qt::Checked;
-  if (check && needsForce(e.cls) && !(confirm_ && confirm_(e))) return false;
-  if (check)
-    checked_.insert(index.row());
-  else
-    checked_.remove(index.row());
-  emit dataChanged(index, index, {Qt::CheckStateRole});
-  return true;
-}
-
-void DiffModel::setDiff(RegistryDiff diff) {
-  beginResetModel();
-  diff_ = std::move(diff);
-  checked_.clear();
-  for (std::size_t i = 0; i < diff_.entries.size(); ++i)
-    if (diff_.entries[i].cls == DiffClass::New || diff_.entries[i].cls == DiffClass::Faster) checked_.insert(static_cast<int>(i));
-  endResetModel();
-}
-
-std::vector<std::string> DiffModel::checkedKeys() const {
-  std::vector<std::string> keys;
-  for (std::size_t i = 0; i < diff_.entries.size(); ++i)
-    if (checked_.contains(static_cast<int>(i))) keys.push_back(diff_.entries[i].key);
-  return keys;
-}
-
-bool DiffModel::forcedAny() const {
-  for (int row : checked_)
-    if (needsForce(diff_.entries[static_cast<std::size_t>(row)].cls)) return true;
-  return false;
-}
-
-QString DiffModel::configText(const Config& config) const {
-  return trials_ ? trials_->configText(config) : qstr(config.key());
-}
 
 DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
   model_.setConfigText(document_->trials());
@@ -143,6 +35,9 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   remeasure_->setToolTip(tr("Time the registry's config and the run's side by side, in alternation, on the run's device "
                             "now, and class each key from that paired ratio"));
   remeasure_->setEnabled(false);
+  acceptFlagged_ = new QCheckBox;
+  acceptFlagged_->setObjectName(QStringLiteral("acceptFlagged"));
+  acceptFlagged_->hide();
   job_ = new RemeasureJob(this);
   status_ = new QLabel;
   status_->setWordWrap(true);
@@ -151,10 +46,13 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   table_->verticalHeader()->hide();
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setColumnWidth(DiffModel::ApplyColumn, 60);
-  table_->setColumnWidth(DiffModel::KeyColumn, 250);
+  table_->setColumnWidth(DiffModel::KeyColumn, 240);
   table_->setColumnWidth(DiffModel::ClassColumn, 70);
-  table_->setColumnWidth(DiffModel::OldConfigColumn, 250);
-  table_->setColumnWidth(DiffModel::NewConfigColumn, 250);
+  table_->setColumnWidth(DiffModel::OldConfigColumn, 210);
+  table_->setColumnWidth(DiffModel::NewConfigColumn, 240);
+  table_->setColumnWidth(DiffModel::OldColumn, 90);
+  table_->setColumnWidth(DiffModel::NewColumn, 100);
+  table_->setColumnWidth(DiffModel::ComparedColumn, 140);
   report_ = new QTextBrowser;
   report_->setMaximumHeight(170);
 
@@ -170,21 +68,17 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addWidget(table_, 1);
+  layout->addWidget(acceptFlagged_);
   layout->addLayout(bottom);
   layout->addWidget(report_);
 
   model_.setConfirmForce([this](const DiffEntry& e) {
-    const QString old = e.old_entry ? formatNs(e.old_entry->latency_median_ns) : QString();
-    const QString question =
-        e.cls == DiffClass::NotComparable
-            ? tr("The registry's entry for %1 was measured %2 (%3), this run %4 (%5): the two do not compare.\n\n"
-                 "Apply the run's config anyway?")
-                  .arg(qstr(e.key), e.old_entry ? qstr(e.old_entry->benchmarking_method) : QString(), old,
-                       qstr(e.new_entry.benchmarking_method), formatNs(e.new_entry.latency_median_ns))
-            : tr("The registry's entry for %1 is faster (%2 vs %3 in this run).\n\nApply the run's config anyway?")
-                  .arg(qstr(e.key), old, formatNs(e.new_entry.latency_median_ns));
-    return QMessageBox::warning(this, tr("Replace the registry's entry?"), question, QMessageBox::Yes | QMessageBox::No,
-                                QMessageBox::No) == QMessageBox::Yes;
+    return QMessageBox::warning(this, tr("Replace the registry's entry?"), confirmForceText(e),
+                                QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
+  });
+  connect(acceptFlagged_, &QCheckBox::toggled, this, [this](bool on) {
+    model_.setAcceptFlagged(on);
+    updateButtons();
   });
   connect(browse, &QPushButton::clicked, this, [this] {
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Registry folder (tuned_data)"), root_->text());
@@ -287,11 +181,57 @@ void DiffPage::remeasureEnded(const QString& error) {
   emit remeasured();
 }
 
+QString DiffPage::confirmForceText(const DiffEntry& e) const {
+  const QString numbers = tr("%1 in the registry, %2 in this run (%3)")
+                              .arg(formatNs(e.old_ns), formatNs(e.new_ns), DiffModel::comparedText(e));
+  if (e.cls == DiffClass::NotComparable)
+    return tr("The registry's entry for %1 was measured %2, this run %3: %4 do not compare.\n\nApply the run's config "
+              "anyway?")
+        .arg(qstr(e.key), e.old_entry ? qstr(e.old_entry->benchmarking_method) : QString(),
+             qstr(e.new_entry.benchmarking_method), numbers);
+  return tr("The registry's entry for %1 is faster: %2.\n\nApply the run's config anyway?").arg(qstr(e.key), numbers);
+}
+
+void DiffPage::refreshAcceptFlagged() {
+  // A new diff starts with flagged winners refused, as `ktune apply` without --accept-flagged.
+  const QStringList keys = model_.flaggedKeys();
+  QSignalBlocker block(acceptFlagged_);
+  acceptFlagged_->setChecked(model_.acceptFlagged());
+  acceptFlagged_->setVisible(!keys.isEmpty());
+  acceptFlagged_->setText(tr("Accept flagged winners (%n): %1", nullptr, static_cast<int>(keys.size()))
+                              .arg(keys.join(QStringLiteral("; "))));
+  QStringList why;
+  for (const DiffEntry& e : model_.diff().entries)
+    if (e.new_entry.flags.any()) why << DiffModel::flagsText(e);
+  acceptFlagged_->setToolTip(tr("Their numbers may not hold:\n%1\n\nChecked, their rows can be ticked and applied.")
+                                 .arg(why.join(QLatin1Char('\n'))));
+}
+
 bool DiffPage::canApply() const {
   return document_->results() && document_->results()->state == "finished" && !model_.checkedKeys().empty();
 }
 
 QString DiffPage::statusText() const { return status_->text(); }
+
+QString DiffPage::reportText() const { return report_->toPlainText(); }
+
+QString DiffPage::reportHtml(const ApplyReport& report) const {
+  QString html = tr("<b>Wrote %1 entr%2 to %3</b>")
+                     .arg(report.written.size())
+                     .arg(report.written.size() == 1 ? "y" : "ies")
+                     .arg(qstr(report.registry_file.string()).toHtmlEscaped());
+  if (!report.backup_file.empty())
+    html += tr("<br>previous file kept as %1").arg(qstr(report.backup_file.string()).toHtmlEscaped());
+  html += QStringLiteral("<ul>");
+  for (const DiffEntry& e : report.written)
+    html += tr("<li>%1: %2 (%3, chosen by %4)</li>")
+                .arg(qstr(e.key).toHtmlEscaped(), model_.configText(e.new_entry.config).toHtmlEscaped(),
+                     formatNs(e.new_entry.latency_median_ns), QString::fromLatin1(to_string(e.new_entry.chosen_by)));
+  for (std::size_t i = 0; i < report.skipped.size(); ++i)
+    html += tr("<li style='color:#757575'>skipped %1: %2</li>")
+                .arg(qstr(report.skipped[i].key).toHtmlEscaped(), qstr(report.skip_reasons[i]).toHtmlEscaped());
+  return html + QStringLiteral("</ul>");
+}
 
 void DiffPage::showMessage(const QString& text, bool error) {
   status_->setText(text);
@@ -300,6 +240,7 @@ void DiffPage::showMessage(const QString& text, bool error) {
 
 bool DiffPage::compare() {
   model_.setDiff({});
+  refreshAcceptFlagged();
   updateButtons();
   if (!document_->results()) {
     showMessage(document_->hasRun() ? tr("This run has no results.json yet (it did not finish): resume it, then compare.")
@@ -309,6 +250,7 @@ bool DiffPage::compare() {
   }
   try {
     model_.setDiff(diff_run(*document_->results(), sstr(root_->text()), 0.02, paired_));
+    refreshAcceptFlagged();
   } catch (const InputError& e) {
     showMessage(tr("Cannot compare: %1").arg(QString::fromUtf8(e.what())), true);
     return false;
@@ -321,9 +263,16 @@ bool DiffPage::compare() {
                  "(measured with another method). ")
                       .arg(qstr(run.run_name), qstr(run.state), qstr(describe_progress(run)),
                            qstr(model_.diff().registry_file.string()))
-                      .arg(counts[0]).arg(counts[1]).arg(counts[2]).arg(counts[3]).arg(counts[4]) +
+                      .arg(counts[0])
+                      .arg(counts[1])
+                      .arg(counts[2])
+                      .arg(counts[3])
+                      .arg(counts[4]) +
                   (finished ? tr("New and faster rows are checked; slower and not comparable ones need a confirmation.")
-                            : tr("Its results are partial: resume the run to apply them.")),
+                            : tr("Its results are partial: resume the run to apply them.")) +
+                  (model_.flaggedKeys().isEmpty() ? QString()
+                                                  : tr(" %n flagged winner(s) stay unchecked unless you accept them.",
+                                                       nullptr, static_cast<int>(model_.flaggedKeys().size()))),
               !finished);
   updateButtons();
   return true;
@@ -339,6 +288,7 @@ std::optional<ApplyReport> DiffPage::applySelected() {
   options.keys = keys;
   options.force = model_.forcedAny();
   options.paired = paired_;
+  options.accept_flagged = model_.acceptFlagged();
   ApplyReport report;
   try {
     report = apply_run(*document_->results(), sstr(root_->text()), options);
@@ -346,17 +296,7 @@ std::optional<ApplyReport> DiffPage::applySelected() {
     showMessage(tr("Nothing was written: %1").arg(QString::fromUtf8(e.what())), true);
     return std::nullopt;
   }
-  QString html = tr("<b>Wrote %1 entr%2 to %3</b>").arg(report.written.size()).arg(report.written.size() == 1 ? "y" : "ies")
-                     .arg(qstr(report.registry_file.string()).toHtmlEscaped());
-  if (!report.backup_file.empty()) html += tr("<br>previous file kept as %1").arg(qstr(report.backup_file.string()).toHtmlEscaped());
-  html += QStringLiteral("<ul>");
-  for (const DiffEntry& e : report.written)
-    html += QStringLiteral("<li>%1: %2 (%3)</li>").arg(qstr(e.key).toHtmlEscaped(), model_.configText(e.new_entry.config).toHtmlEscaped(),
-                                                        formatNs(e.new_entry.latency_median_ns));
-  for (std::size_t i = 0; i < report.skipped.size(); ++i)
-    html += tr("<li style='color:#757575'>skipped %1: %2</li>").arg(qstr(report.skipped[i].key).toHtmlEscaped(),
-                                                                    qstr(report.skip_reasons[i]).toHtmlEscaped());
-  html += QStringLiteral("</ul>");
+  const QString html = reportHtml(report);
   compare();
   report_->setHtml(html);
   emit applied(report);

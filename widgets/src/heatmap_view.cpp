@@ -17,7 +17,14 @@ namespace {
 // Viridis, sampled: perceptually even and readable in grey, fast = dark.
 const QColor kStops[] = {QColor(0x44, 0x01, 0x54), QColor(0x3b, 0x52, 0x8b), QColor(0x21, 0x90, 0x8d),
                          QColor(0x5d, 0xc9, 0x63), QColor(0xfd, 0xe7, 0x25)};
-constexpr int kMargin = 8, kLeft = 64, kBottom = 44, kTop = 30, kBar = 70;
+constexpr int kMargin = 8, kLeft = 64, kBottom = 44, kTop = 48, kBar = 70;
+const QColor kFlagged(0xe6, 0x51, 0x00);
+
+// An ok trial of shape `key` with numbers for both axes.
+bool usable(const Trial& t, const std::string& key, const std::string& xn, const std::string& yn) {
+  return t.status == TrialStatus::Ok && t.stats.count > 0 && t.problem_key == key && t.config.has(xn) &&
+         t.config.has(yn) && !t.config.value(xn).is_string() && !t.config.value(yn).is_string();
+}
 }  // namespace
 
 HeatmapView::HeatmapView(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
@@ -29,6 +36,7 @@ HeatmapView::HeatmapView(TrialsModel* model, QWidget* parent) : QWidget(parent),
   connect(&rebuildTimer_, &QTimer::timeout, this, &HeatmapView::rebuild);
   connect(model_, &QAbstractItemModel::rowsInserted, this, &HeatmapView::markDirty);
   connect(model_, &QAbstractItemModel::modelReset, this, &HeatmapView::markDirty);
+  connect(model_, &TrialsModel::winnersChanged, this, &HeatmapView::markDirty);
 }
 
 void HeatmapView::markDirty() {
@@ -80,13 +88,9 @@ void HeatmapView::rebuild() {
   cells_.clear();
   const std::string xn = sstr(xName_), yn = sstr(yName_), key = sstr(shape());
   const std::vector<Trial>& trials = model_->trials();
-  const auto usable = [&](const Trial& t) {
-    return t.status == TrialStatus::Ok && t.stats.count > 0 && t.problem_key == key &&
-           t.config.has(xn) && t.config.has(yn) && !t.config.value(xn).is_string() && !t.config.value(yn).is_string();
-  };
   if (!xn.empty() && !yn.empty()) {
     for (const Trial& t : trials) {
-      if (!usable(t)) continue;
+      if (!usable(t, key, xn, yn)) continue;
       xs_.push_back(t.config.get(xn));
       ys_.push_back(t.config.get(yn));
     }
@@ -100,10 +104,8 @@ void HeatmapView::rebuild() {
   max_ns_ = 0;
   for (std::size_t row = 0; row < trials.size() && !xs_.empty(); ++row) {
     const Trial& t = trials[row];
-    if (!usable(t)) continue;
-    const auto cx = std::lower_bound(xs_.begin(), xs_.end(), t.config.get(xn)) - xs_.begin();
-    const auto cy = std::lower_bound(ys_.begin(), ys_.end(), t.config.get(yn)) - ys_.begin();
-    Cell& c = cells_[static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx)];
+    if (!usable(t, key, xn, yn)) continue;
+    Cell& c = cells_[cellIndex(t, xn, yn)];
     ++c.trials;
     if (c.row < 0 || t.stats.median_ns < c.best_ns) {
       c.best_ns = t.stats.median_ns;
@@ -115,7 +117,52 @@ void HeatmapView::rebuild() {
     min_ns_ = std::min(min_ns_, c.best_ns);
     max_ns_ = std::max(max_ns_, c.best_ns);
   }
+  placeCrown(key, xn, yn);
   update();
+}
+
+std::size_t HeatmapView::cellIndex(const Trial& t, const std::string& xn, const std::string& yn) const {
+  const auto cx = std::lower_bound(xs_.begin(), xs_.end(), t.config.get(xn)) - xs_.begin();
+  const auto cy = std::lower_bound(ys_.begin(), ys_.end(), t.config.get(yn)) - ys_.begin();
+  return static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx);
+}
+
+QString HeatmapView::cellName(const Trial& t) const {
+  return QStringLiteral("%1=%2, %3=%4")
+      .arg(xName_, model_->parameterText(sstr(xName_), t.config.value(sstr(xName_))), yName_,
+           model_->parameterText(sstr(yName_), t.config.value(sstr(yName_))));
+}
+
+void HeatmapView::placeCrown(const std::string& key, const std::string& xn, const std::string& yn) {
+  crownId_ = -1;
+  crownCell_ = -1;
+  crownIsWinner_ = crownFlagged_ = false;
+  crownText_.clear();
+  if (const Winner* w = model_->winner(key)) {
+    crownIsWinner_ = true;
+    crownFlagged_ = w->flagged();
+    const int row = model_->winnerRow(key);
+    if (row < 0 || !usable(model_->trial(row), key, xn, yn)) {
+      crownText_ = tr("★ winner %1: %2").arg(model_->configText(w->config), w->numberText());
+      return;
+    }
+    const Trial& t = model_->trial(row);
+    crownId_ = t.id;
+    crownCell_ = static_cast<int>(cellIndex(t, xn, yn));
+    crownText_ =
+        tr("★ winner %1: %2").arg(cellName(t), w->numberText()) + (crownFlagged_ ? tr("  ⚠ flagged") : QString());
+    return;
+  }
+  // Before the shape's result: the lowest cell is only the search's best.
+  for (std::size_t i = 0; i < cells_.size(); ++i)
+    if (cells_[i].row >= 0 &&
+        (crownCell_ < 0 || cells_[i].best_ns < cells_[static_cast<std::size_t>(crownCell_)].best_ns))
+      crownCell_ = static_cast<int>(i);
+  if (crownCell_ < 0) return;
+  const Trial& t = model_->trial(cells_[static_cast<std::size_t>(crownCell_)].row);
+  crownId_ = t.id;
+  crownText_ = tr("☆ search best %1: %2 (no winner yet: the best few are re-measured when the search ends)")
+                   .arg(cellName(t), formatNs(t.stats.median_ns));
 }
 
 qint64 HeatmapView::bestTrialAt(qint64 x, qint64 y) const {
@@ -158,9 +205,13 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   QFont titleFont = font();
   titleFont.setBold(true);
   p.setFont(titleFont);
-  const QString title = tr("Best latency per %1 × %2 · %3").arg(xName_, yName_, shape());
-  p.drawText(QRect(0, 4, width(), kTop - 8), Qt::AlignCenter, QFontMetrics(titleFont).elidedText(title, Qt::ElideMiddle, width() - 8));
+  const QString title = tr("Best search latency per %1 × %2 · %3").arg(xName_, yName_, shape());
+  p.drawText(QRect(0, 4, width(), 20), Qt::AlignCenter,
+             QFontMetrics(titleFont).elidedText(title, Qt::ElideMiddle, width() - 8));
   p.setFont(font());
+  p.setPen(crownFlagged_ ? kFlagged : crownIsWinner_ ? Qt::black : Qt::darkGray);
+  p.drawText(QRect(0, 24, width(), 18), Qt::AlignCenter,
+             fontMetrics().elidedText(crownText_, Qt::ElideMiddle, width() - 8));
   const QRectF g = gridRect();
   if (xs_.empty() || ys_.empty()) {
     p.setPen(Qt::gray);
@@ -188,6 +239,7 @@ void HeatmapView::paintEvent(QPaintEvent*) {
         p.setPen(colour.lightnessF() > 0.55 ? Qt::black : Qt::white);
         p.drawText(r, Qt::AlignCenter, label);
       }
+      if (static_cast<int>(cy * xs_.size() + cx) == crownCell_) paintCrown(p, r);
       if (highlighted_ >= 0 && model_->trial(c.row).id == highlighted_) {
         p.setPen(QPen(QColor(0xc6, 0x28, 0x28), 3));
         p.setBrush(Qt::NoBrush);
@@ -220,6 +272,22 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   p.drawText(QRectF(bar.right() + 2, bar.bottom() - 12, kBar, 14), Qt::AlignLeft, formatNs(min_ns_));
 }
 
+void HeatmapView::paintCrown(QPainter& p, const QRectF& cell) const {
+  // A winner gets a solid gold frame and star; the search's best before the result a dashed one.
+  const QColor colour = crownFlagged_ ? kFlagged : TrialChartView::winnerColour();
+  p.save();
+  p.setPen(QPen(colour, 3, crownIsWinner_ ? Qt::SolidLine : Qt::DashLine));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(cell.adjusted(1.5, 1.5, -1.5, -1.5));
+  QFont star = font();
+  star.setBold(true);
+  p.setFont(star);
+  const QRectF corner(cell.right() - 16, cell.top() + 1, 15, 15);
+  p.setPen(colour.darker(130));
+  p.drawText(corner, Qt::AlignCenter, crownIsWinner_ ? QStringLiteral("★") : QStringLiteral("☆"));
+  p.restore();
+}
+
 void HeatmapView::mouseMoveEvent(QMouseEvent* event) {
   int cx, cy;
   if (!cellAt(event->position(), &cx, &cy)) {
@@ -233,8 +301,13 @@ void HeatmapView::mouseMoveEvent(QMouseEvent* event) {
                                                                      model_->parameterText(sstr(yName_), ys_[cy])), this);
     return;
   }
+  const bool crowned =
+      static_cast<int>(static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx)) == crownCell_;
   QToolTip::showText(event->globalPosition().toPoint(),
-                     tr("best of %1 trials:\n").arg(c.trials) + model_->describe(model_->trial(c.row)), this);
+                     (crowned ? crownText_ + QStringLiteral("\n\n") : QString()) +
+                         tr("best search median of %1 trials:\n").arg(c.trials) +
+                         model_->describe(model_->trial(c.row)),
+                     this);
 }
 
 void HeatmapView::mousePressEvent(QMouseEvent* event) {

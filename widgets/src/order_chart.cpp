@@ -33,9 +33,9 @@ bool LatencyOrderChart::pointFor(const Trial& t, std::int64_t measured, double* 
 }
 
 void LatencyOrderChart::rebuildExtras(const std::vector<Point>& points) {
-  // Best so far per shape: a step line with a vertex only where a new best appears, running on
-  // to that shape's last measured trial. One series per shape (a single line would join the
-  // shapes), one legend entry for them all.
+  // The search's best so far per shape (the winner, at the number it won by, is the star): a step
+  // line with a vertex only where a new best appears, running on to that shape's last measured
+  // trial. One series per shape (a single line would join the shapes), one legend entry for them.
   std::vector<std::string> keys;
   std::vector<QList<QPointF>> lines;
   std::vector<double> best, lastX;
@@ -60,7 +60,7 @@ void LatencyOrderChart::rebuildExtras(const std::vector<Point>& points) {
   while (bestLines_.size() < static_cast<qsizetype>(lines.size())) {
     auto* line = new QLineSeries(this);
     line->setPen(QPen(QColor(0x21, 0x21, 0x21), 1.8));
-    line->setName(tr("best so far"));
+    line->setName(tr("search best so far"));
     addExtraSeries(line, bestLines_.isEmpty());
     bestLines_.append(line);
   }

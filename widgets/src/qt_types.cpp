@@ -1,7 +1,10 @@
 #include "ktune/widgets/qt_types.h"
 
+#include <QRegularExpression>
 #include <QResource>
 #include <cmath>
+
+#include "ktune/winner.h"
 
 static void loadResources() { Q_INIT_RESOURCE(workbench); }
 
@@ -40,10 +43,14 @@ QString statusLabel(TrialStatus status) { return QString::fromLatin1(to_string(s
 
 QString formatNs(double ns) {
   if (!(ns > 0)) return QStringLiteral("–");
-  if (ns < 1e3) return QStringLiteral("%1 ns").arg(ns, 0, 'f', 1);
-  if (ns < 1e6) return QStringLiteral("%1 µs").arg(ns / 1e3, 0, 'f', ns < 1e5 ? 2 : 1);
-  if (ns < 1e9) return QStringLiteral("%1 ms").arg(ns / 1e6, 0, 'f', ns < 1e8 ? 2 : 1);
-  return QStringLiteral("%1 s").arg(ns / 1e9, 0, 'f', 2);
+  // The core's spelling, digit for digit, so a number reads the same here as in the CLI's summary.
+  return coreText(format_ns(ns));
+}
+
+QString coreText(const std::string& text) {
+  // format_ns writes ASCII "us" for a terminal; a window can show the µ.
+  static const QRegularExpression us(QStringLiteral("(\\d) us\\b"));
+  return qstr(text).replace(us, QStringLiteral("\\1 µs"));
 }
 
 QString formatDuration(double seconds) {

@@ -33,15 +33,15 @@ RunDocument::RunDocument(QObject* parent) : QObject(parent), trials_(new TrialsM
     dir_ = run.dir;
     metadata_ = std::move(run.metadata);
     results_ = std::move(run.results);
-    if (onlyResults_) {
-      emit resultsChanged();
-      return;
+    if (!onlyResults_) {
+      QStringList params;
+      for (const Parameter& p : metadata_->space.parameters()) params << qstr(p.name);
+      trials_->setTrials(params, std::move(run.trials));
+      trials_->setPruning(metadata_->space, metadata_->pruning);
     }
-    QStringList params;
-    for (const Parameter& p : metadata_->space.parameters()) params << qstr(p.name);
-    trials_->setTrials(params, std::move(run.trials));
-    trials_->setPruning(metadata_->space, metadata_->pruning);
-    emit opened();
+    // What results.json says won, also after a live run: the one truth every page shows.
+    trials_->setWinners(results_ ? winnersOf(*results_) : std::vector<Winner>{});
+    if (!onlyResults_) emit opened();
     emit resultsChanged();
   });
   connect(&exporter_, &QFutureWatcher<QString>::finished, this, [this] {

@@ -11,11 +11,16 @@
 #include <QTableWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <set>
 
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/trials_model.h"
 
 namespace ktune::gui {
+
+namespace {
+const QColor kFlagColour(0xe6, 0x51, 0x00);
+}  // namespace
 
 RunPage::RunPage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
   start_ = new QAction(QIcon(QStringLiteral(":/icons/start.svg")), tr("&Start"), this);
@@ -73,16 +78,30 @@ RunPage::RunPage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(
 
   statusTable_ = new QTableWidget(0, 2);
   statusTable_->setHorizontalHeaderLabels({tr("Status"), tr("Trials")});
-  bestTable_ = new QTableWidget(0, 5);
-  bestTable_->setHorizontalHeaderLabels({tr("Shape"), tr("Best config"), tr("Median"), tr("TFLOP/s"), tr("Trials")});
+  bestTable_ = new QTableWidget(0, ColumnCount);
+  bestTable_->setObjectName(QStringLiteral("winners"));
+  bestTable_->setHorizontalHeaderLabels(
+      {tr("Shape"), tr("Winner"), tr("Median"), tr("Chosen by"), tr("Search median"), tr("TFLOP/s"), tr("Trials")});
+  bestTable_->horizontalHeaderItem(MedianColumn)
+      ->setToolTip(tr("The number the winner was chosen by: its re-measure's, or the search's where nothing was "
+                      "re-measured. results.json, the registry and the CLI summary hold the same."));
+  bestTable_->horizontalHeaderItem(SearchColumn)->setToolTip(tr("The winner's own median in the search"));
+  flagBanner_ = new QLabel;
+  flagBanner_->setObjectName(QStringLiteral("flagBanner"));
+  flagBanner_->setWordWrap(true);
+  flagBanner_->setTextFormat(Qt::RichText);
+  flagBanner_->setStyleSheet(QStringLiteral("QLabel { background:#fff3e0; border:1px solid #ffb74d; padding:4px; }"));
+  flagBanner_->hide();
   for (QTableWidget* t : {statusTable_, bestTable_}) {
     t->verticalHeader()->hide();
     t->verticalHeader()->setDefaultSectionSize(22);
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->horizontalHeader()->setStretchLastSection(true);
   }
-  bestTable_->setColumnWidth(0, 230);
-  bestTable_->setColumnWidth(1, 300);
+  // The config is the widest and most telling column; the numbers keep their size.
+  bestTable_->horizontalHeader()->setStretchLastSection(false);
+  bestTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  bestTable_->horizontalHeader()->setSectionResizeMode(ConfigColumn, QHeaderView::Stretch);
   statusTable_->setMaximumWidth(260);
   log_ = new QPlainTextEdit;
   log_->setReadOnly(true);
@@ -90,8 +109,10 @@ RunPage::RunPage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(
 
   auto* statusBox = new QGroupBox(tr("Trials per status"));
   (new QVBoxLayout(statusBox))->addWidget(statusTable_);
-  auto* bestBox = new QGroupBox(tr("Best so far per shape"));
-  (new QVBoxLayout(bestBox))->addWidget(bestTable_);
+  auto* bestBox = new QGroupBox(tr("Winner per shape"));
+  auto* bestLayout = new QVBoxLayout(bestBox);
+  bestLayout->addWidget(flagBanner_);
+  bestLayout->addWidget(bestTable_);
   auto* tables = new QHBoxLayout;
   tables->addWidget(statusBox);
   tables->addWidget(bestBox, 1);
@@ -112,6 +133,7 @@ RunPage::RunPage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(
   });
   connect(model_, &QAbstractItemModel::modelReset, this, &RunPage::recountAll);
   connect(model_, &TrialsModel::pruningChanged, this, &RunPage::refreshTables);
+  connect(model_, &TrialsModel::winnersChanged, this, &RunPage::refreshTables);
   setRunning(false);
   recountAll();
 }
@@ -190,24 +212,86 @@ void RunPage::refreshTables() {
     count->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     statusTable_->setItem(row, 1, count);
   }
-  bestTable_->setRowCount(static_cast<int>(trialsPerShape_.size()));
+  std::set<std::string, KeyLess> keys;
+  for (const auto& [key, trials] : trialsPerShape_) keys.insert(key);
+  for (const auto& [key, winner] : model_->winners()) keys.insert(key);
+  bestTable_->setRowCount(static_cast<int>(keys.size()));
   int row = 0;
-  for (const auto& [key, trials] : trialsPerShape_) {
-    bestTable_->setItem(row, 0, new QTableWidgetItem(qstr(key)));
-    const auto best = best_.find(key);
-    if (best == best_.end()) {
-      bestTable_->setItem(row, 1, new QTableWidgetItem(tr("(no config passed yet)")));
-      for (int c = 2; c < 4; ++c) bestTable_->setItem(row, c, new QTableWidgetItem);
-    } else {
-      const Trial& t = model_->trial(best->second.row);
-      bestTable_->setItem(row, 1, new QTableWidgetItem(model_->configText(t.config)));
-      bestTable_->setItem(row, 2, new QTableWidgetItem(formatNs(t.stats.median_ns)));
-      bestTable_->setItem(row, 3, new QTableWidgetItem(t.tflops > 0 ? QString::number(t.tflops, 'f', 3) : QString()));
-    }
-    bestTable_->setItem(row, 4, new QTableWidgetItem(QString::number(trials)));
-    ++row;
-  }
+  for (const std::string& key : keys) fillWinnerRow(row++, key);
+  refreshFlagBanner();
 }
+
+void RunPage::fillWinnerRow(int row, const std::string& key) {
+  const auto cell = [&](int column, const QString& text, const QString& tip = {}) {
+    auto* item = new QTableWidgetItem(text);
+    item->setToolTip(tip);
+    bestTable_->setItem(row, column, item);
+    return item;
+  };
+  const auto trials = trialsPerShape_.find(key);
+  cell(ShapeColumn, qstr(key));
+  cell(TrialsColumn, QString::number(trials == trialsPerShape_.end() ? 0 : trials->second));
+  if (const Winner* w = model_->winner(key)) {
+    const QString tip = w->describe();
+    cell(ConfigColumn, model_->configText(w->config), tip)->setIcon(w->icon());
+    QTableWidgetItem* median = cell(MedianColumn, formatNs(w->stats.median_ns), tip);
+    if (w->flagged()) {
+      median->setIcon(w->icon());
+      median->setForeground(kFlagColour);
+    }
+    cell(ChosenByColumn, w->chosenByText(), tip);
+    cell(SearchColumn, formatNs(w->choice.search.median_ns), tr("The winner's own median in the search"));
+    cell(TflopsColumn, w->tflops > 0 ? QString::number(w->tflops, 'f', 3) : QString(), tip);
+    return;
+  }
+  const auto best = best_.find(key);
+  if (best == best_.end()) {
+    cell(ConfigColumn, tr("(no config passed yet)"));
+    for (int c : {MedianColumn, ChosenByColumn, SearchColumn, TflopsColumn}) cell(c, QString());
+    return;
+  }
+  // Not the winner: the best few of the search are timed again when the shape's search ends.
+  const Trial& t = model_->trial(best->second.row);
+  const QString tip =
+      tr("The search's best so far, not a winner: when the shape's search ends, its best few configs "
+         "are timed again in alternation and the fastest of those wins.");
+  QTableWidgetItem* config = cell(ConfigColumn, tr("search best: %1").arg(model_->configText(t.config)), tip);
+  QFont italic = config->font();
+  italic.setItalic(true);
+  config->setFont(italic);
+  config->setForeground(QColor(0x61, 0x61, 0x61));
+  cell(MedianColumn, QString(), tip);
+  cell(ChosenByColumn, tr("not decided"), tip);
+  cell(SearchColumn, formatNs(t.stats.median_ns), tip);
+  cell(TflopsColumn, t.tflops > 0 ? QString::number(t.tflops, 'f', 3) : QString(), tip);
+}
+
+void RunPage::refreshFlagBanner() {
+  QStringList sentences;
+  int flagged = 0;
+  for (const auto& [key, w] : model_->winners()) {
+    if (!w.flagged()) continue;
+    ++flagged;
+    sentences += w.flagsText().split(QLatin1Char('\n'));
+  }
+  flagBanner_->setVisible(flagged > 0);
+  if (flagged == 0) {
+    flagBanner_->clear();
+    flagBanner_->setToolTip({});
+    return;
+  }
+  constexpr int kShown = 3;  // the rest in the tooltip: the table must stay in view
+  QString html =
+      tr("<img src=':/icons/flagged.svg' width=16 height=16> <b>%n winner(s) flagged</b>: the number may "
+         "not hold. The Apply page leaves flagged winners unchecked until you accept them.",
+         nullptr, flagged);
+  for (const QString& line : sentences.mid(0, kShown)) html += QStringLiteral("<br>⚠ ") + line.toHtmlEscaped();
+  if (sentences.size() > kShown) html += tr("<br>… and %1 more (hover)").arg(sentences.size() - kShown);
+  flagBanner_->setText(html);
+  flagBanner_->setToolTip(sentences.join(QLatin1Char('\n')));
+}
+
+QString RunPage::flagWarning() const { return flagBanner_->toolTip(); }
 
 void RunPage::onRunStarted(const event::RunStarted& info) {
   progress_->setRange(0, static_cast<int>(std::min<std::uint64_t>(info.planned_trials, INT_MAX)));

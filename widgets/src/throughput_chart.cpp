@@ -55,6 +55,12 @@ bool ThroughputChart::pointFor(const Trial& t, std::int64_t measured, double* x,
   return *y > 0;
 }
 
+double ThroughputChart::winnerValue(const Winner& winner, double searchY) const {
+  // Throughput is work over time: the number it was chosen by scales its search's.
+  const double search = winner.choice.search.median_ns, chosen = winner.stats.median_ns;
+  return search > 0 && chosen > 0 ? searchY * search / chosen : searchY;
+}
+
 double ThroughputChart::peakFor(const Trial& t) const {
   if (metric_ == Metric::Gbps) return bandwidth_;
   const bool half = t.problem_key.find("dtype=f16") != std::string::npos || t.problem_key.find("dtype=bf16") != std::string::npos;

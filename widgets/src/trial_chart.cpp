@@ -37,14 +37,22 @@ TrialChartView::TrialChartView(TrialsModel* model, QWidget* parent)
   connect(xAxis_, &QValueAxis::rangeChanged, this, &TrialChartView::onRangeChanged);
   connect(y, &QValueAxis::rangeChanged, this, &TrialChartView::onRangeChanged);
 
+  winners_ = new QScatterSeries(this);
+  winners_->setName(tr("winner (the number it won by)"));
+  winners_->setMarkerShape(QScatterSeries::MarkerShapeStar);
+  winners_->setMarkerSize(22);
+  winners_->setColor(winnerColour());
+  winners_->setBorderColor(winnerColour().darker(170));
   highlight_ = new QScatterSeries(this);
   highlight_->setMarkerSize(16);
   highlight_->setColor(Qt::transparent);
   highlight_->setBorderColor(QColor(0x21, 0x21, 0x21));
   highlight_->setPen(QPen(QColor(0x21, 0x21, 0x21), 2.5));
-  chart()->addSeries(highlight_);
-  attach(highlight_);
-  chart()->legend()->markers(highlight_).first()->setVisible(false);
+  for (QXYSeries* s : {static_cast<QXYSeries*>(winners_), static_cast<QXYSeries*>(highlight_)}) {
+    chart()->addSeries(s);
+    attach(s);
+  }
+  applyLegend();
 
   rebuildTimer_.setSingleShot(true);
   connect(&rebuildTimer_, &QTimer::timeout, this, &TrialChartView::rebuild);
@@ -59,6 +67,10 @@ TrialChartView::TrialChartView(TrialsModel* model, QWidget* parent)
     zoomed_ = false;
     markDirty();
   });
+  connect(model_, &TrialsModel::winnersChanged, this, [this] {
+    updateWinners();
+    viewport()->update();
+  });
 }
 
 void TrialChartView::attach(QXYSeries* series) {
@@ -70,13 +82,17 @@ void TrialChartView::addExtraSeries(QXYSeries* series, bool inLegend) {
   extraSeries_.append(series);
   chart()->addSeries(series);
   attach(series);
-  // Extras draw over the points but under the selection ring.
-  chart()->removeSeries(highlight_);
-  chart()->addSeries(highlight_);
-  attach(highlight_);
-  chart()->legend()->markers(highlight_).first()->setVisible(false);
+  raiseOverlays();
   if (!inLegend) notInLegend_.insert(series);
   applyLegend();
+}
+
+void TrialChartView::raiseOverlays() {
+  for (QXYSeries* s : {static_cast<QXYSeries*>(winners_), static_cast<QXYSeries*>(highlight_)}) {
+    chart()->removeSeries(s);
+    chart()->addSeries(s);
+    attach(s);
+  }
 }
 
 void TrialChartView::applyLegend() {
@@ -87,6 +103,7 @@ void TrialChartView::applyLegend() {
     // marker only hidden along with its legend comes back when the legend appears.
     marker->setVisible(show);
   }
+  chart()->legend()->markers(winners_).first()->setVisible(winners_->count() > 0);
   chart()->legend()->markers(highlight_).first()->setVisible(false);
 }
 
@@ -129,7 +146,7 @@ void TrialChartView::setLogScale(bool on) {
   QAbstractAxis* old = yAxis_;
   QList<QXYSeries*> all(groupSeries_.begin(), groupSeries_.end());
   all += extraSeries_;
-  all << highlight_;
+  all << winners_ << highlight_;
   for (QXYSeries* s : all) s->detachAxis(old);
   chart()->removeAxis(old);
   old->deleteLater();
@@ -198,14 +215,13 @@ void TrialChartView::syncGroups() {
     groupSeries_.append(s);
     chart()->addSeries(s);
     attach(s);
-    // Points stay under the lines and the selection ring.
-    QList<QXYSeries*> above(extraSeries_.begin(), extraSeries_.end());
-    above << highlight_;
-    for (QXYSeries* a : above) {
+    // Points stay under the lines, the winners and the selection ring.
+    for (QXYSeries* a : extraSeries_) {
       chart()->removeSeries(a);
       chart()->addSeries(a);
       attach(a);
     }
+    raiseOverlays();
   }
   applyLegend();
   for (qsizetype i = 0; i < groupSeries_.size(); ++i) {
@@ -253,7 +269,7 @@ void TrialChartView::rebuild() {
       }
       placeMarkers(first, /*replace=*/false);
       rebuildExtras(points_);
-      applyLegend();
+      updateWinners();
       updateHighlight();
       return;
     }
@@ -262,7 +278,7 @@ void TrialChartView::rebuild() {
   builtRows_ = rows;
   measured_ = 0;
   syncGroups();
-  chart()->setTitle(title());
+  chart()->setTitle(drawsSpread() ? tr("%1 · whiskers: ± std within min–max").arg(title()) : title());
   xAxis_->setTitleText(xTitle());
   yAxis_->setTitleText(yTitle());
   points_.clear();
@@ -273,7 +289,7 @@ void TrialChartView::rebuild() {
   if (!zoomed_) fitAxes(growing);
   decimate();
   rebuildExtras(points_);
-  applyLegend();
+  updateWinners();
   updateHighlight();
 }
 
@@ -404,7 +420,7 @@ void TrialChartView::placeMarkers(std::size_t first, bool replace) {
     if (taken_[cell]) continue;
     taken_[cell] = true;
     lists[static_cast<std::size_t>(p.group)].append(QPointF(p.x, p.y));
-    drawn_.push_back(Marker{px, p.row});
+    drawn_.push_back(Marker{px, p.row, p.x});
   }
   for (int g = 0; g < groupCount; ++g) {
     const QList<QPointF>& list = lists[static_cast<std::size_t>(g)];

@@ -147,7 +147,15 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
     case StatusRole: return static_cast<int>(t.status);
     case ProblemKeyRole: return qstr(t.problem_key);
     case SortRole: return sortValue(index.row(), index.column());
-    case Qt::ToolTipRole: return describe(t);
+    case WinnerRole:
+      return winnerRowSet_.contains(index.row());
+    case Qt::ToolTipRole:
+      return winnerRowSet_.contains(index.row()) ? describeWinnerRow(t) : describe(t);
+    case Qt::FontRole:
+      return winnerRowSet_.contains(index.row()) ? QVariant(winnerFont()) : QVariant();
+    case Qt::DecorationRole:
+      return index.column() == IdColumn && winnerRowSet_.contains(index.row()) ? QVariant(winner(t.problem_key)->icon())
+                                                                               : QVariant();
     case Qt::TextAlignmentRole:
       return index.column() == ShapeColumn || index.column() == PassColumn || index.column() == StatusColumn ||
                      tailColumn(index.column()) == Error
@@ -213,8 +221,10 @@ bool TrialsModel::noteMetrics(const Trial& t) {
 }
 
 void TrialsModel::reset(const QStringList& parameters) {
+  winners_.clear();
   setTrials(parameters, {});
   setPruning({}, {});
+  emit winnersChanged();
 }
 
 void TrialsModel::setPruning(SearchSpace space, std::vector<ProblemPruning> pruning) {
@@ -276,6 +286,7 @@ void TrialsModel::setTrials(const QStringList& parameters, std::vector<Trial> tr
     if (!t.metrics.empty()) noteMetrics(t);
   }
   for (const std::string& k : keys) problemKeys_.append(qstr(k));
+  locateWinners(/*announce=*/false);
   endResetModel();
   emit problemKeysChanged();
   emit metricNamesChanged();
@@ -293,12 +304,80 @@ void TrialsModel::appendTrials(const QList<Trial>& batch) {
     trials_.push_back(t);
   }
   endInsertRows();
+  if (winnerRows_.size() < winners_.size()) locateWinners(/*announce=*/true);
   bool newMetrics = false;
   for (const Trial& t : batch) {
     noteProblemKey(t.problem_key);
     if (!t.metrics.empty()) newMetrics = noteMetrics(t) || newMetrics;
   }
   if (newMetrics) emit metricNamesChanged();
+}
+
+void TrialsModel::setWinners(const std::vector<Winner>& winners) {
+  winners_.clear();
+  for (const Winner& w : winners) winners_.insert_or_assign(w.problemKey, w);
+  locateWinners(/*announce=*/true);
+  emit winnersChanged();
+}
+
+void TrialsModel::addResult(const ProblemResult& result) {
+  if (!result.best) return;  // no config passed: no winner
+  Winner w = Winner::of(result);
+  winners_.insert_or_assign(w.problemKey, std::move(w));
+  locateWinners(/*announce=*/true);
+  emit winnersChanged();
+}
+
+const Winner* TrialsModel::winner(const std::string& problemKey) const {
+  const auto it = winners_.find(problemKey);
+  return it == winners_.end() ? nullptr : &it->second;
+}
+
+int TrialsModel::winnerRow(const std::string& problemKey) const {
+  const auto it = winnerRows_.find(problemKey);
+  return it == winnerRows_.end() ? -1 : it->second;
+}
+
+void TrialsModel::locateWinners(bool announce) {
+  const QSet<int> before = winnerRowSet_;
+  winnerRows_.clear();
+  winnerRowSet_.clear();
+  for (const auto& [key, w] : winners_) {
+    const auto isWinner = [&](int row) {
+      const Trial& t = trial(row);
+      return t.status == TrialStatus::Ok && t.problem_key == key && t.config.same_values(w.config);
+    };
+    int row = rowForId(w.choice.trial_id);
+    if (row < 0 || !isWinner(row)) {
+      row = -1;
+      for (int r = 0; r < rowCount() && row < 0; ++r)
+        if (isWinner(r)) row = r;
+    }
+    if (row < 0) continue;
+    winnerRows_[key] = row;
+    winnerRowSet_.insert(row);
+  }
+  if (!announce) return;
+  for (int row : before)
+    if (!winnerRowSet_.contains(row)) announceRow(row);
+  for (int row : std::as_const(winnerRowSet_))
+    if (!before.contains(row)) announceRow(row);
+}
+
+void TrialsModel::announceRow(int row) {
+  emit dataChanged(index(row, 0), index(row, columnCount() - 1),
+                   {WinnerRole, Qt::ToolTipRole, Qt::FontRole, Qt::DecorationRole});
+}
+
+QString TrialsModel::describeWinnerRow(const Trial& trial) const {
+  return winner(trial.problem_key)->describe() + tr("\n\nThis row is its search trial, with the search's numbers:\n") +
+         describe(trial);
+}
+
+QFont TrialsModel::winnerFont() {
+  QFont f;
+  f.setBold(true);
+  return f;
 }
 
 }  // namespace ktune::gui

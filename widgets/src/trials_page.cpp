@@ -69,6 +69,7 @@ void TrialDetailView::showTrial(const Trial* t) {
     html += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>")
                 .arg(qstr(name), model_->parameterText(name, value).toHtmlEscaped());
   html += QStringLiteral("</table>");
+  html += winnerNote(*t);
   if (t->stats.count) {
     html += tr("<p>median %1 · mean %2 · std %3 · min %4 · max %5 · %6 samples (rel. error %7 %)</p>")
                 .arg(formatNs(t->stats.median_ns), formatNs(t->stats.mean_ns), formatNs(t->stats.std_ns),
@@ -150,6 +151,18 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
     statusButtons_.append(b);
     filters->addWidget(b);
   }
+  winnersOnly_ = new QToolButton;
+  winnersOnly_->setObjectName(QStringLiteral("winnersOnly"));
+  winnersOnly_->setIcon(QIcon(QStringLiteral(":/icons/winner.svg")));
+  winnersOnly_->setText(tr("Winners"));
+  winnersOnly_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  winnersOnly_->setCheckable(true);
+  winnersOnly_->setToolTip(
+      tr("Only each shape's winner: the config the re-measure after the search chose (its row "
+         "shows the search's numbers; hover it for the number it won by)"));
+  connect(winnersOnly_, &QToolButton::toggled, proxy_, &TrialsFilterProxy::setWinnersOnly);
+  filters->addSpacing(12);
+  filters->addWidget(winnersOnly_);
   filters->addSpacing(12);
   filters->addWidget(new QLabel(tr("Shape:")));
   filters->addWidget(shapeFilter_);
@@ -176,6 +189,7 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
   connect(passFilter_, &QComboBox::currentIndexChanged, this, [this] { proxy_->setPass(passFilter_->currentData().toString()); });
   connect(model_, &TrialsModel::problemKeysChanged, this, &TrialsPage::refreshShapes);
   connect(model_, &TrialsModel::pruningChanged, this, &TrialsPage::applyStatusFilter);
+  connect(model_, &TrialsModel::winnersChanged, this, &TrialsPage::showCurrent);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &TrialsPage::onCurrentChanged);
   const auto updateCount = [this] {
     countLabel_->setText(tr("%L1 of %L2 trials").arg(proxy_->rowCount()).arg(model_->rowCount()));
@@ -186,6 +200,18 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
   connect(proxy_, &QAbstractItemModel::layoutChanged, this, updateCount);
   refreshShapes();
   updateCount();
+}
+
+QString TrialDetailView::winnerNote(const Trial& t) const {
+  const Winner* w = model_->winner(t.problem_key);
+  if (!w || model_->winnerRow(t.problem_key) != model_->rowForId(t.id)) return {};
+  QString html = tr("<p style='background:#fff8e1'>★ <b>Winner of this shape</b>: %1. The numbers below are this "
+                    "trial's, from the search.</p>")
+                     .arg(w->numberText().toHtmlEscaped());
+  if (w->flagged())
+    html += QStringLiteral("<p style='color:#e65100'>⚠ %1</p>")
+                .arg(w->flagsText().toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>⚠ ")));
+  return html;
 }
 
 void TrialsPage::refreshShapes() {
@@ -232,11 +258,14 @@ qint64 TrialsPage::currentTrial() const {
   return index.isValid() ? index.data(TrialsModel::TrialIdRole).toLongLong() : -1;
 }
 
-void TrialsPage::onCurrentChanged() {
-  const qint64 id = currentTrial();
-  const int row = model_->rowForId(id);
+void TrialsPage::showCurrent() {
+  const int row = model_->rowForId(currentTrial());
   detail_->showTrial(row >= 0 ? &model_->trial(row) : nullptr);
-  emit currentTrialChanged(id);
+}
+
+void TrialsPage::onCurrentChanged() {
+  showCurrent();
+  emit currentTrialChanged(currentTrial());
 }
 
 void TrialsPage::selectTrial(qint64 id) {
@@ -251,6 +280,9 @@ void TrialsPage::selectTrial(qint64 id) {
     QSignalBlocker blockShape(shapeFilter_);
     QSignalBlocker blockPass(passFilter_);
     QSignalBlocker blockText(textFilter_);
+    QSignalBlocker blockWinners(winnersOnly_);
+    winnersOnly_->setChecked(false);
+    proxy_->setWinnersOnly(false);
     shapeFilter_->setCurrentIndex(0);
     passFilter_->setCurrentIndex(0);
     textFilter_->clear();

@@ -13,6 +13,10 @@ void TrialsFilterProxy::setSourceModel(QAbstractItemModel* model) {
   trials_ = qobject_cast<TrialsModel*>(model);
   Q_ASSERT_X(trials_, "TrialsFilterProxy", "the source must be a TrialsModel");
   QSortFilterProxyModel::setSourceModel(model);
+  // A winner's row changes only its roles, which dynamic filtering does not watch.
+  connect(trials_, &TrialsModel::winnersChanged, this, [this] {
+    if (winnersOnly_) invalidateRowsFilter();
+  });
 }
 
 void TrialsFilterProxy::setStatuses(const QSet<TrialStatus>& statuses) {
@@ -39,8 +43,15 @@ void TrialsFilterProxy::setText(const QString& text) {
   invalidateRowsFilter();
 }
 
+void TrialsFilterProxy::setWinnersOnly(bool on) {
+  if (on == winnersOnly_) return;
+  winnersOnly_ = on;
+  invalidateRowsFilter();
+}
+
 bool TrialsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) const {
   const Trial& t = trials_->trial(sourceRow);
+  if (winnersOnly_ && trials_->winnerRow(t.problem_key) != sourceRow) return false;
   if (statuses_.isEmpty() ? t.status == TrialStatus::Pruned : !statuses_.contains(t.status)) return false;
   if (!shape_.isEmpty() && qstr(t.problem_key) != shape_) return false;
   if (!pass_.isEmpty() && TrialsModel::passOf(t.problem_key) != pass_) return false;

@@ -1,22 +1,22 @@
 #pragma once
-// Apply page: the run's results against the registry, key by key, each with a checkbox
-// (pre-checked for new and faster). Checking a slower or not comparable (other benchmarking
-// method) row asks for confirmation first; a run that is not finished is shown, not applied. "Apply
-// selected" writes exactly the checked keys through the core (atomic, backup kept) and shows
-// what was written. "Re-measure" times the registry's config and the run's side by side on the
-// run's device now (RemeasureJob) and classes those keys from the paired ratio.
-#include <QAbstractTableModel>
-#include <QSet>
+// Apply page: the run's results against the registry, key by key (DiffModel), each with a
+// checkbox (pre-checked for new and faster). Checking a slower or not comparable (other
+// benchmarking method) row asks for confirmation first; a flagged winner can be checked only once
+// "Accept flagged winners" is; a run that is not finished is shown, not applied. "Apply selected"
+// writes exactly the checked keys through the core (atomic, backup kept) and shows what was
+// written and what was skipped, and why. "Re-measure" times the registry's config and the run's
+// side by side on the run's device now (RemeasureJob) and classes those keys from the paired ratio.
 #include <QWidget>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "ktune/backend.h"
 #include "ktune/diff.h"
+#include "ktune/widgets/diff_model.h"
 
+class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -27,41 +27,6 @@ namespace ktune::gui {
 
 class RemeasureJob;
 class RunDocument;
-class TrialsModel;
-
-class DiffModel : public QAbstractTableModel {
-  Q_OBJECT
- public:
-  enum Column { ApplyColumn, KeyColumn, ClassColumn, OldConfigColumn, NewConfigColumn, OldColumn, NewColumn, RatioColumn, ColumnCount };
-  using QAbstractTableModel::QAbstractTableModel;
-
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role) const override;
-  bool setData(const QModelIndex& index, const QVariant& value, int role) override;
-  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
-  Qt::ItemFlags flags(const QModelIndex& index) const override;
-
-  void setDiff(RegistryDiff diff);
-  const RegistryDiff& diff() const { return diff_; }
-  // Asked before a slower or not comparable row is checked; returning false leaves it unchecked.
-  void setConfirmForce(std::function<bool(const DiffEntry&)> confirm) { confirm_ = std::move(confirm); }
-  // Configs read as the run's trials table shows them (string parameters as strings).
-  void setConfigText(const TrialsModel* trials) { trials_ = trials; }
-  QString configText(const Config& config) const;
-
-  std::vector<std::string> checkedKeys() const;
-  bool forcedAny() const;  // a checked row is slower or not comparable (the user confirmed it)
-  // Slower and not comparable rows replace an entry only when forced.
-  static bool needsForce(DiffClass c);
-  bool isChecked(int row) const { return checked_.contains(row); }
-
- private:
-  RegistryDiff diff_;
-  QSet<int> checked_;
-  std::function<bool(const DiffEntry&)> confirm_;
-  const TrialsModel* trials_ = nullptr;
-};
 
 class DiffPage : public QWidget {
   Q_OBJECT
@@ -78,6 +43,8 @@ class DiffPage : public QWidget {
   // (the reason is shown on the page).
   std::optional<ApplyReport> applySelected();
   QString statusText() const;
+  QCheckBox* acceptFlaggedBox() const { return acceptFlagged_; }
+  QString reportText() const;  // the last apply's report, as plain text
 
   // The backends Re-measure opens the run's device with (they must outlive the page); without
   // them the button stays disabled.
@@ -97,12 +64,16 @@ class DiffPage : public QWidget {
   bool canApply() const;  // a finished run with checked rows
   void updateButtons();
   void remeasureEnded(const QString& error);
+  void refreshAcceptFlagged();
+  QString confirmForceText(const DiffEntry& e) const;
+  QString reportHtml(const ApplyReport& report) const;
 
   RunDocument* document_;
   DiffModel model_;
   QLineEdit* root_;
   QLabel* status_;
   QTableView* table_;
+  QCheckBox* acceptFlagged_;
   QPushButton* apply_;
   QPushButton* remeasure_;
   QTextBrowser* report_;

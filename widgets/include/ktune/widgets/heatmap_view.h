@@ -1,12 +1,18 @@
 #pragma once
-// Heatmap over two parameters for one shape: each cell is the lowest median latency among that
+// Heatmap over two parameters for one shape: each cell is the lowest search median among that
 // shape's ok trials with those two values (the best over every other parameter; a minimum over
-// different shapes would mean nothing). Hover shows that trial; clicking a cell selects it.
+// different shapes would mean nothing). The crown goes to the shape's winner as the core decided
+// it, with the number it was chosen by, not to the lowest cell: until the shape's result is known
+// the lowest cell is marked as the search's best. Hover shows a cell's trial; clicking selects it.
 // Qt Charts has no heatmap series, so this paints its own grid.
 #include <QElapsedTimer>
 #include <QTimer>
 #include <QWidget>
 #include <vector>
+
+#include "ktune/trial.h"
+
+class QPainter;
 
 namespace ktune::gui {
 
@@ -29,6 +35,11 @@ class HeatmapView : public QWidget {
 
   // Cell contents, for tests: best trial id at (x value, y value), or -1.
   qint64 bestTrialAt(qint64 x, qint64 y) const;
+  // The crowned trial (the winner's search trial, or the search's best before the result is
+  // known), or -1; the caption saying which, with its number.
+  qint64 crownedTrial() const { return crownId_; }
+  bool crownIsWinner() const { return crownIsWinner_; }
+  QString crownText() const { return crownText_; }
   QSize sizeHint() const override { return {480, 360}; }
 
  signals:
@@ -47,6 +58,10 @@ class HeatmapView : public QWidget {
     int trials = 0;
   };
   void rebuild();
+  void placeCrown(const std::string& key, const std::string& xn, const std::string& yn);
+  std::size_t cellIndex(const Trial& t, const std::string& xn, const std::string& yn) const;
+  QString cellName(const Trial& t) const;  // "BM=64, threads=4"
+  void paintCrown(QPainter& p, const QRectF& cell) const;
   void markDirty();
   QRectF gridRect() const;
   bool cellAt(const QPointF& pos, int* cx, int* cy) const;
@@ -58,6 +73,11 @@ class HeatmapView : public QWidget {
   std::vector<Cell> cells_;  // ys_.size() rows of xs_.size()
   double min_ns_ = 0, max_ns_ = 0;
   qint64 highlighted_ = -1;
+  qint64 crownId_ = -1;
+  int crownCell_ = -1;  // in cells_
+  bool crownIsWinner_ = false;
+  bool crownFlagged_ = false;
+  QString crownText_;
   bool dirty_ = true;
   QTimer rebuildTimer_;
   QElapsedTimer sinceRebuild_;

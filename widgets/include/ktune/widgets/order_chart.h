@@ -4,7 +4,8 @@
 namespace ktune::gui {
 
 // Latency of every measured trial in run order (the n-th measured trial at x = n; pruned and
-// failed configs have no latency), coloured by status, with a best-so-far line per shape.
+// failed configs have no latency), coloured by status, with the search's best-so-far line per
+// shape.
 class LatencyOrderChart : public TrialChartView {
   Q_OBJECT
  public:

@@ -29,8 +29,11 @@ inline std::string sstr(const QString& s) { return s.toStdString(); }
 QColor statusColor(TrialStatus status);
 QString statusLabel(TrialStatus status);
 
-// "12.3 µs", "1.05 ms": latencies are stored in ns and shown in the unit that reads best.
+// "12.30 µs", "1.05 ms": latencies are stored in ns and shown in the unit that reads best, as the
+// core's format_ns writes them.
 QString formatNs(double ns);
+// A sentence of the core's (describe_flags), with its times spelled as formatNs spells them.
+QString coreText(const std::string& text);
 QString formatDuration(double seconds);  // "1 h 02 min", "3 min 05 s", "12.4 s"
 // The text a hover or detail panel shows for one trial; `config` replaces the config's key
 // (TrialsModel::configText, which shows string parameters as strings).

@@ -1,8 +1,9 @@
 #pragma once
 // Run page: Start / Pause / Stop, progress (configs measured of those to measure, trials per
-// second, ETA, elapsed), measured, pruned and failed counts apart, the
-// best config so far per shape, counts per status, and the run's log. Counts and bests follow
-// the trials model, so a live run and a reopened one read the same.
+// second, ETA, elapsed), measured, pruned and failed counts apart, the winner of each shape with
+// the number it was chosen by (the search's best so far, labelled as such, until the shape's
+// search ends), a warning for flagged winners, counts per status, and the run's log. Counts and
+// winners follow the trials model, so a live run and a reopened one read the same.
 #include <QAction>
 #include <QWidget>
 #include <map>
@@ -38,6 +39,19 @@ class RunPage : public QWidget {
   std::uint64_t measuredCount() const;  // every trial that ran, whatever its status
   std::uint64_t failedCount() const;    // measured but not ok
   int shapesWithBest() const { return static_cast<int>(best_.size()); }
+  enum WinnerColumn {
+    ShapeColumn,
+    ConfigColumn,
+    MedianColumn,  // the number the winner was chosen by
+    ChosenByColumn,
+    SearchColumn,  // the winner's search median
+    TflopsColumn,
+    TrialsColumn,
+    ColumnCount
+  };
+  QTableWidget* winnerTable() const { return bestTable_; }
+  // The flagged winners' warnings, one a line; empty when none is flagged.
+  QString flagWarning() const;
 
  public slots:
   void onRunStarted(const ktune::event::RunStarted& info);
@@ -50,6 +64,8 @@ class RunPage : public QWidget {
   void countRows(int first, int last);
   void recountAll();
   void refreshTables();
+  void fillWinnerRow(int row, const std::string& key);
+  void refreshFlagBanner();
 
   TrialsModel* model_;
   QAction* start_;
@@ -66,13 +82,14 @@ class RunPage : public QWidget {
   QLabel* elapsed_;
   QTableWidget* statusTable_;
   QTableWidget* bestTable_;
+  QLabel* flagBanner_;
   QPlainTextEdit* log_;
   std::map<TrialStatus, std::uint64_t> counts_;  // trials that ran, by status
   struct Best {
     double median_ns;
     int row;
   };
-  // By problem key, listed as numbers (M=64 before M=256).
+  // The search's best so far by problem key, shown until the shape's winner is known.
   std::map<std::string, Best, KeyLess> best_;
   std::map<std::string, int, KeyLess> trialsPerShape_;
 };

@@ -24,6 +24,8 @@ class ThroughputChart : public TrialChartView {
   std::vector<Group> groups() const override;
   bool pointFor(const Trial& trial, std::int64_t measured, double* x, double* y, int* group) const override;
   void rebuildExtras(const std::vector<Point>& points) override;
+  bool drawsSpread() const override { return false; }
+  double winnerValue(const Winner& winner, double searchY) const override;
 
  private:
   double peakFor(const Trial& trial) const;  // TFLOP/s or GB/s ceiling of the compute alone

@@ -7,20 +7,24 @@
 //  - hover tooltips with the trial's config and stats, click-to-select, and a highlight ring
 //    for the trial selected elsewhere (the trials table);
 //  - wheel zoom, rubber-band zoom, middle-button or Shift-drag pan, double-click to reset;
-//  - log-scale y and PNG/SVG export.
+//  - log-scale y and PNG/SVG export;
+//  - each problem's winner as the core decided it, a star at the number it was chosen by (joined
+//    to its search point when that differs), and each drawn trial's noise as a whisker
+//    (trial_chart_marks.cpp).
 #include <QChartView>
 #include <QElapsedTimer>
 #include <QHash>
-#include <QSet>
 #include <QList>
 #include <QPointF>
+#include <QRubberBand>
+#include <QSet>
 #include <QTimer>
 #include <array>
-#include <QRubberBand>
 #include <vector>
 
 #include "ktune/trial.h"
 #include "ktune/widgets/chart_metric.h"
+#include "ktune/widgets/winner.h"
 
 class QAbstractAxis;
 class QScatterSeries;
@@ -65,6 +69,18 @@ class TrialChartView : public QChartView {
   qint64 trialAt(const QPointF& position) const;
   // Where trial `id` is drawn, in view (viewport) coordinates; false when it is not drawn.
   bool viewPositionOf(qint64 id, QPoint* position) const;
+  // The winners' stars (x, y) of the shapes shown.
+  QList<QPointF> winnerPoints() const;
+  // The whiskers drawn, as (x, low y, high y) in chart units, one per drawn trial whose spread
+  // is known.
+  struct Spread {
+    double x, low, high;
+    qint64 trial;
+  };
+  std::vector<Spread> drawnSpreads() const;
+
+  // The winners' gold, shared with the heatmap's crown.
+  static QColor winnerColour() { return QColor(0xf9, 0xa8, 0x25); }
 
   static constexpr int kCellPixels = 3;
   static constexpr int kMinRebuildMs = 250;
@@ -94,6 +110,10 @@ class TrialChartView : public QChartView {
   virtual bool pointFor(const Trial& trial, std::int64_t measured, double* x, double* y, int* group) const = 0;
   // Lines drawn over the points (best so far, peak); `points` are in model order.
   virtual void rebuildExtras(const std::vector<Point>& /*points*/) {}
+  // Whether y is the trials' latency, whose noise the whiskers show.
+  virtual bool drawsSpread() const { return yMetric_.isLatency(); }
+  // Where the winner's star goes, given its search trial's y: the number it was chosen by.
+  virtual double winnerValue(const Winner& winner, double searchY) const;
 
   TrialsModel* model() const { return model_; }
   const std::vector<Point>& points() const { return points_; }
@@ -112,6 +132,7 @@ class TrialChartView : public QChartView {
   void mouseDoubleClickEvent(QMouseEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
   void showEvent(QShowEvent* event) override;
+  void drawForeground(QPainter* painter, const QRectF& rect) override;
 
  private:
   void rebuild();
@@ -123,6 +144,11 @@ class TrialChartView : public QChartView {
   // Points of rows fromRow.. (numbering measured trials on from measured_).
   void collect(std::size_t fromRow, std::vector<Point>* out);
   void updateHighlight();
+  void updateWinners();
+  // The trial's noise in chart units: median ± std, within its min and max; false without one.
+  bool spreadOf(const Trial& trial, double* low, double* high) const;
+  // The winners' stars and the selection ring stay above every other series.
+  void raiseOverlays();
   void attach(QXYSeries* series);
   // Extras show in the legend when they have points and were not added as unlisted.
   void applyLegend();
@@ -143,10 +169,17 @@ class TrialChartView : public QChartView {
   QList<QXYSeries*> extraSeries_;
   QSet<QXYSeries*> notInLegend_;
   QScatterSeries* highlight_;
+  QScatterSeries* winners_;
+  // From each winner's search point to its star, in chart units.
+  struct Link {
+    double x, from, to;
+  };
+  std::vector<Link> links_;
   std::vector<Point> points_;
   struct Marker {
     QPointF pixels;  // chart item coordinates
     int row;
+    double x;  // chart units
   };
   std::vector<Marker> drawn_;  // every marker handed to a series, for hover and click
   QHash<qint64, int> pointById_;

@@ -2,20 +2,26 @@
 // TrialsModel: every trial of a run as a table. Rows are appended in batches (one
 // beginInsertRows per batch) so a live run of 100k trials stays cheap to show.
 #include <QAbstractTableModel>
+#include <QFont>
 #include <QHash>
+#include <QSet>
 #include <QStringList>
 #include <map>
 #include <vector>
 
+#include "ktune/problem.h"
 #include "ktune/run_store.h"
 #include "ktune/trial.h"
+#include "ktune/widgets/winner.h"
 
 namespace ktune::gui {
 
 class TrialsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Role { TrialIdRole = Qt::UserRole + 1, StatusRole, ProblemKeyRole, SortRole };
+  // WinnerRole: true on the row of its problem's winner (the search trial of the config the core
+  // chose); that row's numbers stay its search's.
+  enum Role { TrialIdRole = Qt::UserRole + 1, StatusRole, ProblemKeyRole, SortRole, WinnerRole };
   // Fixed columns; parameter columns sit between Status and Median. Pass is the shape's `pass`
   // key field (grouped_gemm's fwd / dX / dW), empty for families without one.
   enum Column { IdColumn, ShapeColumn, PassColumn, StatusColumn, FirstParamColumn };
@@ -42,6 +48,16 @@ class TrialsModel : public QAbstractTableModel {
   std::uint64_t plannedCount() const;       // configs the strategy measures; 0 when unknown
   // Appends the pruned configs not listed yet (ids below -1); idempotent.
   void listPruned();
+
+  // The core's winner of each problem: a reopened run's results.json, or a live run's results as
+  // each problem ends. reset() clears them; setTrials() keeps them.
+  void setWinners(const std::vector<Winner>& winners);
+  void addResult(const ProblemResult& result);
+  const Winner* winner(const std::string& problemKey) const;
+  const std::map<std::string, Winner, KeyLess>& winners() const { return winners_; }
+  // The row of the winner's search trial (Choice::trial_id; the same config where results.json
+  // predates the id), or -1 while it is not listed.
+  int winnerRow(const std::string& problemKey) const;
 
   const std::vector<Trial>& trials() const { return trials_; }
   const Trial& trial(int row) const { return trials_[static_cast<std::size_t>(row)]; }
@@ -71,6 +87,7 @@ class TrialsModel : public QAbstractTableModel {
   void problemKeysChanged();
   void pruningChanged();
   void metricNamesChanged();
+  void winnersChanged();
 
  private:
   enum Tail { Median, Mean, Std, Min, Samples, Tflops, Gbps, Compile, Error, TailCount };
@@ -78,12 +95,20 @@ class TrialsModel : public QAbstractTableModel {
   void noteProblemKey(const std::string& key);
   void addParameters(const Trial& t);
   bool noteMetrics(const Trial& t);  // true when a name was new
+  // Finds the winners' rows among the trials; announces the rows that changed when `announce`.
+  void locateWinners(bool announce);
+  void announceRow(int row);
+  QString describeWinnerRow(const Trial& trial) const;
+  static QFont winnerFont();
 
   std::vector<Trial> trials_;
   QStringList parameters_;
   QStringList problemKeys_;
   QStringList metricNames_;
   QHash<qint64, int> rowById_;
+  std::map<std::string, Winner, KeyLess> winners_;
+  std::map<std::string, int, KeyLess> winnerRows_;
+  QSet<int> winnerRowSet_;
   SearchSpace space_;
   std::vector<ProblemPruning> pruning_;
   std::size_t prunedListed_ = 0;  // records of pruning_ whose configs are rows

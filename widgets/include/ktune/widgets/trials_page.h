@@ -1,7 +1,8 @@
 #pragma once
 // Trials page: the sortable, filterable table of every trial with a detail panel (config,
-// stats, error, and a strip plot of the selected trial's samples). It owns the selection that
-// the landscape charts follow: selectTrial() from a chart click, currentTrialChanged() back.
+// stats, error, and a strip plot of the selected trial's samples), each shape's winner marked.
+// It owns the selection that the landscape charts follow: selectTrial() from a chart click,
+// currentTrialChanged() back.
 #include <QWidget>
 
 #include "ktune/trial.h"
@@ -30,6 +31,9 @@ class TrialDetailView : public QWidget {
   int sampleCount() const;
 
  private:
+  // Says so on the winner's row, with the number it won by and its flags; empty elsewhere.
+  QString winnerNote(const Trial& t) const;
+
   const TrialsModel* model_;
   QTextBrowser* text_;
   QChartView* samplesView_;
@@ -59,6 +63,7 @@ class TrialsPage : public QWidget {
  private:
   void refreshShapes();
   void applyStatusFilter();
+  void showCurrent();
   void onCurrentChanged();
 
   TrialsModel* model_;
@@ -70,6 +75,7 @@ class TrialsPage : public QWidget {
   QComboBox* passFilter_;  // shown only for shapes with a pass (grouped_gemm)
   QLineEdit* textFilter_;
   QList<QToolButton*> statusButtons_;
+  QToolButton* winnersOnly_;
   QLabel* countLabel_;
 };
 

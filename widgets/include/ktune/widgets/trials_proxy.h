@@ -1,5 +1,6 @@
 #pragma once
-// Sorting and filtering of the trials table by status, shape, pass (fwd / dX / dW) and free text.
+// Sorting and filtering of the trials table by status, shape, pass (fwd / dX / dW), free text and
+// whether a row is its problem's winner.
 #include <QSet>
 #include <QSortFilterProxyModel>
 
@@ -25,11 +26,14 @@ class TrialsFilterProxy : public QSortFilterProxyModel {
   void setPass(const QString& pass);
   // Case-insensitive substring of the config key, the shape or the error text.
   void setText(const QString& text);
+  // Only the rows of the problems' winners (TrialsModel::WinnerRole).
+  void setWinnersOnly(bool on);
 
   QSet<TrialStatus> statuses() const { return statuses_; }
   QString shape() const { return shape_; }
   QString pass() const { return pass_; }
   QString text() const { return text_; }
+  bool winnersOnly() const { return winnersOnly_; }
 
  protected:
   bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;
@@ -41,6 +45,7 @@ class TrialsFilterProxy : public QSortFilterProxyModel {
   QString shape_;
   QString pass_;
   QString text_;
+  bool winnersOnly_ = false;
 };
 
 }  // namespace ktune::gui

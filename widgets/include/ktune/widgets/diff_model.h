@@ -1,0 +1,76 @@
+#pragma once
+// DiffModel: the Apply page's table, a run's results against the registry key by key, with the
+// two numbers the diff compared and which they are (re-measure, search, recorded or paired
+// medians), and a checkbox per key: new and faster keys come checked, slower and not comparable
+// ones ask for a confirmation, and flagged ones (a noisy winner, a re-measure far off its search)
+// stay unchecked and cannot be checked until the user accepts flagged winners.
+#include <QAbstractTableModel>
+#include <QSet>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ktune/diff.h"
+
+namespace ktune::gui {
+
+class TrialsModel;
+
+class DiffModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column {
+    ApplyColumn,
+    KeyColumn,
+    ClassColumn,
+    OldConfigColumn,
+    NewConfigColumn,
+    OldColumn,  // DiffEntry::old_ns
+    NewColumn,  // DiffEntry::new_ns
+    ComparedColumn,
+    RatioColumn,
+    ColumnCount
+  };
+  enum Role { FlaggedRole = Qt::UserRole + 1 };
+  using QAbstractTableModel::QAbstractTableModel;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  bool setData(const QModelIndex& index, const QVariant& value, int role) override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+  Qt::ItemFlags flags(const QModelIndex& index) const override;
+
+  // A new diff starts with flagged entries not accepted.
+  void setDiff(RegistryDiff diff);
+  const RegistryDiff& diff() const { return diff_; }
+  // Asked before a slower or not comparable row is checked; returning false leaves it unchecked.
+  void setConfirmForce(std::function<bool(const DiffEntry&)> confirm) { confirm_ = std::move(confirm); }
+  // Flagged rows become checkable (still unchecked); turning it off unchecks them.
+  void setAcceptFlagged(bool accept);
+  bool acceptFlagged() const { return acceptFlagged_; }
+  // Configs read as the run's trials table shows them (string parameters as strings).
+  void setConfigText(const TrialsModel* trials) { trials_ = trials; }
+  QString configText(const Config& config) const;
+
+  std::vector<std::string> checkedKeys() const;
+  bool forcedAny() const;  // a checked row is slower or not comparable (the user confirmed it)
+  // Slower and not comparable rows replace an entry only when forced.
+  static bool needsForce(DiffClass c);
+  bool isChecked(int row) const { return checked_.contains(row); }
+  QStringList flaggedKeys() const;  // keys whose run entry is flagged
+  // Why the run's entry is flagged (describe_flags), one sentence a line.
+  static QString flagsText(const DiffEntry& e);
+  // "re-measure medians", or for a new key the run's own: "re-measure median".
+  static QString comparedText(const DiffEntry& e);
+
+ private:
+  QVariant toolTip(const DiffEntry& e, int column) const;
+  RegistryDiff diff_;
+  QSet<int> checked_;
+  std::function<bool(const DiffEntry&)> confirm_;
+  const TrialsModel* trials_ = nullptr;
+  bool acceptFlagged_ = false;
+};
+
+}  // namespace ktune::gui

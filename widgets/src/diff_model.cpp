@@ -1,0 +1,220 @@
+#include "ktune/widgets/diff_model.h"
+
+#include <QIcon>
+
+#include "ktune/stats.h"
+#include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trials_model.h"
+
+namespace ktune::gui {
+
+namespace {
+
+QColor classColor(DiffClass c) {
+  switch (c) {
+    case DiffClass::New:
+      return QColor(0x15, 0x65, 0xc0);
+    case DiffClass::Faster:
+      return QColor(0x2e, 0x7d, 0x32);
+    case DiffClass::Slower:
+      return QColor(0xc6, 0x28, 0x28);
+    case DiffClass::Same:
+      return QColor(0x75, 0x75, 0x75);
+    case DiffClass::NotComparable:
+      return QColor(0xe6, 0x51, 0x00);
+  }
+  return Qt::black;
+}
+
+const QColor kFlagged(0xe6, 0x51, 0x00);
+
+bool flagged(const DiffEntry& e) { return e.new_entry.flags.any(); }
+
+}  // namespace
+
+bool DiffModel::needsForce(DiffClass c) { return c == DiffClass::Slower || c == DiffClass::NotComparable; }
+
+int DiffModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(diff_.entries.size());
+}
+int DiffModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant DiffModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole && (section == OldColumn || section == NewColumn || section == ComparedColumn))
+    return tr(
+        "The two numbers the diff compares, always of one kind (\"Compared\" says which): the winners' "
+        "re-measures, their searches' own medians, recorded medians, or a paired re-measure made here");
+  if (role != Qt::DisplayRole) return {};
+  switch (section) {
+    case ApplyColumn:
+      return tr("Apply");
+    case KeyColumn:
+      return tr("Key");
+    case ClassColumn:
+      return tr("Class");
+    case OldConfigColumn:
+      return tr("Registry config");
+    case NewConfigColumn:
+      return tr("Run's config");
+    case OldColumn:
+      return tr("Registry");
+    case NewColumn:
+      return tr("Run");
+    case ComparedColumn:
+      return tr("Compared");
+    case RatioColumn:
+      return tr("Speed-up");
+  }
+  return {};
+}
+
+Qt::ItemFlags DiffModel::flags(const QModelIndex& index) const {
+  auto f = QAbstractTableModel::flags(index);
+  const DiffEntry& e = diff_.entries[static_cast<std::size_t>(index.row())];
+  if (index.column() != ApplyColumn || e.cls == DiffClass::Same) return f;
+  // A flagged row's checkbox is greyed out until flagged entries are accepted.
+  if (flagged(e) && !acceptFlagged_) return f & ~Qt::ItemIsEnabled;
+  return f | Qt::ItemIsUserCheckable;
+}
+
+QString DiffModel::flagsText(const DiffEntry& e) {
+  // The registry entry keeps the deciding samples and the search's median: enough for the
+  // core's own sentences.
+  const RegistryEntry& r = e.new_entry;
+  Stats chosen = summarize(r.samples_ns);
+  if (r.samples_ns.empty()) chosen.median_ns = r.latency_median_ns;
+  Choice choice;
+  choice.by = r.chosen_by;
+  choice.search.median_ns = r.search_median_ns;
+  choice.flags = r.flags;
+  QStringList lines;
+  for (const std::string& line : describe_flags(e.key, chosen, choice)) lines << coreText(line);
+  return lines.join(QLatin1Char('\n'));
+}
+
+QString DiffModel::comparedText(const DiffEntry& e) {
+  if (!e.compared.empty()) return qstr(e.compared);
+  return e.new_entry.chosen_by == ChosenBy::Remeasure ? tr("re-measure median") : tr("search median");
+}
+
+QVariant DiffModel::toolTip(const DiffEntry& e, int column) const {
+  if (flagged(e) && (column == ApplyColumn || column == KeyColumn || column == NewColumn))
+    return flagsText(e) + (acceptFlagged_ ? QString() : tr("\n\nCheck \"Accept flagged winners\" to apply it anyway."));
+  if (e.paired && column >= OldColumn)
+    return tr("Re-measured just now: both configs timed side by side in alternation on the run's device.");
+  if (e.cls == DiffClass::Slower)
+    return tr("The registry's entry is faster. Checking this row replaces it anyway, after a confirmation.");
+  if (e.cls == DiffClass::NotComparable && e.old_entry)
+    return tr("Measured %1 in this run, %2 in the registry: the medians do not say which is faster. "
+              "Checking this row replaces the entry anyway, after a confirmation.")
+        .arg(qstr(e.new_entry.benchmarking_method), qstr(e.old_entry->benchmarking_method));
+  return {};
+}
+
+QVariant DiffModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid()) return {};
+  const DiffEntry& e = diff_.entries[static_cast<std::size_t>(index.row())];
+  const int column = index.column();
+  switch (role) {
+    case Qt::CheckStateRole:
+      if (column != ApplyColumn || e.cls == DiffClass::Same) return {};
+      return checked_.contains(index.row()) ? Qt::Checked : Qt::Unchecked;
+    case Qt::ForegroundRole:
+      if (column == ClassColumn) return classColor(e.cls);
+      return column == NewColumn && flagged(e) ? QVariant(kFlagged) : QVariant();
+    case Qt::DecorationRole:
+      return (column == KeyColumn || column == NewColumn) && flagged(e)
+                 ? QVariant(QIcon(QStringLiteral(":/icons/flagged.svg")))
+                 : QVariant();
+    case FlaggedRole:
+      return flagged(e);
+    case Qt::ToolTipRole:
+      return toolTip(e, column);
+    case Qt::DisplayRole:
+      break;
+    default:
+      return {};
+  }
+  switch (column) {
+    case KeyColumn:
+      return qstr(e.family + " " + e.key);
+    case ClassColumn:
+      return QString::fromLatin1(to_string(e.cls)) + (e.paired ? tr(" (paired)") : QString());
+    case OldConfigColumn:
+      return e.old_entry ? configText(e.old_entry->config) : tr("(none)");
+    case NewConfigColumn:
+      return configText(e.new_entry.config);
+    case OldColumn:
+      return e.old_entry ? formatNs(e.old_ns) : QString();
+    case NewColumn:
+      return formatNs(e.new_ns);
+    case ComparedColumn:
+      return comparedText(e);
+    case RatioColumn:
+      return e.ratio > 0 ? QStringLiteral("%1×").arg(e.ratio, 0, 'f', 3) : QString();
+  }
+  return {};
+}
+
+bool DiffModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (!index.isValid() || index.column() != ApplyColumn || role != Qt::CheckStateRole) return false;
+  const DiffEntry& e = diff_.entries[static_cast<std::size_t>(index.row())];
+  if (e.cls == DiffClass::Same) return false;
+  const bool check = value.value<Qt::CheckState>() == Qt::Checked;
+  if (check && flagged(e) && !acceptFlagged_) return false;
+  if (check && needsForce(e.cls) && !(confirm_ && confirm_(e))) return false;
+  if (check)
+    checked_.insert(index.row());
+  else
+    checked_.remove(index.row());
+  emit dataChanged(index, index, {Qt::CheckStateRole});
+  return true;
+}
+
+void DiffModel::setDiff(RegistryDiff diff) {
+  beginResetModel();
+  diff_ = std::move(diff);
+  acceptFlagged_ = false;
+  checked_.clear();
+  for (std::size_t i = 0; i < diff_.entries.size(); ++i) {
+    const DiffEntry& e = diff_.entries[i];
+    if ((e.cls == DiffClass::New || e.cls == DiffClass::Faster) && !flagged(e)) checked_.insert(static_cast<int>(i));
+  }
+  endResetModel();
+}
+
+void DiffModel::setAcceptFlagged(bool accept) {
+  if (accept == acceptFlagged_) return;
+  acceptFlagged_ = accept;
+  for (std::size_t i = 0; i < diff_.entries.size(); ++i)
+    if (!accept && flagged(diff_.entries[i])) checked_.remove(static_cast<int>(i));
+  if (rowCount() > 0)
+    emit dataChanged(index(0, ApplyColumn), index(rowCount() - 1, NewColumn), {Qt::CheckStateRole, Qt::ToolTipRole});
+}
+
+std::vector<std::string> DiffModel::checkedKeys() const {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < diff_.entries.size(); ++i)
+    if (checked_.contains(static_cast<int>(i))) keys.push_back(diff_.entries[i].key);
+  return keys;
+}
+
+bool DiffModel::forcedAny() const {
+  for (int row : checked_)
+    if (needsForce(diff_.entries[static_cast<std::size_t>(row)].cls)) return true;
+  return false;
+}
+
+QStringList DiffModel::flaggedKeys() const {
+  QStringList keys;
+  for (const DiffEntry& e : diff_.entries)
+    if (flagged(e)) keys << qstr(e.key);
+  return keys;
+}
+
+QString DiffModel::configText(const Config& config) const {
+  return trials_ ? trials_->configText(config) : qstr(config.key());
+}
+
+}  // namespace ktune::gui

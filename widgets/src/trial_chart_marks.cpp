@@ -1,0 +1,89 @@
+// TrialChartView's marks over the points: each problem's winner at the number it was chosen by,
+// and each drawn trial's noise as a whisker, so a noisy trial reads as noisy at a glance and a
+// winner is never taken for the lowest point.
+#include <QChart>
+#include <QPainter>
+#include <QScatterSeries>
+#include <algorithm>
+#include <cmath>
+
+#include "ktune/widgets/trial_chart.h"
+#include "ktune/widgets/trials_model.h"
+
+namespace ktune::gui {
+
+namespace {
+const QColor kWhisker(0x42, 0x42, 0x42, 130);
+constexpr double kMinWhiskerPixels = 4;  // a shorter one hides under its marker
+constexpr double kCapPixels = 2.5;
+}  // namespace
+
+bool TrialChartView::spreadOf(const Trial& t, double* low, double* high) const {
+  if (!drawsSpread() || t.stats.count < 2) return false;
+  *low = std::max(t.stats.min_ns, t.stats.median_ns - t.stats.std_ns) / 1e3;
+  *high = std::min(t.stats.max_ns, t.stats.median_ns + t.stats.std_ns) / 1e3;
+  return *high > *low && *low > 0;
+}
+
+double TrialChartView::winnerValue(const Winner& winner, double searchY) const {
+  // A recorded metric was not re-measured: the star marks the winner at its search value.
+  return yMetric_.isLatency() ? winner.stats.median_ns / 1e3 : searchY;
+}
+
+void TrialChartView::updateWinners() {
+  QList<QPointF> stars;
+  links_.clear();
+  double highest = 0;
+  for (const auto& [key, winner] : model_->winners()) {
+    const int row = model_->winnerRow(key);
+    const auto at = row < 0 ? pointById_.constEnd() : pointById_.constFind(model_->trial(row).id);
+    if (at == pointById_.constEnd()) continue;  // another shape, or not plotted
+    const Point& p = points_[static_cast<std::size_t>(*at)];
+    const double y = winnerValue(winner, p.y);
+    if (!std::isfinite(y) || (log_ && y <= 0)) continue;
+    stars.append(QPointF(p.x, y));
+    if (y != p.y) links_.push_back(Link{p.x, p.y, y});
+    highest = std::max(highest, y);
+  }
+  winners_->replace(stars);
+  applyLegend();
+  // A re-measure far above the search would be off the chart.
+  if (highest > 0) ensureYIncludes(highest * 1.05);
+}
+
+QList<QPointF> TrialChartView::winnerPoints() const { return winners_->points(); }
+
+std::vector<TrialChartView::Spread> TrialChartView::drawnSpreads() const {
+  std::vector<Spread> out;
+  for (const Marker& m : drawn_) {
+    double low, high;
+    if (spreadOf(model_->trial(m.row), &low, &high)) out.push_back(Spread{m.x, low, high, model_->trial(m.row).id});
+  }
+  return out;
+}
+
+void TrialChartView::drawForeground(QPainter* painter, const QRectF& rect) {
+  QChartView::drawForeground(painter, rect);
+  const QRectF plot = chart()->plotArea();
+  if (plot.width() < 10 || plot.height() < 10) return;
+  const auto scene = [&](double x, double y) { return chart()->mapToScene(toPixels(x, y, plot)); };
+  painter->save();
+  painter->setClipRect(chart()->mapRectToScene(plot));
+  painter->setRenderHint(QPainter::Antialiasing);
+  painter->setPen(QPen(kWhisker, 1.2));
+  for (const Marker& m : drawn_) {
+    double low, high;
+    if (!spreadOf(model_->trial(m.row), &low, &high)) continue;
+    const QPointF bottom = scene(m.x, low), top = scene(m.x, high);
+    if (bottom.y() - top.y() < kMinWhiskerPixels) continue;
+    painter->drawLine(bottom, top);
+    painter->drawLine(top - QPointF(kCapPixels, 0), top + QPointF(kCapPixels, 0));
+    painter->drawLine(bottom - QPointF(kCapPixels, 0), bottom + QPointF(kCapPixels, 0));
+  }
+  // From the winner's search point to the number it was chosen by.
+  painter->setPen(QPen(winnerColour().darker(150), 1.6, Qt::DashLine));
+  for (const Link& l : links_) painter->drawLine(scene(l.x, l.from), scene(l.x, l.to));
+  painter->restore();
+}
+
+}  // namespace ktune::gui
