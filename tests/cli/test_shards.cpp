@@ -17,10 +17,23 @@
 
 namespace {
 
-// A small CPU gemm run: 2 problems of 56 valid configs each, a second or two.
+// A space that every x86 host keeps whole (portable vectors, one thread, blocks inside any
+// cache, no device constraint), so that the shards split the same 72 configs a problem on every
+// machine; the default space keeps from 4 to over 100, depending on the host.
+QString portableSpace() {
+  static QTemporaryDir dir;
+  const QString path = dir.filePath("space.json");
+  if (!QFile::exists(path))
+    writeAll(path, R"({"parameters": {"MR": [4, 6], "NR": [8], "vec": [4], "MC": [16, 32], "KC": [16, 32, 64],
+                       "NC": [16, 32, 64], "loop_order": [0, 1], "threads": [1]}, "constraints": []})");
+  return path;
+}
+
+// A small CPU gemm run: 2 problems of 72 configs each, a second or two.
 QStringList cpuTune(const QString& name) {
-  return {"tune", "gemm", "--backend", "cpu", "--shape", "M=16,32 N=64 K=64", "--warmup-ms", "1", "--max-ms-per-config",
-          "2000", "--min-samples", "3", "--max-samples", "5", "-q", "--run-name", name};
+  return QStringList{"tune", "gemm", "--backend", "cpu", "--shape", "M=16,32 N=64 K=64", "--warmup-ms", "1",
+                     "--max-ms-per-config", "2000", "--min-samples", "3", "--max-samples", "5", "-q"}
+         << "--space" << portableSpace() << "--run-name" << name;
 }
 
 QJsonObject metadata(const QString& run_dir) { return QJsonDocument::fromJson(readAll(run_dir + "/run_metadata.json")).object(); }
@@ -58,16 +71,16 @@ class TestShards : public QObject {
       const Result r = run(cpuTune(QString("s%1").arg(i)) << "--shard" << QString("%1/3").arg(i), dir.path());
       QVERIFY2(r.code == 0, qPrintable(r.err));
       const QStringList keys = trialKeys(dir.path(), QString("tuning_runs/s%1").arg(i));
-      QVERIFY2(keys.size() > 10, "each shard measures a share");  // 112 configs over 3 shards by a hash
+      QVERIFY2(keys.size() > 10, "each shard measures a share");  // 144 configs over 3 shards by a hash
       for (const auto& k : keys) QVERIFY2(!seen.contains(k), qPrintable("in two shards: " + k));
       seen.unite(QSet<QString>(keys.begin(), keys.end()));
       total += keys.size();
     }
-    QCOMPARE(total, 112);
+    QCOMPARE(total, 144);
 
     const Result m = run({"merge", "tuning_runs/s2", "tuning_runs/s0", "tuning_runs/s1", "--run-name", "merged"}, dir.path());
     QVERIFY2(m.code == 0, qPrintable(m.err));
-    QVERIFY2(m.out.contains("merged 3 shard(s): 112 trials"), qPrintable(m.out));
+    QVERIFY2(m.out.contains("merged 3 shard(s): 144 trials"), qPrintable(m.out));
     QCOMPARE(trialKeys(dir.path(), "tuning_runs/merged"), trialKeys(dir.path(), "tuning_runs/full"));
 
     const QJsonObject md = metadata(dir.path() + "/tuning_runs/merged");
@@ -91,7 +104,8 @@ class TestShards : public QObject {
     }
 
     const Result diff = run({"diff", "tuning_runs/merged", "--registry", "reg"}, dir.path());
-    QVERIFY2(diff.code == 0 && diff.out.contains("finished (112 of 112 configs measured)"), qPrintable(diff.out + diff.err));
+    QVERIFY2(diff.code == 0 && diff.out.contains("finished (144 of 144 configs measured)"),
+             qPrintable(diff.out + diff.err));
     QCOMPARE(diff.out.count("\nnew "), 2);
     const Result apply = run({"apply", "tuning_runs/merged", "--registry", "reg", "--accept-flagged"}, dir.path());
     QVERIFY2(apply.code == 0 && apply.out.contains("updated"), qPrintable(apply.out + apply.err));
@@ -104,9 +118,11 @@ class TestShards : public QObject {
     writeAll(dir.path() + "/shapes.txt", "# a model's shapes\nM=16,32 N=64 K=64\n\n");
     QCOMPARE(run(cpuTune("full"), dir.path()).code, 0);
     auto env = QProcessEnvironment::systemEnvironment();
+    const QString tuneArgs =
+        "--space " + portableSpace() + " --warmup-ms 1 --max-ms-per-config 300 --min-samples 3 --max-samples 5 -q";
     for (const auto& [k, v] : {std::pair<QString, QString>{"KTUNE", cli()}, {"SHAPES", "shapes.txt"}, {"FAMILY", "gemm"},
                                {"BACKEND", "cpu"}, {"RUN", "model"}, {"OUT", "runs"}, {"SLURM_ARRAY_TASK_COUNT", "3"},
-                               {"TUNE_ARGS", "--warmup-ms 1 --max-ms-per-config 300 --min-samples 3 --max-samples 5 -q"}})
+                               {"TUNE_ARGS", tuneArgs}})
       env.insert(k, v);
     auto script = [&](const QString& task, const QStringList& args = {}) {
       QProcess p;
