@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include "ktune/csv.h"
 #include "ktune/error.h"
@@ -84,6 +85,21 @@ std::vector<double> parse_samples(const std::string& text) {
   return out;
 }
 
+// Why an ok row's numbers are no measurement ("median_ns is nan", "samples_ns holds -6"); empty
+// when they are times. The median ranks configs, so it must be one; the other stats may only not be
+// NaN or negative (the mean of finite samples near the double limit overflows to infinity).
+std::string damaged_measurement(const Trial& t) {
+  const Stats& s = t.stats;
+  if (!std::isfinite(s.median_ns) || s.median_ns < 0) return "median_ns is " + format_double(s.median_ns);
+  const std::pair<const char*, double> stats[] = {
+      {"mean_ns", s.mean_ns}, {"std_ns", s.std_ns}, {"min_ns", s.min_ns}, {"max_ns", s.max_ns}};
+  for (const auto& [column, v] : stats)
+    if (std::isnan(v) || v < 0) return std::string(column) + " is " + format_double(v);
+  for (const double ns : t.samples_ns)
+    if (!std::isfinite(ns) || ns <= 0) return "samples_ns holds " + format_double(ns);
+  return {};
+}
+
 }  // namespace
 
 std::string format_metrics(const std::map<std::string, double>& metrics) {
@@ -154,6 +170,15 @@ Trial parse_trial(const std::vector<std::string>& fields, const std::vector<std:
   t.error = cell("error");
   t.samples_ns = parse_samples(cell("samples_ns"));
   if (metrics_column) t.metrics = parse_metrics(fields.back());
+  // A damaged ok row (an edited file, a worker's lie from before ktune checked samples) is read as
+  // the failed trial it is: a resumed run goes on, and the row cannot win.
+  if (const std::string why = t.status == TrialStatus::Ok ? damaged_measurement(t) : ""; !why.empty()) {
+    t.error = "recorded ok, but its " + why + ", which is no time: read as crashed, not measured again on resume" +
+              (t.error.empty() ? "" : " (" + t.error + ")");
+    t.status = TrialStatus::Crashed;
+    t.stats = {};
+    t.samples_ns.clear();
+  }
   return t;
 }
 

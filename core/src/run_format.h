@@ -48,6 +48,7 @@ std::string format_double(double v);
 std::vector<std::string> trial_row(const Trial& t, const std::vector<std::string>& params,
                                    bool metrics_column = true);
 // `fields` follows trial_header(params). Errors name the column; the caller adds file and line.
+// An ok row whose median or samples are no times reads as a crashed trial that says why.
 Trial parse_trial(const std::vector<std::string>& fields, const std::vector<std::string>& params,
                   bool metrics_column);
 // Reads and checks trials.csv's header; returns its parameter columns and its complete rows.

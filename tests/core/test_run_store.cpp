@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -306,6 +307,31 @@ class TestRunStore : public QObject {
     // A stray quote after the samples (before the last, empty metrics field).
     err = with_line3(lines[2].substr(0, lines[2].rfind(',')) + "\"" + lines[2].substr(lines[2].rfind(',')));
     QVERIFY2(contains(err, file + ":3:"), err.c_str());
+  }
+
+  // An ok row whose numbers are no times (an edited file, a worker's lie recorded before ktune
+  // checked samples) reads as a crashed trial that says why: a resume goes on, and it cannot win.
+  void okRowThatIsNoMeasurementReadsAsCrashed() {
+    QTemporaryDir tmp;
+    const fs::path dir = fs::path(tmp.path().toStdString()) / "run";
+    std::vector<Trial> written = {ok_trial(0, kKey, 16, 8, {100, 101}), ok_trial(1, kKey, 32, 8, {90, 91}),
+                                  ok_trial(2, kKey, 16, 16, {-6, -6}), ok_trial(3, kKey, 32, 16, {80, 81})};
+    written[1].stats.median_ns = std::nan("");
+    written[3].samples_ns[1] = INFINITY;
+    {
+      RunStore store = RunStore::create(dir, sample_metadata());
+      for (const auto& t : written) store.append(t);
+    }
+    const auto back = RunStore::read_trials(dir);
+    QCOMPARE(back.size(), written.size());
+    compare_trials(back[0], written[0]);
+    for (const auto& [i, why] : {std::pair{1, "median_ns is nan"}, {2, "median_ns is -6"}, {3, "samples_ns holds inf"}}) {
+      const Trial& t = back[static_cast<std::size_t>(i)];
+      QCOMPARE(t.status, TrialStatus::Crashed);
+      QVERIFY2(contains(t.error, std::string("recorded ok, but its ") + why), t.error.c_str());
+      QCOMPARE(t.stats.count, std::size_t(0));
+      QVERIFY(t.samples_ns.empty());
+    }
   }
 
   void createRefusesExistingRun() {
