@@ -1,5 +1,6 @@
 #include "import_command.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
@@ -31,9 +32,17 @@ int run_import(const ImportArgs& a) {
   for (const auto& t : cache.trials) ++counts[to_string(t.status)];
   const std::string device = cache.metadata.device.name;
   const std::size_t n = cache.trials.size();
+  const std::vector<std::string> skipped = cache.skipped;
   write_imported_run(dir, std::move(cache));
   std::cout << "imported " << n << " configs of " << a.cache_file << " (" << device << "):";
   for (const auto& [status, k] : counts) std::cout << ' ' << k << ' ' << status;
+  if (!skipped.empty()) {
+    std::cout << "\nskipped " << skipped.size() << " entr" << (skipped.size() == 1 ? "y" : "ies")
+              << " whose time is not positive and finite (no measurement to rank):";
+    const std::size_t shown = std::min<std::size_t>(skipped.size(), 3);
+    for (std::size_t i = 0; i < shown; ++i) std::cout << (i ? "; " : " ") << skipped[i];
+    if (shown < skipped.size()) std::cout << "; ...";
+  }
   std::cout << "\nrun saved in " << dir.string() << "; see it with: ktune export " << dir.string()
             << " --format csv, or replay it with: ktune tune --replay " << dir.string() << " --strategy random\n";
   return 0;

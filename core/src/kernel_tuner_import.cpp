@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -162,6 +164,18 @@ Trial read_entry(const ojson& rec, const SearchSpace& space, const std::string& 
   return t;
 }
 
+// Kernel Tuner keeps whatever its timer returned. A time that is not positive and finite measured
+// nothing, and as the fastest entry it would win: "time -0.5 ms" for such an entry.
+std::optional<std::string> unusable_time(const Trial& t) {
+  for (const double ns : t.samples_ns)
+    if (!(ns > 0) || !std::isfinite(ns)) {
+      std::ostringstream text;
+      text << "time " << ns / 1e6 << " ms";
+      return text.str();
+    }
+  return std::nullopt;
+}
+
 }  // namespace
 
 KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string& family, const std::string& backend) {
@@ -190,13 +204,22 @@ KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string
   const std::string pkey = m.problems.front().key();
   std::size_t max_samples = 1;
   for (const auto& [key, rec] : cache.items()) {
-    Trial t = read_entry(rec, m.space, file.string() + ": cache[\"" + key + "\"]");
+    const std::string entry = "cache[\"" + key + "\"]";
+    Trial t = read_entry(rec, m.space, file.string() + ": " + entry);
+    if (const auto why = unusable_time(t)) {
+      out.skipped.push_back(entry + ": " + *why);
+      continue;
+    }
     t.id = static_cast<std::int64_t>(out.trials.size());
     t.problem_key = pkey;
     max_samples = std::max(max_samples, t.samples_ns.size());
     out.trials.push_back(std::move(t));
   }
-  if (out.trials.empty()) throw InputError(file.string() + ": cache: no configs measured yet; nothing to import");
+  if (out.trials.empty())
+    throw InputError(file.string() + ": cache: " +
+                     (out.skipped.empty() ? "no configs measured yet"
+                                          : "no entry with a positive, finite time (" + out.skipped.front() + ")") +
+                     "; nothing to import");
   // Kernel Tuner times a fixed number of launches per config, each on its own (iterations=7).
   m.measure.method = Method::PerLaunch;
   m.measure.warmup_ms = 0;

@@ -145,6 +145,33 @@ class TestKernelTunerImport : public QObject {
     QVERIFY(contains(input_error_of([&] { write_imported_run(dir, c); }), "already holds a run"));
   }
 
+  // Kernel Tuner keeps what its timer returned; an entry whose time is no time is left out, with
+  // its key and time, and cannot become the best.
+  void entriesWithTimesThatAreNoTimesAreSkipped() {
+    nlohmann::ordered_json raw = nlohmann::ordered_json::parse(read_text_file(kClosed));
+    std::vector<std::string> spoiled;
+    for (auto& [key, rec] : raw["cache"].items()) {
+      if (!rec["time"].is_number() || spoiled.size() == 2) continue;
+      if (spoiled.empty()) {
+        rec["times"][1] = -0.25;  // one sample of several
+      } else {
+        rec.erase("times");
+        rec["time"] = 0;
+      }
+      spoiled.push_back(key);
+    }
+    QTemporaryDir tmp;
+    const fs::path file = fs::path(tmp.path().toStdString()) / "negative.json";
+    write(file, raw.dump());
+    const KernelTunerCache c = read_kernel_tuner_cache(file);
+    QCOMPARE(c.trials.size(), raw["cache"].size() - 2);
+    QCOMPARE(c.skipped.size(), std::size_t(2));
+    QVERIFY2(contains(c.skipped[0], "cache[\"" + spoiled[0] + "\"]: time -0.25 ms"), c.skipped[0].c_str());
+    QVERIFY2(contains(c.skipped[1], "cache[\"" + spoiled[1] + "\"]: time 0 ms"), c.skipped[1].c_str());
+    for (const auto& t : c.trials)
+      for (double ns : t.samples_ns) QVERIFY(ns > 0);
+  }
+
   // Runs written before the metrics column still read (and their trials have no metrics).
   void trialsWithoutMetricsColumnStillRead() {
     QTemporaryDir tmp;

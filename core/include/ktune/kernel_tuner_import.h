@@ -19,14 +19,17 @@ namespace ktune {
 struct KernelTunerCache {
   RunMetadata metadata;       // family, device, the one problem, the space of tune_params
   std::vector<Trial> trials;  // in the file's (measurement) order
+  // Entries left out for a time that is not positive and finite, each as `cache["1,2"]: time -0.5 ms`.
+  std::vector<std::string> skipped;
 };
 
 // Reads a cache file. `family` names the kernel family (default: the file's kernel_name),
 // `backend` the platform it ran on (the file does not say). Failure markers become statuses:
 // InvalidConfig -> pruned, CompilationFailedConfig -> compile_error, RuntimeFailedConfig ->
 // launch_error. Times (ms) become samples (ns); numbers beside them that are not Kernel Tuner's
-// own bookkeeping (GFLOP/s, energy, power) become Trial::metrics. Throws InputError naming the
-// file and the field.
+// own bookkeeping (GFLOP/s, energy, power) become Trial::metrics. An entry with a time that is
+// not positive and finite is no measurement: it is left out and listed in `skipped`. Throws
+// InputError naming the file and the field.
 KernelTunerCache read_kernel_tuner_cache(const std::filesystem::path& file, const std::string& family = {},
                                          const std::string& backend = "cuda");
 
