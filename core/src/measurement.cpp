@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "ktune/error.h"
 
@@ -13,6 +14,14 @@ Method method_from_string(const std::string& s) {
   if (s == "amortized") return Method::Amortized;
   if (s == "per_launch" || s == "per-launch") return Method::PerLaunch;
   throw InputError("'" + s + "' is not a method: give 'amortized' (serving throughput) or 'per_launch' (cold-cache latency)");
+}
+
+double checked_sample(double ns, const std::string& source) {
+  if (ns > 0 && std::isfinite(ns)) return ns;
+  std::ostringstream value;
+  value << ns;
+  throw TrialFailure(TrialStatus::Crashed, source + " returned a sample of " + value.str() +
+                                               " ns; a sample is a time per launch, positive and finite");
 }
 
 namespace {
@@ -66,8 +75,9 @@ int launches_per_sample(const MeasureSettings& settings, double first_ns) {
 
 }  // namespace
 
-MeasureOutcome measure(const MeasureSettings& settings, const std::function<double(const SampleRequest&)>& sample,
+MeasureOutcome measure(const MeasureSettings& settings, const std::function<double(const SampleRequest&)>& timed,
                        std::optional<double> best_median_ns) {
+  const auto sample = [&](const SampleRequest& r) { return checked_sample(timed(r), "the backend"); };
   const auto start = Clock::now();
   const double cap_ms = settings.max_ms_per_config;
   SampleRequest req = first_request(settings, start, cap_ms);
@@ -132,9 +142,10 @@ std::vector<MeasureOutcome> measure_alternating(const MeasureSettings& settings,
   const std::size_t n = fns.size();
   const double cap_ms = static_cast<double>(std::max<std::size_t>(1, n)) * settings.max_ms_per_config;
   std::vector<SampleRequest> req(n, first_request(settings, start, cap_ms));
-  for (std::size_t i = 0; i < n; ++i) req[i].launches = launches_per_sample(settings, fns[i](req[i]));
+  const auto sample = [&](std::size_t i) { return checked_sample(fns[i](req[i]), "the backend"); };
+  for (std::size_t i = 0; i < n; ++i) req[i].launches = launches_per_sample(settings, sample(i));
   while (ms_since(start) < settings.warmup_ms && ms_since(start) < cap_ms)
-    for (std::size_t i = 0; i < n; ++i) fns[i](req[i]);
+    for (std::size_t i = 0; i < n; ++i) sample(i);
 
   std::vector<MeasureOutcome> out(n);
   const auto min_samples = static_cast<std::size_t>(std::max(1, settings.min_samples));
@@ -150,7 +161,7 @@ std::vector<MeasureOutcome> measure_alternating(const MeasureSettings& settings,
     // All keep sampling until all are done: every sample of one has neighbours of the others.
     try {
       for (std::size_t i = 0; i < n; ++i)
-        if (out[i].samples_ns.size() < max_samples) out[i].samples_ns.push_back(fns[i](req[i]));
+        if (out[i].samples_ns.size() < max_samples) out[i].samples_ns.push_back(sample(i));
     } catch (const TrialFailure& e) {
       if (e.status() != TrialStatus::Timeout || too_few()) throw;
       break;

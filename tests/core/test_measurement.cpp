@@ -1,6 +1,8 @@
 // Statistics and the generic sampling loop: warm-up, noise target, time cap, slow abort.
 #include <QtTest>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <thread>
 
 #include "ktune/error.h"
@@ -125,6 +127,40 @@ class TestMeasurement : public QObject {
     QVERIFY_THROWS_EXCEPTION(TrialFailure, measure(m, [](const SampleRequest&) -> double {
       throw TrialFailure(TrialStatus::Crashed, "illegal address");
     }, std::nullopt));
+  }
+
+  // A backend's sample that is no time (zero, negative, NaN, infinite) is a crashed trial naming
+  // the value, wherever it comes: the calibrating launch, a sample, or an alternating round.
+  void samplesThatAreNoTimesCrash_data() {
+    QTest::addColumn<double>("bad");
+    QTest::addColumn<int>("at");  // the call that returns it
+    QTest::addColumn<QString>("shown");
+    QTest::newRow("zero, first launch") << 0.0 << 0 << QString("sample of 0 ns");
+    QTest::newRow("negative sample") << -6.0 << 3 << QString("sample of -6 ns");
+    QTest::newRow("NaN sample") << std::nan("") << 4 << QString("sample of nan ns");
+    QTest::newRow("infinite sample") << std::numeric_limits<double>::infinity() << 2 << QString("sample of inf ns");
+  }
+  void samplesThatAreNoTimesCrash() {
+    QFETCH(double, bad);
+    QFETCH(int, at);
+    QFETCH(QString, shown);
+    MeasureSettings m;
+    m.warmup_ms = 0;
+    m.noise_target = 0;  // keep sampling until max_samples
+    m.max_samples = 10;
+    auto crash_of = [&](auto&& run) -> std::string {
+      try {
+        run();
+      } catch (const TrialFailure& e) {
+        return e.status() == TrialStatus::Crashed ? e.what() : "not crashed";
+      }
+      return "no failure";
+    };
+    auto sampler = [&] { return [&, calls = 0](const SampleRequest&) mutable { return calls++ == at ? bad : 1000.0; }; };
+    std::string why = crash_of([&] { measure(m, sampler(), std::nullopt); });
+    QVERIFY2(QString::fromStdString(why).contains(shown), why.c_str());
+    why = crash_of([&] { measure_alternating(m, {[](const SampleRequest&) { return 1000.0; }, sampler()}); });
+    QVERIFY2(QString::fromStdString(why).contains(shown), why.c_str());
   }
 
   void settingsJsonRoundTripAndErrors() {

@@ -74,6 +74,11 @@ class TrialFailure : public std::runtime_error {
   TrialStatus status_;
 };
 
+// A sample is a time: positive and finite. Anything else (a timer that wrapped, a worker's bug)
+// is not data that may rank a config: returns `ns`, else throws TrialFailure (Crashed) naming
+// `source` ("the backend", "the worker `python3 w.py`") and the value.
+double checked_sample(double ns, const std::string& source);
+
 struct MeasureOutcome {
   TrialStatus status = TrialStatus::Ok;  // Ok, Timeout or SlowAbort
   std::string note;
@@ -82,7 +87,8 @@ struct MeasureOutcome {
 };
 
 // Runs warm-up and sampling through `sample` (one call = one timed sample). `best_median_ns`
-// is the best median so far on this problem, for slow_abort. Throws what `sample` throws.
+// is the best median so far on this problem, for slow_abort. Throws what `sample` throws, and
+// checked_sample's TrialFailure for a sample that is no time.
 MeasureOutcome measure(const MeasureSettings& settings, const std::function<double(const SampleRequest&)>& sample,
                        std::optional<double> best_median_ns);
 
@@ -93,7 +99,8 @@ using Sampler = std::function<double(const SampleRequest&)>;
 // same clocks, temperature and cache state: the fair basis for comparing them (a GPU under
 // sustained load runs slower than a cool one, so timings taken minutes apart can disagree by
 // 10 %). Each stops sampling at its noise target (after min_samples) or max_samples; the group
-// gets the time cap of one config per kernel. slow_abort does not apply.
+// gets the time cap of one config per kernel. slow_abort does not apply. Samples are checked as
+// measure()'s are.
 std::vector<MeasureOutcome> measure_alternating(const MeasureSettings& settings, const std::vector<Sampler>& kernels);
 // The same for two kernels (a config against a baseline).
 std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings, const Sampler& a, const Sampler& b);
