@@ -1,11 +1,14 @@
 #include "ktune/worker_client.h"
 
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
+#include <string_view>
 
 #include "ktune/error.h"
 #include "ktune/worker_process.h"
@@ -25,14 +28,42 @@ struct WorkerSilent {};
 
 std::chrono::milliseconds ms(double v) { return std::chrono::milliseconds(static_cast<std::int64_t>(v)); }
 
+constexpr std::string_view kShellExec = "exec ";
+
+// A line of the worker's for a message: long ones are cut.
+std::string excerpt(const std::string& line) { return line.size() > 200 ? line.substr(0, 200) + "..." : line; }
+
+// A line that starts like a message and names a type was meant as one (print() in a kernel
+// writes other text); when it does not parse, an answer was lost, not noise printed.
+bool meant_as_message(const std::string& line) {
+  const auto first = line.find_first_not_of(" \t");
+  return first != std::string::npos && line[first] == '{' && line.find("\"type\"") != std::string::npos;
+}
+
+std::string number_text(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
 }  // namespace
 
-std::vector<std::string> shell_command(const std::string& command) { return {"/bin/sh", "-c", "exec " + command}; }
+std::vector<std::string> shell_command(const std::string& command) {
+  return {"/bin/sh", "-c", std::string(kShellExec) + command};
+}
+
+std::string WorkerOptions::command() const {
+  if (argv.size() == 3 && argv[0] == "/bin/sh" && argv[1] == "-c" && argv[2].starts_with(kShellExec))
+    return argv[2].substr(kShellExec.size());
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
 
 // One running worker: its process, and the replies its reader thread hands to waiting requests.
 class Connection {
  public:
-  explicit Connection(const WorkerOptions& options) : command_(options.argv.back()) {
+  explicit Connection(const WorkerOptions& options) : command_(options.command()) {
     process_ = std::make_unique<WorkerProcess>(
         options.argv, [this](const std::string& line) { on_line(line); },
         [this](const std::string& how) { on_exit(how); });
@@ -41,13 +72,12 @@ class Connection {
     if (!cv_.wait_for(lock, ms(options.hello_timeout_s * 1000), [this] { return hello_ || dead_; })) {
       lock.unlock();
       process_->kill();
-      throw RunError("the worker `" + command_ + "` sent no hello within " + std::to_string(options.hello_timeout_s) + " s" +
-                     details());
+      throw RunError(who() + " sent no hello within " + std::to_string(options.hello_timeout_s) + " s" + details());
     }
     if (!hello_) {
       lock.unlock();
       process_->kill();
-      throw RunError("the worker `" + command_ + "` " + death_ + " before its hello" + details());
+      throw RunError(who() + " " + death_ + " before its hello" + details());
     }
   }
   ~Connection() {
@@ -79,7 +109,8 @@ class Connection {
     const std::int64_t id = next_id_++;
     m["id"] = id;
     std::unique_lock lock(mutex_);
-    if (dead_ || killed_) throw WorkerLost{"the worker " + (death_.empty() ? std::string("was killed") : death_) + details()};
+    if (dead_ || killed_)
+      throw WorkerLost{who() + " " + (death_.empty() ? std::string("was killed") : death_) + details()};
     pending_[id];
     lock.unlock();
     process_->send(to_line(m));  // a failed write shows up as the worker's death
@@ -93,8 +124,11 @@ class Connection {
       throw WorkerSilent{};
     }
     lock.unlock();
-    throw WorkerLost{"the worker " + death_ + details()};
+    throw WorkerLost{who() + " " + death_ + details()};
   }
+
+  // "the worker `python3 w.py`", for messages that name it.
+  std::string who() const { return "the worker `" + command_ + "`"; }
 
   // "; last stderr lines: ...; printed outside the protocol: ..." for a failure message.
   std::string details() const {
@@ -114,10 +148,16 @@ class Connection {
     json m;
     try {
       m = parse_line(line);
-    } catch (const ProtocolError&) {
+    } catch (const ProtocolError& e) {
+      if (meant_as_message(line)) {
+        // Python's json.dumps writes NaN and Infinity, which are not JSON: the request this
+        // answered would otherwise wait out its time cap.
+        lose("sent an answer that is not a protocol message (" + std::string(e.what()) + "): " + excerpt(line));
+        return;
+      }
       // print() in a kernel's build function: not ours, kept for the failure message.
       std::lock_guard lock(noise_mutex_);
-      noise_.push_back(line.size() > 200 ? line.substr(0, 200) + "..." : line);
+      noise_.push_back(excerpt(line));
       if (noise_.size() > 5) noise_.pop_front();
       return;
     }
@@ -133,14 +173,16 @@ class Connection {
       death_ = "refused ktune's hello: " + m.value("message", "");
       dead_ = true;  // killed when this connection is dropped
     } else if (type != "bye") {
-      death_ = "broke the protocol (a '" + type + "' message that answers no request: " + line.substr(0, 200) + ")";
+      death_ = "broke the protocol (a '" + type + "' message that answers no request: " + excerpt(line) + ")";
       dead_ = true;
     }
     cv_.notify_all();
   }
-  void on_exit(const std::string& how) {
+  void on_exit(const std::string& how) { lose(how); }
+  // The worker can answer nothing more: every waiting request learns why (the first reason).
+  void lose(const std::string& why) {
     std::lock_guard lock(mutex_);
-    if (!dead_) death_ = how;
+    if (!dead_) death_ = why;
     dead_ = true;
     cv_.notify_all();
   }
@@ -160,6 +202,26 @@ class Connection {
 };
 
 namespace {
+
+// A worker that calls a result valid is held to its own numbers under the run's tolerance: one
+// that compares with another tolerance, or not at all, would put a wrong config in the registry.
+void check_validation(const Validation& v, const Tolerance& tol, const std::string& who) {
+  auto wrong = [&](const std::string& why) {
+    throw TrialFailure(TrialStatus::WrongResult, who + " called the result valid, but " + why);
+  };
+  const std::string mismatch = "mismatch_fraction " + number_text(v.mismatch_fraction);
+  const std::string error = "max_abs_error " + number_text(v.max_abs_error);
+  if (!(v.mismatch_fraction >= 0 && v.mismatch_fraction <= 1)) wrong("its " + mismatch + " is no fraction (0 to 1)");
+  if (v.mismatch_fraction > tol.max_mismatch_fraction)
+    wrong("it reported " + mismatch + "; the run allows " + number_text(tol.max_mismatch_fraction) +
+          " (--max-mismatch)");
+  if (std::isnan(v.max_abs_error) || v.max_abs_error < 0) wrong("its " + error + " is no error");
+  // With every element within atol + rtol*|ref|, no error is infinite, and none exceeds atol when
+  // rtol is 0.
+  if (v.mismatch_fraction == 0 && (std::isinf(v.max_abs_error) || (tol.rtol == 0 && v.max_abs_error > tol.atol)))
+    wrong("it reported " + error + " with no element beyond atol " + number_text(tol.atol) + " + rtol " +
+          number_text(tol.rtol) + "*|ref|");
+}
 
 // A config prepared on one worker; a restarted worker prepares it again when asked to measure it.
 class WorkerKernel : public PreparedKernel {
@@ -219,7 +281,7 @@ class WorkerSession : public ProblemSession {
     const auto conn = backend_.connection();
     const auto r = call(*conn, req, req.timeout_ms + backend_.options().cap_margin_ms, "sample", true);
     if (r->status != TrialStatus::Ok) fail(*conn, *r);
-    return r->ns;
+    return checked_sample(r->ns, who());
   }
 
   Measured validate_and_measure(PreparedKernel& kernel, const Tolerance& tol, const MeasureSettings& settings,
@@ -228,6 +290,8 @@ class WorkerSession : public ProblemSession {
   }
 
  private:
+  std::string who() const { return "the worker `" + backend_.options().command() + "`"; }
+
   Request request(const std::string& type, const Config& config) const {
     Request r;
     r.type = type;
@@ -289,7 +353,9 @@ class WorkerSession : public ProblemSession {
                         true);
     if (r->status != TrialStatus::Ok && r->samples_ns.empty()) fail(*conn, *r);
     if (!validate_only && r->samples_ns.empty())
-      throw TrialFailure(TrialStatus::Crashed, "the worker measured no samples and gave no reason");
+      throw TrialFailure(TrialStatus::Crashed, who() + " measured no samples and gave no reason");
+    if (r->validated) check_validation(r->validation, tol, who());
+    for (const double ns : r->samples_ns) checked_sample(ns, who());
     Measured m;
     m.validation = r->validation;
     m.outcome.status = r->status;
@@ -314,7 +380,7 @@ WorkerBackend::WorkerBackend(WorkerOptions options) : options_(std::move(options
     hello_ = hello_from_json(live_->hello());
   } catch (const ProtocolError& e) {
     live_->kill();
-    throw RunError("the worker `" + options_.argv.back() + "`: " + e.what());
+    throw RunError("the worker `" + options_.command() + "`: " + e.what());
   }
 }
 

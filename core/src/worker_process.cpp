@@ -11,9 +11,11 @@
 #endif
 
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <future>
+#include <optional>
 #include <utility>
 
 #include "ktune/error.h"
@@ -24,6 +26,10 @@ namespace {
 
 constexpr std::size_t kTailLines = 40;
 constexpr std::size_t kMaxLine = 64 << 20;  // a runaway line is cut here, and then fails to parse
+// A worker whose stdout closed has this long to exit by itself (so that its own exit status is
+// what is reported) before it is killed: it can answer nothing more.
+constexpr auto kEofGrace = std::chrono::milliseconds(1000);
+constexpr int kExitPollMs = 20;
 
 // PR_SET_PDEATHSIG fires when the *thread* that forked the child ends, not the process: workers
 // restarted from a short-lived compile thread would be killed with it. So every fork happens on
@@ -73,6 +79,12 @@ class Spawner {
   bool stopping_ = false;
   std::thread thread_;
 };
+
+// Whether `pid` has ended, without reaping it (the reader's waitpid does that).
+bool has_exited(pid_t pid) {
+  siginfo_t info{};
+  return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0;
+}
 
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
@@ -197,8 +209,21 @@ void WorkerProcess::read_loop() {
     if (tail_.size() > kTailLines) tail_.pop_front();
   };
   char chunk[65536];
-  while (open_streams > 0) {
-    if (poll(fds, 2, -1) < 0) {
+  std::optional<std::chrono::steady_clock::time_point> exit_by;  // set when stdout closes
+  bool abandoned = false;                                         // killed for closing stdout while running
+  while (open_streams > 0 || exit_by) {
+    int timeout_ms = -1;
+    if (exit_by && has_exited(pid_)) {
+      exit_by.reset();
+    } else if (exit_by && std::chrono::steady_clock::now() >= *exit_by) {
+      abandoned = true;
+      kill();
+      exit_by.reset();
+    } else if (exit_by) {
+      timeout_ms = kExitPollMs;
+    }
+    if (open_streams == 0 && !exit_by) break;
+    if (poll(fds, 2, timeout_ms) < 0) {
       if (errno == EINTR) continue;
       break;
     }
@@ -211,6 +236,7 @@ void WorkerProcess::read_loop() {
         ::close(fds[i].fd);
         fds[i].fd = -1;
         --open_streams;
+        if (i == 0) exit_by = std::chrono::steady_clock::now() + kEofGrace;
         continue;
       }
       buf[i].append(chunk, static_cast<std::size_t>(n));
@@ -230,7 +256,9 @@ void WorkerProcess::read_loop() {
     std::lock_guard lock(exit_mutex_);
     exited_ = true;
   }
-  on_exit_(describe_status(status));
+  const bool killed_here = abandoned && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  on_exit_(killed_here ? "closed its stdout (the protocol's channel) but kept running, and was killed"
+                       : describe_status(status));
 }
 
 }  // namespace ktune::worker

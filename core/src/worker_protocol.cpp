@@ -1,6 +1,7 @@
 #include "ktune/worker_protocol.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ktune/error.h"
 #include "ktune/version.h"
@@ -29,6 +30,17 @@ T field(const json& m, const char* key, const std::string& what) {
   } catch (const json::exception&) {
     throw ProtocolError(what + ": \"" + key + "\" has the wrong type (" + brief(*it) + ")");
   }
+}
+
+// A number of measured.validation, 0 when absent. null is how JSON writers (nlohmann's, so
+// `ktune worker`'s) spell a non-finite number: an output that held NaN or infinity.
+double validation_number(const json& validation, const char* key) {
+  const auto it = validation.find(key);
+  if (it == validation.end()) return 0;
+  if (it->is_null()) return INFINITY;
+  if (!it->is_number())
+    throw ProtocolError(std::string("measured.validation: \"") + key + "\" is not a number (" + brief(*it) + ")");
+  return it->get<double>();
 }
 
 }  // namespace
@@ -274,8 +286,8 @@ Reply reply_from_json(const json& m) {
     r.samples_ns = field<std::vector<double>>(m, "samples_ns", "measured");
     if (m.contains("validation") && m.at("validation").is_object()) {
       r.validated = true;
-      r.validation.max_abs_error = m.at("validation").value("max_abs_error", 0.0);
-      r.validation.mismatch_fraction = m.at("validation").value("mismatch_fraction", 0.0);
+      r.validation.max_abs_error = validation_number(m.at("validation"), "max_abs_error");
+      r.validation.mismatch_fraction = validation_number(m.at("validation"), "mismatch_fraction");
     }
   } else if (type == "failed") {
     try {

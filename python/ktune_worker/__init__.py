@@ -119,6 +119,20 @@ def _flat(x):
         yield x
 
 
+def _timed(timer, run: Callable[[], Any], launches: int) -> float:
+    """One sample of `launches` launches. ktune takes only times, positive and finite: a timer's NaN,
+    zero or negative reading is reported as the failed measurement it is."""
+    ns = timer(run, launches)
+    try:
+        value = float(ns)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise _Failure("crashed", f"the timer returned {ns!r} ns per launch over {launches} launch(es); "
+                                  "a sample is a positive, finite time")
+    return value
+
+
 def _robust_rel_error(samples: List[float]) -> float:
     """ktune's noise measure: standard error over mean after dropping outliers beyond 3 robust sigmas."""
     if len(samples) < 2:
@@ -140,21 +154,21 @@ def _measure(run: Callable[[], Any], timer, settings: dict, best: Optional[float
     start = time.monotonic()
     cap_ms = settings.get("max_ms_per_config", 2000.0)
     elapsed_ms = lambda: (time.monotonic() - start) * 1e3
-    first = timer(run, 1)
+    first = _timed(timer, run, 1)
     if elapsed_ms() > cap_ms:
         return "timeout", f"one launch took {first / 1e6:.3f} ms; the cap is {cap_ms} ms per config", []
     launches = 1
     if settings.get("method", "amortized") == "amortized" and first > 0:
         launches = int(min(1e6, max(1.0, math.ceil(settings.get("min_sample_ms", 2.0) * 1e6 / first))))
     while elapsed_ms() < settings.get("warmup_ms", 20.0):
-        timer(run, launches)
+        _timed(timer, run, launches)
         if elapsed_ms() > cap_ms:
             return "timeout", f"warm-up exceeded the time cap of {cap_ms} ms", []
     lo = max(1, settings.get("min_samples", 5))
     hi = max(lo, settings.get("max_samples", 100))
     samples: List[float] = []
     while len(samples) < hi:
-        samples.append(timer(run, launches))
+        samples.append(_timed(timer, run, launches))
         if settings.get("slow_abort", True) and best and len(samples) >= 3:
             if min(samples) > best * (1 + settings.get("slow_abort_margin", 0.25)):
                 return "slow_abort", f"fastest of {len(samples)} samples is {min(samples) / best:.3f}x the best median", samples
@@ -191,8 +205,15 @@ class _Worker:
         self.first_claimed, self.first_built = False, threading.Event()
 
     def send(self, msg: dict) -> None:
+        try:
+            line = json.dumps(msg, allow_nan=False)
+        except ValueError as e:  # NaN or Infinity, which are not JSON: ktune could not read the line
+            why = f"the answer held a number JSON cannot carry ({e}): {str(msg)[:200]}"
+            answer = "id" in msg and msg["type"] in ("prepared", "measured", "sampled")
+            line = json.dumps({"type": "failed", "id": msg["id"], "status": "crashed", "message": why} if answer
+                              else {"type": "error", "id": msg.get("id"), "message": why})
         with self.lock:
-            self.out.write(json.dumps(msg) + "\n")
+            self.out.write(line + "\n")
             self.out.flush()
 
     def problem(self, req: dict):
@@ -262,6 +283,8 @@ class _Worker:
             except Exception as e:
                 raise _Failure("crashed", f"{type(e).__name__}: {e}")
             err, frac = (fam.compare or _compare)(out, ref, tol)
+            if not 0 <= frac <= 1:
+                raise _Failure("wrong_result", f"the comparison gave a mismatch fraction of {frac!r}, not a fraction")
             if frac > tol.max_mismatch_fraction:
                 raise _Failure("wrong_result", f"max abs error {err:.6g}, {frac * 100:.4g}% of elements outside "
                                                f"atol {tol.atol} + rtol {tol.rtol}*|ref| (allowed {tol.max_mismatch_fraction * 100:.4g}%)")
@@ -269,12 +292,16 @@ class _Worker:
             if not req.get("validate_only", False):
                 try:
                     status, note, samples = _measure(run, fam.timer, req.get("settings", {}), req.get("best_median_ns"))
+                except _Failure:
+                    raise
                 except Exception as e:
                     raise _Failure("crashed", f"{type(e).__name__}: {e}")
             if status == "timeout" and not samples:
                 raise _Failure("timeout", note)
+            # An output with NaN or infinity has no finite error: null, as ktune reads it.
+            error = err if math.isfinite(err) else None
             return {"type": "measured", "id": rid, "status": status, "note": note, "samples_ns": samples,
-                    "compile_time_s": compile_s, "validation": {"max_abs_error": err, "mismatch_fraction": frac}}
+                    "compile_time_s": compile_s, "validation": {"max_abs_error": error, "mismatch_fraction": frac}}
         except _Failure as f:
             return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
 
@@ -293,7 +320,9 @@ class _Worker:
                 self.prepared[self._key(req)] = _done(built)
             fam = self.problem(req)[0]
             try:
-                ns = fam.timer(built[0], max(1, int(req.get("launches", 1))))
+                ns = _timed(fam.timer, built[0], max(1, int(req.get("launches", 1))))
+            except _Failure:
+                raise
             except Exception as e:
                 raise _Failure("crashed", f"{type(e).__name__}: {e}")
             return {"type": "sampled", "id": rid, "ns": ns}

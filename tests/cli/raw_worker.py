@@ -6,11 +6,17 @@ exit       exits with code 3 when asked to measure x=2
 segv       kills itself with SIGSEGV when asked to measure x=2
 old        says hello with protocol 99
 slow       sleeps RAW_SLEEP seconds in every measure
+lie        calls x=2 valid and fastest (500 ns) though its own numbers say 98.2% of its outputs are wrong
+zero       measures x=2 at 0 ns
+negative   measures x=2 at -6 ns
+nan        measures x=2 at NaN ns, written as json.dumps does: a bare NaN, which is not JSON
+close      closes its stdout when asked to measure x=2, and keeps running
 Every other config measures 1000+x ns, valid.
 Several devices: RAW_DEVICES="Raw A,Raw A,Raw B" names the machine's devices (default one, "Raw Device"); the
 worker serves the one `--device I` names and, with RAW_LOG=DIR, appends each config it measures to
 DIR/device<I>.log (the tests see which worker measured what)."""
 import json
+import math
 import os
 import signal
 import sys
@@ -52,13 +58,18 @@ for line in sys.stdin:
             sys.exit(3)
         if x == 2 and mode == "segv":
             os.kill(os.getpid(), signal.SIGSEGV)
+        if x == 2 and mode == "close":
+            os.close(1)
+            time.sleep(120)
         if mode == "slow":
             time.sleep(float(os.environ.get("RAW_SLEEP", "0.3")))
         if os.environ.get("RAW_LOG"):
             with open(os.path.join(os.environ["RAW_LOG"], "device%d.log" % device), "a") as log:
                 log.write("n=%s x=%d\n" % (req["problem"]["fields"]["n"], x))
-        send({"type": "measured", "id": rid, "status": "ok", "note": "", "samples_ns": [1000.0 + x] * 5,
-              "compile_time_s": 0.001, "validation": {"max_abs_error": 0, "mismatch_fraction": 0}})
+        ns = {"lie": 500.0, "zero": 0.0, "negative": -6.0, "nan": math.nan}.get(mode, 1000.0 + x) if x == 2 else 1000.0 + x
+        wrong = {"max_abs_error": 3.5, "mismatch_fraction": 0.982}
+        send({"type": "measured", "id": rid, "status": "ok", "note": "", "samples_ns": [ns] * 5, "compile_time_s": 0.001,
+              "validation": wrong if x == 2 and mode == "lie" else {"max_abs_error": 0, "mismatch_fraction": 0}})
     elif kind == "shutdown":
         send({"type": "bye", "id": rid})
         break

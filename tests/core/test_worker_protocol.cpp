@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <QtTest>
+#include <cmath>
 #include <thread>
 
 #include "ktune/backends.h"
@@ -138,6 +139,12 @@ class TestWorkerProtocol : public QObject {
     const Reply f = reply_from_json(failed_reply(8, TrialStatus::WrongResult, "max abs error 3"));
     QCOMPARE(f.status, TrialStatus::WrongResult);
     QCOMPARE(f.message, std::string("max abs error 3"));
+    // An output that held NaN has no finite error: JSON writers spell it null, read as infinity.
+    m.validation.max_abs_error = std::nan("");
+    QVERIFY(std::isinf(reply_from_json(parse_line(to_line(measured_reply(9, m, 0.5)))).validation.max_abs_error));
+    json word = measured_reply(10, m, 0.5);
+    word["validation"]["mismatch_fraction"] = "none";
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, reply_from_json(word));
   }
 
   void otherVersionsAndBadLinesAreClearErrors() {

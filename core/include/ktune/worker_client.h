@@ -3,7 +3,9 @@
 // that speaks the worker protocol (worker_protocol.h). The tuner drives it like any backend.
 // A config that crashes the worker, breaks the protocol or runs past the hard cap
 // (max_ms_per_config plus a margin) is recorded `crashed` or `timeout` with what is known (the
-// signal, the last stderr lines); the worker is started again for the next config.
+// signal, the last stderr lines); the worker is started again for the next config. What the
+// worker reports is checked, not believed: its validation numbers against the run's tolerance
+// (else `wrong_result`), its samples for being times, positive and finite (else `crashed`).
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -22,6 +24,9 @@ struct WorkerOptions {
   // The hard cap of one measure: validation, warm-up and samples within max_ms_per_config, plus
   // this margin for validation and process overheads. Past it the worker is killed.
   double cap_margin_ms = 5000;
+
+  // The command as the user gave it (shell_command's string, else argv joined), for messages.
+  std::string command() const;
 };
 
 // "python3 w.py --x" -> {"/bin/sh", "-c", "exec python3 w.py --x"}: the shell's quoting, one process.

@@ -20,7 +20,9 @@ class WorkerProcess {
 
   // Starts argv (argv[0] searched on PATH). Stdout lines go to on_line and, once both output
   // streams have closed and the process is reaped, on_exit gets how it ended; both are called on
-  // the process's reader thread. Throws RunError when the program cannot be started.
+  // the process's reader thread. A process that closes its stdout but keeps running can answer
+  // nothing more: it gets a second to exit, then its group is killed. Throws RunError when the
+  // program cannot be started.
   WorkerProcess(const std::vector<std::string>& argv, LineHandler on_line, ExitHandler on_exit);
   // Closes stdin, waits up to `grace_ms` for the worker to leave, then kills its process group.
   ~WorkerProcess();
