@@ -98,12 +98,15 @@ void print_diff(const RunResults& run, const RegistryDiff& diff) {
   std::cout << "run " << run.run_name << ": " << run.state << " (" << describe_progress(run) << ")";
   if (run.state != "finished") std::cout << ": its results are partial";
   std::cout << "\ndiff against " << diff.registry_file.string() << ":\n";
-  std::vector<std::vector<std::string>> rows{{"class", "family", "key", "old median", "new median", "ratio", "new config"}};
+  std::vector<std::vector<std::string>> rows{{"class", "family", "key", "old", "new", "ratio", "compared", "new config"}};
   for (const auto& d : diff.entries) {
     char ratio[32] = "-";
-    if (d.old_entry) std::snprintf(ratio, sizeof ratio, d.paired ? "%.3fx paired" : "%.3fx", d.ratio);
-    rows.push_back({to_string(d.cls), d.family, d.key, d.old_entry ? cli::format_ns(d.old_entry->latency_median_ns) : "-",
-                    cli::format_ns(d.new_entry.latency_median_ns), ratio, d.new_entry.config.key()});
+    if (d.old_entry) std::snprintf(ratio, sizeof ratio, "%.3fx", d.ratio);
+    std::string cls = to_string(d.cls);
+    if (d.new_entry.flags.any()) cls += " (flagged)";
+    rows.push_back({cls, d.family, d.key, d.old_entry ? format_ns(d.old_ns) : "-", format_ns(d.new_ns), ratio,
+                    d.old_entry ? d.compared : to_string(d.new_entry.chosen_by) + std::string(" median"),
+                    d.new_entry.config.key()});
   }
   print_table(rows);
 }
@@ -149,8 +152,9 @@ int cmd_space(Backend& backend, const Common& c, const std::string& family_name,
   return kExitOk;
 }
 
+// `update_registry`: apply the run afterwards with these options; null: print the apply command.
 int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest& req, const Common& c, bool quiet,
-                   bool update_registry, const std::vector<Lane>& lanes = {});
+                   const ApplyOptions* update_registry, const std::vector<Lane>& lanes = {});
 
 // `resumed`: the run --resume continues (its settings win over defaults; given options must agree).
 // `lanes`: the devices of --devices that measure it together (empty: `backend`'s device c.device).
@@ -199,7 +203,9 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
     return kExitOk;
   }
 
-  return run_and_report(backend, device, req, c, a.quiet, a.update_registry, lanes);
+  ApplyOptions apply;
+  apply.accept_flagged = a.accept_flagged;
+  return run_and_report(backend, device, req, c, a.quiet, a.update_registry ? &apply : nullptr, lanes);
 }
 
 // The run --resume continues (--run-name), its backend, device and family taken into `c` and `a`.
@@ -238,7 +244,7 @@ int tune_on_devices(cli::DeviceWorkers& dw, const Common& c, cli::TuneArgs a, co
 }
 
 int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest& req, const Common& c, bool quiet,
-                   bool update_registry, const std::vector<Lane>& lanes) {
+                   const ApplyOptions* update_registry, const std::vector<Lane>& lanes) {
   const KernelFamily& family = req.family;
   Tuner tuner(lanes.empty() ? std::vector<Lane>{{&backend, device}} : lanes);
   cli::ProgressPrinter printer(stderr, quiet);
@@ -256,28 +262,35 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
 
   std::cout << "\nbest configs (" << family.name << " on " << device.name << ", " << to_string(req.measure.method)
             << "):\n";
-  std::vector<std::vector<std::string>> rows{{"problem", "best config", "median", "TFLOP/s", "vs baseline"}};
+  std::vector<std::vector<std::string>> rows{
+      {"problem", "best config", "median", "chosen by", "search median", "TFLOP/s", "vs baseline"}};
   bool attention = summary.cancelled;
   for (const auto& r : summary.results) {
     if (!r.best) {
       // A shard may hold no config of a problem, or only failing ones: the merge has the verdict.
       rows.push_back({r.problem.key(), req.shard.sharded() ? "(none passed in shard " + req.shard.to_string() + ")"
-                                                           : "(no config passed)", "-", "-", "-"});
+                                                           : "(no config passed)", "-", "-", "-", "-", "-"});
       attention = attention || !req.shard.sharded();
       continue;
     }
     char tf[32] = "-", base[48] = "-";  // no FLOP count (a replayed spec kernel, a worker's family): "-"
     if (r.best->tflops > 0) std::snprintf(tf, sizeof tf, "%.3f", r.best->tflops);
     if (const auto x = r.speedup()) std::snprintf(base, sizeof base, "%.2fx %s", *x, r.baseline_name.c_str());
-    rows.push_back({r.problem.key(), r.best->config.key(), cli::format_ns(r.best->stats.median_ns), tf, base});
+    std::string by = r.choice.by == ChosenBy::Remeasure ? "re-measure" : "search";
+    if (r.choice.flags.any()) by += " (flagged)";
+    rows.push_back({r.problem.key(), r.best->config.key(), format_ns(r.best->stats.median_ns), by,
+                    format_ns(r.choice.search.median_ns), tf, base});
   }
   print_table(rows);
+  for (const auto& r : summary.results)
+    if (r.best)
+      for (const auto& line : describe_flags(r.problem.key(), r.best->stats, r.choice)) std::cout << "warning: " << line << "\n";
   for (const auto& r : summary.results) {
     if (r.remeasured.empty()) continue;
     std::cout << "re-measured in alternation, " << r.problem.key() << ":";
     for (const auto& m : r.remeasured)
       std::cout << "\n  " << (r.best && m.config == r.best->config ? "* " : "  ") << m.config.key() << "  "
-                << cli::format_ns(m.stats.median_ns) << " (search " << cli::format_ns(m.search_median_ns) << ")";
+                << format_ns(m.stats.median_ns) << " (search " << format_ns(m.search_median_ns) << ")";
     std::cout << "\n";
   }
   std::string counts;
@@ -299,7 +312,9 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
       std::cout << "registry not updated: the run is " << results.state << " and its results are partial\n";
       attention = true;
     } else if (update_registry) {
-      const ApplyReport rep = apply_run(results, c.registry, {});
+      const ApplyReport rep = apply_run(results, c.registry, *update_registry);
+      for (std::size_t i = 0; i < rep.skipped.size(); ++i)
+        std::cout << "skipped " << rep.skipped[i].key << ": " << rep.skip_reasons[i] << '\n';
       std::cout << "registry " << rep.registry_file.string() << ": " << rep.written.size() << " entr"
                 << (rep.written.size() == 1 ? "y" : "ies") << " written, " << rep.skipped.size() << " skipped\n";
     } else {
@@ -319,23 +334,17 @@ std::vector<PairedVerdict> judge(const fs::path& run_dir, const RunResults& resu
       std::cout << "re-measure " << v.key << ": " << v.note << "; the recorded numbers decide\n";
       continue;
     }
-    std::cout << "re-measured " << v.key << " in alternation: registry config " << cli::format_ns(summarize(v.registry_samples_ns).median_ns)
-              << ", run's config " << cli::format_ns(summarize(v.run_samples_ns).median_ns) << "\n";
+    std::cout << "re-measured " << v.key << " in alternation: registry config " << format_ns(summarize(v.registry_samples_ns).median_ns)
+              << ", run's config " << format_ns(summarize(v.run_samples_ns).median_ns) << "\n";
   }
   if (verdicts.empty()) std::cout << "re-measure: no key has another config in the registry; nothing to time\n";
   return verdicts;
 }
 
-int cmd_apply(const fs::path& run_dir, const std::string& registry, const std::vector<std::string>& keys, bool force,
-              bool dry_run, bool allow_unfinished, const std::vector<PairedVerdict>& paired) {
+int cmd_apply(const fs::path& run_dir, const std::string& registry, const ApplyOptions& opt) {
   const RunResults results = RunStore::read_results(run_dir);
-  ApplyOptions opt;
-  opt.keys = keys;
-  opt.force = force;
-  opt.dry_run = dry_run;
-  opt.allow_unfinished = allow_unfinished;
-  opt.paired = paired;
-  const RegistryDiff diff = diff_run(results, registry, opt.same_threshold, paired);
+  const bool dry_run = opt.dry_run;
+  const RegistryDiff diff = diff_run(results, registry, opt.same_threshold, opt.paired);
   print_diff(results, diff);
   const ApplyReport rep = apply_run(results, registry, opt);
   for (std::size_t i = 0; i < rep.skipped.size(); ++i)
@@ -359,6 +368,8 @@ int run_command(int argc, char** argv) {
   CLI::App app{"ktune: find the fastest configuration of a kernel for each problem shape, keep the winners in a registry"};
   app.set_version_flag("--version", std::string("ktune ") + version());
   app.require_subcommand(1);
+  // Usage errors read like every other refused input (exit 2, "ktune: error: ...").
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) { return "ktune: error: " + CLI::FailureMessage::simple(a, e); });
   Common common;
   auto add_common = [&](CLI::App* sub, bool with_registry) {
     sub->add_option("--backend,-b", common.backend, "Backend: cpu, cuda, hip (see `ktune devices`)")->capture_default_str();
@@ -396,8 +407,8 @@ int run_command(int argc, char** argv) {
   auto* worker = cli::add_worker_subcommand(app, serve_args);
 
   std::string run_dir;
-  std::vector<std::string> keys;
-  bool force = false, dry = false, allow_unfinished = false, remeasure = false;
+  ApplyOptions apply_options;
+  bool remeasure = false;
   auto* diff = app.add_subcommand(
       "diff", "Show a run's state and compare its results with the registry: new, faster, slower, same, not comparable");
   diff->add_option("run_dir", run_dir, "Run folder")->required();
@@ -407,11 +418,14 @@ int run_command(int argc, char** argv) {
       "apply", "Write a finished run's approved results to the registry, atomically, with a backup");
   apply->add_option("run_dir", run_dir, "Run folder")->required();
   apply->add_option("--registry", common.registry, "Registry root")->capture_default_str();
-  apply->add_option("--key", keys, "Only these problem keys (default: every new or faster one)");
-  apply->add_flag("--force", force, "Also replace entries with slower or not comparable (other --method) results");
-  apply->add_flag("--allow-unfinished", allow_unfinished,
+  apply->add_option("--key", apply_options.keys, "Only these problem keys (default: every new or faster one)");
+  apply->add_flag("--force", apply_options.force, "Also replace entries with slower or not comparable (other --method) results");
+  apply->add_flag("--accept-flagged", apply_options.accept_flagged,
+                  "Also apply winners whose number is flagged: samples that did not reach the noise target, or a "
+                  "re-measure more than 10 % off the search (the run's warnings name them)");
+  apply->add_flag("--allow-unfinished", apply_options.allow_unfinished,
                   "Apply a run that did not finish (cancelled, failed, running): its results are partial");
-  apply->add_flag("--dry-run", dry, "Print what would be written; write nothing");
+  apply->add_flag("--dry-run", apply_options.dry_run, "Print what would be written; write nothing");
   apply->add_flag("--remeasure", remeasure,
                   "First time the registry's config and the run's side by side on the run's device (this machine's "
                   "device of the run's backend and index), in alternation, and class each key faster / slower / same "
@@ -473,7 +487,7 @@ int run_command(int argc, char** argv) {
       if (tune->count("--remeasure-top")) r.request.measure.remeasure_top = ta.measure.remeasure_top;
       const std::string name = ta.run_name.empty() ? default_run_name("replay_" + r.request.family.name) : ta.run_name;
       if (!ta.no_save) r.request.run_dir = run_folder(ta.output_dir, name);
-      return run_and_report(*r.backend, r.device, r.request, common, ta.quiet, false);
+      return run_and_report(*r.backend, r.device, r.request, common, ta.quiet, nullptr);
     }
     if (*tune) {
       const cli::Given given = [&](const std::string& option) { return tune->count(option) > 0; };
@@ -505,9 +519,8 @@ int run_command(int argc, char** argv) {
       return kExitOk;
     }
     if (*apply) {
-      std::vector<PairedVerdict> paired;
-      if (remeasure) paired = judge(run_dir, RunStore::read_results(run_dir), common.registry, backends);
-      return cmd_apply(run_dir, common.registry, keys, force, dry, allow_unfinished, paired);
+      if (remeasure) apply_options.paired = judge(run_dir, RunStore::read_results(run_dir), common.registry, backends);
+      return cmd_apply(run_dir, common.registry, apply_options);
     }
     if (*exp) {
       const std::string text = format == "csv" ? export_trials_csv(run_dir) : export_run_json(run_dir).dump(2) + "\n";

@@ -86,7 +86,11 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   tune->add_flag("--resume", a.resume,
                  "Continue the run named by --run-name: its shapes, space, strategy and measurement settings come from "
                  "the run (an option given must match it); recorded trials are not measured again");
-  tune->add_flag("--update-registry", a.update_registry, "Apply new and faster results to the registry afterwards");
+  tune->add_flag("--update-registry", a.update_registry,
+                 "Apply new and faster results to the registry afterwards (not flagged ones: see --accept-flagged)");
+  tune->add_flag("--accept-flagged", a.accept_flagged,
+                 "With --update-registry, also apply winners whose number is flagged (noisy, or re-measured more than "
+                 "10 % off the search)");
   tune->add_flag("--dry-run", a.dry_run, "Print the plan (problems, space sizes, trials) without running");
   tune->add_flag("--quiet,-q", a.quiet, "No progress output");
   tune->add_option("--tp-size", a.tp_size, "Tensor-parallel degree: tune the local shape")->capture_default_str();

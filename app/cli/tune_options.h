@@ -24,6 +24,7 @@ struct TuneArgs {
   std::string run_name;
   std::string output_dir = "tuning_runs";
   bool no_save = false, resume = false, update_registry = false, dry_run = false, quiet = false;
+  bool accept_flagged = false;
   int tp_size = 1;
   std::string tp_split_dim = "none";
   std::string replay;  // a run folder to replay instead of a device

@@ -30,32 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-// Relative standard error of the mean after dropping outliers beyond 3 robust sigmas of the
-// median, so one slow sample (an interrupt, a clock change) does not keep a measurement running
-// to its cap. When most samples tie (coarse timers), the MAD is zero and nothing is dropped.
-double robust_rel_error(const std::vector<double>& samples) {
-  const std::size_t n = samples.size();
-  if (n < 2) return INFINITY;
-  std::vector<double> s = samples;
-  std::nth_element(s.begin(), s.begin() + n / 2, s.end());
-  const double med = s[n / 2];
-  for (auto& x : s) x = std::abs(x - med);
-  std::nth_element(s.begin(), s.begin() + n / 2, s.end());
-  const double limit = 3 * 1.4826 * s[n / 2];
-  double sum = 0, sum2 = 0;
-  std::size_t kept = 0;
-  for (double x : samples)
-    if (limit == 0 || std::abs(x - med) <= limit) {
-      sum += x;
-      sum2 += x * x;
-      ++kept;
-    }
-  if (kept < 2) return INFINITY;
-  const double mean = sum / static_cast<double>(kept);
-  const double var = std::max(0.0, (sum2 - static_cast<double>(kept) * mean * mean) / static_cast<double>(kept - 1));
-  return mean > 0 ? std::sqrt(var / static_cast<double>(kept)) / mean : INFINITY;
-}
-
 // A one-launch request with the method, buffer rotation and a deadline `cap_ms` after `start`.
 SampleRequest first_request(const MeasureSettings& settings, Clock::time_point start, double cap_ms) {
   SampleRequest req;

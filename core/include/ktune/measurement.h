@@ -110,7 +110,8 @@ std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& se
 struct Remeasured {
   Config config;
   double search_median_ns = 0;  // what the search measured
-  Stats stats;                  // the alternating re-measurement
+  Stats stats;                  // the alternating re-measurement ...
+  std::vector<double> samples_ns;  // ... and its samples
 };
 
 }  // namespace ktune
