@@ -369,6 +369,9 @@ int run_command(int argc, char** argv) {
   app.set_version_flag("--version", std::string("ktune ") + version());
   app.require_subcommand(1);
   // Usage errors read like every other refused input (exit 2, "ktune: error: ...").
+  app.failure_message(
+      [](const CLI::App* a, const CLI::Error& e) { return "ktune: error: " + CLI::FailureMessage::simple(a, e); });
+  // Usage errors read like every other refused input (exit 2, "ktune: error: ...").
   app.failure_message([](const CLI::App* a, const CLI::Error& e) { return "ktune: error: " + CLI::FailureMessage::simple(a, e); });
   Common common;
   auto add_common = [&](CLI::App* sub, bool with_registry) {

@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include "cli_support.h"
+#include "ktune/worker_protocol.h"
 
 namespace {
 
@@ -219,6 +220,31 @@ class TestCliOptions : public QObject {
     QVERIFY2(m.code == 0, qPrintable(m.out + m.err));
     const Result d = run({"diff", runs + "/merged", "--registry", registry});
     QVERIFY2(d.code == 0, qPrintable(d.out + d.err));
+  }
+
+  // `ktune worker` measures with the settings it is sent: bad ones are answered with an error
+  // naming them, and the worker serves on.
+  void workerAnswersBadSettingsWithAnError() {
+    ktune::worker::Request r;
+    r.type = "measure";
+    r.id = 7;
+    r.family = "gemm";
+    r.problem = ktune::Problem::from_key("gemm", "M=16,N=64,K=64,dtype=f32");
+    nlohmann::json bad = ktune::worker::to_json(r);
+    bad["settings"]["min_samples"] = 0;
+    QProcess w;
+    w.start(cli(), {"worker", "--backend", "cpu"});
+    QVERIFY(w.waitForStarted());
+    const std::string input = ktune::worker::to_line(ktune::worker::client_hello()) + ktune::worker::to_line(bad) +
+                              ktune::worker::to_line({{"type", "shutdown"}, {"id", 8}});
+    w.write(input.data(), static_cast<qint64>(input.size()));
+    w.closeWriteChannel();
+    QVERIFY(w.waitForFinished(60000));
+    const QString out = QString::fromUtf8(w.readAllStandardOutput());
+    QVERIFY2(out.contains(R"("id":7)") && out.contains(R"("type":"error")") &&
+                 out.contains("measure.min_samples: 0 is out of range"),
+             qPrintable(out));
+    QVERIFY2(out.contains(R"("type":"bye")"), qPrintable(out));
   }
 
   // A value out of range in a hand-edited run_metadata.json (or the null an older ktune wrote for
