@@ -44,11 +44,12 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   table_ = new QTableView;
   table_->setModel(&model_);
   table_->verticalHeader()->hide();
+  table_->setWordWrap(false);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setColumnWidth(DiffModel::ApplyColumn, 60);
-  table_->setColumnWidth(DiffModel::KeyColumn, 240);
+  table_->setColumnWidth(DiffModel::KeyColumn, 280);
   table_->setColumnWidth(DiffModel::ClassColumn, 70);
-  table_->setColumnWidth(DiffModel::OldConfigColumn, 210);
+  table_->setColumnWidth(DiffModel::OldConfigColumn, 200);
   table_->setColumnWidth(DiffModel::NewConfigColumn, 240);
   table_->setColumnWidth(DiffModel::OldColumn, 90);
   table_->setColumnWidth(DiffModel::NewColumn, 100);
@@ -198,13 +199,19 @@ void DiffPage::refreshAcceptFlagged() {
   QSignalBlocker block(acceptFlagged_);
   acceptFlagged_->setChecked(model_.acceptFlagged());
   acceptFlagged_->setVisible(!keys.isEmpty());
-  acceptFlagged_->setText(tr("Accept flagged winners (%n): %1", nullptr, static_cast<int>(keys.size()))
-                              .arg(keys.join(QStringLiteral("; "))));
+  acceptFlagged_->setText(tr("Accept flagged winners: %1").arg(keys.join(QStringLiteral("; "))));
   QStringList why;
   for (const DiffEntry& e : model_.diff().entries)
     if (e.new_entry.flags.any()) why << DiffModel::flagsText(e);
   acceptFlagged_->setToolTip(tr("Their numbers may not hold:\n%1\n\nChecked, their rows can be ticked and applied.")
                                  .arg(why.join(QLatin1Char('\n'))));
+}
+
+QString DiffPage::flaggedNote() const {
+  const auto n = model_.flaggedKeys().size();
+  if (n == 0) return {};
+  return n == 1 ? tr(" 1 flagged winner stays unchecked unless you accept it.")
+                : tr(" %1 flagged winners stay unchecked unless you accept them.").arg(n);
 }
 
 bool DiffPage::canApply() const {
@@ -270,9 +277,7 @@ bool DiffPage::compare() {
                       .arg(counts[4]) +
                   (finished ? tr("New and faster rows are checked; slower and not comparable ones need a confirmation.")
                             : tr("Its results are partial: resume the run to apply them.")) +
-                  (model_.flaggedKeys().isEmpty() ? QString()
-                                                  : tr(" %n flagged winner(s) stay unchecked unless you accept them.",
-                                                       nullptr, static_cast<int>(model_.flaggedKeys().size()))),
+                  flaggedNote(),
               !finished);
   updateButtons();
   return true;

@@ -98,7 +98,9 @@ RunPage::RunPage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->horizontalHeader()->setStretchLastSection(true);
   }
-  // The config is the widest and most telling column; the numbers keep their size.
+  // The config is the widest and most telling column; the numbers keep their size. A long config
+  // is cut at the cell's end, not wrapped out of sight.
+  bestTable_->setWordWrap(false);
   bestTable_->horizontalHeader()->setStretchLastSection(false);
   bestTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   bestTable_->horizontalHeader()->setSectionResizeMode(ConfigColumn, QHeaderView::Stretch);
@@ -281,10 +283,10 @@ void RunPage::refreshFlagBanner() {
     return;
   }
   constexpr int kShown = 3;  // the rest in the tooltip: the table must stay in view
-  QString html =
-      tr("<img src=':/icons/flagged.svg' width=16 height=16> <b>%n winner(s) flagged</b>: the number may "
-         "not hold. The Apply page leaves flagged winners unchecked until you accept them.",
-         nullptr, flagged);
+  QString html = QStringLiteral("<img src=':/icons/flagged.svg' width=16 height=16> <b>%1</b>: ")
+                     .arg(flagged == 1 ? tr("1 winner flagged") : tr("%1 winners flagged").arg(flagged)) +
+                 tr("the number may not hold. The Apply page leaves flagged winners unchecked until you accept "
+                    "them.");
   for (const QString& line : sentences.mid(0, kShown)) html += QStringLiteral("<br>⚠ ") + line.toHtmlEscaped();
   if (sentences.size() > kShown) html += tr("<br>… and %1 more (hover)").arg(sentences.size() - kShown);
   flagBanner_->setText(html);

@@ -65,6 +65,7 @@ class DiffPage : public QWidget {
   void updateButtons();
   void remeasureEnded(const QString& error);
   void refreshAcceptFlagged();
+  QString flaggedNote() const;  // for the status line; empty without flagged winners
   QString confirmForceText(const DiffEntry& e) const;
   QString reportHtml(const ApplyReport& report) const;
 
