@@ -1,10 +1,13 @@
 #pragma once
 // A backend for tests of how a search ends, whose configs take fixed, scripted times: one lucky in
 // the search and slow after, steady ones, and a noisy one.
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ktune/backend.h"
+#include "ktune/tuner.h"
 
 namespace ktune::test {
 
@@ -71,5 +74,22 @@ class LuckyBackend : public Backend {
   std::string order;  // the sessions' samples, kept by the backend: a session
                       // ends with its problem
 };
+
+// A run of configs `xs` of problem n=1: five samples each, no warm-up, no slow abort, the search's
+// best `top` re-measured, saved in `run_dir`.
+inline TuneRequest lucky_request(const LuckyBackend& b, std::vector<ParamValue> xs, int top,
+                                 std::filesystem::path run_dir) {
+  TuneRequest req;
+  req.family = b.family("lucky");
+  req.problems = expand_shape(req.family, "n=1");
+  req.space = SearchSpace({{"x", std::move(xs), ""}}, {});
+  req.measure.warmup_ms = 0;
+  req.measure.min_samples = req.measure.max_samples = 5;
+  req.measure.slow_abort = false;
+  req.measure.remeasure_top = top;
+  req.compile_threads = 1;
+  req.run_dir = std::move(run_dir);
+  return req;
+}
 
 }  // namespace ktune::test

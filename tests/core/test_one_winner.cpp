@@ -26,17 +26,7 @@ class TestOneWinner : public QObject {
   fs::path root() const { return dir_.path().toStdString(); }
 
   TuneRequest lucky(LuckyBackend& b, std::vector<ParamValue> xs, int top, const std::string& name) {
-    TuneRequest req;
-    req.family = b.family("lucky");
-    req.problems = expand_shape(req.family, "n=1");
-    req.space = SearchSpace({{"x", std::move(xs), ""}}, {});
-    req.measure.warmup_ms = 0;
-    req.measure.min_samples = req.measure.max_samples = 5;
-    req.measure.slow_abort = false;
-    req.measure.remeasure_top = top;
-    req.compile_threads = 1;
-    req.run_dir = root() / name;
-    return req;
+    return lucky_request(b, std::move(xs), top, root() / name);
   }
 
   static std::vector<std::string> warnings(const Recorder& rec) {

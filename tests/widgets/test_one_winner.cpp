@@ -54,16 +54,7 @@ class TestOneWinner : public QObject {
   // and takes 120 ns when timed again.
   Events tuneLucky(std::vector<ParamValue> xs, const std::string& name) {
     test::LuckyBackend b;
-    TuneRequest req;
-    req.family = b.family("lucky");
-    req.problems = expand_shape(req.family, "n=1");
-    req.space = SearchSpace({{"x", std::move(xs), ""}}, {});
-    req.measure.warmup_ms = 0;
-    req.measure.min_samples = req.measure.max_samples = 5;
-    req.measure.slow_abort = false;
-    req.measure.remeasure_top = 3;
-    req.compile_threads = 1;
-    req.run_dir = root() / name;
+    const TuneRequest req = test::lucky_request(b, std::move(xs), 3, root() / name);
     Events events;
     Tuner(b, b.devices()[0]).run(req, events);
     return events;
