@@ -99,22 +99,29 @@ class TestCli : public QObject {
     QVERIFY(QJsonDocument::fromJson(j.out.toUtf8()).object().contains("parameters"));
   }
 
-  // grouped_gemm: one space per pass, each counted on its own; both permutes pruned by
-  // Unsloth's rule; a pass it does not know is bad input.
+  // grouped_gemm: one space per pass, each counted on its own (fwd keeps more blocks than dX, dX
+  // than dW); both permutes pruned by Unsloth's rule; a pass it does not know is bad input. On
+  // this machine, and on a synthetic one whose caches bind no block (a small last-level cache
+  // can prune fwd's and dX's larger blocks down to dW's count).
   void spaceShowsEachMoePass() {
     const QString shape = "experts=8 tokens=100 topk=2 hidden=200 intermediate=2048 pass=";
-    const Result r = run({"space", "grouped_gemm", "--backend", "cpu", "--shape", shape + "fwd,dX,dW"});
-    QCOMPARE(r.code, 0);
-    std::map<QString, int> valid;
-    const QRegularExpression line("pass=(\\w+) on [^:]+: (\\d+) configs, (\\d+) after pruning");
-    for (auto it = line.globalMatch(r.out); it.hasNext();) {
-      const auto m = it.next();
-      valid[m.captured(1)] = m.captured(3).toInt();
+    for (const QString& spec : {QString(), QString("l1d=48K l2=2M l3=105M cores=4 threads=8 isa=portable")}) {
+      auto env = QProcessEnvironment::systemEnvironment();
+      if (!spec.isNull()) env.insert("KTUNE_CPU_DEVICE", spec);
+      const Result r = run({"space", "grouped_gemm", "--backend", "cpu", "--shape", shape + "fwd,dX,dW"}, {}, env);
+      QCOMPARE(r.code, 0);
+      std::map<QString, int> valid;
+      const QRegularExpression line("pass=(\\w+) on [^:]+: (\\d+) configs, (\\d+) after pruning");
+      for (auto it = line.globalMatch(r.out); it.hasNext();) {
+        const auto m = it.next();
+        valid[m.captured(1)] = m.captured(3).toInt();
+      }
+      QCOMPARE(valid.size(), std::size_t(3));
+      QVERIFY2(valid["fwd"] >= valid["dX"] && valid["dX"] >= valid["dW"] && valid["dW"] > 0, qPrintable(r.out));
+      if (!spec.isNull()) QVERIFY2(valid["fwd"] > valid["dX"] && valid["dX"] > valid["dW"], qPrintable(r.out));
+      QCOMPARE(r.out.count("pruned by !(permute_x && permute_y)"), 3);
+      QVERIFY(r.out.contains("never both"));
     }
-    QCOMPARE(valid.size(), std::size_t(3));
-    QVERIFY2(valid["fwd"] > valid["dX"] && valid["dX"] > valid["dW"] && valid["dW"] > 0, qPrintable(r.out));
-    QCOMPARE(r.out.count("pruned by !(permute_x && permute_y)"), 3);
-    QVERIFY(r.out.contains("never both"));
     const Result bad = run({"space", "grouped_gemm", "--backend", "cpu", "--shape", shape + "foo"});
     QCOMPARE(bad.code, 2);
     QVERIFY2(bad.err.contains("choices: fwd, dX, dW"), qPrintable(bad.err));
