@@ -99,6 +99,15 @@ class TestOneWinner : public QObject {
     open(doc, root() / "lucky");
     RunPage reopened(doc.trials());
     checkWinnerRow(reopened, QStringLiteral("x=2"), 100, 100);
+
+    // A result ahead of its trials (a batch still on its way) marks the row when it comes.
+    TrialsModel early;
+    early.reset({QStringLiteral("x")});
+    const ProblemResult& result = ev.results.front();
+    early.addResult(result);
+    QCOMPARE(early.winnerRow(result.problem.key()), -1);
+    early.appendTrials(ev.trials);
+    QCOMPARE(early.winnerRow(result.problem.key()), early.rowForId(result.choice.trial_id));
   }
 
   // x=1 alone against the slow x=4 wins its re-measure at 120 ns, a third off its 90 ns search:

@@ -286,8 +286,10 @@ void TrialsModel::setTrials(const QStringList& parameters, std::vector<Trial> tr
     if (!t.metrics.empty()) noteMetrics(t);
   }
   for (const std::string& k : keys) problemKeys_.append(qstr(k));
-  locateWinners(/*announce=*/false);
+  winnerRows_.clear();
+  winnerRowSet_.clear();
   endResetModel();
+  locateWinners(0);
   emit problemKeysChanged();
   emit metricNamesChanged();
 }
@@ -304,7 +306,7 @@ void TrialsModel::appendTrials(const QList<Trial>& batch) {
     trials_.push_back(t);
   }
   endInsertRows();
-  if (winnerRows_.size() < winners_.size()) locateWinners(/*announce=*/true);
+  locateWinners(first);
   bool newMetrics = false;
   for (const Trial& t : batch) {
     noteProblemKey(t.problem_key);
@@ -314,18 +316,29 @@ void TrialsModel::appendTrials(const QList<Trial>& batch) {
 }
 
 void TrialsModel::setWinners(const std::vector<Winner>& winners) {
-  winners_.clear();
+  while (!winners_.empty()) forgetWinner(winners_.begin()->first);
   for (const Winner& w : winners) winners_.insert_or_assign(w.problemKey, w);
-  locateWinners(/*announce=*/true);
+  locateWinners(0);
   emit winnersChanged();
 }
 
 void TrialsModel::addResult(const ProblemResult& result) {
   if (!result.best) return;  // no config passed: no winner
   Winner w = Winner::of(result);
-  winners_.insert_or_assign(w.problemKey, std::move(w));
-  locateWinners(/*announce=*/true);
+  forgetWinner(w.problemKey);
+  const std::string key = w.problemKey;
+  winners_.emplace(key, std::move(w));
+  locateWinners(0);
   emit winnersChanged();
+}
+
+void TrialsModel::forgetWinner(const std::string& problemKey) {
+  winners_.erase(problemKey);
+  const auto row = winnerRows_.find(problemKey);
+  if (row == winnerRows_.end()) return;
+  winnerRowSet_.remove(row->second);
+  announceRow(row->second);
+  winnerRows_.erase(row);
 }
 
 const Winner* TrialsModel::winner(const std::string& problemKey) const {
@@ -338,30 +351,24 @@ int TrialsModel::winnerRow(const std::string& problemKey) const {
   return it == winnerRows_.end() ? -1 : it->second;
 }
 
-void TrialsModel::locateWinners(bool announce) {
-  const QSet<int> before = winnerRowSet_;
-  winnerRows_.clear();
-  winnerRowSet_.clear();
+void TrialsModel::locateWinners(int fromRow) {
   for (const auto& [key, w] : winners_) {
+    if (winnerRows_.count(key)) continue;
     const auto isWinner = [&](int row) {
       const Trial& t = trial(row);
       return t.status == TrialStatus::Ok && t.problem_key == key && t.config.same_values(w.config);
     };
     int row = rowForId(w.choice.trial_id);
-    if (row < 0 || !isWinner(row)) {
+    if (row < fromRow || !isWinner(row)) {
       row = -1;
-      for (int r = 0; r < rowCount() && row < 0; ++r)
+      for (int r = fromRow; r < rowCount() && row < 0; ++r)
         if (isWinner(r)) row = r;
     }
     if (row < 0) continue;
     winnerRows_[key] = row;
     winnerRowSet_.insert(row);
+    announceRow(row);
   }
-  if (!announce) return;
-  for (int row : before)
-    if (!winnerRowSet_.contains(row)) announceRow(row);
-  for (int row : std::as_const(winnerRowSet_))
-    if (!before.contains(row)) announceRow(row);
 }
 
 void TrialsModel::announceRow(int row) {

@@ -95,8 +95,10 @@ class TrialsModel : public QAbstractTableModel {
   void noteProblemKey(const std::string& key);
   void addParameters(const Trial& t);
   bool noteMetrics(const Trial& t);  // true when a name was new
-  // Finds the winners' rows among the trials; announces the rows that changed when `announce`.
-  void locateWinners(bool announce);
+  // Finds the rows of the winners not found yet, looking from `fromRow` on (the rows before were
+  // searched already), and announces them.
+  void locateWinners(int fromRow);
+  void forgetWinner(const std::string& problemKey);  // and unmarks its row
   void announceRow(int row);
   QString describeWinnerRow(const Trial& trial) const;
   static QFont winnerFont();
