@@ -15,7 +15,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <future>
-#include <optional>
 #include <utility>
 
 #include "ktune/error.h"
@@ -209,20 +208,22 @@ void WorkerProcess::read_loop() {
     if (tail_.size() > kTailLines) tail_.pop_front();
   };
   char chunk[65536];
-  std::optional<std::chrono::steady_clock::time_point> exit_by;  // set when stdout closes
-  bool abandoned = false;                                         // killed for closing stdout while running
-  while (open_streams > 0 || exit_by) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kNever = Clock::time_point::max();
+  auto exit_by = kNever;    // once stdout closed: when the process must have exited
+  bool abandoned = false;  // killed for closing stdout while running
+  while (open_streams > 0 || exit_by != kNever) {
     int timeout_ms = -1;
-    if (exit_by && has_exited(pid_)) {
-      exit_by.reset();
-    } else if (exit_by && std::chrono::steady_clock::now() >= *exit_by) {
+    if (exit_by != kNever && has_exited(pid_)) {
+      exit_by = kNever;
+    } else if (exit_by != kNever && Clock::now() >= exit_by) {
       abandoned = true;
       kill();
-      exit_by.reset();
-    } else if (exit_by) {
+      exit_by = kNever;
+    } else if (exit_by != kNever) {
       timeout_ms = kExitPollMs;
     }
-    if (open_streams == 0 && !exit_by) break;
+    if (open_streams == 0 && exit_by == kNever) break;
     if (poll(fds, 2, timeout_ms) < 0) {
       if (errno == EINTR) continue;
       break;
@@ -236,7 +237,7 @@ void WorkerProcess::read_loop() {
         ::close(fds[i].fd);
         fds[i].fd = -1;
         --open_streams;
-        if (i == 0) exit_by = std::chrono::steady_clock::now() + kEofGrace;
+        if (i == 0) exit_by = Clock::now() + kEofGrace;
         continue;
       }
       buf[i].append(chunk, static_cast<std::size_t>(n));
