@@ -9,6 +9,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "import_command.h"
+#include "info_commands.h"
 #include "ktune/backends.h"
 #include "ktune/diff.h"
 #include "ktune/error.h"
@@ -17,8 +19,6 @@
 #include "ktune/run_store.h"
 #include "ktune/tuner.h"
 #include "ktune/version.h"
-#include "import_command.h"
-#include "info_commands.h"
 #include "merge_command.h"
 #include "progress_printer.h"
 #include "registry_command.h"
@@ -48,7 +48,6 @@ struct Common {
   int device = 0;
   std::string registry = "tuned_data";
 };
-
 
 KernelFamily pick_family(Backend& backend, const std::string& name, const std::string& spec) {
   if (!spec.empty()) {
@@ -98,15 +97,15 @@ void print_diff(const RunResults& run, const RegistryDiff& diff) {
   std::cout << "run " << run.run_name << ": " << run.state << " (" << describe_progress(run) << ")";
   if (run.state != "finished") std::cout << ": its results are partial";
   std::cout << "\ndiff against " << diff.registry_file.string() << ":\n";
-  std::vector<std::vector<std::string>> rows{{"class", "family", "key", "old", "new", "ratio", "compared", "new config"}};
+  std::vector<std::vector<std::string>> rows{
+      {"class", "family", "key", "old", "new", "ratio", "compared", "new config"}};
   for (const auto& d : diff.entries) {
     char ratio[32] = "-";
     if (d.old_entry) std::snprintf(ratio, sizeof ratio, "%.3fx", d.ratio);
     std::string cls = to_string(d.cls);
     if (d.new_entry.flags.any()) cls += " (flagged)";
     rows.push_back({cls, d.family, d.key, d.old_entry ? format_ns(d.old_ns) : "-", format_ns(d.new_ns), ratio,
-                    d.old_entry ? d.compared : to_string(d.new_entry.chosen_by) + std::string(" median"),
-                    d.new_entry.config.key()});
+                    d.compared, d.new_entry.config.key()});
   }
   print_table(rows);
 }
@@ -198,8 +197,8 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
       std::cout << "  " << p.key() << ": " << r.total << " configs, " << r.valid << " after pruning, " << s->planned()
                 << " to measure\n";
     }
-    std::cout << total << " trials; run folder " << (req.run_dir.empty() ? std::string("(not saved)") : req.run_dir.string())
-              << "\n";
+    std::cout << total << " trials; run folder "
+              << (req.run_dir.empty() ? std::string("(not saved)") : req.run_dir.string()) << "\n";
     return kExitOk;
   }
 
@@ -209,7 +208,8 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
 }
 
 // The run --resume continues (--run-name), its backend, device and family taken into `c` and `a`.
-std::optional<RunMetadata> run_to_resume(const cli::TuneArgs& a, const cli::Given& given, Common& c, std::string& family) {
+std::optional<RunMetadata> run_to_resume(const cli::TuneArgs& a, const cli::Given& given, Common& c,
+                                         std::string& family) {
   if (!a.resume) return std::nullopt;
   if (a.run_name.empty()) throw InputError("--resume needs --run-name of the run to continue");
   if (a.no_save) throw InputError("--resume and --no-save contradict each other");
@@ -222,7 +222,8 @@ std::optional<RunMetadata> run_to_resume(const cli::TuneArgs& a, const cli::Give
 int tune_on_devices(cli::DeviceWorkers& dw, const Common& c, cli::TuneArgs a, const std::vector<std::string>& argv,
                     const cli::Given& given) {
   Backend& first = *dw.groups.front().lanes.front().backend;
-  if (a.family.empty() && a.kernel_spec.empty() && first.families().size() == 1) a.family = first.families().front().name;
+  if (a.family.empty() && a.kernel_spec.empty() && first.families().size() == 1)
+    a.family = first.families().front().name;
   const std::string base = a.run_name.empty() ? default_run_name(a.family.empty() ? "run" : a.family) : a.run_name;
   int rc = kExitOk;
   for (const auto& group : dw.groups) {
@@ -268,15 +269,17 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
   for (const auto& r : summary.results) {
     if (!r.best) {
       // A shard may hold no config of a problem, or only failing ones: the merge has the verdict.
-      rows.push_back({r.problem.key(), req.shard.sharded() ? "(none passed in shard " + req.shard.to_string() + ")"
-                                                           : "(no config passed)", "-", "-", "-", "-", "-"});
+      rows.push_back(
+          {r.problem.key(),
+           req.shard.sharded() ? "(none passed in shard " + req.shard.to_string() + ")" : "(no config passed)", "-",
+           "-", "-", "-", "-"});
       attention = attention || !req.shard.sharded();
       continue;
     }
     char tf[32] = "-", base[48] = "-";  // no FLOP count (a replayed spec kernel, a worker's family): "-"
     if (r.best->tflops > 0) std::snprintf(tf, sizeof tf, "%.3f", r.best->tflops);
     if (const auto x = r.speedup()) std::snprintf(base, sizeof base, "%.2fx %s", *x, r.baseline_name.c_str());
-    std::string by = r.choice.by == ChosenBy::Remeasure ? "re-measure" : "search";
+    std::string by = describe(r.choice.by);
     if (r.choice.flags.any()) by += " (flagged)";
     rows.push_back({r.problem.key(), r.best->config.key(), format_ns(r.best->stats.median_ns), by,
                     format_ns(r.choice.search.median_ns), tf, base});
@@ -284,7 +287,8 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
   print_table(rows);
   for (const auto& r : summary.results)
     if (r.best)
-      for (const auto& line : describe_flags(r.problem.key(), r.best->stats, r.choice)) std::cout << "warning: " << line << "\n";
+      for (const auto& line : describe_flags(r.problem.key(), r.best->stats, r.choice))
+        std::cout << "warning: " << line << "\n";
   for (const auto& r : summary.results) {
     if (r.remeasured.empty()) continue;
     std::cout << "re-measured in alternation, " << r.problem.key() << ":";
@@ -334,8 +338,9 @@ std::vector<PairedVerdict> judge(const fs::path& run_dir, const RunResults& resu
       std::cout << "re-measure " << v.key << ": " << v.note << "; the recorded numbers decide\n";
       continue;
     }
-    std::cout << "re-measured " << v.key << " in alternation: registry config " << format_ns(summarize(v.registry_samples_ns).median_ns)
-              << ", run's config " << format_ns(summarize(v.run_samples_ns).median_ns) << "\n";
+    std::cout << "re-measured " << v.key << " in alternation: registry config "
+              << format_ns(summarize(v.registry_samples_ns).median_ns) << ", run's config "
+              << format_ns(summarize(v.run_samples_ns).median_ns) << "\n";
   }
   if (verdicts.empty()) std::cout << "re-measure: no key has another config in the registry; nothing to time\n";
   return verdicts;
@@ -365,20 +370,21 @@ int cmd_apply(const fs::path& run_dir, const std::string& registry, const ApplyO
 }  // namespace
 
 int run_command(int argc, char** argv) {
-  CLI::App app{"ktune: find the fastest configuration of a kernel for each problem shape, keep the winners in a registry"};
+  CLI::App app{
+      "ktune: find the fastest configuration of a kernel for each problem shape, keep the winners in a registry"};
   app.set_version_flag("--version", std::string("ktune ") + version());
   app.require_subcommand(1);
   // Usage errors read like every other refused input (exit 2, "ktune: error: ...").
   app.failure_message(
       [](const CLI::App* a, const CLI::Error& e) { return "ktune: error: " + CLI::FailureMessage::simple(a, e); });
-  // Usage errors read like every other refused input (exit 2, "ktune: error: ...").
-  app.failure_message([](const CLI::App* a, const CLI::Error& e) { return "ktune: error: " + CLI::FailureMessage::simple(a, e); });
   Common common;
   auto add_common = [&](CLI::App* sub, bool with_registry) {
-    sub->add_option("--backend,-b", common.backend, "Backend: cpu, cuda, hip (see `ktune devices`)")->capture_default_str();
+    sub->add_option("--backend,-b", common.backend, "Backend: cpu, cuda, hip (see `ktune devices`)")
+        ->capture_default_str();
     sub->add_option("--device", common.device, "Device index within the backend")->capture_default_str();
     if (with_registry)
-      sub->add_option("--registry", common.registry, "Registry root (holds <backend>/<device>.json)")->capture_default_str();
+      sub->add_option("--registry", common.registry, "Registry root (holds <backend>/<device>.json)")
+          ->capture_default_str();
   };
 
   bool json = false;
@@ -394,9 +400,10 @@ int run_command(int argc, char** argv) {
   std::vector<std::string> space_shapes;
   auto* space = app.add_subcommand("space", "Show a family's search space and its size before and after pruning");
   space->add_option("family", space_family, "Kernel family");
-  space->add_option("--space", ta.space_file,
-                    "Search space JSON file instead of the family's default: {\"parameters\": {NAME: [values]}} (integers, "
-                    "booleans or strings) or {\"configs\": [{NAME: value, ...}, ...]}, plus \"constraints\"");
+  space->add_option(
+      "--space", ta.space_file,
+      "Search space JSON file instead of the family's default: {\"parameters\": {NAME: [values]}} (integers, "
+      "booleans or strings) or {\"configs\": [{NAME: value, ...}, ...]}, plus \"constraints\"");
   space->add_option("--kernel-spec", ta.kernel_spec, "Kernel spec JSON (GPU backends)");
   space->add_option("--shape", space_shapes, "Problem shape(s) to count pruning for");
   space->add_flag("--json", json, "Print the space as JSON (a starting point for --space)");
@@ -413,16 +420,18 @@ int run_command(int argc, char** argv) {
   ApplyOptions apply_options;
   bool remeasure = false;
   auto* diff = app.add_subcommand(
-      "diff", "Show a run's state and compare its results with the registry: new, faster, slower, same, not comparable");
+      "diff",
+      "Show a run's state and compare its results with the registry: new, faster, slower, same, not comparable");
   diff->add_option("run_dir", run_dir, "Run folder")->required();
   diff->add_option("--registry", common.registry, "Registry root")->capture_default_str();
 
-  auto* apply = app.add_subcommand(
-      "apply", "Write a finished run's approved results to the registry, atomically, with a backup");
+  auto* apply =
+      app.add_subcommand("apply", "Write a finished run's approved results to the registry, atomically, with a backup");
   apply->add_option("run_dir", run_dir, "Run folder")->required();
   apply->add_option("--registry", common.registry, "Registry root")->capture_default_str();
   apply->add_option("--key", apply_options.keys, "Only these problem keys (default: every new or faster one)");
-  apply->add_flag("--force", apply_options.force, "Also replace entries with slower or not comparable (other --method) results");
+  apply->add_flag("--force", apply_options.force,
+                  "Also replace entries with slower or not comparable (other --method) results");
   apply->add_flag("--accept-flagged", apply_options.accept_flagged,
                   "Also apply winners whose number is flagged: samples that did not reach the noise target, or a "
                   "re-measure more than 10 % off the search (the run's warnings name them)");
@@ -482,10 +491,12 @@ int run_command(int argc, char** argv) {
     if (*tune) cli::check_tune_options(ta);
     if (*tune && !ta.replay.empty()) {
       if (!ta.family.empty() || !ta.shapes.empty() || !ta.space_file.empty() || !ta.kernel_spec.empty())
-        throw InputError("--replay takes the family, shapes and space from the recorded run; leave out the family, "
-                         "--shape, --space and --kernel-spec");
+        throw InputError(
+            "--replay takes the family, shapes and space from the recorded run; leave out the family, "
+            "--shape, --space and --kernel-spec");
       if (ta.resume || ta.update_registry || !worker_args.devices.empty() || !ta.shard.empty())
-        throw InputError("--replay measures nothing new: --resume, --update-registry, --devices and --shard do not apply");
+        throw InputError(
+            "--replay measures nothing new: --resume, --update-registry, --devices and --shard do not apply");
       cli::Replay r = cli::prepare_replay(ta.replay, backends, ta.strategy, args);
       if (tune->count("--remeasure-top")) r.request.measure.remeasure_top = ta.measure.remeasure_top;
       const std::string name = ta.run_name.empty() ? default_run_name("replay_" + r.request.family.name) : ta.run_name;
@@ -511,7 +522,8 @@ int run_command(int argc, char** argv) {
         // The worker serves one device; the family may come from its hello alone.
         Common on_worker = common;
         on_worker.device = 0;
-        if (ta.family.empty() && ta.kernel_spec.empty() && w->families().size() == 1) ta.family = w->families().front().name;
+        if (ta.family.empty() && ta.kernel_spec.empty() && w->families().size() == 1)
+          ta.family = w->families().front().name;
         return cmd_tune(*w, on_worker, ta, args, resuming, given);
       }
       return cmd_tune(*in_process, common, ta, args, resuming, given);
@@ -550,7 +562,7 @@ int main(int argc, char** argv) {
   const int rc = run_command(argc, argv);
   errno = 0;
   if (std::cout.flush() && std::fflush(stdout) == 0 && !std::ferror(stdout)) return rc;
-  std::cerr << "ktune: error: cannot write to standard output" << (errno ? std::string(": ") + std::strerror(errno) : "")
-            << '\n';
+  std::cerr << "ktune: error: cannot write to standard output"
+            << (errno ? std::string(": ") + std::strerror(errno) : "") << '\n';
   return rc == kExitOk ? kExitAttention : rc;
 }

@@ -89,8 +89,7 @@ void ProgressPrinter::on_event(const TuneEvent& e) {
           if (r.best) {
             std::fprintf(out_, "  best %s: %s  median %s (%s; search %s)", r.problem.key().c_str(),
                          r.best->config.key().c_str(), format_ns(r.best->stats.median_ns).c_str(),
-                         r.choice.by == ChosenBy::Remeasure ? "re-measured" : "search",
-                         format_ns(r.choice.search.median_ns).c_str());
+                         describe(r.choice.by), format_ns(r.choice.search.median_ns).c_str());
             if (r.best->tflops > 0) std::fprintf(out_, "  %.3f TFLOP/s", r.best->tflops);
             if (const auto x = r.speedup()) std::fprintf(out_, "  %.2fx %s", *x, r.baseline_name.c_str());
             std::fputc('\n', out_);

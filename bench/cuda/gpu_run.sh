@@ -3,7 +3,7 @@
 # stages named on the command line, logging to one folder that ends up as $OUT/logs.tgz (the
 # device tool brings back at most 8 files). The machine has no Qt, muparser, nlohmann_json or
 # CLI11: they come from the carried .deps (see bench/cuda/RESULTS.md for how to make it).
-#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt live remeasure
+#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt live remeasure winner
 #     [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
@@ -17,7 +17,9 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUPARSER_ROOT=$PWD
   -DCMAKE_PREFIX_PATH=$PWD/.deps/nl -DCLI11_INCLUDE_DIR=$PWD/.deps/nl/include \
   -DKTUNE_WITH_GUI=OFF -DKTUNE_WITH_CUDA=ON -DKTUNE_BUILD_BENCH=ON -DKTUNE_BUILD_TESTS=ON \
   >"$LOG/configure.log" 2>&1 || { tail -40 "$LOG/configure.log"; exit 1; }
-cmake --build build-gpu >"$LOG/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$LOG/build.log" | head -60; exit 1; }
+# KTUNE_GPU_TARGETS="ktune": build only those targets (a stage that needs the CLI alone).
+cmake --build build-gpu ${KTUNE_GPU_TARGETS:+--target $KTUNE_GPU_TARGETS} >"$LOG/build.log" 2>&1 ||
+  { grep -E "error|FAILED" -A5 "$LOG/build.log" | head -60; exit 1; }
 echo "built in ${SECONDS}s"
 stages=()
 extra=()
@@ -101,6 +103,25 @@ print(collections.Counter(r["status"] for r in rows), "best", min((float(r["medi
       PYTHONUNBUFFERED=1 timeout $(( ${TRITON_DEADLINE:-575} - SECONDS )) python3 bench/triton/compare_autotune.py --ktune build-gpu/app/cli/ktune \
         --keep /tmp/ktune_triton ${TRITON_VARIANTS:-} 2>&1 | tee "$LOG/triton.log"
       tar czf "$OUT/triton_runs.tgz" -C /tmp/ktune_triton runs ;;
+    winner)  # issue 19: a Triton worker run of three shapes: one winner and one number per shape in the
+      # summary, results.json, the registry and diff; the run and registry come back as $OUT/winner.tgz
+      k=build-gpu/app/cli/ktune; W=/tmp/winner; rm -rf $W && mkdir -p $W
+      { timeout 400 $k tune --worker "python3 examples/workers/triton_matmul.py" --shape "M=16,1024,4096 N=4096 K=4096" \
+          --run-name triton3 --output-dir $W/runs --registry $W/reg --update-registry
+        echo "tune exit=$?"
+        $k diff $W/runs/triton3 --registry $W/reg
+        python3 -c 'import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print("results.json", r["key"], r["config"], r["stats"]["latency_median_ns"], r["chosen_by"], r["search"]["latency_median_ns"], r["flags"])' \
+          $W/runs/triton3/results.json
+        python3 -c 'import json, sys, glob
+for f in glob.glob(sys.argv[1] + "/*/*.json"):
+    for fam, keys in json.load(open(f))["entries"].items():
+        for k, e in keys.items():
+            m = e["metadata"]
+            print("registry", k, e["config"], e["stats"]["latency_median_ns"], m.get("chosen_by"), m.get("search_median_ns"), m.get("flags", []))' \
+          $W/reg; } 2>&1 | tee "$LOG/winner.log"
+      tar czf "$OUT/winner.tgz" --exclude=.ktune.lock -C $W . ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac
   echo "stage $s done at ${SECONDS}s"

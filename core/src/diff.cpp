@@ -19,11 +19,16 @@ std::string describe_progress(const RunResults& run) {
 
 const char* to_string(DiffClass c) {
   switch (c) {
-    case DiffClass::New: return "new";
-    case DiffClass::Faster: return "faster";
-    case DiffClass::Slower: return "slower";
-    case DiffClass::Same: return "same";
-    case DiffClass::NotComparable: return "not comparable";
+    case DiffClass::New:
+      return "new";
+    case DiffClass::Faster:
+      return "faster";
+    case DiffClass::Slower:
+      return "slower";
+    case DiffClass::Same:
+      return "same";
+    case DiffClass::NotComparable:
+      return "not comparable";
   }
   return "unknown";
 }
@@ -113,9 +118,9 @@ void compare_like_with_like(DiffEntry& d, double same_threshold) {
   } else {
     d.old_ns = old.latency_median_ns;
     d.new_ns = now.latency_median_ns;
-    d.compared = !old_known ? "recorded medians"
+    d.compared = !old_known                             ? "recorded medians"
                  : now.chosen_by == ChosenBy::Remeasure ? "re-measure medians"
-                                                         : "search medians";
+                                                        : "search medians";
     d.threshold = noise_threshold(same_threshold, old.samples_ns, now.samples_ns);
   }
   d.ratio = d.old_ns / d.new_ns;
@@ -143,6 +148,7 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
       throw InputError("run " + run.run_name + ": result " + d.key + " has no valid median latency (" +
                        format("%g", new_median) + " ns); its results.json is damaged");
     d.new_ns = new_median;
+    d.compared = std::string(describe(d.new_entry.chosen_by)) + " median";
     if (const RegistryEntry* old = out.registry.find(d.family, d.key)) {
       d.old_entry = *old;
       compare_like_with_like(d, same_threshold);
@@ -192,8 +198,8 @@ ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyO
         if (!valid.empty()) valid += ", ";
         valid += "'" + d.key + "'";
       }
-      throw InputError("run " + run.run_name + " has no result for key '" + key + "'; its keys are: " +
-                       (valid.empty() ? "(none)" : valid));
+      throw InputError("run " + run.run_name + " has no result for key '" + key +
+                       "'; its keys are: " + (valid.empty() ? "(none)" : valid));
     }
   }
 
@@ -211,8 +217,9 @@ ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyO
     } else if (d.new_entry.flags.any() && !options.accept_flagged) {
       std::string flags;
       for (const auto& f : d.new_entry.flags.names()) flags += (flags.empty() ? "" : ", ") + f;
-      skip(d, "flagged " + flags + ": its number may not hold (see the run's warnings); tune it again, or apply it "
-              "anyway with --accept-flagged");
+      skip(d, "flagged " + flags +
+                  ": its number may not hold (see the run's warnings); tune it again, or apply it "
+                  "anyway with --accept-flagged");
     } else if (d.cls == DiffClass::Same) {
       skip(d, "same as the registry entry within noise (" + ratio_text(d) + ", threshold " +
                   format("%.1f", 100 * d.threshold) + "%)");
@@ -240,9 +247,11 @@ FileLock lock_registry(const fs::path& registry_file) {
 ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, const ApplyOptions& options) {
   if (run.state != "finished" && !options.allow_unfinished)
     throw InputError("run " + run.run_name + " is " + (run.state.empty() ? "of unknown state" : run.state) + " (" +
-                     describe_progress(run) + "): its results are partial; resume it with `ktune tune --resume --run-name " +
-                     run.run_name + "` or apply anyway with --allow-unfinished");
-  ApplyReport report = plan_apply(run, load_and_diff(run, registry_root, options.same_threshold, options.paired), options);
+                     describe_progress(run) +
+                     "): its results are partial; resume it with `ktune tune --resume --run-name " + run.run_name +
+                     "` or apply anyway with --allow-unfinished");
+  ApplyReport report =
+      plan_apply(run, load_and_diff(run, registry_root, options.same_threshold, options.paired), options);
   if (report.written.empty() || options.dry_run) return report;
 
   // Plan again under an exclusive lock beside the registry: another apply may have changed it

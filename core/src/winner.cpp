@@ -14,6 +14,8 @@ constexpr const char* kDisagrees = "remeasure_disagrees";
 
 const char* to_string(ChosenBy by) { return by == ChosenBy::Remeasure ? "remeasure" : "search"; }
 
+const char* describe(ChosenBy by) { return by == ChosenBy::Remeasure ? "re-measure" : "search"; }
+
 ChosenBy chosen_by_from_string(const std::string& s) {
   if (s == "search") return ChosenBy::Search;
   if (s == "remeasure") return ChosenBy::Remeasure;

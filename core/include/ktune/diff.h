@@ -36,7 +36,8 @@ struct DiffEntry {
   // searches' own timings (when one side was re-measured and the other not, both search medians),
   // entries' recorded medians (older entries and imports), or the paired re-measure of both
   // configs now; `compared` says which, for every front end to show ("re-measure medians",
-  // "search medians", "recorded medians", "paired re-measure").
+  // "search medians", "recorded medians", "paired re-measure"; a new key's own: "re-measure
+  // median", "search median").
   double old_ns = 0, new_ns = 0;
   std::string compared;
 };

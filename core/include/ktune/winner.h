@@ -19,6 +19,7 @@ enum class ChosenBy {
   Remeasure,  // the paired re-measure of the search's best few
 };
 const char* to_string(ChosenBy by);                    // "search", "remeasure"
+const char* describe(ChosenBy by);                     // "search", "re-measure": as a person reads it
 ChosenBy chosen_by_from_string(const std::string& s);  // throws InputError
 
 // A re-measure that moves the winner's median by more than this from its search median is flagged:
