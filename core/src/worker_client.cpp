@@ -40,6 +40,9 @@ bool meant_as_message(const std::string& line) {
   return first != std::string::npos && line[first] == '{' && line.find("\"type\"") != std::string::npos;
 }
 
+// "the worker `python3 w.py`", for messages that name it.
+std::string worker_named(const std::string& command) { return "the worker `" + command + "`"; }
+
 std::string number_text(double v) {
   std::ostringstream out;
   out << v;
@@ -127,8 +130,7 @@ class Connection {
     throw WorkerLost{who() + " " + death_ + details()};
   }
 
-  // "the worker `python3 w.py`", for messages that name it.
-  std::string who() const { return "the worker `" + command_ + "`"; }
+  std::string who() const { return worker_named(command_); }
 
   // "; last stderr lines: ...; printed outside the protocol: ..." for a failure message.
   std::string details() const {
@@ -290,7 +292,7 @@ class WorkerSession : public ProblemSession {
   }
 
  private:
-  std::string who() const { return "the worker `" + backend_.options().command() + "`"; }
+  std::string who() const { return worker_named(backend_.options().command()); }
 
   Request request(const std::string& type, const Config& config) const {
     Request r;
@@ -380,7 +382,7 @@ WorkerBackend::WorkerBackend(WorkerOptions options) : options_(std::move(options
     hello_ = hello_from_json(live_->hello());
   } catch (const ProtocolError& e) {
     live_->kill();
-    throw RunError("the worker `" + options_.command() + "`: " + e.what());
+    throw RunError(worker_named(options_.command()) + ": " + e.what());
   }
 }
 
