@@ -104,10 +104,14 @@ class TestOneWinner : public QObject {
     TrialsModel early;
     early.reset({QStringLiteral("x")});
     const ProblemResult& result = ev.results.front();
+    TrialsFilterProxy winnersOnly;
+    winnersOnly.setSourceModel(&early);
+    winnersOnly.setWinnersOnly(true);
     early.addResult(result);
     QCOMPARE(early.winnerRow(result.problem.key()), -1);
     early.appendTrials(ev.trials);
     QCOMPARE(early.winnerRow(result.problem.key()), early.rowForId(result.choice.trial_id));
+    QCOMPARE(winnersOnly.rowCount(), 1);
   }
 
   // x=1 alone against the slow x=4 wins its re-measure at 120 ns, a third off its 90 ns search:

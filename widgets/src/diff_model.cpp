@@ -5,6 +5,7 @@
 #include "ktune/stats.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/trials_model.h"
+#include "ktune/widgets/winner.h"
 
 namespace ktune::gui {
 
@@ -95,7 +96,7 @@ QString DiffModel::flagsText(const DiffEntry& e) {
 
 QString DiffModel::comparedText(const DiffEntry& e) {
   if (!e.compared.empty()) return qstr(e.compared);
-  return e.new_entry.chosen_by == ChosenBy::Remeasure ? tr("re-measure median") : tr("search median");
+  return tr("%1 median").arg(chosenByText(e.new_entry.chosen_by));
 }
 
 QVariant DiffModel::toolTip(const DiffEntry& e, int column) const {

@@ -20,6 +20,7 @@
 #include "ktune/widgets/remeasure_job.h"
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/trials_model.h"
+#include "ktune/widgets/winner.h"
 
 namespace ktune::gui {
 
@@ -233,7 +234,7 @@ QString DiffPage::reportHtml(const ApplyReport& report) const {
   for (const DiffEntry& e : report.written)
     html += tr("<li>%1: %2 (%3, chosen by %4)</li>")
                 .arg(qstr(e.key).toHtmlEscaped(), model_.configText(e.new_entry.config).toHtmlEscaped(),
-                     formatNs(e.new_entry.latency_median_ns), QString::fromLatin1(to_string(e.new_entry.chosen_by)));
+                     formatNs(e.new_entry.latency_median_ns), chosenByText(e.new_entry.chosen_by));
   for (std::size_t i = 0; i < report.skipped.size(); ++i)
     html += tr("<li style='color:#757575'>skipped %1: %2</li>")
                 .arg(qstr(report.skipped[i].key).toHtmlEscaped(), qstr(report.skip_reasons[i]).toHtmlEscaped());

@@ -241,7 +241,7 @@ void RunPage::fillWinnerRow(int row, const std::string& key) {
       median->setIcon(w->icon());
       median->setForeground(kFlagColour);
     }
-    cell(ChosenByColumn, w->chosenByText(), tip);
+    cell(ChosenByColumn, chosenByText(w->choice.by), tip);
     cell(SearchColumn, formatNs(w->choice.search.median_ns), tr("The winner's own median in the search"));
     cell(TflopsColumn, w->tflops > 0 ? QString::number(w->tflops, 'f', 3) : QString(), tip);
     return;

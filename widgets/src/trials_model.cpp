@@ -306,7 +306,8 @@ void TrialsModel::appendTrials(const QList<Trial>& batch) {
     trials_.push_back(t);
   }
   endInsertRows();
-  locateWinners(first);
+  // A result ahead of its trials (a batch still on its way): its row is here now.
+  if (locateWinners(first)) emit winnersChanged();
   bool newMetrics = false;
   for (const Trial& t : batch) {
     noteProblemKey(t.problem_key);
@@ -351,7 +352,8 @@ int TrialsModel::winnerRow(const std::string& problemKey) const {
   return it == winnerRows_.end() ? -1 : it->second;
 }
 
-void TrialsModel::locateWinners(int fromRow) {
+bool TrialsModel::locateWinners(int fromRow) {
+  bool found = false;
   for (const auto& [key, w] : winners_) {
     if (winnerRows_.count(key)) continue;
     const auto isWinner = [&](int row) {
@@ -368,7 +370,9 @@ void TrialsModel::locateWinners(int fromRow) {
     winnerRows_[key] = row;
     winnerRowSet_.insert(row);
     announceRow(row);
+    found = true;
   }
+  return found;
 }
 
 void TrialsModel::announceRow(int row) {

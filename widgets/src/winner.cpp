@@ -27,7 +27,7 @@ std::vector<Winner> winnersOf(const RunResults& results) {
   return out;
 }
 
-QString Winner::chosenByText() const { return choice.by == ChosenBy::Remeasure ? tr("re-measure") : tr("search"); }
+QString chosenByText(ChosenBy by) { return by == ChosenBy::Remeasure ? tr("re-measure") : tr("search"); }
 
 QString Winner::numberText() const {
   if (choice.by == ChosenBy::Remeasure)

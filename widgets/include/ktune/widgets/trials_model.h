@@ -96,8 +96,8 @@ class TrialsModel : public QAbstractTableModel {
   void addParameters(const Trial& t);
   bool noteMetrics(const Trial& t);  // true when a name was new
   // Finds the rows of the winners not found yet, looking from `fromRow` on (the rows before were
-  // searched already), and announces them.
-  void locateWinners(int fromRow);
+  // searched already), and announces them; true when it found one.
+  bool locateWinners(int fromRow);
   void forgetWinner(const std::string& problemKey);  // and unmarks its row
   void announceRow(int row);
   QString describeWinnerRow(const Trial& trial) const;

@@ -25,8 +25,6 @@ struct Winner {
   static Winner of(const ResultEntry& entry);
 
   bool flagged() const { return choice.flags.any(); }
-  // "re-measure" or "search": which measurement stats are.
-  QString chosenByText() const;
   // "re-measured 14.97 µs (search 13.89 µs)", or "13.89 µs in the search (not re-measured)".
   QString numberText() const;
   // describe_flags' sentences, one a line; empty when nothing is flagged.
@@ -36,6 +34,9 @@ struct Winner {
   // A star, or a warning sign when flagged.
   QIcon icon() const;
 };
+
+// "re-measure" or "search": which measurement a winner's number is.
+QString chosenByText(ChosenBy by);
 
 // The winners of a run's results.json, in its order.
 std::vector<Winner> winnersOf(const RunResults& results);
