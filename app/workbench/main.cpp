@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <QApplication>
+#include <QMessageBox>
 #include <QCommandLineParser>
 #include <QScreen>
 #include <QTimer>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include "ktune/backends.h"
 #include "ktune/version.h"
@@ -107,7 +109,17 @@ int main(int argc, char** argv) {
   parser.process(app);
 
   const bool headless = parser.isSet(screenshot);
-  MainWindow window(!headless);
+  // The window looks at every backend's devices as it is built; a backend that refuses its
+  // environment (a malformed KTUNE_CPU_DEVICE) is said plainly, not a terminate().
+  std::unique_ptr<MainWindow> made;
+  try {
+    made = std::make_unique<MainWindow>(!headless);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ktune-workbench: %s\n", e.what());
+    if (!headless) QMessageBox::critical(nullptr, QStringLiteral("ktune workbench"), QString::fromUtf8(e.what()));
+    return 2;
+  }
+  MainWindow& window = *made;
   window.setReportErrorsToStderr(headless);
   if (parser.isSet(registry)) window.diffPage()->setRegistryRoot(parser.value(registry));
   if (parser.isSet(yMetric)) window.landscapePage()->setYMetric(parser.value(yMetric));

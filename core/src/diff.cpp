@@ -151,6 +151,7 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
     d.compared = std::string(describe(d.new_entry.chosen_by)) + " median";
     if (const RegistryEntry* old = out.registry.find(d.family, d.key)) {
       d.old_entry = *old;
+      d.old_entry->config = in_order_of(old->config, r.config);
       compare_like_with_like(d, same_threshold);
       d.cls = classify(d.ratio, d.threshold);
       if (old->benchmarking_method != d.new_entry.benchmarking_method) d.cls = DiffClass::NotComparable;

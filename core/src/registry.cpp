@@ -84,15 +84,27 @@ std::string tune_command(const std::string& backend, const KernelFamily& family,
   return cmd;
 }
 
-}  // namespace
-
-Config in_space_order(const Config& config, const SearchSpace& space) {
+Config in_order(const Config& config, const std::vector<std::string>& names) {
   Config out;
-  for (const auto& p : space.parameters())
-    if (config.has(p.name)) out.set(p.name, config.value(p.name));
+  for (const auto& name : names)
+    if (config.has(name) && !out.has(name)) out.set(name, config.value(name));
   for (const auto& [name, value] : config.values())
     if (!out.has(name)) out.set(name, value);
   return out;
+}
+
+}  // namespace
+
+Config in_space_order(const Config& config, const SearchSpace& space) {
+  std::vector<std::string> names;
+  for (const auto& p : space.parameters()) names.push_back(p.name);
+  return in_order(config, names);
+}
+
+Config in_order_of(const Config& config, const Config& like) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : like.values()) names.push_back(name);
+  return in_order(config, names);
 }
 
 json RegistryEntry::to_json() const {

@@ -247,6 +247,20 @@ class TestExternalWorker : public QObject {
     QVERIFY(QString::fromUtf8(bad.readAllStandardError()).contains(QLatin1String("--backend B --device I")));
   }
 
+  // A malformed synthetic device is refused at start, naming the variable: exit 2, no terminate().
+  void malformedCpuDeviceIsRefusedAtStart() {
+    QProcess p;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("KTUNE_CPU_DEVICE"), QStringLiteral("l2=lots"));
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    p.setProcessEnvironment(env);
+    p.start(qEnvironmentVariable("KTUNE_WORKBENCH"), {QStringLiteral("--screenshot"), tmp_.filePath(QStringLiteral("x.png"))});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QLatin1String("KTUNE_CPU_DEVICE: bad field 'l2=lots'")));
+  }
+
  private:
   static std::filesystem::path fs_path(const QString& s) { return std::filesystem::path(sstr(s)); }
 };

@@ -74,6 +74,9 @@ struct LookupContext {
 // `config` with its parameters in the space's order (JSON objects, as in the registry and
 // results.json, do not keep it); parameters the space lacks follow in their own order.
 Config in_space_order(const Config& config, const SearchSpace& space);
+// `config` with the parameters `like` has in like's order, the others after: a registry entry's
+// config beside a run's, read side by side.
+Config in_order_of(const Config& config, const Config& like);
 
 class Registry {
  public:
