@@ -57,6 +57,17 @@ void roundTripEdges(std::span<const Option<S>> options, S (*read)(const json&, S
 class TestRunOptions : public QObject {
   Q_OBJECT
 
+  // `section.key` = value is refused by its reader, with an error that starts with its name.
+  static void refusedNamingIt(const std::string& section, const std::string& key, const json& value) {
+    const std::string name = section + "." + key;
+    try {
+      readSection(section, json{{key, value}});
+      QFAIL(qPrintable("accepted: " + QString::fromStdString(name)));
+    } catch (const InputError& e) {
+      QVERIFY2(std::string(e.what()).starts_with(name + ": "), e.what());
+    }
+  }
+
  private slots:
   void jsonRefusesBadNumbers_data() {
     QTest::addColumn<QString>("section");
@@ -89,13 +100,7 @@ class TestRunOptions : public QObject {
     QFETCH(QString, section);
     QFETCH(QString, key);
     QFETCH(double, value);
-    const std::string name = section.toStdString() + "." + key.toStdString();
-    try {
-      readSection(section.toStdString(), json{{key.toStdString(), value}});
-      QFAIL(qPrintable("accepted: " + QString::fromStdString(name)));
-    } catch (const InputError& e) {
-      QVERIFY2(std::string(e.what()).starts_with(name + ": "), e.what());
-    }
+    refusedNamingIt(section.toStdString(), key.toStdString(), value);
   }
 
   void jsonRefusesBadIntegers_data() {
@@ -127,13 +132,7 @@ class TestRunOptions : public QObject {
     QFETCH(QString, section);
     QFETCH(QString, key);
     QFETCH(qint64, value);
-    const std::string name = section.toStdString() + "." + key.toStdString();
-    try {
-      readSection(section.toStdString(), json{{key.toStdString(), value}});
-      QFAIL(qPrintable("accepted: " + QString::fromStdString(name)));
-    } catch (const InputError& e) {
-      QVERIFY2(std::string(e.what()).starts_with(name + ": "), e.what());
-    }
+    refusedNamingIt(section.toStdString(), key.toStdString(), value);
   }
 
   void samplesMustBeOrdered() {
