@@ -14,7 +14,8 @@ CLI::App* add_merge_command(CLI::App& app, MergeArgs& a) {
       "at most once), results recomputed, each shard's metadata kept under merged_from; shards of other settings, "
       "space or device are refused, naming the difference");
   merge->add_option("run_dirs", a.run_dirs, "The shards' run folders")->required();
-  merge->add_option("--run-name", a.run_name, "Merged run folder name under --output-dir (default <family>_merged_<date>_<time>)");
+  merge->add_option("--run-name", a.run_name,
+                    "Merged run folder name under --output-dir (default <family>_merged_<date>_<time>)");
   merge->add_option("--output-dir", a.output_dir, "Where the merged run is saved")->capture_default_str();
   merge->add_flag("--allow-unfinished", a.allow_unfinished,
                   "Merge shards that did not finish, or not every shard: the merged run is then cancelled (partial) "
@@ -27,8 +28,8 @@ int run_merge(const MergeArgs& a, const std::vector<std::string>& argv) {
   if (name.empty()) name = default_run_name(RunStore::read_metadata(a.run_dirs.front()).family + "_merged");
   std::vector<std::filesystem::path> dirs(a.run_dirs.begin(), a.run_dirs.end());
   const MergeReport r = merge_runs(dirs, run_folder(a.output_dir, name), {a.allow_unfinished, argv});
-  std::cout << "merged " << r.shards << " shard(s): " << r.trials << " trials, a best config for " << r.problems_with_result
-            << " problem(s); run " << r.state << ", saved in " << r.run_dir.string() << "\n";
+  std::cout << "merged " << r.shards << " shard(s): " << r.trials << " trials, a best config for "
+            << r.problems_with_result << " problem(s); run " << r.state << ", saved in " << r.run_dir.string() << "\n";
   if (r.state != "finished")
     std::cout << "the merged run is partial (a shard unfinished or missing): apply needs --allow-unfinished\n";
   std::cout << "see it with: ktune diff " << r.run_dir.string() << "\n";

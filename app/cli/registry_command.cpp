@@ -5,11 +5,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "ktune/backends/cuda_spec.h"
+#include "ktune/backends/hip_spec.h"
 #include "ktune/diff.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
-#include "ktune/backends/cuda_spec.h"
-#include "ktune/backends/hip_spec.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/registry_formats.h"
 
@@ -19,8 +19,9 @@ namespace {
 
 void add_target(CLI::App* sub, RegistryArgs& a, bool family_option = true) {
   if (family_option) sub->add_option("--family", a.family, "Kernel family (`ktune kernels`)");
-  sub->add_option("--kernel-spec", a.kernel_spec,
-                  "The family of a kernel spec JSON (e.g. resources/kernels/cuda/gemm.json): no GPU or CUDA build needed");
+  sub->add_option(
+      "--kernel-spec", a.kernel_spec,
+      "The family of a kernel spec JSON (e.g. resources/kernels/cuda/gemm.json): no GPU or CUDA build needed");
   sub->add_option("--backend,-b", a.backend, "Backend whose registry and family to use")->capture_default_str();
   sub->add_option("--device", a.device, "Device index (its slug names the registry file)")->capture_default_str();
   sub->add_option("--device-slug", a.device_slug, "Registry device slug (default: this machine's device)");
@@ -42,7 +43,8 @@ std::vector<std::string> split_fields(const std::string& text) {
 KernelFamily target_family(const RegistryArgs& a, const Backends& backends) {
   if (!a.kernel_spec.empty()) {
     if (a.backend != "cuda" && a.backend != "hip")
-      throw InputError("--kernel-spec describes a GPU kernel: give --backend cuda or --backend hip (got '" + a.backend + "')");
+      throw InputError("--kernel-spec describes a GPU kernel: give --backend cuda or --backend hip (got '" + a.backend +
+                       "')");
     KernelFamily f =
         KernelSpec::load(a.kernel_spec, a.backend == "hip" ? hip_spec_dialect() : cuda_spec_dialect()).family();
     if (!a.family.empty() && a.family != f.name)
@@ -50,7 +52,8 @@ KernelFamily target_family(const RegistryArgs& a, const Backends& backends) {
     f.backend = a.backend;
     return f;
   }
-  if (a.family.empty()) throw InputError("name a kernel family (--family; `ktune kernels` lists them) or give --kernel-spec FILE");
+  if (a.family.empty())
+    throw InputError("name a kernel family (--family; `ktune kernels` lists them) or give --kernel-spec FILE");
   return find_backend(backends, a.backend).family(a.family);
 }
 
@@ -135,7 +138,8 @@ int run_registry_import(const RegistryArgs& a, const Backends& backends) {
       ++kept;
       continue;
     }
-    std::cout << (a.dry_run ? "would write " : "wrote ") << family.name << " " << key << " -> " << e.config.key() << '\n';
+    std::cout << (a.dry_run ? "would write " : "wrote ") << family.name << " " << key << " -> " << e.config.key()
+              << '\n';
     reg.set(family.name, key, e);
     ++written;
   }
@@ -162,9 +166,10 @@ CLI::App* add_lookup_command(CLI::App& app, LookupArgs& a) {
   lookup->add_option("--shape,-s", a.shapes, "Shape(s)")->required();
   lookup->add_option("--tp-size", a.tp_size, "Tensor-parallel degree: look up the local shape")->capture_default_str();
   lookup->add_option("--tp-split-dim", a.tp_split_dim, "out | in | heads (left out: the family's only split)");
-  lookup->add_option("--device-json", a.device_json,
-                     "Device properties (`ktune devices --json` of the serving machine) to check the family default "
-                     "against, when the registry is not this machine's")
+  lookup
+      ->add_option("--device-json", a.device_json,
+                   "Device properties (`ktune devices --json` of the serving machine) to check the family default "
+                   "against, when the registry is not this machine's")
       ->check(CLI::ExistingFile);
   add_target(lookup, a.target, false);
   return lookup;
@@ -188,9 +193,8 @@ int run_lookup(const LookupArgs& a, const Backends& backends) {
   if (!a.device_json.empty()) {
     nlohmann::json j = read_json_file(a.device_json, "device properties");
     if (j.is_array()) {
-      const auto it = std::find_if(j.begin(), j.end(), [&](const auto& d) {
-        return d.is_object() && DeviceInfo::from_json(d).slug() == slug;
-      });
+      const auto it = std::find_if(
+          j.begin(), j.end(), [&](const auto& d) { return d.is_object() && DeviceInfo::from_json(d).slug() == slug; });
       if (it == j.end()) throw InputError("device properties " + a.device_json + " list no device of slug " + slug);
       j = *it;
     }
@@ -200,7 +204,9 @@ int run_lookup(const LookupArgs& a, const Backends& backends) {
   const Registry reg = load_noting(file);
   for (const auto& p : expand_shapes(family, a.shapes, a.tp_size, tp_split_dim_from_string(a.tp_split_dim))) {
     const LookupResult r = reg.lookup(family, p, context);
-    const char* src = r.source == LookupSource::Exact ? "exact" : r.source == LookupSource::Bucket ? "nearest bucket" : "default";
+    const char* src = r.source == LookupSource::Exact    ? "exact"
+                      : r.source == LookupSource::Bucket ? "nearest bucket"
+                                                         : "default";
     std::cout << p.local_key() << ": " << r.config.key() << "  (" << src
               << (r.matched_key.empty() ? "" : " " + r.matched_key) << ")\n";
     if (!r.warning.empty()) std::cerr << "warning: " << r.warning << '\n';

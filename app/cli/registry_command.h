@@ -18,9 +18,9 @@ struct RegistryArgs {
   int device = 0;
   std::string device_slug;  // default: the device's
   std::string registry = "tuned_data";
-  std::string output;       // export: the folder
-  std::string file;         // import: the tpu-tune file
-  std::string key_fields;   // import: "batch,out,in"
+  std::string output;      // export: the folder
+  std::string file;        // import: the tpu-tune file
+  std::string key_fields;  // import: "batch,out,in"
   bool force = false, dry_run = false;
 };
 

@@ -39,12 +39,14 @@ RunSettings with_run_values(const RunSettings& run, RunSettings asked, const Giv
 
 RunMetadata read_run_to_resume(const std::filesystem::path& run_dir) {
   if (!std::filesystem::exists(run_dir / "run_metadata.json"))
-    throw InputError(run_dir.string() + " holds no run to resume (no run_metadata.json: the run was stopped before it " +
+    throw InputError(run_dir.string() +
+                     " holds no run to resume (no run_metadata.json: the run was stopped before it " +
                      "started, or never ran); start it again without --resume");
   return RunStore::read_metadata(run_dir);
 }
 
-void take_run_target(const RunMetadata& run, const Given& given, std::string& backend, int& device, std::string& family) {
+void take_run_target(const RunMetadata& run, const Given& given, std::string& backend, int& device,
+                     std::string& family) {
   if (given("--backend") && backend != run.backend) differs("--backend", run.backend);
   if (given("--device") && device != run.device.index) differs("--device", std::to_string(run.device.index));
   if (given("family") && family != run.family) differs("the kernel family", run.family);

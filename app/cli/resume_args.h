@@ -19,7 +19,8 @@ using Given = std::function<bool(const std::string& option)>;
 RunMetadata read_run_to_resume(const std::filesystem::path& run_dir);
 
 // Backend, device and family of the run, unless given; given ones must be the run's.
-void take_run_target(const RunMetadata& run, const Given& given, std::string& backend, int& device, std::string& family);
+void take_run_target(const RunMetadata& run, const Given& given, std::string& backend, int& device,
+                     std::string& family);
 
 // The run's settings; `asked` holds what the command line says: each given option must be valid
 // (checked with the run's values of the others) and equal the run's.

@@ -66,11 +66,14 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   auto* tune = app.add_subcommand("tune", "Tune a kernel family on a list of shapes");
   tune->add_option("family", a.family, "Kernel family (`ktune kernels`)");
   tune->add_option("--kernel-spec", a.kernel_spec, "Tune a user kernel described by a JSON spec (GPU backends)");
-  tune->add_option("--shape,-s", a.shapes, "Shape, e.g. \"M=1,16,64 N=4096 K=4096\"; lists expand to their product; repeatable (default: the family's default shape, when every key field has a default)")
+  tune->add_option("--shape,-s", a.shapes,
+                   "Shape, e.g. \"M=1,16,64 N=4096 K=4096\"; lists expand to their product; repeatable (default: the "
+                   "family's default shape, when every key field has a default)")
       ->take_all();
-  tune->add_option("--space", a.space_file,
-                   "Search space JSON file (default: the family's): candidate lists of integers, booleans or strings, "
-                   "or a list of configs (\"configs\"); constraints compare strings with == '.cg' (`ktune space --help`)");
+  tune->add_option(
+      "--space", a.space_file,
+      "Search space JSON file (default: the family's): candidate lists of integers, booleans or strings, "
+      "or a list of configs (\"configs\"); constraints compare strings with == '.cg' (`ktune space --help`)");
   tune->add_option("--shard", a.shard,
                    "Tune only shard I of N (0-based, I/N) of the (problem x config) pairs, for a cluster's job array; "
                    "a config belongs to a shard by a hash of its problem and config keys. Combine the shards' runs "
@@ -79,8 +82,10 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   add_settings_flags(tune, measure_options(), a.measure);
   add_settings_flags(tune, tolerance_options(), a.tolerance);
   tune->add_option("--compile-threads", a.compile_threads, "Threads preparing configs ahead (0 = all cores)");
-  tune->add_option("--cache-dir", a.cache_dir, "Compile cache of GPU backends (default $KTUNE_CUDA_CACHE or ~/.cache/ktune)");
-  tune->add_option("--run-name", a.run_name, "Run folder name under --output-dir: one name, no '/' (default <family>_<date>_<time>)");
+  tune->add_option("--cache-dir", a.cache_dir,
+                   "Compile cache of GPU backends (default $KTUNE_CUDA_CACHE or ~/.cache/ktune)");
+  tune->add_option("--run-name", a.run_name,
+                   "Run folder name under --output-dir: one name, no '/' (default <family>_<date>_<time>)");
   tune->add_option("--output-dir", a.output_dir, "Where runs are saved")->capture_default_str();
   tune->add_flag("--no-save", a.no_save, "Do not save the run");
   tune->add_flag("--resume", a.resume,

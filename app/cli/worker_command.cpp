@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <future>
 #include <climits>
+#include <future>
 #include <set>
 
 #include "ktune/error.h"
@@ -25,19 +25,21 @@ void add_worker_options(CLI::App* tune, WorkerArgs& a) {
                  "Measure in a `ktune worker` child process: a config that crashes or hangs kills only the worker, is "
                  "recorded crashed/timeout, and the run goes on (default for GPU backends)");
   tune->add_flag("--no-isolate", a.no_isolate, "Measure in this process (default for the cpu backend)");
-  tune->add_option("--devices", a.devices,
-                   "Measure on several devices at once, \"0,1\" or \"all\": one worker process per device (`ktune worker "
-                   "--device I`, or the --worker command with \"{device}\" replaced by I or \" --device I\" appended); a "
-                   "problem's configs are spread over identical devices, and devices of different models tune separate "
-                   "runs, <run-name>-<device slug>, each for its own registry file. One device: as --device");
+  tune->add_option(
+      "--devices", a.devices,
+      "Measure on several devices at once, \"0,1\" or \"all\": one worker process per device (`ktune worker "
+      "--device I`, or the --worker command with \"{device}\" replaced by I or \" --device I\" appended); a "
+      "problem's configs are spread over identical devices, and devices of different models tune separate "
+      "runs, <run-name>-<device slug>, each for its own registry file. One device: as --device");
   tune->add_option("--hang-margin-ms", a.cap_margin_ms,
                    "Worker runs: a config unanswered after --max-ms-per-config plus this margin is killed as a timeout")
       ->capture_default_str();
 }
 
 CLI::App* add_worker_subcommand(CLI::App& app, ServeArgs& s) {
-  auto* w = app.add_subcommand("worker", "Serve a built-in backend over the worker protocol on stdin/stdout "
-                                         "(what `tune --isolate` starts; see docs/worker-protocol.md)");
+  auto* w = app.add_subcommand("worker",
+                               "Serve a built-in backend over the worker protocol on stdin/stdout "
+                               "(what `tune --isolate` starts; see docs/worker-protocol.md)");
   w->add_option("--backend,-b", s.backend, "Backend to serve: cpu, cuda, hip")->capture_default_str();
   w->add_option("--device", s.device, "Device index within the backend")->capture_default_str();
   w->add_option("--kernel-spec", s.kernel_spec, "Also offer the family of this kernel spec (GPU backends)");
@@ -119,7 +121,8 @@ std::string device_command(const std::string& command, int device) {
 
 }  // namespace
 
-DeviceWorkers start_device_workers(Backend* built_in, const std::string& kernel_spec, WorkerArgs& a, bool device_given) {
+DeviceWorkers start_device_workers(Backend* built_in, const std::string& kernel_spec, WorkerArgs& a,
+                                   bool device_given) {
   if (device_given) throw InputError("--device and --devices contradict each other: give --devices only");
   check_number("--hang-margin-ms", a.cap_margin_ms, kHangMarginMsRange, false);
   std::vector<int> list = parse_device_list(a.devices);
@@ -143,7 +146,9 @@ DeviceWorkers start_device_workers(Backend* built_in, const std::string& kernel_
   if (list.empty())
     for (std::size_t i = 0; i < available; ++i) list.push_back(static_cast<int>(i));
   const std::string where = built_in ? "the " + built_in->name() + " backend" : "the worker";
-  if (list.empty()) throw InputError("--devices all: " + where + " has no device on this machine; `ktune devices` shows what is available");
+  if (list.empty())
+    throw InputError("--devices all: " + where +
+                     " has no device on this machine; `ktune devices` shows what is available");
   for (int d : list)
     if (built_in && static_cast<std::size_t>(d) >= available)
       throw InputError("--devices: device " + std::to_string(d) + " does not exist, " + where + " has " +
@@ -154,17 +159,21 @@ DeviceWorkers start_device_workers(Backend* built_in, const std::string& kernel_
     out.workers.clear();
     return out;
   }
-  if (a.no_isolate) throw InputError("--devices over several devices measures in a worker process per device; drop --no-isolate");
+  if (a.no_isolate)
+    throw InputError("--devices over several devices measures in a worker process per device; drop --no-isolate");
   // Started side by side: a Python worker importing a GPU stack takes seconds to say hello.
   std::vector<std::future<std::unique_ptr<Backend>>> starting;
-  for (std::size_t k = out.workers.size(); k < list.size(); ++k) starting.push_back(std::async(std::launch::async, start, list[k]));
+  for (std::size_t k = out.workers.size(); k < list.size(); ++k)
+    starting.push_back(std::async(std::launch::async, start, list[k]));
   for (auto& f : starting) out.workers.push_back(f.get());
   for (std::size_t k = 0; k < list.size(); ++k) {
     const DeviceInfo device = out.workers[k]->devices().front();
     if (device.index != list[k])
       throw InputError("the worker started for device " + std::to_string(list[k]) + " says it measures on device " +
-                       std::to_string(device.index) + ": it ignores --device (docs/worker-protocol.md, \"Several devices\")");
-    auto group = std::find_if(out.groups.begin(), out.groups.end(), [&](const DeviceGroup& g) { return g.slug == device.slug(); });
+                       std::to_string(device.index) +
+                       ": it ignores --device (docs/worker-protocol.md, \"Several devices\")");
+    auto group = std::find_if(out.groups.begin(), out.groups.end(),
+                              [&](const DeviceGroup& g) { return g.slug == device.slug(); });
     if (group == out.groups.end()) group = out.groups.insert(out.groups.end(), DeviceGroup{device.slug(), {}});
     group->lanes.push_back({out.workers[k].get(), device});
   }

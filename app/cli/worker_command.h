@@ -13,8 +13,8 @@
 namespace ktune::cli {
 
 struct WorkerArgs {
-  std::string command;     // --worker "CMD ARGS"
-  std::string devices;     // --devices "0,1" | "all"
+  std::string command;  // --worker "CMD ARGS"
+  std::string devices;  // --devices "0,1" | "all"
   bool isolate = false, no_isolate = false;
   double cap_margin_ms = 5000;
 };
@@ -51,6 +51,7 @@ struct DeviceWorkers {
 // The workers of `--devices LIST|all`: `ktune worker --backend B --device I` children of the
 // built-in backend, or the --worker command for device I ("{device}" in it replaced by I, or
 // " --device I" appended). `device_given`: --device was given too (an InputError).
-DeviceWorkers start_device_workers(Backend* built_in, const std::string& kernel_spec, WorkerArgs& args, bool device_given);
+DeviceWorkers start_device_workers(Backend* built_in, const std::string& kernel_spec, WorkerArgs& args,
+                                   bool device_given);
 
 }  // namespace ktune::cli

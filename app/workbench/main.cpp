@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <QApplication>
-#include <QMessageBox>
 #include <QCommandLineParser>
+#include <QMessageBox>
 #include <QScreen>
 #include <QTimer>
 #include <cstdio>
@@ -15,15 +15,15 @@
 
 #include "ktune/backends.h"
 #include "ktune/version.h"
-#include "ktune/worker_server.h"
 #include "ktune/widgets/diff_page.h"
 #include "ktune/widgets/landscape_page.h"
 #include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/replay_dialog.h"
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/setup_page.h"
 #include "ktune/widgets/tune_worker.h"
 #include "ktune/widgets/worker_panel.h"
-#include "ktune/widgets/replay_dialog.h"
+#include "ktune/worker_server.h"
 #include "main_window.h"
 
 namespace {
@@ -81,31 +81,50 @@ int main(int argc, char** argv) {
       "stdin/stdout (what the Setup page's Isolate starts; see docs/worker-protocol.md)."));
   parser.addHelpOption();
   parser.addVersionOption();
-  const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open the run folder DIR."), QStringLiteral("DIR"));
-  const QCommandLineOption session(QStringLiteral("load-session"), QStringLiteral("Load a session JSON file into the Setup page (Qt keeps -session for itself)."), QStringLiteral("FILE"));
-  const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start tuning right away (with --load-session)."));
-  const QCommandLineOption page(QStringLiteral("page"), QStringLiteral("Show this page: setup, run, trials, landscape or apply."), QStringLiteral("NAME"));
-  const QCommandLineOption registry(QStringLiteral("registry"), QStringLiteral("Registry folder to compare runs with (tuned_data)."), QStringLiteral("DIR"));
-  const QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window once rendered, then exit."), QStringLiteral("FILE"));
-  const QCommandLineOption delay(QStringLiteral("screenshot-delay"), QStringLiteral("Milliseconds to wait before the screenshot (default 600)."), QStringLiteral("MS"), QStringLiteral("600"));
-  const QCommandLineOption yMetric(QStringLiteral("y-metric"),
-                                   QStringLiteral("Plot this recorded metric (e.g. GFLOP/s of an imported Kernel Tuner cache) "
-                                                  "instead of latency on the landscape's scatter charts."),
-                                   QStringLiteral("NAME"));
-  const QCommandLineOption replay(QStringLiteral("replay"),
-                                  QStringLiteral("Replay the recorded run DIR: a strategy searches its landscape, which "
-                                                 "answers instead of a device, shown as a live run."),
-                                  QStringLiteral("DIR"));
-  const QCommandLineOption strategy(QStringLiteral("strategy"), QStringLiteral("With --replay: the strategy (default bayes)."),
+  const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open the run folder DIR."),
+                                QStringLiteral("DIR"));
+  const QCommandLineOption session(
+      QStringLiteral("load-session"),
+      QStringLiteral("Load a session JSON file into the Setup page (Qt keeps -session for itself)."),
+      QStringLiteral("FILE"));
+  const QCommandLineOption start(QStringLiteral("start"),
+                                 QStringLiteral("Start tuning right away (with --load-session)."));
+  const QCommandLineOption page(QStringLiteral("page"),
+                                QStringLiteral("Show this page: setup, run, trials, landscape or apply."),
+                                QStringLiteral("NAME"));
+  const QCommandLineOption registry(QStringLiteral("registry"),
+                                    QStringLiteral("Registry folder to compare runs with (tuned_data)."),
+                                    QStringLiteral("DIR"));
+  const QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                      QStringLiteral("Save a PNG of the window once rendered, then exit."),
+                                      QStringLiteral("FILE"));
+  const QCommandLineOption delay(QStringLiteral("screenshot-delay"),
+                                 QStringLiteral("Milliseconds to wait before the screenshot (default 600)."),
+                                 QStringLiteral("MS"), QStringLiteral("600"));
+  const QCommandLineOption yMetric(
+      QStringLiteral("y-metric"),
+      QStringLiteral("Plot this recorded metric (e.g. GFLOP/s of an imported Kernel Tuner cache) "
+                     "instead of latency on the landscape's scatter charts."),
+      QStringLiteral("NAME"));
+  const QCommandLineOption replay(
+      QStringLiteral("replay"),
+      QStringLiteral("Replay the recorded run DIR: a strategy searches its landscape, which "
+                     "answers instead of a device, shown as a live run."),
+      QStringLiteral("DIR"));
+  const QCommandLineOption strategy(QStringLiteral("strategy"),
+                                    QStringLiteral("With --replay: the strategy (default bayes)."),
                                     QStringLiteral("NAME"), QStringLiteral("bayes"));
-  const QCommandLineOption budget(QStringLiteral("budget"), QStringLiteral("With --replay: configs per shape (default 50)."),
-                                  QStringLiteral("N"), QStringLiteral("50"));
-  const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("With --replay: the strategy's seed (default 0)."),
-                                QStringLiteral("S"), QStringLiteral("0"));
+  const QCommandLineOption budget(QStringLiteral("budget"),
+                                  QStringLiteral("With --replay: configs per shape (default 50)."), QStringLiteral("N"),
+                                  QStringLiteral("50"));
+  const QCommandLineOption seed(QStringLiteral("seed"),
+                                QStringLiteral("With --replay: the strategy's seed (default 0)."), QStringLiteral("S"),
+                                QStringLiteral("0"));
   const QCommandLineOption pace(QStringLiteral("replay-pace"),
                                 QStringLiteral("With --replay: milliseconds each recorded answer takes (default 100)."),
                                 QStringLiteral("MS"), QStringLiteral("100"));
-  parser.addOptions({open, session, start, page, registry, screenshot, delay, yMetric, replay, strategy, budget, seed, pace});
+  parser.addOptions(
+      {open, session, start, page, registry, screenshot, delay, yMetric, replay, strategy, budget, seed, pace});
   parser.process(app);
 
   const bool headless = parser.isSet(screenshot);
@@ -148,7 +167,8 @@ int main(int argc, char** argv) {
       QObject::connect(window.controller(), &ktune::gui::RunController::finished, &app,
                        [shoot, wait] { QTimer::singleShot(wait, shoot); });
     else if (parser.isSet(open))
-      QObject::connect(window.document(), &ktune::gui::RunDocument::opened, &app, [shoot, wait] { QTimer::singleShot(wait, shoot); });
+      QObject::connect(window.document(), &ktune::gui::RunDocument::opened, &app,
+                       [shoot, wait] { QTimer::singleShot(wait, shoot); });
     else
       // A session with an external worker waits for the worker's hello (or its failure), so the
       // picture shows what it offers.
@@ -172,7 +192,8 @@ int main(int argc, char** argv) {
     choice.paceMs = parser.value(pace).toDouble();
     window.replayRun(choice);
   }
-  const QStringList pages{QStringLiteral("setup"), QStringLiteral("run"), QStringLiteral("trials"), QStringLiteral("landscape"), QStringLiteral("apply")};
+  const QStringList pages{QStringLiteral("setup"), QStringLiteral("run"), QStringLiteral("trials"),
+                          QStringLiteral("landscape"), QStringLiteral("apply")};
   if (parser.isSet(page)) {
     const int index = static_cast<int>(pages.indexOf(parser.value(page)));
     if (index < 0) {

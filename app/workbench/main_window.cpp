@@ -19,8 +19,8 @@
 
 #include "ktune/backends.h"
 #include "ktune/error.h"
-#include "ktune/replay_backend.h"
 #include "ktune/registry.h"
+#include "ktune/replay_backend.h"
 #include "ktune/run_options.h"
 #include "ktune/widgets/diff_page.h"
 #include "ktune/widgets/landscape_page.h"
@@ -31,8 +31,8 @@
 #include "ktune/widgets/run_page.h"
 #include "ktune/widgets/session.h"
 #include "ktune/widgets/setup_page.h"
-#include "ktune/widgets/trials_page.h"
 #include "ktune/widgets/trials_model.h"
+#include "ktune/widgets/trials_page.h"
 #include "ktune/widgets/tune_worker.h"
 #include "ktune/widgets/worker_panel.h"
 
@@ -73,7 +73,8 @@ MainWindow::MainWindow(bool useSettings, QWidget* parent)
                                                {tr("Apply"), QStringLiteral("apply")}};
   for (const auto& [title, icon] : pages)
     new QListWidgetItem(QIcon(QStringLiteral(":/icons/%1.svg").arg(icon)), title, nav_);
-  for (QWidget* page : std::initializer_list<QWidget*>{setupPage_, runPage_, trialsPage_, landscapePage_, diffPage_}) stack_->addWidget(page);
+  for (QWidget* page : std::initializer_list<QWidget*>{setupPage_, runPage_, trialsPage_, landscapePage_, diffPage_})
+    stack_->addWidget(page);
   auto* central = new QWidget;
   auto* layout = new QHBoxLayout(central);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -108,7 +109,10 @@ void MainWindow::showPage(Page page) { nav_->setCurrentRow(static_cast<int>(page
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(QIcon(QStringLiteral(":/icons/open.svg")), tr("&Open Run…"), this, [this] {
-    const QString start = QSettings().value(QStringLiteral("folders/runs"), QDir::current().filePath(QStringLiteral("tuning_runs"))).toString();
+    const QString start =
+        QSettings()
+            .value(QStringLiteral("folders/runs"), QDir::current().filePath(QStringLiteral("tuning_runs")))
+            .toString();
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a run folder"), start);
     if (!dir.isEmpty()) openRun(dir);
   });
@@ -118,65 +122,75 @@ void MainWindow::buildMenus() {
   import->addAction(tr("&Kernel Tuner cache…"), this, [this] {
     const QString f = QFileDialog::getOpenFileName(this, tr("Import a Kernel Tuner cache file"), {},
                                                    tr("Kernel Tuner cache (*.json);;All files (*)"));
-    if (!f.isEmpty()) importKernelTunerCache(f);
-  })->setToolTip(tr("tune_kernel(..., cache=\"FILE\"), finished or still being written: becomes a run folder "
+  if (!f.isEmpty()) importKernelTunerCache(f);
+})->setToolTip(tr("tune_kernel(..., cache=\"FILE\"), finished or still being written: becomes a run folder "
                     "under the Setup page's runs folder (ktune import kernel-tuner)"));
-  import->setToolTipsVisible(true);
-  file->addAction(tr("Re&play a Recorded Run…"), this, [this] {
-    ReplayDialog dialog(this);
-    if (document_->hasRun()) dialog.setChoice({qstr(document_->dir().string()), {"bayes", 50, 0, 0}, 100});
-    if (dialog.exec() == QDialog::Accepted) replayRun(dialog.choice());
-  })->setToolTip(tr("A strategy searches a recorded run's landscape, which answers instead of a device "
+import->setToolTipsVisible(true);
+file->addAction(tr("Re&play a Recorded Run…"), this,
+                [this] {
+                  ReplayDialog dialog(this);
+                  if (document_->hasRun())
+                    dialog.setChoice({qstr(document_->dir().string()), {"bayes", 50, 0, 0}, 100});
+                  if (dialog.exec() == QDialog::Accepted) replayRun(dialog.choice());
+                })
+    ->setToolTip(tr("A strategy searches a recorded run's landscape, which answers instead of a device "
                     "(ktune tune --replay)"));
-  resumeAction_ = file->addAction(tr("&Resume Run"), this, &MainWindow::resumeRun);
-  resumeAction_->setEnabled(false);
-  resumeAction_->setToolTip(tr("Continue the opened run where it stopped; measured trials are kept"));
-  file->addSeparator();
-  file->addAction(QIcon(QStringLiteral(":/icons/open.svg")), tr("&Load Session…"), this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Load session"), {}, tr("ktune session (*.json)"));
-    if (!f.isEmpty()) loadSession(f);
-  });
-  file->addAction(QIcon(QStringLiteral(":/icons/save.svg")), tr("&Save Session…"), this, [this] {
-    const QString f = QFileDialog::getSaveFileName(this, tr("Save session"), QStringLiteral("session.json"), tr("ktune session (*.json)"));
-    if (f.isEmpty()) return;
-    try {
-      setupPage_->saveSessionTo(f);
-      statusBar()->showMessage(tr("Session saved to %1").arg(f), 5000);
-    } catch (const std::exception& e) {
-      showError(tr("Cannot save the session"), QString::fromUtf8(e.what()));
-    }
-  })->setShortcut(QKeySequence::Save);
-  file->addSeparator();
-  QMenu* exports = file->addMenu(QIcon(QStringLiteral(":/icons/export.svg")), tr("&Export"));
-  QAction* exportCsv = exports->addAction(QIcon(QStringLiteral(":/icons/export.svg")), tr("&Trials as CSV…"), this, [this] { exportRun(false); });
-  exportCsv->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-  exports->addAction(tr("Run as &JSON…"), this, [this] { exportRun(true); })->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
-  exports->addAction(tr("&Charts…"), this, &MainWindow::exportCharts);
-  exports->addAction(tr("Registry as &aiter Files…"), this, &MainWindow::exportRegistryAsAiter)
-      ->setStatusTip(tr("Write a family's registry entries as aiter's tuned-config files (ktune registry export --format aiter)"));
-  file->addSeparator();
-  file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
+resumeAction_ = file->addAction(tr("&Resume Run"), this, &MainWindow::resumeRun);
+resumeAction_->setEnabled(false);
+resumeAction_->setToolTip(tr("Continue the opened run where it stopped; measured trials are kept"));
+file->addSeparator();
+file->addAction(QIcon(QStringLiteral(":/icons/open.svg")), tr("&Load Session…"), this, [this] {
+  const QString f = QFileDialog::getOpenFileName(this, tr("Load session"), {}, tr("ktune session (*.json)"));
+  if (!f.isEmpty()) loadSession(f);
+});
+file->addAction(QIcon(QStringLiteral(":/icons/save.svg")), tr("&Save Session…"), this,
+                [this] {
+                  const QString f = QFileDialog::getSaveFileName(
+                      this, tr("Save session"), QStringLiteral("session.json"), tr("ktune session (*.json)"));
+                  if (f.isEmpty()) return;
+                  try {
+                    setupPage_->saveSessionTo(f);
+                    statusBar()->showMessage(tr("Session saved to %1").arg(f), 5000);
+                  } catch (const std::exception& e) {
+                    showError(tr("Cannot save the session"), QString::fromUtf8(e.what()));
+                  }
+                })
+    ->setShortcut(QKeySequence::Save);
+file->addSeparator();
+QMenu* exports = file->addMenu(QIcon(QStringLiteral(":/icons/export.svg")), tr("&Export"));
+QAction* exportCsv = exports->addAction(QIcon(QStringLiteral(":/icons/export.svg")), tr("&Trials as CSV…"), this,
+                                        [this] { exportRun(false); });
+exportCsv->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+exports->addAction(tr("Run as &JSON…"), this, [this] { exportRun(true); })
+    ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+exports->addAction(tr("&Charts…"), this, &MainWindow::exportCharts);
+exports->addAction(tr("Registry as &aiter Files…"), this, &MainWindow::exportRegistryAsAiter)
+    ->setStatusTip(
+        tr("Write a family's registry entries as aiter's tuned-config files (ktune registry export --format aiter)"));
+file->addSeparator();
+file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
-  QMenu* run = menuBar()->addMenu(tr("&Run"));
-  run->addAction(runPage_->startAction());
-  run->addAction(runPage_->pauseAction());
-  run->addAction(runPage_->stopAction());
+QMenu* run = menuBar()->addMenu(tr("&Run"));
+run->addAction(runPage_->startAction());
+run->addAction(runPage_->pauseAction());
+run->addAction(runPage_->stopAction());
 
-  QMenu* view = menuBar()->addMenu(tr("&View"));
-  for (int i = 0; i < nav_->count(); ++i) {
-    QAction* a = view->addAction(nav_->item(i)->icon(), nav_->item(i)->text(), this, [this, i] { showPage(static_cast<Page>(i)); });
-    a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
-  }
+QMenu* view = menuBar()->addMenu(tr("&View"));
+for (int i = 0; i < nav_->count(); ++i) {
+  QAction* a = view->addAction(nav_->item(i)->icon(), nav_->item(i)->text(), this,
+                               [this, i] { showPage(static_cast<Page>(i)); });
+  a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+}
 
-  QToolBar* bar = addToolBar(tr("Main"));
-  bar->setObjectName(QStringLiteral("mainToolBar"));
-  bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  bar->addAction(open);
-  bar->addAction(exportCsv);
-  bar->addSeparator();
-  bar->addAction(runPage_->startAction());
-  bar->addAction(runPage_->pauseAction());
-  bar->addAction(runPage_->stopAction());
+QToolBar* bar = addToolBar(tr("Main"));
+bar->setObjectName(QStringLiteral("mainToolBar"));
+bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+bar->addAction(open);
+bar->addAction(exportCsv);
+bar->addSeparator();
+bar->addAction(runPage_->startAction());
+bar->addAction(runPage_->pauseAction());
+bar->addAction(runPage_->stopAction());
 }
 
 void MainWindow::wire() {
@@ -190,9 +204,8 @@ void MainWindow::wire() {
   connect(controller_, &RunController::logMessage, runPage_, &RunPage::appendLog);
   connect(controller_, &RunController::trialsAvailable, document_->trials(), &TrialsModel::appendTrials);
   connect(controller_, &RunController::problemFinished, document_->trials(), &TrialsModel::addResult);
-  connect(controller_, &RunController::runStarted, landscapePage_, [this](const event::RunStarted& info) {
-    landscapePage_->setDevice(info.device);
-  });
+  connect(controller_, &RunController::runStarted, landscapePage_,
+          [this](const event::RunStarted& info) { landscapePage_->setDevice(info.device); });
   // Re-measuring on the Apply page and tuning would time each other: one at a time.
   connect(controller_, &RunController::runStarted, diffPage_,
           [this] { diffPage_->setDeviceBusy(tr("a tune is running; stop it or wait for it to end")); });
@@ -203,7 +216,8 @@ void MainWindow::wire() {
     runPage_->setRunning(false);
     document_->finishLiveRun();
     if (!summary.run_dir.empty()) addRecentRun(qstr(summary.run_dir.string()));
-    statusBar()->showMessage(summary.cancelled ? tr("Run stopped.") : tr("Run finished: compare and apply it on the Apply page."));
+    statusBar()->showMessage(summary.cancelled ? tr("Run stopped.")
+                                               : tr("Run finished: compare and apply it on the Apply page."));
   });
   connect(controller_, &RunController::failed, this, [this](const QString& message) {
     runPage_->setRunning(false);
@@ -216,11 +230,11 @@ void MainWindow::wire() {
 
   connect(document_, &RunDocument::opened, this, &MainWindow::onRunOpened);
   connect(document_, &RunDocument::failed, this, [this](const QString& message) { showError(tr("ktune"), message); });
-  connect(document_, &RunDocument::exported, this, [this](const QString& file) {
-    statusBar()->showMessage(tr("Exported %1").arg(file), 8000);
-  });
+  connect(document_, &RunDocument::exported, this,
+          [this](const QString& file) { statusBar()->showMessage(tr("Exported %1").arg(file), 8000); });
   connect(diffPage_, &DiffPage::applied, this, [this](const ApplyReport& report) {
-    statusBar()->showMessage(tr("Applied %1 entries to %2").arg(report.written.size()).arg(qstr(report.registry_file.string())));
+    statusBar()->showMessage(
+        tr("Applied %1 entries to %2").arg(report.written.size()).arg(qstr(report.registry_file.string())));
   });
 }
 
@@ -271,10 +285,11 @@ void MainWindow::onRunOpened() {
   }
   resumeAction_->setEnabled(document_->canResume());
   addRecentRun(dir);
-  statusBar()->showMessage(tr("Opened %1: %L2 trials%3")
-                               .arg(dir)
-                               .arg(document_->trials()->rowCount())
-                               .arg(document_->canResume() ? tr(" — unfinished: File → Resume Run continues it") : QString()));
+  statusBar()->showMessage(
+      tr("Opened %1: %L2 trials%3")
+          .arg(dir)
+          .arg(document_->trials()->rowCount())
+          .arg(document_->canResume() ? tr(" — unfinished: File → Resume Run continues it") : QString()));
 }
 
 void MainWindow::loadSession(const QString& file) {
@@ -319,7 +334,8 @@ void MainWindow::startRun() {
     beginRun(std::move(target), request, title);
   } catch (const InputError& e) {
     showPage(SetupPageIndex);
-    showError(tr("Cannot start"), tr("%1\n\nFix it on the Setup page and press Start again.").arg(QString::fromUtf8(e.what())));
+    showError(tr("Cannot start"),
+              tr("%1\n\nFix it on the Setup page and press Start again.").arg(QString::fromUtf8(e.what())));
   }
 }
 
@@ -348,8 +364,14 @@ void MainWindow::replayRun(const ReplayChoice& choice) {
     const std::string outputDir = setupPage_->session().output_dir;
     request.run_dir = run_folder(outputDir.empty() ? "tuning_runs" : outputDir,
                                  default_run_name("replay_" + recorded.run_name + "_" + choice.strategy.kind));
-    request.arguments = {"ktune-workbench", "replay", sstr(choice.runDir), "--strategy", choice.strategy.kind,
-                         "--budget", std::to_string(choice.strategy.budget), "--seed",
+    request.arguments = {"ktune-workbench",
+                         "replay",
+                         sstr(choice.runDir),
+                         "--strategy",
+                         choice.strategy.kind,
+                         "--budget",
+                         std::to_string(choice.strategy.budget),
+                         "--seed",
                          std::to_string(choice.strategy.seed)};
     RunTarget target{backend, recorded.device, std::nullopt};
     beginRun(std::move(target), request,
@@ -379,7 +401,8 @@ void MainWindow::resumeRun() {
     for (const DeviceInfo& d : backend->devices())
       if (d.index == meta.device.index && d.name == meta.device.name) device = d, found = true;
     if (!found)
-      throw InputError("the run was made on " + meta.device.name + ", which this machine does not have; resume it there");
+      throw InputError("the run was made on " + meta.device.name +
+                       ", which this machine does not have; resume it there");
     TuneRequest request;
     request.family = backend->family(meta.family);
     request.settings() = meta.settings();
@@ -396,7 +419,8 @@ void MainWindow::resumeRun() {
   }
   runPage_->setRunning(true);
   resumeAction_->setEnabled(false);
-  runPage_->appendLog(tr("Resuming %1: trials already measured are kept and skipped.").arg(qstr(document_->dir().string())));
+  runPage_->appendLog(
+      tr("Resuming %1: trials already measured are kept and skipped.").arg(qstr(document_->dir().string())));
   showPage(RunPageIndex);
 }
 
@@ -407,9 +431,11 @@ void MainWindow::exportRun(bool json) {
   }
   QSettings settings;
   const QString dir = settings.value(QStringLiteral("folders/export"), QDir::homePath()).toString();
-  const QString name = qstr(document_->dir().filename().string()) + (json ? QStringLiteral(".json") : QStringLiteral("_trials.csv"));
-  const QString file = QFileDialog::getSaveFileName(this, json ? tr("Export run as JSON") : tr("Export trials as CSV"),
-                                                    QDir(dir).filePath(name), json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
+  const QString name =
+      qstr(document_->dir().filename().string()) + (json ? QStringLiteral(".json") : QStringLiteral("_trials.csv"));
+  const QString file =
+      QFileDialog::getSaveFileName(this, json ? tr("Export run as JSON") : tr("Export trials as CSV"),
+                                   QDir(dir).filePath(name), json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
   if (file.isEmpty()) return;
   if (useSettings_) settings.setValue(QStringLiteral("folders/export"), QFileInfo(file).absolutePath());
   document_->exportTo(json ? RunDocument::ExportFormat::RunJson : RunDocument::ExportFormat::TrialsCsv, file);
@@ -418,32 +444,40 @@ void MainWindow::exportRun(bool json) {
 void MainWindow::exportRegistryAsAiter() {
   const Backend* backend = setupPage_->currentBackend();
   if (!backend) {
-    showError(tr("Nothing to export"), tr("Choose a built-in backend and device on the Setup page: the registry is kept per backend and device."));
+    showError(
+        tr("Nothing to export"),
+        tr("Choose a built-in backend and device on the Setup page: the registry is kept per backend and device."));
     return;
   }
   const std::vector<KernelFamily> families = backend->families();
   QStringList names;
   for (const KernelFamily& f : families) names << qstr(f.name);
   bool ok = false;
-  const QString name = QInputDialog::getItem(this, tr("Export registry as aiter files"), tr("Family:"), names,
-                                             std::max<qsizetype>(0, names.indexOf(qstr(setupPage_->currentFamily().name))), false, &ok);
+  const QString name =
+      QInputDialog::getItem(this, tr("Export registry as aiter files"), tr("Family:"), names,
+                            std::max<qsizetype>(0, names.indexOf(qstr(setupPage_->currentFamily().name))), false, &ok);
   if (!ok) return;
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Write the aiter files into…"),
-                                                        QSettings().value(QStringLiteral("folders/export"), QDir::homePath()).toString());
+  const QString dir = QFileDialog::getExistingDirectory(
+      this, tr("Write the aiter files into…"),
+      QSettings().value(QStringLiteral("folders/export"), QDir::homePath()).toString());
   if (dir.isEmpty()) return;
-  const auto registryFile = Registry::file_for(sstr(diffPage_->registryRoot()), backend->name(), setupPage_->currentDevice().slug());
+  const auto registryFile =
+      Registry::file_for(sstr(diffPage_->registryRoot()), backend->name(), setupPage_->currentDevice().slug());
   try {
     const QStringList files = gui::exportRegistryAsAiter(registryFile, families[names.indexOf(name)], dir);
     statusBar()->showMessage(tr("Wrote %n aiter file(s) into %1", nullptr, files.size()).arg(dir), 8000);
-    QMessageBox::information(this, tr("Registry exported"), tr("Wrote %n file(s):", nullptr, files.size()) + QStringLiteral("\n") + files.join(QLatin1Char('\n')));
+    QMessageBox::information(
+        this, tr("Registry exported"),
+        tr("Wrote %n file(s):", nullptr, files.size()) + QStringLiteral("\n") + files.join(QLatin1Char('\n')));
   } catch (const std::exception& e) {
     showError(tr("Export failed"), QString::fromUtf8(e.what()));
   }
 }
 
 void MainWindow::exportCharts() {
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export every chart as PNG and SVG into…"),
-                                                        QSettings().value(QStringLiteral("folders/export"), QDir::homePath()).toString());
+  const QString dir = QFileDialog::getExistingDirectory(
+      this, tr("Export every chart as PNG and SVG into…"),
+      QSettings().value(QStringLiteral("folders/export"), QDir::homePath()).toString());
   if (dir.isEmpty()) return;
   try {
     const QStringList files = landscapePage_->exportAll(dir, qstr(document_->dir().filename().string()));
@@ -468,16 +502,18 @@ void MainWindow::addRecentRun(const QString& dir) {
 
 void MainWindow::refreshRecentRuns() {
   recentMenu_->clear();
-  const QStringList recent = useSettings_ ? QSettings().value(QStringLiteral("recent/runs")).toStringList() : QStringList{};
+  const QStringList recent =
+      useSettings_ ? QSettings().value(QStringLiteral("recent/runs")).toStringList() : QStringList{};
   for (const QString& dir : recent) recentMenu_->addAction(dir, this, [this, dir] { openRun(dir); });
   recentMenu_->setEnabled(!recent.isEmpty());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   if (controller_->isRunning()) {
-    if (QMessageBox::question(this, tr("Stop the run?"),
-                              tr("A run is in progress. Stop it and quit? Measured trials stay in the run folder and the "
-                                 "run can be resumed later.")) != QMessageBox::Yes) {
+    if (QMessageBox::question(
+            this, tr("Stop the run?"),
+            tr("A run is in progress. Stop it and quit? Measured trials stay in the run folder and the "
+               "run can be resumed later.")) != QMessageBox::Yes) {
       event->ignore();
       return;
     }

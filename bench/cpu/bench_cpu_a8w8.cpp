@@ -39,7 +39,10 @@ Problem gemm_problem(const Shape& s) {
 Problem a8_problem(const Shape& s, const char* q) {
   Problem p;
   p.family = "gemm_a8w8_blockscale";
-  p.fields = {{"M", std::to_string(s.M)}, {"N", std::to_string(s.N)}, {"K", std::to_string(s.K)}, {"q_dtype", q},
+  p.fields = {{"M", std::to_string(s.M)},
+              {"N", std::to_string(s.N)},
+              {"K", std::to_string(s.K)},
+              {"q_dtype", q},
               {"out_dtype", "bf16"}};
   return p;
 }
@@ -51,8 +54,8 @@ std::map<std::string, Config> tune(Backend& backend, const DeviceInfo& dev, cons
   TuneRequest req;
   req.family = family;
   req.problems = problems;
-  req.space = bench::restrict_space(family.default_space, {{"threads", hw > 1 ? std::vector<ParamValue>{1, hw}
-                                                                                : std::vector<ParamValue>{1}}});
+  req.space = bench::restrict_space(
+      family.default_space, {{"threads", hw > 1 ? std::vector<ParamValue>{1, hw} : std::vector<ParamValue>{1}}});
   req.strategy = {"random", budget, 1, 0};
   req.measure = settings;
   req.seed = 1;

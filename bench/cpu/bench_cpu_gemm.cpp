@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.h"
 #include "ktune/backends/cpu.h"
 #include "ktune/error.h"
 #include "ktune/measurement.h"
 #include "ktune/tuner.h"
-#include "bench_support.h"
 
 using namespace ktune;
 using ktune::bench::Printer;
@@ -53,7 +53,8 @@ Stats time_openblas(const Problem& p, int threads, const MeasureSettings& settin
   auto sample = [&](const SampleRequest& r) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < r.launches; ++i)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.5f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.5f, a.data(), n, b.data(), n, 0.0f, c.data(),
+                  n);
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / r.launches;
   };
   return measure(settings, sample, std::nullopt).stats;
@@ -64,7 +65,9 @@ Stats time_ktune(Backend& backend, const DeviceInfo& dev, const KernelFamily& fa
   auto session = backend.open(dev, family, p, 1);
   auto kernel = session->prepare(config);
   session->validate(*kernel, Tolerance{});
-  return measure(settings, [&](const SampleRequest& r) { return session->sample(*kernel, r); }, std::nullopt).stats;
+  return measure(
+             settings, [&](const SampleRequest& r) { return session->sample(*kernel, r); }, std::nullopt)
+      .stats;
 }
 
 }  // namespace

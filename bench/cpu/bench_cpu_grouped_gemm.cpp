@@ -76,7 +76,8 @@ struct Loop {
       case MoePass::Fwd:
         permute_rows(a.data(), op.x, r.token, H, true, pool, T);
         for (long e = 0; e < r.experts; ++e)
-          if (r.count(e)) gemm(a.data() + r.offset[e] * H, w_t + e * H * I, c.data() + r.offset[e] * I, r.count(e), I, H);
+          if (r.count(e))
+            gemm(a.data() + r.offset[e] * H, w_t + e * H * I, c.data() + r.offset[e] * I, r.count(e), I, H);
         permute_rows(op.out, c.data(), r.row, I, false, pool, T);
         break;
       case MoePass::DX:
@@ -107,9 +108,13 @@ struct Loop {
 Problem pass_problem(const MoeShape& s, const char* pass) {
   Problem p;
   p.family = "grouped_gemm";
-  p.fields = {{"experts", std::to_string(s.experts)}, {"tokens", std::to_string(s.tokens)},
-              {"topk", std::to_string(s.topk)},       {"hidden", std::to_string(s.hidden)},
-              {"intermediate", std::to_string(s.intermediate)}, {"dtype", "f32"}, {"pass", pass}};
+  p.fields = {{"experts", std::to_string(s.experts)},
+              {"tokens", std::to_string(s.tokens)},
+              {"topk", std::to_string(s.topk)},
+              {"hidden", std::to_string(s.hidden)},
+              {"intermediate", std::to_string(s.intermediate)},
+              {"dtype", "f32"},
+              {"pass", pass}};
   return p;
 }
 
@@ -211,7 +216,8 @@ int main(int argc, char** argv) {
         g({});
         lt({});
         double diff = 0;
-        for (std::size_t i = 0; i < out_size; ++i) diff = std::max(diff, double(std::abs(out_grouped[i] - out_loop[i])));
+        for (std::size_t i = 0; i < out_size; ++i)
+          diff = std::max(diff, double(std::abs(out_grouped[i] - out_loop[i])));
         if (!(diff < 1e-3)) throw RunError("the loop and the grouped kernel disagree by " + std::to_string(diff));
 
         const auto m = measure_alternating(settings, {g, lt, ld});
@@ -219,7 +225,8 @@ int main(int argc, char** argv) {
         std::printf("%-8s %-4s %10.3f %10.3f %10.3f %9.3f %9.3f  %s | %s\n", s.name, pass_name, tg / 1e6, tt / 1e6,
                     td / 1e6, tt / tg, td / tg, best.key().c_str(), gemm_tuned.key().c_str());
         std::fflush(stdout);
-        ratios.push_back(std::string("ratio_vs_loop_tuned_") + s.name + "_" + pass_name + "=" + std::to_string(tt / tg));
+        ratios.push_back(std::string("ratio_vs_loop_tuned_") + s.name + "_" + pass_name + "=" +
+                         std::to_string(tt / tg));
         ratios.push_back(std::string("ratio_vs_loop_default_") + s.name + "_" + pass_name + "=" +
                          std::to_string(td / tg));
       }

@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -36,9 +36,13 @@ struct Shape {
   Problem problem() const {
     Problem p;
     p.family = "paged_attention";
-    p.fields = {{"num_sequences", std::to_string(batch)}, {"num_q_heads", std::to_string(q_heads)},
-                {"num_kv_heads", std::to_string(kv_heads)}, {"head_dim", std::to_string(head_dim)},
-                {"page_size", std::to_string(page_size)}, {"max_model_len", std::to_string(context)}, {"dtype", "f32"}};
+    p.fields = {{"num_sequences", std::to_string(batch)},
+                {"num_q_heads", std::to_string(q_heads)},
+                {"num_kv_heads", std::to_string(kv_heads)},
+                {"head_dim", std::to_string(head_dim)},
+                {"page_size", std::to_string(page_size)},
+                {"max_model_len", std::to_string(context)},
+                {"dtype", "f32"}};
     return p;
   }
 };
@@ -117,8 +121,8 @@ class Quiet : public TuneObserver {
  public:
   void on_event(const TuneEvent& e) override {
     if (auto* f = std::get_if<event::ProblemFinished>(&e); f && f->result.best)
-      std::fprintf(stderr, "  tuned %s: %s %.3f ms\n", f->result.problem.key().c_str(), f->result.best->config.key().c_str(),
-                   f->result.best->stats.median_ns / 1e6);
+      std::fprintf(stderr, "  tuned %s: %s %.3f ms\n", f->result.problem.key().c_str(),
+                   f->result.best->config.key().c_str(), f->result.best->stats.median_ns / 1e6);
   }
 };
 
@@ -158,8 +162,8 @@ int main(int argc, char** argv) {
       const auto& best = summary.results.at(0).best;
       if (!best) throw RunError("no config passed on " + problem.key());
 
-      const cpu::PagedAttentionShape sh{s.batch, s.q_heads, s.kv_heads, s.head_dim, s.page_size,
-                                        (s.context + s.page_size - 1) / s.page_size};
+      const cpu::PagedAttentionShape sh{s.batch,    s.q_heads,   s.kv_heads,
+                                        s.head_dim, s.page_size, (s.context + s.page_size - 1) / s.page_size};
       const cpu::PagedAttentionWorkload w = cpu::make_paged_attention_workload(sh, s.context, 1);
       cpu::AlignedBuffer<float> out(w.q.size());
       const auto op = w.operands(out.data());
@@ -172,7 +176,8 @@ int main(int argc, char** argv) {
         return [&, threads] {
           std::atomic<float> sink{0};
           pool.run(threads, [&](int t) {
-            const std::size_t b = half * t / threads / 8 * 8, e = t + 1 == threads ? half : half * (t + 1) / threads / 8 * 8;
+            const std::size_t b = half * t / threads / 8 * 8,
+                              e = t + 1 == threads ? half : half * (t + 1) / threads / 8 * 8;
             const float x = read_sum(w.k.data() + b, e - b) + read_sum(w.v.data() + b, e - b);
             sink.store(sink.load() + x);
           });
@@ -201,10 +206,14 @@ int main(int argc, char** argv) {
         // The same read with the tuned config's thread count: on a shared machine one thread
         // often wins the search, and its ceiling is one core's read rate.
         const int tuned_threads = static_cast<int>(tuned.get("threads"));
-        const Timing c1 = tuned_threads == hw ? c : time_runs(ceiling(tuned_threads), tuned_threads, pool, evict, cold, launches);
+        const Timing c1 =
+            tuned_threads == hw ? c : time_runs(ceiling(tuned_threads), tuned_threads, pool, evict, cold, launches);
         const Timing t = time_runs(kernel(tuned), tuned_threads, pool, evict, cold, launches);
-        const Timing d = time_runs(kernel(family.default_config), static_cast<int>(family.default_config.get("threads")), pool, evict, cold, launches);
-        auto line = [&](const char* name, double value) { std::printf("%s%s_%s=%.3f\n", p.c_str(), name, mode, value); };
+        const Timing d = time_runs(kernel(family.default_config),
+                                   static_cast<int>(family.default_config.get("threads")), pool, evict, cold, launches);
+        auto line = [&](const char* name, double value) {
+          std::printf("%s%s_%s=%.3f\n", p.c_str(), name, mode, value);
+        };
         line("ceiling_gbps", kv_bytes / c.wall_ns);
         line("tuned_us", t.wall_ns / 1e3);
         line("tuned_gbps", bytes / t.wall_ns);

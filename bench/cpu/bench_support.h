@@ -3,8 +3,8 @@
 // replaced, and the tuner's progress on stderr.
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>

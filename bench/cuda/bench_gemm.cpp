@@ -44,7 +44,7 @@ namespace {
 
 struct Args {
   std::string mode;
-  std::vector<std::string> shapes{"16x4096x4096", "128x4096x4096", "1024x4096x4096",
+  std::vector<std::string> shapes{"16x4096x4096",   "128x4096x4096", "1024x4096x4096",
                                   "4096x4096x4096", "16x14336x4096", "4096x14336x4096"};
   std::string dtype = "f16";
   fs::path cache = fs::temp_directory_path() / ("ktune_bench_cache_" + std::to_string(::getpid()));
@@ -66,13 +66,20 @@ Args parse(int argc, char** argv) {
       a.shapes.clear();
       std::stringstream ss(v);
       for (std::string s; std::getline(ss, s, ',');) a.shapes.push_back(s);
-    } else if (k == "--dtype") a.dtype = v;
-    else if (k == "--cache") a.cache = v;
-    else if (k == "--best") a.best = v;
-    else if (k == "--config") a.config = v;
-    else if (k == "--runs") a.runs = std::stoi(v);
-    else if (k == "--warmup-ms") a.warmup_ms = std::stod(v);
-    else throw InputError("unknown option " + k);
+    } else if (k == "--dtype")
+      a.dtype = v;
+    else if (k == "--cache")
+      a.cache = v;
+    else if (k == "--best")
+      a.best = v;
+    else if (k == "--config")
+      a.config = v;
+    else if (k == "--runs")
+      a.runs = std::stoi(v);
+    else if (k == "--warmup-ms")
+      a.warmup_ms = std::stod(v);
+    else
+      throw InputError("unknown option " + k);
   }
   return a;
 }
@@ -84,7 +91,11 @@ Problem problem_of(const std::string& shape, const std::string& dtype) {
   Problem p;
   if (dtype == "w8a16") {
     p.family = "qmatmul";
-    p.fields = {{"batch", std::to_string(m)}, {"out", std::to_string(n)}, {"in", std::to_string(k)}, {"x_dtype", "f16"}, {"w_dtype", "i8"}};
+    p.fields = {{"batch", std::to_string(m)},
+                {"out", std::to_string(n)},
+                {"in", std::to_string(k)},
+                {"x_dtype", "f16"},
+                {"w_dtype", "i8"}};
   } else {
     p.family = "gemm";
     p.fields = {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}, {"dtype", dtype}};
@@ -104,7 +115,8 @@ class Collect : public TuneObserver {
   std::vector<Trial> ok;
   void on_event(const TuneEvent& e) override {
     if (auto* l = std::get_if<event::Log>(&e)) std::fprintf(stderr, "  %s\n", l->message.c_str());
-    if (auto* f = std::get_if<event::TrialFinished>(&e); f && f->trial.status == TrialStatus::Ok) ok.push_back(f->trial);
+    if (auto* f = std::get_if<event::TrialFinished>(&e); f && f->trial.status == TrialStatus::Ok)
+      ok.push_back(f->trial);
   }
 };
 
@@ -117,14 +129,17 @@ struct Remeasured {
 };
 
 // Kernel `k` of session `s` and kernel `o` of session `so`, timed with `settings` in alternation.
-Remeasured paired(const MeasureSettings& settings, ProblemSession& s, PreparedKernel& k, ProblemSession& so, PreparedKernel& o) {
-  const auto [ours, theirs] = measure_pair(settings, [&](const SampleRequest& q) { return s.sample(k, q); },
-                                           [&](const SampleRequest& q) { return so.sample(o, q); });
+Remeasured paired(const MeasureSettings& settings, ProblemSession& s, PreparedKernel& k, ProblemSession& so,
+                  PreparedKernel& o) {
+  const auto [ours, theirs] = measure_pair(
+      settings, [&](const SampleRequest& q) { return s.sample(k, q); },
+      [&](const SampleRequest& q) { return so.sample(o, q); });
   return {ours.stats.median_ns, theirs.stats.median_ns};
 }
 
 // The config and cuBLAS (other_ns) timed with `settings` in one fresh session.
-Remeasured remeasure(Backend& b, const DeviceInfo& dev, const Problem& p, const Config& c, const MeasureSettings& settings) {
+Remeasured remeasure(Backend& b, const DeviceInfo& dev, const Problem& p, const Config& c,
+                     const MeasureSettings& settings) {
   auto s = b.open(dev, b.family(p.family), p, 1);
   auto k = s->prepare(c);
   s->validate(*k, Tolerance{});
@@ -176,8 +191,8 @@ int tune(const Args& a) {
   fs::remove_all(a.cache);
   const DeviceInfo dev = first_device(*make_cuda_backend(CudaBackendOptions{fs::path{}}));
   std::printf("device: %s, %d SMs, L2 %.0f MiB, peak f16 %.0f TFLOP/s, %.0f GB/s (spec)\n", dev.name.c_str(),
-              static_cast<int>(dev.property("sms")), dev.property("l2_bytes") / 1048576, dev.property("peak_gflops_f16") / 1000,
-              dev.property("mem_bandwidth_gbs"));
+              static_cast<int>(dev.property("sms")), dev.property("l2_bytes") / 1048576,
+              dev.property("peak_gflops_f16") / 1000, dev.property("mem_bandwidth_gbs"));
   nlohmann::json best = nlohmann::json::object();
   std::vector<std::pair<std::string, double>> figures;
   const std::string tag = a.dtype == "f16" ? "" : a.dtype + "_";  // figure names of other dtypes
@@ -212,12 +227,15 @@ int tune(const Args& a) {
     const double ratio = *r.speedup();  // cuBLAS and the winner timed in alternation
     std::string statuses;
     for (const auto& [k, v] : runs[0].status_counts) statuses += " " + k + "=" + std::to_string(v);
-    std::printf("%s %s: best %s  %.2f us (%.1f TFLOP/s, %.0f GB/s)  paired with cuBLAS: %.2f us vs %.2f us  ratio %.3f  [%llu trials:%s]\n",
-                shape.c_str(), a.dtype.c_str(), r.best->config.key().c_str(), r.best->stats.median_ns / 1e3, r.best->tflops,
-                r.best->gbps, r.best_paired->median_ns / 1e3, r.baseline->median_ns / 1e3, ratio,
-                static_cast<unsigned long long>(trials), statuses.c_str());
+    std::printf(
+        "%s %s: best %s  %.2f us (%.1f TFLOP/s, %.0f GB/s)  paired with cuBLAS: %.2f us vs %.2f us  ratio %.3f  [%llu "
+        "trials:%s]\n",
+        shape.c_str(), a.dtype.c_str(), r.best->config.key().c_str(), r.best->stats.median_ns / 1e3, r.best->tflops,
+        r.best->gbps, r.best_paired->median_ns / 1e3, r.baseline->median_ns / 1e3, ratio,
+        static_cast<unsigned long long>(trials), statuses.c_str());
     auto& top = collect[0].ok;
-    std::sort(top.begin(), top.end(), [](const Trial& x, const Trial& y) { return x.stats.median_ns < y.stats.median_ns; });
+    std::sort(top.begin(), top.end(),
+              [](const Trial& x, const Trial& y) { return x.stats.median_ns < y.stats.median_ns; });
     for (std::size_t i = 1; i < std::min<std::size_t>(top.size(), 5); ++i)
       std::printf("    #%zu %s  %.2f us\n", i + 1, top[i].config.key().c_str(), top[i].stats.median_ns / 1e3);
     std::printf("    tuning wall time: cold %.2f s (%.1f configs/s), warm %.2f s (%.1f configs/s)\n", walls[0],
@@ -238,9 +256,11 @@ int tune(const Args& a) {
     per_launch.method = Method::PerLaunch;
     per_launch.max_samples = 100;
     const Remeasured pl = remeasure(*backend, dev, p, r.best->config, per_launch);
-    std::printf("    cold L2: rotating buffers %.2f us vs cuBLAS %.2f us (ratio %.3f); per-launch + flush %.2f us vs %.2f us (ratio %.3f)\n",
-                cold.kernel_ns / 1e3, cold.other_ns / 1e3, cold.other_ns / cold.kernel_ns, pl.kernel_ns / 1e3,
-                pl.other_ns / 1e3, pl.other_ns / pl.kernel_ns);
+    std::printf(
+        "    cold L2: rotating buffers %.2f us vs cuBLAS %.2f us (ratio %.3f); per-launch + flush %.2f us vs %.2f us "
+        "(ratio %.3f)\n",
+        cold.kernel_ns / 1e3, cold.other_ns / 1e3, cold.other_ns / cold.kernel_ns, pl.kernel_ns / 1e3,
+        pl.other_ns / 1e3, pl.other_ns / pl.kernel_ns);
     figures.emplace_back(tag + "ratio_rotating_" + shape, cold.other_ns / cold.kernel_ns);
     figures.emplace_back(tag + "ratio_per_launch_" + shape, pl.other_ns / pl.kernel_ns);
     // Memory-bound shapes (intensity below the device's ridge point): how close any kernel
@@ -248,19 +268,26 @@ int tune(const Args& a) {
     const double ridge = dev.property("peak_gflops_f16") / dev.property("mem_bandwidth_gbs");
     if (gemm.flops(p) / gemm.bytes(p) < ridge) {
       const KernelFamily reader = backend->load_family_spec(fs::path(KTUNE_BENCH_CUDA_DIR) / "read_ceiling.json");
-      const std::pair<const char*, const MeasureSettings*> modes[] = {{"warm_l2", &warm}, {"rotating", &rotate}, {"per_launch", &per_launch}};
+      const std::pair<const char*, const MeasureSettings*> modes[] = {
+          {"warm_l2", &warm}, {"rotating", &rotate}, {"per_launch", &per_launch}};
       for (const auto& [mode, settings] : modes) {
         const Ceiling c = ceiling(*backend, dev, reader, gemm, p, r.best->config, *settings);
-        const double bound = c.vs_cublas.other_ns / c.vs_cublas.kernel_ns, reached = c.vs_config.kernel_ns / c.vs_config.other_ns;
-        std::printf("    %s ceiling: reading %.1f MB takes %.2f us (%.0f GB/s) vs cuBLAS %.2f us: no kernel exceeds ratio %.3f; "
-                    "ktune %.2f us reaches %.0f%% of the ceiling\n",
-                    mode, gemm.bytes(p) / 1e6, c.vs_cublas.kernel_ns / 1e3, gemm.bytes(p) / c.vs_cublas.kernel_ns,
-                    c.vs_cublas.other_ns / 1e3, bound, c.vs_config.other_ns / 1e3, 100 * reached);
+        const double bound = c.vs_cublas.other_ns / c.vs_cublas.kernel_ns,
+                     reached = c.vs_config.kernel_ns / c.vs_config.other_ns;
+        std::printf(
+            "    %s ceiling: reading %.1f MB takes %.2f us (%.0f GB/s) vs cuBLAS %.2f us: no kernel exceeds ratio "
+            "%.3f; "
+            "ktune %.2f us reaches %.0f%% of the ceiling\n",
+            mode, gemm.bytes(p) / 1e6, c.vs_cublas.kernel_ns / 1e3, gemm.bytes(p) / c.vs_cublas.kernel_ns,
+            c.vs_cublas.other_ns / 1e3, bound, c.vs_config.other_ns / 1e3, 100 * reached);
         figures.emplace_back(tag + "ceiling_ratio_" + mode + "_" + shape, bound);
         figures.emplace_back(tag + "pct_of_ceiling_" + mode + "_" + shape, 100 * reached);
       }
     }
-    best[shape] = {{"config", r.best->config.key()}, {"median_ns", r.best->stats.median_ns}, {"paired_ns", r.best_paired->median_ns}, {"cublas_ns", r.baseline->median_ns}};
+    best[shape] = {{"config", r.best->config.key()},
+                   {"median_ns", r.best->stats.median_ns},
+                   {"paired_ns", r.best_paired->median_ns},
+                   {"cublas_ns", r.baseline->median_ns}};
     std::fflush(stdout);
   }
   std::ofstream(a.best) << best.dump(2) << '\n';
@@ -280,7 +307,8 @@ int measure_once(const Args& a) {
   // clock the power limit holds under sustained load.
   MeasureSettings settings = bench_settings();
   settings.warmup_ms = a.warmup_ms;
-  const auto out = measure(settings, [&](const SampleRequest& q) { return s->sample(*k, q); }, std::nullopt);
+  const auto out = measure(
+      settings, [&](const SampleRequest& q) { return s->sample(*k, q); }, std::nullopt);
   const auto clock = dynamic_cast<CudaSessionInfo&>(*s).measure_sm_clock_mhz();
   std::printf("median_ns=%.1f samples=%zu sm_clock_mhz=%.0f\n", out.stats.median_ns, out.stats.count, clock);
   return 0;
@@ -296,22 +324,24 @@ int repeat(const Args& a, const char* self) {
     std::string clocks;
     for (int i = 0; i < a.runs; ++i) {
       const std::string cmd = std::string(self) + " measure --shape " + shape + " --dtype " + a.dtype + " --cache " +
-                              (a.cache / shape).string() + " --warmup-ms " + std::to_string(a.warmup_ms) + " --config '" +
-                              entry["config"].get<std::string>() + "'";
+                              (a.cache / shape).string() + " --warmup-ms " + std::to_string(a.warmup_ms) +
+                              " --config '" + entry["config"].get<std::string>() + "'";
       FILE* pipe = popen(cmd.c_str(), "r");
       if (!pipe) throw RunError("cannot run " + cmd);
       char line[512];
       double median = 0, mhz = 0;
       while (std::fgets(line, sizeof line, pipe))
-        if (std::strncmp(line, "median_ns=", 10) == 0) std::sscanf(line, "median_ns=%lf samples=%*d sm_clock_mhz=%lf", &median, &mhz);
+        if (std::strncmp(line, "median_ns=", 10) == 0)
+          std::sscanf(line, "median_ns=%lf samples=%*d sm_clock_mhz=%lf", &median, &mhz);
       if (pclose(pipe) != 0 || median <= 0) throw RunError("fresh-process measurement failed: " + cmd);
       medians.push_back(median);
       clocks += " " + std::to_string(static_cast<int>(mhz));
     }
     const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
     const double spread = *hi / *lo - 1;
-    std::printf("%s %s: %d fresh processes (%.0f ms warm-up), median %.2f..%.2f us, spread %.2f%% (SM clock MHz:%s)\n", shape.c_str(),
-                entry["config"].get<std::string>().c_str(), a.runs, a.warmup_ms, *lo / 1e3, *hi / 1e3, spread * 100, clocks.c_str());
+    std::printf("%s %s: %d fresh processes (%.0f ms warm-up), median %.2f..%.2f us, spread %.2f%% (SM clock MHz:%s)\n",
+                shape.c_str(), entry["config"].get<std::string>().c_str(), a.runs, a.warmup_ms, *lo / 1e3, *hi / 1e3,
+                spread * 100, clocks.c_str());
     figures.emplace_back("spread_pct_" + shape, spread * 100);
   }
   for (const auto& [k, v] : figures) std::printf("%s=%.3g\n", k.c_str(), v);

@@ -22,10 +22,10 @@
 
 #include "ktune/backends.h"
 #include "ktune/widgets/landscape_page.h"
+#include "ktune/widgets/order_chart.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/run_page.h"
-#include "ktune/widgets/order_chart.h"
 #include "ktune/widgets/trials_model.h"
 #include "ktune/widgets/trials_page.h"
 #include "ktune/widgets/tune_worker.h"
@@ -88,17 +88,18 @@ Summary summarize_ms(std::vector<double> v) {
   return {v[v.size() / 2], v.back()};
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   initialize();
   QCommandLineParser parser;
-  const QCommandLineOption trialsOpt(QStringLiteral("trials"), QStringLiteral("Synthetic trials."), QStringLiteral("N"), QStringLiteral("100000"));
-  const QCommandLineOption liveOpt(QStringLiteral("live-seconds"), QStringLiteral("Length of the live CPU run."), QStringLiteral("S"), QStringLiteral("15"));
-  const QCommandLineOption shapeOpt(QStringLiteral("shape"), QStringLiteral("Shapes of the live gemm run."), QStringLiteral("SPEC"),
-                                    QStringLiteral("M=1,2,4,8,16,32,64 N=128,256 K=128,256"));
+  const QCommandLineOption trialsOpt(QStringLiteral("trials"), QStringLiteral("Synthetic trials."), QStringLiteral("N"),
+                                     QStringLiteral("100000"));
+  const QCommandLineOption liveOpt(QStringLiteral("live-seconds"), QStringLiteral("Length of the live CPU run."),
+                                   QStringLiteral("S"), QStringLiteral("15"));
+  const QCommandLineOption shapeOpt(QStringLiteral("shape"), QStringLiteral("Shapes of the live gemm run."),
+                                    QStringLiteral("SPEC"), QStringLiteral("M=1,2,4,8,16,32,64 N=128,256 K=128,256"));
   parser.addOptions({trialsOpt, liveOpt, shapeOpt});
   parser.addHelpOption();
   parser.process(app);
@@ -138,8 +139,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   const double openMs = ms(t);
-  std::printf("load: read+parse %.0f ms (worker thread), model reset %.1f ms (UI thread), open() end to end %.0f ms, %d rows\n",
-              parseMs, resetMs, openMs, document.trials()->rowCount());
+  std::printf(
+      "load: read+parse %.0f ms (worker thread), model reset %.1f ms (UI thread), open() end to end %.0f ms, %d rows\n",
+      parseMs, resetMs, openMs, document.trials()->rowCount());
 
   // ---- redraw ----
   LatencyOrderChart* chart = landscape.orderChart();
@@ -158,8 +160,10 @@ int main(int argc, char** argv) {
     total.push_back(r + p);
   }
   const Summary sr = summarize_ms(rebuild), sp = summarize_ms(paint), st = summarize_ms(total);
-  std::printf("redraw (decimated, %d of %d points drawn): rebuild %.1f ms + paint %.1f ms = %.1f ms median, %.1f ms max (7 runs)\n",
-              chart->drawnPoints(), chart->dataPoints(), sr.median, sp.median, st.median, st.max);
+  std::printf(
+      "redraw (decimated, %d of %d points drawn): rebuild %.1f ms + paint %.1f ms = %.1f ms median, %.1f ms max (7 "
+      "runs)\n",
+      chart->drawnPoints(), chart->dataPoints(), sr.median, sp.median, st.median, st.max);
 
   {
     // Reference: every point to one QScatterSeries in one replace() call.
@@ -186,8 +190,9 @@ int main(int argc, char** argv) {
       s->clear();
     }
     const Summary sf = summarize_ms(times);
-    std::printf("redraw reference (all %lld points, one replace(), no decimation): %.0f ms median, %.0f ms max (3 runs)\n",
-                static_cast<long long>(all.size()), sf.median, sf.max);
+    std::printf(
+        "redraw reference (all %lld points, one replace(), no decimation): %.0f ms median, %.0f ms max (3 runs)\n",
+        static_cast<long long>(all.size()), sf.median, sf.max);
   }
 
   // ---- live stall probe ----
@@ -266,10 +271,14 @@ int main(int argc, char** argv) {
   const double secs = static_cast<double>(wall.elapsed()) / 1e3;
   std::printf("live CPU run (%s, %s): %d trials in %.1f s (%.0f trials/s), %d UI updates (%.1f per s)\n",
               device.name.c_str(), qPrintable(parser.value(shapeOpt)), document.trials()->rowCount(), secs,
-              document.trials()->rowCount() / secs, controller.updatesDelivered(), controller.updatesDelivered() / secs);
-  std::printf("UI thread CPU during the run: %.0f ms of %.0f ms wall (%.0f %%)\n", uiCpu, secs * 1e3, 100 * uiCpu / (secs * 1e3));
-  std::printf("append (model, proxy, table, run page): slowest batch %.1f ms UI-thread CPU (%lld trials), biggest batch %lld trials\n", worstAppend,
-              static_cast<long long>(worstBatch), static_cast<long long>(biggestBatch));
+              document.trials()->rowCount() / secs, controller.updatesDelivered(),
+              controller.updatesDelivered() / secs);
+  std::printf("UI thread CPU during the run: %.0f ms of %.0f ms wall (%.0f %%)\n", uiCpu, secs * 1e3,
+              100 * uiCpu / (secs * 1e3));
+  std::printf(
+      "append (model, proxy, table, run page): slowest batch %.1f ms UI-thread CPU (%lld trials), biggest batch %lld "
+      "trials\n",
+      worstAppend, static_cast<long long>(worstBatch), static_cast<long long>(biggestBatch));
   std::printf("stall: longest UI-thread gap of a 5 ms timer %.1f ms (p99 %.1f ms, median %.1f ms, %zu ticks)\n", worst,
               gaps[gaps.size() * 99 / 100], gaps[gaps.size() / 2], gaps.size());
   return 0;

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -110,15 +110,20 @@ void bench(const Landscape& l, const fs::path& scratch) {
     }
     const auto median = median_of(evals);
     std::cout << "evals_to_2pct_" << kind << "_" << l.name << "=" << text(median) << "\n";
-    if (std::string(kind) == "random") random = median;
-    else if (median && (!best_guided || *median < *best_guided)) best_guided = median, best_kind = kind;
+    if (std::string(kind) == "random")
+      random = median;
+    else if (median && (!best_guided || *median < *best_guided))
+      best_guided = median, best_kind = kind;
   }
   // The goal: the best strategy within 2% in at most 10% of an exhaustive search's
   // evaluations (the landscape's size), and in at least 3x fewer than random search.
   if (best_guided) {
     std::cout << "best_strategy_" << l.name << "=" << best_kind << "\n";
-    std::cout << "best_evals_over_exhaustive_" << l.name << "=" << static_cast<double>(*best_guided) / static_cast<double>(all.size()) << "\n";
-    if (random) std::cout << "random_over_best_evals_" << l.name << "=" << static_cast<double>(*random) / static_cast<double>(*best_guided) << "\n";
+    std::cout << "best_evals_over_exhaustive_" << l.name << "="
+              << static_cast<double>(*best_guided) / static_cast<double>(all.size()) << "\n";
+    if (random)
+      std::cout << "random_over_best_evals_" << l.name << "="
+                << static_cast<double>(*random) / static_cast<double>(*best_guided) << "\n";
   }
 }
 

@@ -8,7 +8,8 @@ Measured ProblemSession::validate_and_measure(PreparedKernel& kernel, const Tole
                                               const MeasureSettings& settings, std::optional<double> best_median_ns) {
   Measured m;
   m.validation = validate(kernel, tol);
-  m.outcome = measure(settings, [&](const SampleRequest& r) { return sample(kernel, r); }, best_median_ns);
+  m.outcome = measure(
+      settings, [&](const SampleRequest& r) { return sample(kernel, r); }, best_median_ns);
   return m;
 }
 

@@ -57,7 +57,8 @@ class BayesStrategy : public Strategy {
     std::vector<std::size_t> picks;
     if (evals_.handed() < initial_ || !any_ran()) {
       // The start, or, while every config so far failed, one more spread-out config at a time.
-      const std::size_t n = std::min({max, left, std::max<std::size_t>(1, initial_ - std::min(initial_, evals_.handed()))});
+      const std::size_t n =
+          std::min({max, left, std::max<std::size_t>(1, initial_ - std::min(initial_, evals_.handed()))});
       for (std::size_t k = 0; k < n; ++k)
         if (const auto i = spread_out_pick()) picks.push_back(*i), evals_.propose(*i);
     } else {
@@ -75,7 +76,8 @@ class BayesStrategy : public Strategy {
 
  private:
   bool any_ran() const {
-    return std::any_of(evals_.order().begin(), evals_.order().end(), [&](std::size_t i) { return evals_.time(i).has_value(); });
+    return std::any_of(evals_.order().begin(), evals_.order().end(),
+                       [&](std::size_t i) { return evals_.time(i).has_value(); });
   }
 
   // Of a few random unproposed configs, the one farthest from every config proposed so far.
@@ -231,7 +233,7 @@ class BayesStrategy : public Strategy {
   Evaluations evals_;
   std::mt19937_64 rng_;
   std::size_t initial_ = 4;
-  std::size_t searched_at_ = 0;                   // training points at the last hyperparameter search
+  std::size_t searched_at_ = 0;                     // training points at the last hyperparameter search
   std::optional<GaussianProcess::Hyper> hyper_[2];  // the models' hyperparameters: plain, with pairs
   // pairs_[a][b][cell_index(p, a, b)] for a < b: how configs with those two values fared.
   std::vector<std::vector<std::vector<PairCount>>> pairs_;

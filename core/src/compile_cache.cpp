@@ -79,8 +79,10 @@ void write_compile_cache(const std::filesystem::path& file, const std::string& m
 
 std::filesystem::path default_compile_cache_dir(const std::string& backend, const char* env_var) {
   if (const char* env = std::getenv(env_var); env && *env) return env;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "ktune" / backend;
-  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "ktune" / backend;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::filesystem::path(xdg) / "ktune" / backend;
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".cache" / "ktune" / backend;
   return std::filesystem::temp_directory_path() / ("ktune-" + backend + "-cache");
 }
 

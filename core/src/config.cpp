@@ -77,9 +77,11 @@ nlohmann::json Config::to_json() const {
 
 Config Config::from_json(const nlohmann::json& j) {
   if (!j.is_object())
-    throw InputError("a config must be a JSON object of parameter: value (integer, boolean or string), got " + json_excerpt(j));
+    throw InputError("a config must be a JSON object of parameter: value (integer, boolean or string), got " +
+                     json_excerpt(j));
   Config c;
-  for (const auto& [k, v] : j.items()) c.values_.emplace_back(k, ParamValue::from_json(v, "config parameter '" + k + "'"));
+  for (const auto& [k, v] : j.items())
+    c.values_.emplace_back(k, ParamValue::from_json(v, "config parameter '" + k + "'"));
   return c;
 }
 

@@ -29,8 +29,8 @@ double DeviceInfo::property(const std::string& key, double fallback) const {
 }
 
 nlohmann::json DeviceInfo::to_json() const {
-  return {{"backend", backend}, {"index", index}, {"name", name}, {"slug", slug()},
-          {"properties", properties}, {"text", text}};
+  return {{"backend", backend}, {"index", index},           {"name", name},
+          {"slug", slug()},     {"properties", properties}, {"text", text}};
 }
 
 DeviceInfo DeviceInfo::from_json(const nlohmann::json& j) {

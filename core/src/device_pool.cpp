@@ -152,8 +152,9 @@ void DevicePool::open(const KernelFamily& family, const Problem& problem, std::u
 ProblemSession& DevicePool::session(std::size_t lane) { return *slots_.at(lane)->session; }
 
 void DevicePool::run_lane(std::size_t lane, const std::vector<Config>& batch, const Tolerance& tol,
-                          const MeasureSettings& settings, const std::function<std::optional<std::size_t>(bool ahead)>& claim,
-                          std::size_t lookahead, const std::function<bool(std::size_t)>& start,
+                          const MeasureSettings& settings,
+                          const std::function<std::optional<std::size_t>(bool ahead)>& claim, std::size_t lookahead,
+                          const std::function<bool(std::size_t)>& start,
                           const std::function<void(std::size_t, Trial)>& finish,
                           const std::function<std::optional<double>()>& best) {
   Slot& slot = *slots_.at(lane);
@@ -163,7 +164,8 @@ void DevicePool::run_lane(std::size_t lane, const std::vector<Config>& batch, co
       const auto i = claim(!ahead.empty());
       if (!i) break;
       // The config by value: a cancelled batch's queued prepares may run after the batch is gone.
-      ahead.emplace_back(*i, slot.pool->submit([session = slot.session.get(), c = batch[*i]] { return prepare(*session, c); }));
+      ahead.emplace_back(
+          *i, slot.pool->submit([session = slot.session.get(), c = batch[*i]] { return prepare(*session, c); }));
     }
     if (ahead.empty()) return;
     auto [i, future] = std::move(ahead.front());

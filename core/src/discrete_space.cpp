@@ -53,7 +53,8 @@ double DiscreteSpace::normalized(std::size_t i, std::size_t d) const {
 }
 
 std::optional<double> trial_time(const Trial& t) {
-  if ((t.status == TrialStatus::Ok || t.status == TrialStatus::SlowAbort) && t.stats.median_ns > 0) return t.stats.median_ns;
+  if ((t.status == TrialStatus::Ok || t.status == TrialStatus::SlowAbort) && t.stats.median_ns > 0)
+    return t.stats.median_ns;
   return std::nullopt;
 }
 

@@ -1,7 +1,7 @@
 #include "ktune/expression.h"
 
-#include <cmath>
 #include <muParser.h>
+#include <cmath>
 
 #include "ktune/error.h"
 #include "ktune/param_value.h"
@@ -61,7 +61,8 @@ void define_operators(mu::Parser& p) {
   p.DefineOprt("||", lor, mu::prLOR, mu::oaLEFT, true);
   p.DefineOprt("&&", land, mu::prLAND, mu::oaLEFT, true);
   using Op = double (*)(double, double);
-  const std::pair<const char*, Op> comparisons[] = {{"<", lt}, {">", gt}, {"<=", le}, {">=", ge}, {"==", eq}, {"!=", ne}};
+  const std::pair<const char*, Op> comparisons[] = {{"<", lt},  {">", gt},  {"<=", le},
+                                                    {">=", ge}, {"==", eq}, {"!=", ne}};
   for (const auto& [name, f] : comparisons) p.DefineOprt(name, f, mu::prCMP, mu::oaLEFT, true);
   p.DefineOprt("+", add, mu::prADD_SUB, mu::oaLEFT, true);
   p.DefineOprt("-", sub, mu::prADD_SUB, mu::oaLEFT, true);
@@ -107,9 +108,7 @@ struct Expression::Impl {
   std::map<std::string, double> storage;
   std::vector<std::string> names;
 
-  static double* factory(const char* name, void* self) {
-    return &static_cast<Impl*>(self)->storage[name];
-  }
+  static double* factory(const char* name, void* self) { return &static_cast<Impl*>(self)->storage[name]; }
 
   explicit Impl(const std::string& text) {
     define_operators(parser);

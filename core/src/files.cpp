@@ -24,12 +24,18 @@ namespace {
 
 const char* kind_of(const fs::file_status& st) {
   switch (st.type()) {
-    case fs::file_type::directory: return "a directory";
-    case fs::file_type::character: return "a character device";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::fifo: return "a FIFO";
-    case fs::file_type::socket: return "a socket";
-    default: return "not a regular file";
+    case fs::file_type::directory:
+      return "a directory";
+    case fs::file_type::character:
+      return "a character device";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::fifo:
+      return "a FIFO";
+    case fs::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";
   }
 }
 
@@ -81,7 +87,8 @@ int create_locked_temp(std::string& tmp, const std::string& pattern, const fs::p
       ::close(fd);
       io_error("cannot lock a temporary file beside", file, err);
     }
-    struct stat mine {}, named {};
+    struct stat mine {
+    }, named{};
     if (::fstat(fd, &mine) == 0 && ::stat(tmp.c_str(), &named) == 0 && mine.st_ino == named.st_ino &&
         mine.st_dev == named.st_dev)
       return fd;

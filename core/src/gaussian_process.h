@@ -41,7 +41,7 @@ class GaussianProcess {
   double log_likelihood() const;
 
   std::vector<Point> x_;
-  std::vector<double> y_;      // standardized
+  std::vector<double> y_;  // standardized
   double y_mean_ = 0, y_scale_ = 1;
   std::vector<double> lengths_;
   double noise_ = 1e-2;

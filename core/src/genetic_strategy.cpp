@@ -68,8 +68,9 @@ class GeneticStrategy : public Strategy {
         else
           break;
     } else {
-      std::sort(population_.begin(), population_.end(),
-                [&](std::size_t a, std::size_t b) { return fitness(a) < fitness(b) || (fitness(a) == fitness(b) && a < b); });
+      std::sort(population_.begin(), population_.end(), [&](std::size_t a, std::size_t b) {
+        return fitness(a) < fitness(b) || (fitness(a) == fitness(b) && a < b);
+      });
       population_.erase(std::unique(population_.begin(), population_.end()), population_.end());
       const std::size_t elite = std::min<std::size_t>(2, population_.size());
       next_gen.assign(population_.begin(), population_.begin() + static_cast<std::ptrdiff_t>(elite));

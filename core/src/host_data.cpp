@@ -60,15 +60,45 @@ float bf16_to_f32(std::uint16_t h) {
 double load_elem(const void* data, ElemType t, std::size_t i) {
   const auto* p = static_cast<const unsigned char*>(data);
   switch (t) {
-    case ElemType::F16: { std::uint16_t v; std::memcpy(&v, p + 2 * i, 2); return f16_to_f32(v); }
-    case ElemType::BF16: { std::uint16_t v; std::memcpy(&v, p + 2 * i, 2); return bf16_to_f32(v); }
-    case ElemType::F32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case ElemType::F64: { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
-    case ElemType::I8: return static_cast<std::int8_t>(p[i]);
-    case ElemType::U8: return p[i];
-    case ElemType::I32: { std::int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case ElemType::U32: { std::uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case ElemType::I64: { std::int64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<double>(v); }
+    case ElemType::F16: {
+      std::uint16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      return f16_to_f32(v);
+    }
+    case ElemType::BF16: {
+      std::uint16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      return bf16_to_f32(v);
+    }
+    case ElemType::F32: {
+      float v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case ElemType::F64: {
+      double v;
+      std::memcpy(&v, p + 8 * i, 8);
+      return v;
+    }
+    case ElemType::I8:
+      return static_cast<std::int8_t>(p[i]);
+    case ElemType::U8:
+      return p[i];
+    case ElemType::I32: {
+      std::int32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case ElemType::U32: {
+      std::uint32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case ElemType::I64: {
+      std::int64_t v;
+      std::memcpy(&v, p + 8 * i, 8);
+      return static_cast<double>(v);
+    }
   }
   return 0;
 }
@@ -76,15 +106,45 @@ double load_elem(const void* data, ElemType t, std::size_t i) {
 void store_elem(void* data, ElemType t, std::size_t i, double v) {
   auto* p = static_cast<unsigned char*>(data);
   switch (t) {
-    case ElemType::F16: { const std::uint16_t h = f32_to_f16(static_cast<float>(v)); std::memcpy(p + 2 * i, &h, 2); return; }
-    case ElemType::BF16: { const std::uint16_t h = f32_to_bf16(static_cast<float>(v)); std::memcpy(p + 2 * i, &h, 2); return; }
-    case ElemType::F32: { const float f = static_cast<float>(v); std::memcpy(p + 4 * i, &f, 4); return; }
-    case ElemType::F64: std::memcpy(p + 8 * i, &v, 8); return;
-    case ElemType::I8: p[i] = static_cast<unsigned char>(static_cast<std::int8_t>(v)); return;
-    case ElemType::U8: p[i] = static_cast<unsigned char>(v); return;
-    case ElemType::I32: { const auto x = static_cast<std::int32_t>(v); std::memcpy(p + 4 * i, &x, 4); return; }
-    case ElemType::U32: { const auto x = static_cast<std::uint32_t>(v); std::memcpy(p + 4 * i, &x, 4); return; }
-    case ElemType::I64: { const auto x = static_cast<std::int64_t>(v); std::memcpy(p + 8 * i, &x, 8); return; }
+    case ElemType::F16: {
+      const std::uint16_t h = f32_to_f16(static_cast<float>(v));
+      std::memcpy(p + 2 * i, &h, 2);
+      return;
+    }
+    case ElemType::BF16: {
+      const std::uint16_t h = f32_to_bf16(static_cast<float>(v));
+      std::memcpy(p + 2 * i, &h, 2);
+      return;
+    }
+    case ElemType::F32: {
+      const float f = static_cast<float>(v);
+      std::memcpy(p + 4 * i, &f, 4);
+      return;
+    }
+    case ElemType::F64:
+      std::memcpy(p + 8 * i, &v, 8);
+      return;
+    case ElemType::I8:
+      p[i] = static_cast<unsigned char>(static_cast<std::int8_t>(v));
+      return;
+    case ElemType::U8:
+      p[i] = static_cast<unsigned char>(v);
+      return;
+    case ElemType::I32: {
+      const auto x = static_cast<std::int32_t>(v);
+      std::memcpy(p + 4 * i, &x, 4);
+      return;
+    }
+    case ElemType::U32: {
+      const auto x = static_cast<std::uint32_t>(v);
+      std::memcpy(p + 4 * i, &x, 4);
+      return;
+    }
+    case ElemType::I64: {
+      const auto x = static_cast<std::int64_t>(v);
+      std::memcpy(p + 8 * i, &x, 8);
+      return;
+    }
   }
 }
 
@@ -160,7 +220,8 @@ Comparison compare(const void* got, ElemType t, const std::vector<double>& want,
     }
   }
   c.validation.max_abs_error = std::max(worst, 0.0);
-  c.validation.mismatch_fraction = want.empty() ? 0 : static_cast<double>(c.mismatches) / static_cast<double>(want.size());
+  c.validation.mismatch_fraction =
+      want.empty() ? 0 : static_cast<double>(c.mismatches) / static_cast<double>(want.size());
   return c;
 }
 

@@ -4,8 +4,8 @@
 // Private to the core's file formats (run store, registry, search space, kernel spec). Values
 // are quoted in errors by a short excerpt, never dumped whole.
 #include <cctype>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
@@ -51,7 +51,8 @@ class BasicJsonPath {
   // Calls f(key, BasicJsonPath) for each member of an object.
   template <class F>
   void for_each_member(F&& f) const {
-    for (auto it = object().begin(); it != j_->end(); ++it) f(it.key(), BasicJsonPath(it.value(), child_path(it.key())));
+    for (auto it = object().begin(); it != j_->end(); ++it)
+      f(it.key(), BasicJsonPath(it.value(), child_path(it.key())));
   }
   // Calls f(BasicJsonPath) for each element of an array.
   template <class F>
@@ -133,9 +134,7 @@ class BasicJsonPath {
     }
   }
 
-  [[noreturn]] void expected(const std::string& what) const {
-    fail("expected " + what + ", got " + json_excerpt(*j_));
-  }
+  [[noreturn]] void expected(const std::string& what) const { fail("expected " + what + ", got " + json_excerpt(*j_)); }
 
  private:
   static bool is_identifier(const std::string& s) {

@@ -20,9 +20,11 @@ std::int64_t TpField::local(std::int64_t global, int tp_size) const {
   const std::string given = name + "=" + std::to_string(global) + " and --tp-size " + std::to_string(tp_size);
   if (!at_least_one || global >= tp_size) {
     if (global % tp_size != 0)
-      throw InputError(name + "=" + std::to_string(global) + " is not divisible by --tp-size " + std::to_string(tp_size) +
-                       (at_least_one ? " (" + name + " is divided across ranks, or replicated when there are fewer "
-                                                   "than ranks: one must divide the other)"
+      throw InputError(name + "=" + std::to_string(global) + " is not divisible by --tp-size " +
+                       std::to_string(tp_size) +
+                       (at_least_one ? " (" + name +
+                                           " is divided across ranks, or replicated when there are fewer "
+                                           "than ranks: one must divide the other)"
                                      : ""));
     return global / tp_size;
   }
@@ -88,7 +90,11 @@ void KernelFamily::check_space(const SearchSpace& space) const {
                        " is missing; give it at least one value (`ktune space " + name + " --json` lists them all)");
 }
 
-double KernelFamily::flops(const Problem& p) const { return flops_expr.empty() ? 0 : Expression(flops_expr).eval(variables(p)); }
-double KernelFamily::bytes(const Problem& p) const { return bytes_expr.empty() ? 0 : Expression(bytes_expr).eval(variables(p)); }
+double KernelFamily::flops(const Problem& p) const {
+  return flops_expr.empty() ? 0 : Expression(flops_expr).eval(variables(p));
+}
+double KernelFamily::bytes(const Problem& p) const {
+  return bytes_expr.empty() ? 0 : Expression(bytes_expr).eval(variables(p));
+}
 
 }  // namespace ktune

@@ -24,38 +24,51 @@ std::string number_text(double v);
 std::size_t elem_size(ElemType t) {
   switch (t) {
     case ElemType::F16:
-    case ElemType::BF16: return 2;
+    case ElemType::BF16:
+      return 2;
     case ElemType::F32:
     case ElemType::I32:
-    case ElemType::U32: return 4;
+    case ElemType::U32:
+      return 4;
     case ElemType::F64:
-    case ElemType::I64: return 8;
+    case ElemType::I64:
+      return 8;
     case ElemType::I8:
-    case ElemType::U8: return 1;
+    case ElemType::U8:
+      return 1;
   }
   return 1;
 }
 
 const char* to_string(ElemType t) {
   switch (t) {
-    case ElemType::F16: return "f16";
-    case ElemType::BF16: return "bf16";
-    case ElemType::F32: return "f32";
-    case ElemType::F64: return "f64";
-    case ElemType::I8: return "i8";
-    case ElemType::U8: return "u8";
-    case ElemType::I32: return "i32";
-    case ElemType::U32: return "u32";
-    case ElemType::I64: return "i64";
+    case ElemType::F16:
+      return "f16";
+    case ElemType::BF16:
+      return "bf16";
+    case ElemType::F32:
+      return "f32";
+    case ElemType::F64:
+      return "f64";
+    case ElemType::I8:
+      return "i8";
+    case ElemType::U8:
+      return "u8";
+    case ElemType::I32:
+      return "i32";
+    case ElemType::U32:
+      return "u32";
+    case ElemType::I64:
+      return "i64";
   }
   return "?";
 }
 
 ElemType elem_type_from_string(const std::string& s) {
   static const std::pair<const char*, ElemType> table[] = {
-      {"f16", ElemType::F16}, {"bf16", ElemType::BF16}, {"f32", ElemType::F32}, {"f64", ElemType::F64},
-      {"i8", ElemType::I8},   {"u8", ElemType::U8},     {"i32", ElemType::I32}, {"u32", ElemType::U32},
-      {"i64", ElemType::I64}};
+      {"f16", ElemType::F16}, {"bf16", ElemType::BF16}, {"f32", ElemType::F32},
+      {"f64", ElemType::F64}, {"i8", ElemType::I8},     {"u8", ElemType::U8},
+      {"i32", ElemType::I32}, {"u32", ElemType::U32},   {"i64", ElemType::I64}};
   for (const auto& [name, t] : table)
     if (s == name) return t;
   throw InputError("unknown element type '" + s + "': use one of f16, bf16, f32, f64, i8, u8, i32, u32, i64");
@@ -116,12 +129,15 @@ std::string KernelSpec::substitute(const std::string& text, const Problem& p, co
     const std::size_t open = text.find("${", pos);
     if (open == std::string::npos) break;
     const std::size_t close = text.find('}', open);
-    if (close == std::string::npos) throw InputError("unterminated \"${\" in \"" + text + "\" (" + family_.source + ")");
+    if (close == std::string::npos)
+      throw InputError("unterminated \"${\" in \"" + text + "\" (" + family_.source + ")");
     out += text.substr(pos, open - pos);
     const std::string name = text.substr(open + 2, close - open - 2);
     std::optional<std::string> value;
-    if (family_.field(name)) value = p.field(name);
-    else if (c.has(name)) value = c.value(name).is_string() ? c.value(name).as_string() : std::to_string(c.get(name));
+    if (family_.field(name))
+      value = p.field(name);
+    else if (c.has(name))
+      value = c.value(name).is_string() ? c.value(name).as_string() : std::to_string(c.get(name));
     else
       for (const auto& [dn, dv] : defines(p, c))
         if (dn == name) value = dv;
@@ -169,8 +185,10 @@ std::vector<std::string> options_with(const std::vector<std::string>& options,
 
 std::string number_text(double v) {
   std::ostringstream os;
-  if (v == std::floor(v) && std::abs(v) < 9e15) os << static_cast<long long>(v);
-  else os << v;
+  if (v == std::floor(v) && std::abs(v) < 9e15)
+    os << static_cast<long long>(v);
+  else
+    os << v;
   return os.str();
 }
 
@@ -181,7 +199,7 @@ std::vector<std::string> KernelSpec::compile_options(const Problem& p, const Con
 }
 
 std::vector<std::pair<std::string, std::string>> KernelSpec::launch_defines(const SpecLaunch& l, const Problem& p,
-                                                                           const Config& c) const {
+                                                                            const Config& c) const {
   auto out = defines(p, c);
   if (l.defines.empty()) return out;
   const Variables vars = variables(p, c);
@@ -189,17 +207,21 @@ std::vector<std::pair<std::string, std::string>> KernelSpec::launch_defines(cons
     const std::string& name = define.first;  // a lambda may not capture a structured binding before clang 16
     const std::string v = number_text(Expression(define.second).eval(vars));
     const auto it = std::find_if(out.begin(), out.end(), [&](const auto& d) { return d.first == name; });
-    if (it != out.end()) it->second = v;
-    else out.emplace_back(name, v);
+    if (it != out.end())
+      it->second = v;
+    else
+      out.emplace_back(name, v);
   }
   return out;
 }
 
-std::vector<std::string> KernelSpec::launch_compile_options(const SpecLaunch& l, const Problem& p, const Config& c) const {
+std::vector<std::string> KernelSpec::launch_compile_options(const SpecLaunch& l, const Problem& p,
+                                                            const Config& c) const {
   return options_with(options_, launch_defines(l, p, c));
 }
 
-LaunchGeometry KernelSpec::geometry(const SpecLaunch& l, const Problem& p, const Config& c, const Variables& device) const {
+LaunchGeometry KernelSpec::geometry(const SpecLaunch& l, const Problem& p, const Config& c,
+                                    const Variables& device) const {
   const Variables vars = variables(p, c, device);
   LaunchGeometry g;
   g.entry = substitute(l.entry, p, c);
@@ -208,7 +230,8 @@ LaunchGeometry KernelSpec::geometry(const SpecLaunch& l, const Problem& p, const
     g.grid[k] = to_count(Expression(l.grid[k]).eval(vars), "grid \"" + l.grid[k] + "\" of " + g.entry);
     g.block[k] = to_count(Expression(l.block[k]).eval(vars), "block \"" + l.block[k] + "\" of " + g.entry);
   }
-  g.shared_bytes = to_count(Expression(l.shared_bytes).eval(vars), "shared_bytes \"" + l.shared_bytes + "\" of " + g.entry);
+  g.shared_bytes =
+      to_count(Expression(l.shared_bytes).eval(vars), "shared_bytes \"" + l.shared_bytes + "\" of " + g.entry);
   return g;
 }
 
@@ -216,7 +239,8 @@ ElemType KernelSpec::arg_type(const SpecArgument& a, const Problem& p, const Con
   return elem_type_from_string(substitute(a.dtype, p, c));
 }
 
-std::uint64_t KernelSpec::arg_count(const SpecArgument& a, const Problem& p, const Config& c, const Variables& device) const {
+std::uint64_t KernelSpec::arg_count(const SpecArgument& a, const Problem& p, const Config& c,
+                                    const Variables& device) const {
   if (!a.is_buffer()) throw InputError("argument " + a.name + " is not a buffer; it has no element count");
   return to_count(Expression(a.count).eval(variables(p, c, device)), "count \"" + a.count + "\" of buffer " + a.name);
 }
@@ -239,8 +263,8 @@ double KernelSpec::reduced(const void* data, ElemType t, std::size_t total, cons
   if (!check_.count.empty())
     n = to_count(Expression(check_.count).eval(variables(p, c, device)), "check.count \"" + check_.count + "\"");
   if (n > total)
-    throw InputError("check.count \"" + check_.count + "\" is " + std::to_string(n) + " for " + c.key() + ", but " + output_ +
-                     " holds " + std::to_string(total) + " elements");
+    throw InputError("check.count \"" + check_.count + "\" is " + std::to_string(n) + " for " + c.key() + ", but " +
+                     output_ + " holds " + std::to_string(total) + " elements");
   double acc = check_.reduce == SpecCheck::Reduce::Max ? -HUGE_VAL : 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     const double v = load_elem(data, t, i);

@@ -10,9 +10,9 @@
 
 #include "json_path.h"
 #include "ktune/error.h"
+#include "ktune/files.h"
 #include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
-#include "ktune/files.h"
 
 namespace ktune {
 
@@ -60,7 +60,8 @@ struct KernelSpecReader {
               k.name = kf["name"].string();
               k.numeric = kf.boolean_or("numeric", true);
               if (const auto d = kf.find("default")) k.default_value = text(*d);
-              if (const auto c = kf.find("choices")) c->for_each_element([&](const JsonPath& v) { k.choices.push_back(text(v)); });
+              if (const auto c = kf.find("choices"))
+                c->for_each_element([&](const JsonPath& v) { k.choices.push_back(text(v)); });
               k.help = kf.string_or("help", "");
               if (f.field(k.name)) kf.fail("duplicate key field '" + k.name + "'");
               f.key_fields.push_back(std::move(k));
@@ -75,8 +76,10 @@ struct KernelSpecReader {
       return v;
     };
     f.bucket_field = key_field("bucket_field", true);
-    if (const std::string out = key_field("tp_out_field", true); !out.empty()) f.tp_splits.push_back({TpSplitDim::Out, {{out}}});
-    if (const std::string in = key_field("tp_in_field", true); !in.empty()) f.tp_splits.push_back({TpSplitDim::In, {{in}}});
+    if (const std::string out = key_field("tp_out_field", true); !out.empty())
+      f.tp_splits.push_back({TpSplitDim::Out, {{out}}});
+    if (const std::string in = key_field("tp_in_field", true); !in.empty())
+      f.tp_splits.push_back({TpSplitDim::In, {{in}}});
     // Attention shards heads: "tp_head_fields": ["num_q_heads", {"name": "num_kv_heads", "at_least_one": true}].
     if (const auto heads = root.find("tp_head_fields")) {
       TpSplit split{TpSplitDim::Heads, {}};
@@ -141,7 +144,8 @@ struct KernelSpecReader {
         {"observers", "nothing: ktune records time, FLOP/s and GB/s"}};
     for (const auto& [key, hint] : hints)
       if (root.has(key))
-        root[key].fail(std::string("is Kernel Tuner's; a spec says it as ") + hint + " (docs/coming-from-kernel-tuner.md)");
+        root[key].fail(std::string("is Kernel Tuner's; a spec says it as ") + hint +
+                       " (docs/coming-from-kernel-tuner.md)");
   }
 
   void source(const JsonPath& root, const std::filesystem::path& base_dir,
@@ -163,9 +167,11 @@ struct KernelSpecReader {
 
   void compile(const JsonPath& c) {
     c.object();
-    if (const auto o = c.find("options")) o->for_each_element([&](const JsonPath& v) { s.options_.push_back(text(v)); });
+    if (const auto o = c.find("options"))
+      o->for_each_element([&](const JsonPath& v) { s.options_.push_back(text(v)); });
     s.params_as_defines_ = c.boolean_or("params_as_defines", true);
-    if (const auto defines = c.find("defines")) defines->for_each_member([&](const std::string& name, const JsonPath& v) {
+    if (const auto defines = c.find("defines"))
+      defines->for_each_member([&](const std::string& name, const JsonPath& v) {
         SpecDefine d;
         d.name = name;
         if (v.json().is_object()) {
@@ -210,12 +216,18 @@ struct KernelSpecReader {
       }
     }
     const std::string role = a.string_or("role", "input");
-    if (role == "input") arg.role = ArgRole::Input;
-    else if (role == "output") arg.role = ArgRole::Output;
-    else if (role == "workspace") arg.role = ArgRole::Workspace;
-    else a["role"].fail("'" + role + "' is not input, output or workspace");
-    if (arg.role == ArgRole::Output) output_init(a, arg, dialect);
-    else if (const auto in = a.find("init")) init(*in, arg);
+    if (role == "input")
+      arg.role = ArgRole::Input;
+    else if (role == "output")
+      arg.role = ArgRole::Output;
+    else if (role == "workspace")
+      arg.role = ArgRole::Workspace;
+    else
+      a["role"].fail("'" + role + "' is not input, output or workspace");
+    if (arg.role == ArgRole::Output)
+      output_init(a, arg, dialect);
+    else if (const auto in = a.find("init"))
+      init(*in, arg);
     else if (arg.is_buffer() && arg.role == ArgRole::Input)
       arg.init.kind = ArgInit::Kind::Uniform;  // inputs are random unless said otherwise: zeros hide bugs
     if (arg.role != ArgRole::Input && !arg.is_buffer()) a.fail("only a buffer can be an output or a workspace");
@@ -225,7 +237,8 @@ struct KernelSpecReader {
         c->fail("only an input buffer fills a __constant__ symbol (its generated data is copied there)");
       arg.constant = c->string();
       for (const auto& other : s.args_)
-        if (other.constant == arg.constant) c->fail("'" + arg.constant + "' is already filled by argument '" + other.name + "'");
+        if (other.constant == arg.constant)
+          c->fail("'" + arg.constant + "' is already filled by argument '" + other.name + "'");
     }
     s.args_.push_back(std::move(arg));
   }
@@ -234,7 +247,8 @@ struct KernelSpecReader {
     arg.kind = SpecArgument::Kind::TensorMap;
     arg.tensor = a["tensor_map"].string();
     const SpecArgument* of = s.argument(arg.tensor);
-    if (!of || !of->is_buffer()) a["tensor_map"].fail("'" + arg.tensor + "' is not a buffer declared before this argument");
+    if (!of || !of->is_buffer())
+      a["tensor_map"].fail("'" + arg.tensor + "' is not a buffer declared before this argument");
     arg.dtype = of->dtype;
     for (const auto& [key, list] : {std::pair{"dims", &arg.dims}, {"box", &arg.box}}) {
       std::vector<std::string>* out = list;  // clang 14 cannot capture a structured binding
@@ -272,8 +286,10 @@ struct KernelSpecReader {
     arg.init.kind = ArgInit::Kind::Poison;
     const auto in = a.find("init");
     if (!in) return;
-    if (in->json() == "zero" && !dialect.output_init) in->fail("the " + dialect.backend + " backend always poisons outputs");
-    if (in->json() == "zero") arg.init.kind = ArgInit::Kind::Zero;
+    if (in->json() == "zero" && !dialect.output_init)
+      in->fail("the " + dialect.backend + " backend always poisons outputs");
+    if (in->json() == "zero")
+      arg.init.kind = ArgInit::Kind::Zero;
     else if (in->json() != "poison" && in->json() != "nan")
       in->expected("\"poison\" (NaN bytes, the default) or \"zero\" (for outputs accumulated with atomics)");
   }
@@ -311,9 +327,11 @@ struct KernelSpecReader {
     });
     if (const auto defines = l.find("defines")) {
       if (!dialect.launch_defines)
-        defines->fail("the " + dialect.backend + " backend builds every launch of a config with the config's defines: "
+        defines->fail("the " + dialect.backend +
+                      " backend builds every launch of a config with the config's defines: "
                       "write the launch as its own kernel or template instance in the source");
-      defines->for_each_member([&](const std::string& name, const JsonPath& v) { launch.defines.emplace_back(name, text(v)); });
+      defines->for_each_member(
+          [&](const std::string& name, const JsonPath& v) { launch.defines.emplace_back(name, text(v)); });
     }
     return launch;
   }
@@ -322,7 +340,8 @@ struct KernelSpecReader {
     SpecReference& ref = s.reference_;
     ref.kind = r["kind"].string();
     if (const auto kind = dialect.references.find(ref.kind); kind != dialect.references.end()) {
-      backend_reference(r, kind->second);    } else if (ref.kind == "config") {
+      backend_reference(r, kind->second);
+    } else if (ref.kind == "config") {
       if (!r.has("config")) r.fail("kind config needs \"config\": the trusted parameter values");
       ref.config = r["config"].parse(Config::from_json);
     } else if (ref.kind == "kernel") {
@@ -353,7 +372,8 @@ struct KernelSpecReader {
     for (const auto* keys : {&kind.arguments, &kind.optional_arguments})
       for (const auto& key : *keys) {
         const auto it = ref.fields.find(key);
-        if (it != ref.fields.end() && !s.argument(it->second)) r[key].fail("'" + it->second + "' is not a declared argument");
+        if (it != ref.fields.end() && !s.argument(it->second))
+          r[key].fail("'" + it->second + "' is not a declared argument");
       }
     for (const auto& [key, allowed] : kind.choices) {
       const auto it = ref.fields.find(key);
@@ -371,9 +391,12 @@ struct KernelSpecReader {
     c.object();
     if (!dialect.reduced_check) c.fail("the " + dialect.backend + " backend compares outputs element by element only");
     const std::string reduce = c.string_or("reduce", "none");
-    if (reduce == "sum") k.reduce = SpecCheck::Reduce::Sum;
-    else if (reduce == "max") k.reduce = SpecCheck::Reduce::Max;
-    else if (reduce != "none") c["reduce"].fail("'" + reduce + "' is not sum, max or none");
+    if (reduce == "sum")
+      k.reduce = SpecCheck::Reduce::Sum;
+    else if (reduce == "max")
+      k.reduce = SpecCheck::Reduce::Max;
+    else if (reduce != "none")
+      c["reduce"].fail("'" + reduce + "' is not sum, max or none");
     if (const auto n = c.find("count")) {
       if (k.reduce == SpecCheck::Reduce::None) n->fail("a count needs \"reduce\": \"sum\" or \"max\"");
       k.count = text(*n);
@@ -390,7 +413,8 @@ struct KernelSpecReader {
       if (f.default_space.find(v) && s.check_.reduce == SpecCheck::Reduce::None)
         root.fail("the output '" + out.name + "' has a count that reads parameter '" + v +
                   "': configs write different numbers of elements, so compare one number from each: add "
-                  "\"check\": {\"reduce\": \"sum\" or \"max\", \"count\": \"" + out.count + "\"}");
+                  "\"check\": {\"reduce\": \"sum\" or \"max\", \"count\": \"" +
+                  out.count + "\"}");
   }
 
   // Limits every launch must respect on the device, as constraints of the default space so that
@@ -418,8 +442,9 @@ struct KernelSpecReader {
     if (derived.empty()) return;
     auto all = f.default_space.constraints();
     all.insert(all.end(), derived.begin(), derived.end());
-    f.default_space = f.default_space.is_list() ? SearchSpace(f.default_space.parameters(), f.default_space.configs(), all)
-                                                : SearchSpace(f.default_space.parameters(), all);
+    f.default_space = f.default_space.is_list()
+                          ? SearchSpace(f.default_space.parameters(), f.default_space.configs(), all)
+                          : SearchSpace(f.default_space.parameters(), all);
   }
 
   // Every expression must parse and read only known names, so a typo fails at load, not mid-run.
@@ -433,7 +458,8 @@ struct KernelSpecReader {
       try {
         for (const auto& v : Expression(expr).variables())
           if (!known.count(v))
-            throw InputError("'" + v + "' in \"" + expr + "\" is not a numeric key field, parameter or device property");
+            throw InputError("'" + v + "' in \"" + expr +
+                             "\" is not a numeric key field, parameter or device property");
       } catch (const InputError& e) {
         throw InputError(where + ": " + e.what());
       }
@@ -455,7 +481,8 @@ struct KernelSpecReader {
       check(l.when, where + ".when");
       for (const auto& [name, expr] : l.defines) check(expr, where + ".defines." + name);
     };
-    for (std::size_t i = 0; i < s.launches_.size(); ++i) check_launch(s.launches_[i], "launches[" + std::to_string(i) + "]");
+    for (std::size_t i = 0; i < s.launches_.size(); ++i)
+      check_launch(s.launches_[i], "launches[" + std::to_string(i) + "]");
     if (s.reference_.kind == "kernel") check_launch(s.reference_.launch, "reference");
     check(s.check_.count, "check.count");
     if (const auto kind = dialect.references.find(s.reference_.kind); kind != dialect.references.end())
@@ -483,7 +510,8 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
     read.family(root);
     read.source(root, base_dir, files);
     if (const auto c = root.find("compile")) read.compile(*c);
-    each_of(root, "arguments", "a non-empty array of buffers and scalars", [&](const JsonPath& a) { read.argument(a); });
+    each_of(root, "arguments", "a non-empty array of buffers and scalars",
+            [&](const JsonPath& a) { read.argument(a); });
     read.one_output(root["arguments"]);
     each_of(root, "launches", "a non-empty array of {entry, grid, block, shared_bytes, args, when}",
             [&](const JsonPath& l) { read.launch(l); });

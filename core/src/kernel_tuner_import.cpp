@@ -25,7 +25,7 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 // Kernel Tuner's own bookkeeping beside each measurement: not metrics of the kernel.
-const std::set<std::string> kBookkeeping = {"time",           "times",         "compile_time", "verification_time",
+const std::set<std::string> kBookkeeping = {"time",           "times",         "compile_time",   "verification_time",
                                             "benchmark_time", "strategy_time", "framework_time", "timestamp"};
 
 struct Marker {
@@ -76,7 +76,8 @@ ParamValue param_value(const ojson& v, const std::string& where) {
   if (v.is_number_float() && std::nearbyint(v.get<double>()) == v.get<double>())
     return static_cast<std::int64_t>(v.get<double>());
   if (v.is_number_float())
-    throw InputError(where + ": " + json_excerpt(v) + " is not an integer; ktune parameters take integers, "
+    throw InputError(where + ": " + json_excerpt(v) +
+                     " is not an integer; ktune parameters take integers, "
                      "booleans or strings");
   return ParamValue::from_json(nlohmann::json(v), where);
 }
@@ -115,7 +116,8 @@ Problem read_problem(const ojson& root, const std::string& family, const fs::pat
     const bool plain = v.is_string() && !v.get<std::string>().empty() &&
                        v.get<std::string>().find_first_of(",= ") == std::string::npos;
     if (!plain)
-      throw InputError(file.string() + ": problem_size: " + json_excerpt(v) + " is neither an integer nor a plain word");
+      throw InputError(file.string() + ": problem_size: " + json_excerpt(v) +
+                       " is neither an integer nor a plain word");
     return v.get<std::string>();
   };
   static const char* kDims[] = {"x", "y", "z"};
@@ -145,8 +147,9 @@ Trial read_entry(const ojson& rec, const SearchSpace& space, const std::string& 
   } else {
     const auto time = rec.find("time");
     if (time == rec.end() || !time->is_number())
-      throw InputError(where + ".time: expected a time in ms or a failure marker (InvalidConfig, "
-                               "CompilationFailedConfig, RuntimeFailedConfig)");
+      throw InputError(where +
+                       ".time: expected a time in ms or a failure marker (InvalidConfig, "
+                       "CompilationFailedConfig, RuntimeFailedConfig)");
     const auto times = rec.find("times");
     if (times != rec.end() && times->is_array() && !times->empty()) {
       for (const auto& s : *times) {
@@ -158,7 +161,8 @@ Trial read_entry(const ojson& rec, const SearchSpace& space, const std::string& 
     }
     t.stats = summarize(t.samples_ns);
   }
-  if (const auto c = rec.find("compile_time"); c != rec.end() && c->is_number()) t.compile_time_s = c->get<double>() / 1e3;
+  if (const auto c = rec.find("compile_time"); c != rec.end() && c->is_number())
+    t.compile_time_s = c->get<double>() / 1e3;
   for (const auto& [name, v] : rec.items())
     if (v.is_number() && !kBookkeeping.count(name) && !space.find(name)) t.metrics[name] = v.get<double>();
   return t;
@@ -237,7 +241,8 @@ void write_imported_run(const fs::path& run_dir, KernelTunerCache cache) {
   for (const auto& t : cache.trials) {
     store.append(t);
     if (t.status != TrialStatus::Pruned) ++result.space_valid;
-    if (t.status == TrialStatus::Ok && (!result.best || t.stats.median_ns < result.best->stats.median_ns)) result.best = t;
+    if (t.status == TrialStatus::Ok && (!result.best || t.stats.median_ns < result.best->stats.median_ns))
+      result.best = t;
   }
   if (result.best) result.choice = search_choice(*result.best, cache.metadata.measure.noise_target);
   store.finish({result}, "finished");

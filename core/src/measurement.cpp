@@ -13,7 +13,8 @@ std::string to_string(Method m) { return m == Method::Amortized ? "amortized" : 
 Method method_from_string(const std::string& s) {
   if (s == "amortized") return Method::Amortized;
   if (s == "per_launch" || s == "per-launch") return Method::PerLaunch;
-  throw InputError("'" + s + "' is not a method: give 'amortized' (serving throughput) or 'per_launch' (cold-cache latency)");
+  throw InputError("'" + s +
+                   "' is not a method: give 'amortized' (serving throughput) or 'per_launch' (cold-cache latency)");
 }
 
 double checked_sample(double ns, const std::string& source) {
@@ -93,16 +94,16 @@ MeasureOutcome measure(const MeasureSettings& settings, const std::function<doub
       const double fastest = *std::min_element(out.samples_ns.begin(), out.samples_ns.end());
       if (fastest > *best_median_ns * (1.0 + settings.slow_abort_margin)) {
         out.status = TrialStatus::SlowAbort;
-        out.note = "fastest of " + std::to_string(n) + " samples is " +
-                   std::to_string(fastest / *best_median_ns) + "x the best median so far";
+        out.note = "fastest of " + std::to_string(n) + " samples is " + std::to_string(fastest / *best_median_ns) +
+                   "x the best median so far";
         break;
       }
     }
     if (n >= min_samples && robust_rel_error(out.samples_ns) <= settings.noise_target) break;
     if (ms_since(start) > cap_ms) {
       if (n < min_samples)
-        return timeout("only " + std::to_string(n) + " of " + std::to_string(min_samples) + " samples fit in the cap of " +
-                       std::to_string(cap_ms) + " ms per config");
+        return timeout("only " + std::to_string(n) + " of " + std::to_string(min_samples) +
+                       " samples fit in the cap of " + std::to_string(cap_ms) + " ms per config");
       out.note = "time cap reached at noise " + std::to_string(robust_rel_error(out.samples_ns) * 100) + "%";
       break;
     }
@@ -129,7 +130,8 @@ std::vector<MeasureOutcome> measure_alternating(const MeasureSettings& settings,
     return k >= max_samples || (k >= min_samples && robust_rel_error(o.samples_ns) <= settings.noise_target);
   };
   auto too_few = [&] {
-    return std::any_of(out.begin(), out.end(), [&](const MeasureOutcome& o) { return o.samples_ns.size() < min_samples; });
+    return std::any_of(out.begin(), out.end(),
+                       [&](const MeasureOutcome& o) { return o.samples_ns.size() < min_samples; });
   };
   while (!std::all_of(out.begin(), out.end(), done)) {
     // All keep sampling until all are done: every sample of one has neighbours of the others.
@@ -142,9 +144,11 @@ std::vector<MeasureOutcome> measure_alternating(const MeasureSettings& settings,
     }
     if (ms_since(start) > cap_ms) {
       if (too_few())
-        throw TrialFailure(TrialStatus::Timeout, "the alternating measurement did not reach " + std::to_string(min_samples) +
-                                                     " samples each in " + std::to_string(cap_ms) + " ms");
-      for (auto& o : out) o.note = "time cap reached at noise " + std::to_string(robust_rel_error(o.samples_ns) * 100) + "%";
+        throw TrialFailure(TrialStatus::Timeout, "the alternating measurement did not reach " +
+                                                     std::to_string(min_samples) + " samples each in " +
+                                                     std::to_string(cap_ms) + " ms");
+      for (auto& o : out)
+        o.note = "time cap reached at noise " + std::to_string(robust_rel_error(o.samples_ns) * 100) + "%";
       break;
     }
   }
@@ -152,7 +156,8 @@ std::vector<MeasureOutcome> measure_alternating(const MeasureSettings& settings,
   return out;
 }
 
-std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings, const Sampler& a, const Sampler& b) {
+std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings, const Sampler& a,
+                                                       const Sampler& b) {
   auto both = measure_alternating(settings, {a, b});
   return {std::move(both[0]), std::move(both[1])};
 }

@@ -12,9 +12,12 @@ namespace ktune {
 
 const char* to_string(ParamValue::Kind k) {
   switch (k) {
-    case ParamValue::Kind::Int: return "integer";
-    case ParamValue::Kind::Bool: return "boolean";
-    case ParamValue::Kind::String: break;
+    case ParamValue::Kind::Int:
+      return "integer";
+    case ParamValue::Kind::Bool:
+      return "boolean";
+    case ParamValue::Kind::String:
+      break;
   }
   return "string";
 }
@@ -32,7 +35,8 @@ bool parse_int(std::string_view s, std::int64_t& out) {
 std::int64_t ParamValue::as_int(std::string_view what) const {
   if (const auto* i = std::get_if<std::int64_t>(&v_)) return *i;
   if (const auto* b = std::get_if<bool>(&v_)) return *b ? 1 : 0;
-  throw InputError(std::string(what) + " is the string \"" + std::get<std::string>(v_) + "\", where an integer is needed");
+  throw InputError(std::string(what) + " is the string \"" + std::get<std::string>(v_) +
+                   "\", where an integer is needed");
 }
 
 const std::string& ParamValue::as_string() const {
@@ -80,8 +84,9 @@ std::string string_value_problem(const std::string& s) {
   const std::string quoted = "the string \"" + s + "\"";
   for (const char c : s)
     if (c == ',' || c == '=' || c == '"' || c == '\'' || c == '\\' || static_cast<unsigned char>(c) < 0x20)
-      return quoted + " holds a ',', '=', quote, backslash or control character, which config keys and kernel "
-                      "defines cannot carry; choose another spelling";
+      return quoted +
+             " holds a ',', '=', quote, backslash or control character, which config keys and kernel "
+             "defines cannot carry; choose another spelling";
   std::int64_t i = 0;
   if (parse_int(s, i) || s == "true" || s == "false")
     return quoted + " reads as a number or a boolean; write it as one (64, true) or choose another spelling";

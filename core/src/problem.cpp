@@ -14,10 +14,14 @@ namespace ktune {
 
 std::string to_string(TpSplitDim d) {
   switch (d) {
-    case TpSplitDim::Out: return "out";
-    case TpSplitDim::In: return "in";
-    case TpSplitDim::Heads: return "heads";
-    case TpSplitDim::None: break;
+    case TpSplitDim::Out:
+      return "out";
+    case TpSplitDim::In:
+      return "in";
+    case TpSplitDim::Heads:
+      return "heads";
+    case TpSplitDim::None:
+      break;
   }
   return "none";
 }
@@ -72,7 +76,8 @@ int compare_keys(std::string_view a, std::string_view b) {
     const std::string_view ia = next_item(ra), ib = next_item(rb);
     const auto ea = std::min(ia.find('='), ia.size()), eb = std::min(ib.find('='), ib.size());
     if (const int c = ia.substr(0, ea).compare(ib.substr(0, eb))) return sign(c);
-    if (const int c = compare_values(ia.substr(std::min(ea + 1, ia.size())), ib.substr(std::min(eb + 1, ib.size())))) return c;
+    if (const int c = compare_values(ia.substr(std::min(ea + 1, ia.size())), ib.substr(std::min(eb + 1, ib.size()))))
+      return c;
   }
   // Equal as numbers ("M=016" and "M=16") but different keys must not be equivalent in a map.
   return sign(a.compare(b));
@@ -183,7 +188,8 @@ std::vector<Problem> expand_shape(const KernelFamily& family, const std::string&
     if (!f) {
       std::string known;
       for (const auto& kf : family.key_fields) known += (known.empty() ? "" : ", ") + kf.name;
-      throw InputError("shape '" + quoted + "': " + family.name + " has no field '" + name + "' (fields: " + known + ")");
+      throw InputError("shape '" + quoted + "': " + family.name + " has no field '" + name + "' (fields: " + known +
+                       ")");
     }
     if (given.count(name)) throw InputError("shape '" + quoted + "': field '" + name + "' given twice");
     std::vector<std::string> values;
@@ -226,7 +232,8 @@ std::vector<Problem> expand_shape(const KernelFamily& family, const std::string&
     else if (!f.default_value.empty())
       values = {f.default_value};
     else
-      throw InputError("shape '" + quoted + "' is missing " + f.name + " (" + f.help + "); e.g. --shape \"" + f.name + "=4096 ...\"");
+      throw InputError("shape '" + quoted + "' is missing " + f.name + " (" + f.help + "); e.g. --shape \"" + f.name +
+                       "=4096 ...\"");
     std::vector<Problem> next;
     for (const auto& p : out)
       for (const auto& v : values) {

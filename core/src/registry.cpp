@@ -43,7 +43,8 @@ RegistryEntry entry_from(const JsonPath& p) {
   if (const auto v = meta.find("versions"))
     v->for_each_member([&](const std::string& k, const JsonPath& x) { e.versions.emplace_back(k, x.string()); });
   e.imported_from = meta.string_or("imported_from", "");
-  if (const auto by = meta.find("chosen_by")) e.chosen_by = by->parse([](const json& v) { return chosen_by_from_string(v.get<std::string>()); });
+  if (const auto by = meta.find("chosen_by"))
+    e.chosen_by = by->parse([](const json& v) { return chosen_by_from_string(v.get<std::string>()); });
   if (const auto search = meta.find("search_median_ns")) e.search_median_ns = search->positive_number();
   if (const auto flags = meta.find("flags")) {
     std::vector<std::string> names;
@@ -109,17 +110,17 @@ Config in_order_of(const Config& config, const Config& like) {
 
 json RegistryEntry::to_json() const {
   json j = {{"config", config.to_json()},
-          {"stats",
-           {{"latency_avg_ns", latency_avg_ns},
-            {"latency_median_ns", latency_median_ns},
-            {"latency_std_ns", latency_std_ns},
-            {"compile_time_s", compile_time_s}}},
-          {"metadata",
-           {{"benchmarking_method", benchmarking_method},
-            {"samples_ns", samples_ns},
-            {"run", run},
-            {"tuned_at", tuned_at},
-            {"ktune_version", ktune_version}}}};
+            {"stats",
+             {{"latency_avg_ns", latency_avg_ns},
+              {"latency_median_ns", latency_median_ns},
+              {"latency_std_ns", latency_std_ns},
+              {"compile_time_s", compile_time_s}}},
+            {"metadata",
+             {{"benchmarking_method", benchmarking_method},
+              {"samples_ns", samples_ns},
+              {"run", run},
+              {"tuned_at", tuned_at},
+              {"ktune_version", ktune_version}}}};
   json& meta = j["metadata"];
   if (tp_size > 1) {
     meta["tp_size"] = tp_size;
@@ -151,9 +152,9 @@ Registry Registry::load(const fs::path& file) {
   // A missing file is a registry nobody has written to yet; its name says whose it is.
   if (!fs::exists(file)) return Registry(file.parent_path().filename().string(), file.stem().string());
   const fs::path backup = file.string() + ".bak";
-  const std::string advice = fs::exists(backup) ? "; fix it, or restore the previous version: cp " + backup.string() +
-                                                      " " + file.string()
-                                                : "; fix it, or move it away to start an empty registry";
+  const std::string advice =
+      fs::exists(backup) ? "; fix it, or restore the previous version: cp " + backup.string() + " " + file.string()
+                         : "; fix it, or move it away to start an empty registry";
   const std::string origin = "registry " + file.string();
   try {
     return from_json(read_json_file(file, "registry"));
@@ -196,7 +197,8 @@ void Registry::check(const KernelFamily& family) const {
   const auto f = entries_.find(family.name);
   if (f == entries_.end()) return;
   for (const auto& [key, e] : f->second)
-    family.default_space.check_config(e.config, "registry " + backend_ + "/" + device_ + ": entry " + family.name + " " + key);
+    family.default_space.check_config(e.config,
+                                      "registry " + backend_ + "/" + device_ + ": entry " + family.name + " " + key);
 }
 
 namespace {
@@ -231,8 +233,10 @@ std::string nearest_bucket(const std::map<std::string, RegistryEntry>& keys, con
     bool same = true;
     std::int64_t v = 0;
     for (std::size_t i = 0; i < p.fields.size() && same; ++i) {
-      if (p.fields[i].first != problem.fields[i].first) same = false;
-      else if (p.fields[i].first != field) same = p.fields[i].second == problem.fields[i].second;
+      if (p.fields[i].first != problem.fields[i].first)
+        same = false;
+      else if (p.fields[i].first != field)
+        same = p.fields[i].second == problem.fields[i].second;
       else
         try {
           v = p.num(field);
@@ -350,8 +354,8 @@ Registry Registry::from_json(const json& j) {
   if (!root.has("ktune_registry")) root.fail("not a ktune registry (no \"ktune_registry\" field)");
   const std::int64_t format = root["ktune_registry"].integer();
   if (format != kRegistryFormat)
-    root["ktune_registry"].fail("registry format " + std::to_string(format) + " is not supported by this ktune (it reads " +
-                                std::to_string(kRegistryFormat) + ")");
+    root["ktune_registry"].fail("registry format " + std::to_string(format) +
+                                " is not supported by this ktune (it reads " + std::to_string(kRegistryFormat) + ")");
   Registry reg(root["backend"].string(), root["device"].string());
   // Old keys (",tp=N/dim") are read after the local ones, so a local entry meets its old twin.
   std::vector<std::tuple<std::string, std::string, RegistryEntry>> old;
@@ -374,8 +378,8 @@ Registry Registry::from_json(const json& j) {
     e.tp_split_dim = to_string(p.tp_split_dim);
     const std::string local = p.local_key();
     const RegistryEntry* there = reg.find(family, local);
-    std::string note = family + " " + key + " -> " + local + " (tp " + std::to_string(p.tp_size) + "/" + e.tp_split_dim +
-                       " in its metadata)";
+    std::string note = family + " " + key + " -> " + local + " (tp " + std::to_string(p.tp_size) + "/" +
+                       e.tp_split_dim + " in its metadata)";
     if (there && there->latency_median_ns <= e.latency_median_ns) {
       reg.migrations_.push_back(note + ": dropped, " + local + " is there and as fast");
       continue;

@@ -86,7 +86,8 @@ std::vector<AiterFile> aiter_files(const Registry& registry, const KernelFamily&
     try {
       m = p.num(family.bucket_field);
     } catch (const InputError& err) {
-      throw InputError("registry entry " + family.name + " " + key + ": " + err.what() + "; aiter's buckets need a size");
+      throw InputError("registry entry " + family.name + " " + key + ": " + err.what() +
+                       "; aiter's buckets need a size");
     }
     Problem rest;
     for (const auto& [k, v] : p.fields)
@@ -129,7 +130,8 @@ std::vector<AiterFile> aiter_files(const Registry& registry, const KernelFamily&
   }
   AiterFile defaults{prefix + ".json", ordered_json::object()};
   for (const auto& b : aiter_buckets())
-    if (const auto it = per_bucket.find(b); it != per_bucket.end()) defaults.json[b] = config_json(most_common_of(it->second), family);
+    if (const auto it = per_bucket.find(b); it != per_bucket.end())
+      defaults.json[b] = config_json(most_common_of(it->second), family);
   defaults.json["any"] = config_json(most_common_of(all), family);
   out.push_back(std::move(defaults));
   return out;
@@ -140,7 +142,8 @@ std::vector<fs::path> export_aiter(const Registry& registry, const KernelFamily&
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
-    throw InputError("cannot use " + dir.string() + " as the output folder" + (ec ? ": " + ec.message() : ": not a folder"));
+    throw InputError("cannot use " + dir.string() + " as the output folder" +
+                     (ec ? ": " + ec.message() : ": not a folder"));
   std::vector<fs::path> written;
   for (const auto& f : files) {
     write_file_atomic(dir / f.name, f.json.dump(4) + "\n");
@@ -154,7 +157,8 @@ namespace {
 // "16,2048,4096", "(16, 2048, 4096)" or "16_2048_4096" -> its values.
 std::vector<std::string> key_values(std::string key) {
   for (char& c : key)
-    if (c == '(' || c == ')' || c == '[' || c == ']' || c == '\'' || c == '"' || c == ' ' || c == '_') c = c == '_' ? ',' : ' ';
+    if (c == '(' || c == ')' || c == '[' || c == ']' || c == '\'' || c == '"' || c == ' ' || c == '_')
+      c = c == '_' ? ',' : ' ';
   std::vector<std::string> out;
   std::string cur;
   for (char c : key + ",") {
@@ -180,14 +184,17 @@ Problem problem_of(const std::string& key, const KernelFamily& family, const std
   }
   // The --shape parser checks the fields, their values and fills the defaults.
   auto problems = expand_shape(family, shape);
-  if (problems.size() != 1) throw InputError("key \"" + key + "\" names " + std::to_string(problems.size()) + " shapes");
+  if (problems.size() != 1)
+    throw InputError("key \"" + key + "\" names " + std::to_string(problems.size()) + " shapes");
   return problems.front();
 }
 
 }  // namespace
 
-TpuTuneEntries read_tpu_tune(const fs::path& file, const KernelFamily& family, const std::vector<std::string>& key_fields) {
-  if (key_fields.empty()) throw InputError("--key-fields must name the family key fields the keys give, e.g. batch,out,in");
+TpuTuneEntries read_tpu_tune(const fs::path& file, const KernelFamily& family,
+                             const std::vector<std::string>& key_fields) {
+  if (key_fields.empty())
+    throw InputError("--key-fields must name the family key fields the keys give, e.g. batch,out,in");
   for (const auto& k : key_fields)
     if (!family.field(k)) {
       std::string known;
@@ -222,7 +229,8 @@ TpuTuneEntries read_tpu_tune(const fs::path& file, const KernelFamily& family, c
         e.benchmarking_method = "amortized";
       }
       for (double s : e.samples_ns)
-        if (!(s > 0) || !std::isfinite(s)) p.fail("metadata.samples_ns holds " + std::to_string(s) + ": samples must be positive");
+        if (!(s > 0) || !std::isfinite(s))
+          p.fail("metadata.samples_ns holds " + std::to_string(s) + ": samples must be positive");
       if (!e.samples_ns.empty()) {
         e.latency_median_ns = summarize(e.samples_ns).median_ns;
         ++out.median_from_samples;

@@ -29,7 +29,8 @@ class ReplaySession : public ProblemSession {
   std::unique_ptr<PreparedKernel> prepare(const Config& config) override {
     const auto it = trials_.find(config.key());
     if (it == trials_.end())
-      throw TrialFailure(TrialStatus::LaunchError, config.key() + " is not in the recorded landscape of " + problem_key_);
+      throw TrialFailure(TrialStatus::LaunchError,
+                         config.key() + " is not in the recorded landscape of " + problem_key_);
     const Trial& t = it->second;
     switch (t.status) {
       case TrialStatus::Pruned:
@@ -44,10 +45,11 @@ class ReplaySession : public ProblemSession {
   Validation validate(PreparedKernel& kernel, const Tolerance&) override {
     if (pace_ms_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(pace_ms_));
     const Trial& t = static_cast<ReplayKernel&>(kernel).trial;
-    const bool failed = t.status == TrialStatus::WrongResult || t.status == TrialStatus::Crashed ||
-                        t.status == TrialStatus::Timeout;
+    const bool failed =
+        t.status == TrialStatus::WrongResult || t.status == TrialStatus::Crashed || t.status == TrialStatus::Timeout;
     if (failed) throw TrialFailure(t.status, recorded(t));
-    if (t.samples_ns.empty()) throw TrialFailure(t.status == TrialStatus::Ok ? TrialStatus::Crashed : t.status, recorded(t));
+    if (t.samples_ns.empty())
+      throw TrialFailure(t.status == TrialStatus::Ok ? TrialStatus::Crashed : t.status, recorded(t));
     return {t.max_abs_error, t.mismatch_fraction};
   }
 
@@ -90,7 +92,8 @@ KernelFamily family_from_run(const RunMetadata& metadata) {
   for (const auto& p : metadata.problems)
     for (const auto& [field, value] : p.fields) {
       const std::string& name = field;  // a lambda may not capture a structured binding before clang 16
-      auto it = std::find_if(f.key_fields.begin(), f.key_fields.end(), [&](const KeyField& k) { return k.name == name; });
+      auto it =
+          std::find_if(f.key_fields.begin(), f.key_fields.end(), [&](const KeyField& k) { return k.name == name; });
       if (it == f.key_fields.end()) it = f.key_fields.insert(f.key_fields.end(), KeyField{name, true, "", {}, ""});
       it->numeric = it->numeric && is_integer(value);
     }

@@ -61,9 +61,8 @@ fs::path run_folder(const fs::path& output_dir, const std::string& name) {
     throw InputError(what + " is a path: give one folder name without '/' (the folder goes under --output-dir " +
                      output_dir.string() + ")");
   if (const std::size_t max = name_max(output_dir); name.size() > max)
-    throw InputError("run name of " + std::to_string(name.size()) + " bytes is longer than the " +
-                     std::to_string(max) + " the file system under " + output_dir.string() +
-                     " allows: give a shorter one");
+    throw InputError("run name of " + std::to_string(name.size()) + " bytes is longer than the " + std::to_string(max) +
+                     " the file system under " + output_dir.string() + " allows: give a shorter one");
   return output_dir / name;
 }
 

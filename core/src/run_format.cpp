@@ -13,8 +13,6 @@ namespace ktune::detail {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-
-
 std::vector<std::string> trial_header(const std::vector<std::string>& params, bool metrics_column) {
   std::vector<std::string> h = kLeadColumns;
   h.insert(h.end(), params.begin(), params.end());
@@ -152,7 +150,8 @@ Trial parse_trial(const std::vector<std::string>& fields, const std::vector<std:
   t.problem_key = fields[1];
   if (t.problem_key.empty()) throw InputError("column problem is empty");
   t.status = trial_status_from_string(fields[2]);
-  for (std::size_t p = 0; p < params.size(); ++p) t.config.set(params[p], ParamValue::parse(fields[kLeadColumns.size() + p]));
+  for (std::size_t p = 0; p < params.size(); ++p)
+    t.config.set(params[p], ParamValue::parse(fields[kLeadColumns.size() + p]));
   t.stats.median_ns = number("median_ns");
   t.stats.mean_ns = number("mean_ns");
   t.stats.std_ns = number("std_ns");
@@ -230,9 +229,15 @@ json result_json(const ResultEntry& r) {
   stats["compile_time_s"] = r.compile_time_s;
   // "stats" and "samples_ns" are the numbers the winner was chosen by; "chosen_by" says which
   // measurement that was, "search" keeps the search trial's own.
-  json j = {{"problem", r.problem.to_json()}, {"key", r.problem.key()},      {"config", r.config.to_json()},
-            {"stats", stats},                {"tflops", r.tflops},          {"samples_ns", r.samples_ns},
-            {"chosen_by", to_string(r.choice.by)}, {"trial_id", r.choice.trial_id}, {"search", stats_json(r.choice.search)},
+  json j = {{"problem", r.problem.to_json()},
+            {"key", r.problem.key()},
+            {"config", r.config.to_json()},
+            {"stats", stats},
+            {"tflops", r.tflops},
+            {"samples_ns", r.samples_ns},
+            {"chosen_by", to_string(r.choice.by)},
+            {"trial_id", r.choice.trial_id},
+            {"search", stats_json(r.choice.search)},
             {"flags", r.choice.flags.names()}};
   if (r.baseline) {
     json b = stats_json(*r.baseline);

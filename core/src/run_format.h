@@ -23,9 +23,20 @@ inline constexpr int kRunFormat = 1;
 
 // trials.csv: these columns, with one column per space parameter between them.
 inline const std::vector<std::string> kLeadColumns = {"id", "problem", "status"};
-inline const std::vector<std::string> kTailColumns = {
-    "median_ns", "mean_ns", "std_ns",        "min_ns",           "max_ns",       "count", "compile_time_s",
-    "tflops",    "gbps",    "max_abs_error", "mismatch_fraction", "started_at_s", "error", "samples_ns"};
+inline const std::vector<std::string> kTailColumns = {"median_ns",
+                                                      "mean_ns",
+                                                      "std_ns",
+                                                      "min_ns",
+                                                      "max_ns",
+                                                      "count",
+                                                      "compile_time_s",
+                                                      "tflops",
+                                                      "gbps",
+                                                      "max_abs_error",
+                                                      "mismatch_fraction",
+                                                      "started_at_s",
+                                                      "error",
+                                                      "samples_ns"};
 // Last column, a JSON object of further metrics by name (Trial::metrics). Files written before it
 // existed end at samples_ns; they still read, and resuming one keeps its layout.
 inline const std::string kMetricsColumn = "metrics";
@@ -35,22 +46,19 @@ inline const std::vector<std::string> kExportColumns = {"config", "rel_error", "
 struct TrialsFile {
   std::vector<std::string> params;
   bool metrics_column = true;
-  std::vector<csv::Record> rows;  // complete rows only
+  std::vector<csv::Record> rows;           // complete rows only
   std::optional<std::size_t> torn_offset;  // where a torn last row starts
 };
-
 
 std::vector<std::string> trial_header(const std::vector<std::string>& params, bool metrics_column = true);
 std::vector<std::string> param_names(const SearchSpace& space);
 std::string join(const std::vector<std::string>& items, const std::string& sep);
 // Shortest text that reads back as the same double.
 std::string format_double(double v);
-std::vector<std::string> trial_row(const Trial& t, const std::vector<std::string>& params,
-                                   bool metrics_column = true);
+std::vector<std::string> trial_row(const Trial& t, const std::vector<std::string>& params, bool metrics_column = true);
 // `fields` follows trial_header(params). Errors name the column; the caller adds file and line.
 // An ok row whose median or samples are no times reads as a crashed trial that says why.
-Trial parse_trial(const std::vector<std::string>& fields, const std::vector<std::string>& params,
-                  bool metrics_column);
+Trial parse_trial(const std::vector<std::string>& fields, const std::vector<std::string>& params, bool metrics_column);
 // Reads and checks trials.csv's header; returns its parameter columns and its complete rows.
 TrialsFile read_trials_file(const std::filesystem::path& file);
 nlohmann::json results_json(const RunResults& run);

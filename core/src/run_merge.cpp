@@ -33,13 +33,17 @@ Shard read_shard(const fs::path& dir, bool allow_unfinished) {
   s.dir = dir;
   s.metadata = RunStore::read_metadata(dir);
   s.lock = FileLock::try_acquire(dir / ".ktune.lock");
-  if (!s.lock) throw InputError(dir.string() + " is in use by another ktune process (the shard is still running?); merge it when it ends");
+  if (!s.lock)
+    throw InputError(dir.string() +
+                     " is in use by another ktune process (the shard is still running?); merge it when it ends");
   if (!s.metadata.shard.sharded())
-    throw InputError(dir.string() + " is not a shard (it was tuned without --shard I/N); merge combines the runs of `ktune tune --shard`");
+    throw InputError(
+        dir.string() +
+        " is not a shard (it was tuned without --shard I/N); merge combines the runs of `ktune tune --shard`");
   if (s.metadata.state != "finished" && !allow_unfinished)
     throw InputError(dir.string() + " (shard " + s.metadata.shard.to_string() + ") is " + s.metadata.state +
-                     ": its trials are partial; finish it with `ktune tune --resume --run-name " + dir.filename().string() +
-                     "` or merge anyway with --allow-unfinished");
+                     ": its trials are partial; finish it with `ktune tune --resume --run-name " +
+                     dir.filename().string() + "` or merge anyway with --allow-unfinished");
   s.trials = RunStore::read_trials(dir);
   if (fs::exists(dir / "results.json")) s.results = RunStore::read_results(dir);
   return s;
@@ -49,8 +53,9 @@ Shard read_shard(const fs::path& dir, bool allow_unfinished) {
 void check_same_run(const Shard& first, const Shard& other) {
   const RunMetadata &a = first.metadata, &b = other.metadata;
   auto refuse = [&](const std::string& field, const std::string& va, const std::string& vb) {
-    throw InputError("cannot merge " + other.dir.string() + " with " + first.dir.string() + ": " + field + " differs (" +
-                     vb + " there, " + va + " in " + first.dir.string() + "); shards of one run share everything but --shard");
+    throw InputError("cannot merge " + other.dir.string() + " with " + first.dir.string() + ": " + field +
+                     " differs (" + vb + " there, " + va + " in " + first.dir.string() +
+                     "); shards of one run share everything but --shard");
   };
   if (a.family != b.family) refuse("the kernel family", a.family, b.family);
   if (a.backend != b.backend) refuse("the backend", a.backend, b.backend);
@@ -64,17 +69,18 @@ void check_same_run(const Shard& first, const Shard& other) {
   // (Measured properties such as peak_gflops_f32 vary a little from run to run; the counts do not.)
   for (const auto& pa : a.pruning)
     for (const auto& pb : b.pruning)
-      if (pa.problem == pb.problem && (pa.report.valid != pb.report.valid || pa.report.pruned_by != pb.report.pruned_by))
-        refuse("the pruning of " + pa.problem + " (device properties)", std::to_string(pa.report.valid) + " valid configs",
-               std::to_string(pb.report.valid) + " valid configs");
+      if (pa.problem == pb.problem &&
+          (pa.report.valid != pb.report.valid || pa.report.pruned_by != pb.report.pruned_by))
+        refuse("the pruning of " + pa.problem + " (device properties)",
+               std::to_string(pa.report.valid) + " valid configs", std::to_string(pb.report.valid) + " valid configs");
 }
 
 // The winner of the shard whose winner has the fastest deciding number (each shard re-measured
 // its own best few; across shards those numbers are the fairest there are), with that shard's
 // choice and baseline pairing; the fastest search trial for a problem no shard finished.
 // `trials` are the merged run's, in their new id order.
-ProblemResult result_for(const Problem& problem, const std::vector<const Trial*>& trials, const std::vector<Shard>& shards,
-                         const RunMetadata& md) {
+ProblemResult result_for(const Problem& problem, const std::vector<const Trial*>& trials,
+                         const std::vector<Shard>& shards, const RunMetadata& md) {
   ProblemResult r;
   r.problem = problem;
   for (const auto& p : md.pruning)
@@ -129,7 +135,8 @@ MergeReport merge_runs(const std::vector<fs::path>& dirs, const fs::path& out_di
   std::vector<Shard> shards;
   for (const auto& d : dirs) shards.push_back(read_shard(d, options.allow_unfinished));
   for (std::size_t i = 1; i < shards.size(); ++i) check_same_run(shards.front(), shards[i]);
-  std::sort(shards.begin(), shards.end(), [](const Shard& a, const Shard& b) { return a.metadata.shard.index < b.metadata.shard.index; });
+  std::sort(shards.begin(), shards.end(),
+            [](const Shard& a, const Shard& b) { return a.metadata.shard.index < b.metadata.shard.index; });
   for (std::size_t i = 1; i < shards.size(); ++i)
     if (shards[i - 1].metadata.shard.index == shards[i].metadata.shard.index)
       throw InputError(shards[i - 1].dir.string() + " and " + shards[i].dir.string() + " are both shard " +
@@ -145,7 +152,8 @@ MergeReport merge_runs(const std::vector<fs::path>& dirs, const fs::path& out_di
     missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(count);
   }
   if (!missing.empty() && !options.allow_unfinished)
-    throw InputError("shard(s) " + missing + " missing: give the run folder of every shard, or merge a part with --allow-unfinished");
+    throw InputError("shard(s) " + missing +
+                     " missing: give the run folder of every shard, or merge a part with --allow-unfinished");
 
   // Every (problem, config) once, and in the shard it belongs to.
   std::map<std::pair<std::string, std::string>, const Shard*> owner;
@@ -156,10 +164,12 @@ MergeReport merge_runs(const std::vector<fs::path>& dirs, const fs::path& out_di
       const auto [it, fresh] = owner.emplace(std::make_pair(t.problem_key, t.config.key()), &s);
       if (!fresh)
         throw InputError("the trial of " + t.problem_key + " " + t.config.key() + " is in " + it->second->dir.string() +
-                         " and in " + s.dir.string() + ": the shards overlap (the same shard copied twice?); merge each once");
+                         " and in " + s.dir.string() +
+                         ": the shards overlap (the same shard copied twice?); merge each once");
       if (!s.metadata.shard.contains(t.problem_key, t.config))
-        throw InputError(s.dir.string() + " holds a trial of " + t.problem_key + " " + t.config.key() + " that is not of shard " +
-                         s.metadata.shard.to_string() + ": the folder was not written by `ktune tune --shard`");
+        throw InputError(s.dir.string() + " holds a trial of " + t.problem_key + " " + t.config.key() +
+                         " that is not of shard " + s.metadata.shard.to_string() +
+                         ": the folder was not written by `ktune tune --shard`");
       trials.push_back(&t);
     }
 

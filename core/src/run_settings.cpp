@@ -28,7 +28,8 @@ json RunSettings::to_json() const {
 RunSettings RunSettings::from_json(const json& j) {
   const detail::JsonPath root(j);
   RunSettings s;
-  for (std::size_t i = 0; i < root["problems"].size(); ++i) s.problems.push_back(root["problems"][i].parse(Problem::from_json));
+  for (std::size_t i = 0; i < root["problems"].size(); ++i)
+    s.problems.push_back(root["problems"][i].parse(Problem::from_json));
   s.space = root["space"].parse(SearchSpace::from_json);
   s.strategy = strategy_spec_from_json(root["strategy"].json());
   s.measure = measure_settings_from_json(root["measure"].json());
@@ -64,7 +65,8 @@ std::string describe_space(const SearchSpace& space) {
 }
 
 // Member by member, for the flat settings objects (strategy, measure, tolerance).
-void compare_members(const std::string& section, const json& run, const json& asked, std::vector<SettingsDifference>& out) {
+void compare_members(const std::string& section, const json& run, const json& asked,
+                     std::vector<SettingsDifference>& out) {
   for (auto it = run.begin(); it != run.end(); ++it) {
     const auto other = asked.find(it.key());
     const json asked_value = other == asked.end() ? json(nullptr) : *other;

@@ -32,8 +32,8 @@ namespace {
 json pruning_json(const ProblemPruning& p) {
   json by = json::array();
   for (const auto& [expr, n] : p.report.pruned_by) by.push_back({{"constraint", expr}, {"configs", n}});
-  return {{"problem", p.problem}, {"variables", p.variables}, {"total", p.report.total},
-          {"valid", p.report.valid}, {"planned", p.planned}, {"pruned_by", by}};
+  return {{"problem", p.problem},    {"variables", p.variables}, {"total", p.report.total},
+          {"valid", p.report.valid}, {"planned", p.planned},     {"pruned_by", by}};
 }
 
 ProblemPruning pruning_from(const JsonPath& p) {
@@ -56,18 +56,12 @@ json RunMetadata::to_json() const {
   for (const auto& [name, v] : versions) versions_json.push_back({{"name", name}, {"version", v}});
   json pruning_list = json::array();
   for (const auto& p : pruning) pruning_list.push_back(pruning_json(p));
-  json j = {{"ktune_run", kRunFormat},
-            {"run", run_name},
-            {"family", family},
-            {"backend", backend},
-            {"device", device.to_json()},
-            {"arguments", arguments},
-            {"pruning", pruning_list},
-            {"ktune_version", ktune_version},
-            {"versions", versions_json},
-            {"started_at", started_at},
-            {"finished_at", finished_at},
-            {"state", state}};
+  json j = {{"ktune_run", kRunFormat},    {"run", run_name},
+            {"family", family},           {"backend", backend},
+            {"device", device.to_json()}, {"arguments", arguments},
+            {"pruning", pruning_list},    {"ktune_version", ktune_version},
+            {"versions", versions_json},  {"started_at", started_at},
+            {"finished_at", finished_at}, {"state", state}};
   j.update(RunSettings::to_json());
   if (!merged_from.empty()) j["merged_from"] = merged_from;
   return j;
@@ -96,9 +90,11 @@ RunMetadata RunMetadata::from_json(const json& j) {
   m.started_at = root["started_at"].string();
   m.finished_at = root["finished_at"].string();
   m.state = root["state"].string();
-  if (!kRunStates.count(m.state)) root["state"].fail("'" + m.state + "' is not one of running, finished, cancelled, failed");
+  if (!kRunStates.count(m.state))
+    root["state"].fail("'" + m.state + "' is not one of running, finished, cancelled, failed");
   if (root.has("merged_from"))
-    for (std::size_t i = 0; i < root["merged_from"].size(); ++i) m.merged_from.push_back(root["merged_from"][i].object());
+    for (std::size_t i = 0; i < root["merged_from"].size(); ++i)
+      m.merged_from.push_back(root["merged_from"][i].object());
   return m;
 }
 
@@ -148,7 +144,8 @@ void refuse_existing_run(const fs::path& dir) {
 FileLock lock_run_folder(const fs::path& dir) {
   std::optional<FileLock> lock = FileLock::try_acquire(dir / kLockFile);
   if (!lock)
-    throw InputError(dir.string() + " is in use by another ktune process (a run still going?); wait for it to end or "
+    throw InputError(dir.string() +
+                     " is in use by another ktune process (a run still going?); wait for it to end or "
                      "use another --run-name");
   return std::move(*lock);
 }
@@ -161,8 +158,7 @@ RunStore RunStore::create(const fs::path& dir, const RunMetadata& metadata) {
     const bool clashes = std::find(kLeadColumns.begin(), kLeadColumns.end(), name) != kLeadColumns.end() ||
                          std::find(kTailColumns.begin(), kTailColumns.end(), name) != kTailColumns.end() ||
                          name == kMetricsColumn;
-    if (clashes)
-      throw InputError("parameter '" + name + "' has the name of a trials.csv column; rename the parameter");
+    if (clashes) throw InputError("parameter '" + name + "' has the name of a trials.csv column; rename the parameter");
   }
   RunStore store(dir, metadata);
   store.lock_ = lock_run_folder(dir);

@@ -33,7 +33,8 @@ SearchSpace::SearchSpace(std::vector<Parameter> params, std::vector<Constraint> 
   }
 }
 
-SearchSpace::SearchSpace(std::vector<Parameter> params, std::vector<Config> configs, std::vector<Constraint> constraints)
+SearchSpace::SearchSpace(std::vector<Parameter> params, std::vector<Config> configs,
+                         std::vector<Constraint> constraints)
     : SearchSpace(std::move(params), std::move(constraints)) {
   if (configs.empty()) throw InputError("search space: the list of configs is empty");
   std::set<std::string> keys;
@@ -63,11 +64,12 @@ SearchSpace SearchSpace::from_configs(std::vector<Config> configs, std::vector<C
       const std::string& wanted = name;  // a lambda may not capture a structured binding before clang 16
       auto it = std::find_if(params.begin(), params.end(), [&](const Parameter& p) { return p.name == wanted; });
       if (it == params.end())
-        throw InputError("search space: config #" + std::to_string(i + 1) + " (" + configs[i].key() + ") has parameter '" +
-                         name + "', which config #1 does not have; every config names the same parameters");
+        throw InputError("search space: config #" + std::to_string(i + 1) + " (" + configs[i].key() +
+                         ") has parameter '" + name +
+                         "', which config #1 does not have; every config names the same parameters");
       if (!it->values.empty() && v.kind() != it->kind())
-        throw InputError("search space: config #" + std::to_string(i + 1) + " (" + configs[i].key() + "): " + name + "=" +
-                         v.text() + " is a " + to_string(v.kind()) + ", but '" + name + "' takes " +
+        throw InputError("search space: config #" + std::to_string(i + 1) + " (" + configs[i].key() + "): " + name +
+                         "=" + v.text() + " is a " + to_string(v.kind()) + ", but '" + name + "' takes " +
                          to_string(it->kind()) + " values in the configs before it");
       if (std::find(it->values.begin(), it->values.end(), v) == it->values.end()) it->values.push_back(v);
     }
@@ -103,7 +105,8 @@ std::uint64_t SearchSpace::total_size() const {
   if (params_.empty()) return 0;
   std::uint64_t n = 1;
   for (const auto& p : params_) {
-    if (n > std::numeric_limits<std::uint64_t>::max() / p.values.size()) return std::numeric_limits<std::uint64_t>::max();
+    if (n > std::numeric_limits<std::uint64_t>::max() / p.values.size())
+      return std::numeric_limits<std::uint64_t>::max();
     n *= p.values.size();
   }
   return n;
@@ -119,8 +122,8 @@ std::vector<ConstraintIssue> SearchSpace::check(const Variables& context) const 
         std::string known;
         for (const auto& p : params_) known += (known.empty() ? "" : ", ") + p.name;
         for (const auto& [k, v] : context) known += ", " + k;
-        issues.push_back({i, "unknown variable '" + name + "' in constraint '" + constraints_[i].expr +
-                                 "'; known: " + known});
+        issues.push_back(
+            {i, "unknown variable '" + name + "' in constraint '" + constraints_[i].expr + "'; known: " + known});
         break;
       }
     } catch (const InputError& e) {
@@ -139,18 +142,22 @@ void SearchSpace::validate(const Variables& context) const {
     std::string lists;
     for (std::size_t i = 0; i < std::min<std::size_t>(3, largest.size()); ++i)
       lists += (i ? ", " : "") + largest[i]->name + " (" + std::to_string(largest[i]->values.size()) + " values)";
-    const std::string size = total_size() == std::numeric_limits<std::uint64_t>::max() ? "more than 2^64"
-                                                                                     : std::to_string(total_size());
+    const std::string size =
+        total_size() == std::numeric_limits<std::uint64_t>::max() ? "more than 2^64" : std::to_string(total_size());
     throw InputError("search space has " + size + " configs before pruning, more than ktune enumerates (" +
                      std::to_string(kMaxSpaceSize) + "): narrow the longest candidate lists: " + lists);
   }
   const auto issues = check(context);
-  if (!issues.empty()) throw InputError("search space constraint #" + std::to_string(issues.front().index + 1) + ": " + issues.front().message);
+  if (!issues.empty())
+    throw InputError("search space constraint #" + std::to_string(issues.front().index + 1) + ": " +
+                     issues.front().message);
 }
 
 namespace {
 
-std::string describe(const Constraint& c) { return c.description.empty() ? c.expr : c.description + " (" + c.expr + ")"; }
+std::string describe(const Constraint& c) {
+  return c.description.empty() ? c.expr : c.description + " (" + c.expr + ")";
+}
 
 // Whether `c` holds for `config`, whose values are bound in `vars`.
 bool holds(const Expression& e, const Constraint& c, const Variables& vars, const Config& config) {
@@ -212,7 +219,6 @@ void walk(const SearchSpace& space, const Variables& context, Visit&& visit) {
   }
 }
 
-
 // One pass over the space that feeds the counts of a report and, optionally, the configs.
 template <typename OnValid, typename OnPruned>
 PruneReport classify(const SearchSpace& space, const Variables& context, OnValid&& on_valid, OnPruned&& on_pruned) {
@@ -246,7 +252,8 @@ void require_valid_configs(const PruneReport& report, const std::string& what) {
                    " configs); relax the constraints or widen the candidate values");
 }
 
-std::vector<Config> SearchSpace::enumerate(const Variables& context, std::vector<std::pair<Config, std::string>>* pruned,
+std::vector<Config> SearchSpace::enumerate(const Variables& context,
+                                           std::vector<std::pair<Config, std::string>>* pruned,
                                            PruneReport* report) const {
   validate(context);
   std::vector<Config> valid;
@@ -261,7 +268,8 @@ std::vector<Config> SearchSpace::enumerate(const Variables& context, std::vector
 
 PruneReport SearchSpace::prune_report(const Variables& context) const {
   validate(context);
-  return classify(*this, context, [](Config&&) {}, [](Config&&, const Constraint&) {});
+  return classify(
+      *this, context, [](Config&&) {}, [](Config&&, const Constraint&) {});
 }
 
 std::optional<std::string> SearchSpace::violated(const Config& config, const Variables& context) const {
@@ -361,8 +369,9 @@ template <typename J>
 SearchSpace parse_space(const J& j) {
   const detail::BasicJsonPath<J> root(j);
   if (!j.is_object() || !(j.contains("parameters") || j.contains("configs")))
-    throw InputError("a search space is a JSON object with \"parameters\" (candidate lists) or \"configs\" (a list of "
-                     "configs), and optional \"constraints\"");
+    throw InputError(
+        "a search space is a JSON object with \"parameters\" (candidate lists) or \"configs\" (a list of "
+        "configs), and optional \"constraints\"");
   std::vector<Parameter> params;
   if (const auto jp = root.find("parameters")) {
     if (jp->json().is_object()) {

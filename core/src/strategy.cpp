@@ -9,8 +9,8 @@
 #include <random>
 #include <set>
 
-#include "strategy_factories.h"
 #include "ktune/error.h"
+#include "strategy_factories.h"
 
 namespace ktune {
 
@@ -125,9 +125,7 @@ class LocalSearchStrategy : public Strategy {
       best_ns_ = t.stats.median_ns;
     }
   }
-  std::size_t planned() const override {
-    return budget_ > 0 ? std::min(budget_, valid_.size()) : valid_.size();
-  }
+  std::size_t planned() const override { return budget_ > 0 ? std::min(budget_, valid_.size()) : valid_.size(); }
 
  private:
   std::optional<std::size_t> untried_neighbour(std::size_t from) {
@@ -169,7 +167,8 @@ class LocalSearchStrategy : public Strategy {
 
 double parse_duration_s(const std::string& text) {
   const auto bad = [&]() {
-    return InputError("time budget '" + text + "' is not a duration: give seconds (90), or a number with s, m or h (60s, 5m, 1.5h)");
+    return InputError("time budget '" + text +
+                      "' is not a duration: give seconds (90), or a number with s, m or h (60s, 5m, 1.5h)");
   };
   if (text.empty()) throw bad();
   std::size_t used = 0;
@@ -183,10 +182,14 @@ double parse_duration_s(const std::string& text) {
   if (std::isspace(static_cast<unsigned char>(text.front())) || !std::isfinite(value)) throw bad();
   const std::string unit = text.substr(used);
   double scale = 0;
-  if (unit.empty() || unit == "s") scale = 1;
-  else if (unit == "m" || unit == "min") scale = 60;
-  else if (unit == "h") scale = 3600;
-  else throw bad();
+  if (unit.empty() || unit == "s")
+    scale = 1;
+  else if (unit == "m" || unit == "min")
+    scale = 60;
+  else if (unit == "h")
+    scale = 3600;
+  else
+    throw bad();
   if (value < 0)
     throw InputError("time budget '" + text + "' is negative; give 0 for no limit or a duration: 90, 60s, 5m, 1.5h");
   return value * scale;

@@ -6,14 +6,22 @@ namespace ktune {
 
 const char* to_string(TrialStatus s) {
   switch (s) {
-    case TrialStatus::Ok: return "ok";
-    case TrialStatus::Pruned: return "pruned";
-    case TrialStatus::CompileError: return "compile_error";
-    case TrialStatus::LaunchError: return "launch_error";
-    case TrialStatus::WrongResult: return "wrong_result";
-    case TrialStatus::Timeout: return "timeout";
-    case TrialStatus::Crashed: return "crashed";
-    case TrialStatus::SlowAbort: return "slow_abort";
+    case TrialStatus::Ok:
+      return "ok";
+    case TrialStatus::Pruned:
+      return "pruned";
+    case TrialStatus::CompileError:
+      return "compile_error";
+    case TrialStatus::LaunchError:
+      return "launch_error";
+    case TrialStatus::WrongResult:
+      return "wrong_result";
+    case TrialStatus::Timeout:
+      return "timeout";
+    case TrialStatus::Crashed:
+      return "crashed";
+    case TrialStatus::SlowAbort:
+      return "slow_abort";
   }
   return "unknown";
 }

@@ -70,7 +70,8 @@ constexpr std::size_t kProposalBatch = 32;
 void check_resume(const TuneRequest& req, const std::vector<Problem>& problems) {
   const std::filesystem::path file = req.run_dir / "run_metadata.json";
   if (!std::filesystem::exists(file))
-    throw InputError(req.run_dir.string() + " holds no run_metadata.json: the run was stopped before it started (or "
+    throw InputError(req.run_dir.string() +
+                     " holds no run_metadata.json: the run was stopped before it started (or "
                      "this is not a run folder); start it again without --resume");
   const RunMetadata run = RunStore::read_metadata(req.run_dir);
   if (run.family != req.family.name)
@@ -79,9 +80,9 @@ void check_resume(const TuneRequest& req, const std::vector<Problem>& problems) 
   asked.problems = problems;
   const auto diffs = differences(run, asked);
   if (!diffs.empty())
-    throw InputError("cannot resume " + req.run_dir.string() + ": " + diffs.front().field + " differs from the run's: run has " +
-                     diffs.front().run_value + ", asked " + diffs.front().asked_value +
-                     "; resume with the run's settings or start a new run");
+    throw InputError("cannot resume " + req.run_dir.string() + ": " + diffs.front().field +
+                     " differs from the run's: run has " + diffs.front().run_value + ", asked " +
+                     diffs.front().asked_value + "; resume with the run's settings or start a new run");
 }
 
 }  // namespace
@@ -108,7 +109,8 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
   const auto start = Clock::now();
   if (req.problems.empty()) throw InputError("nothing to tune: give at least one --shape");
   if (req.problems.size() > kMaxProblems)
-    throw InputError(std::to_string(req.problems.size()) + " problems to tune, more than " + std::to_string(kMaxProblems) +
+    throw InputError(std::to_string(req.problems.size()) + " problems to tune, more than " +
+                     std::to_string(kMaxProblems) +
                      " in one run; split the shapes over several runs or tune fewer values per field");
   validate(req.settings());  // whatever front end asked: run_metadata.json must read back
 
@@ -136,7 +138,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
 
   std::optional<RunStore> store;
   std::map<std::string, std::map<std::string, Trial>> done;  // problem key -> config key -> trial
-  std::map<std::string, double> spent_before;  // problem key -> seconds of search in earlier sessions
+  std::map<std::string, double> spent_before;                // problem key -> seconds of search in earlier sessions
   std::int64_t next_id = 0;
   if (!req.run_dir.empty()) {
     if (req.resume) {
@@ -192,7 +194,8 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       auto& already = done[pkey];
       auto strategy = make_strategy(req.strategy, req.shard, pkey);
       strategy->reset(pp.valid);
-      observer.on_event(event::ProblemStarted{pi, problem, pp.pruning.report, strategy->planned(), pp.pruning.variables});
+      observer.on_event(
+          event::ProblemStarted{pi, problem, pp.pruning.report, strategy->planned(), pp.pruning.variables});
 
       ProblemResult result;
       result.problem = problem;
@@ -275,7 +278,8 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
           observer.on_event(event::TrialFinished{m, new_best});
           const double elapsed = seconds_since(start);
           const double rate = elapsed > 0 ? static_cast<double>(measured) / elapsed : 0;
-          const double eta = rate > 0 ? static_cast<double>(planned_total - std::min(planned_total, measured)) / rate : 0;
+          const double eta =
+              rate > 0 ? static_cast<double>(planned_total - std::min(planned_total, measured)) / rate : 0;
           observer.on_event(event::Progress{measured, planned_total, elapsed, eta, rate});
           finished.emplace(m.config.key(), std::move(m));
         };
@@ -287,7 +291,8 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
         }
       }
       if (result.best) result.choice = search_choice(*result.best, req.measure.noise_target);
-      if (!cancelled_) detail::decide_winner(devices.session(0), req.measure, std::move(ran), flops, bytes, result, observer);
+      if (!cancelled_)
+        detail::decide_winner(devices.session(0), req.measure, std::move(ran), flops, bytes, result, observer);
       observer.on_event(event::ProblemFinished{result});
       summary.results.push_back(std::move(result));
     }

@@ -313,7 +313,8 @@ class WorkerSession : public ProblemSession {
     } catch (const WorkerSilent&) {
       if (!verdict) return std::nullopt;
       conn.kill();
-      throw TrialFailure(TrialStatus::Timeout, what + ": no answer within " + std::to_string(static_cast<long>(timeout_ms)) +
+      throw TrialFailure(TrialStatus::Timeout, what + ": no answer within " +
+                                                   std::to_string(static_cast<long>(timeout_ms)) +
                                                    " ms; the worker was killed and starts again" + conn.details());
     } catch (const WorkerLost& lost) {
       if (!verdict) return std::nullopt;
@@ -410,8 +411,8 @@ KernelFamily WorkerBackend::load_family_spec(const std::filesystem::path& spec) 
                    " (start it with --kernel-spec, or name one of its families)");
 }
 
-std::unique_ptr<ProblemSession> WorkerBackend::open(const DeviceInfo&, const KernelFamily& family, const Problem& problem,
-                                                    std::uint64_t seed) {
+std::unique_ptr<ProblemSession> WorkerBackend::open(const DeviceInfo&, const KernelFamily& family,
+                                                    const Problem& problem, std::uint64_t seed) {
   bool offered = false;
   for (const auto& f : hello_.families) offered = offered || f.family.name == family.name;
   if (!offered) (void)this->family(family.name);  // throws InputError listing what the worker offers

@@ -109,7 +109,8 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, LineHandler o
   if (argv.empty()) throw RunError("empty worker command");
   // stdin is a socket so that writing to a dead worker is an error (MSG_NOSIGNAL), not SIGPIPE.
   int in[2], out[2], err[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0) throw RunError(std::string("socketpair: ") + strerror(errno));
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0)
+    throw RunError(std::string("socketpair: ") + strerror(errno));
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw RunError(std::string("pipe: ") + strerror(errno));
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -210,7 +211,7 @@ void WorkerProcess::read_loop() {
   char chunk[65536];
   using Clock = std::chrono::steady_clock;
   constexpr auto kNever = Clock::time_point::max();
-  auto exit_by = kNever;    // once stdout closed: when the process must have exited
+  auto exit_by = kNever;   // once stdout closed: when the process must have exited
   bool abandoned = false;  // killed for closing stdout while running
   while (open_streams > 0 || exit_by != kNever) {
     int timeout_ms = -1;

@@ -57,7 +57,8 @@ json parse_line(const std::string& line) {
     throw ProtocolError("not a JSON line: " + std::string(e.what()));
   }
   if (!m.is_object()) throw ProtocolError("a message must be a JSON object, got " + brief(m));
-  if (!m.contains("type") || !m.at("type").is_string()) throw ProtocolError("a message needs a string \"type\": " + brief(m));
+  if (!m.contains("type") || !m.at("type").is_string())
+    throw ProtocolError("a message needs a string \"type\": " + brief(m));
   return m;
 }
 
@@ -66,7 +67,8 @@ std::string to_line(const json& message) { return message.dump() + "\n"; }
 json client_hello() { return {{"type", "hello"}, {"protocol", kProtocolVersion}, {"ktune", version()}}; }
 
 void check_client_hello(const json& m) {
-  if (m.value("type", "") != "hello") throw ProtocolError("the first message must be ktune's hello, got '" + m.value("type", "") + "'");
+  if (m.value("type", "") != "hello")
+    throw ProtocolError("the first message must be ktune's hello, got '" + m.value("type", "") + "'");
   const auto v = field<int>(m, "protocol", "hello");
   if (v != kProtocolVersion)
     throw ProtocolError("ktune speaks worker protocol " + std::to_string(v) + ", this worker speaks " +
@@ -76,12 +78,17 @@ void check_client_hello(const json& m) {
 json family_to_json(const KernelFamily& f) {
   json fields = json::array();
   for (const auto& k : f.key_fields)
-    fields.push_back({{"name", k.name}, {"numeric", k.numeric}, {"default", k.default_value}, {"choices", k.choices},
+    fields.push_back({{"name", k.name},
+                      {"numeric", k.numeric},
+                      {"default", k.default_value},
+                      {"choices", k.choices},
                       {"help", k.help}});
   const json space = f.default_space.to_json();
-  return {{"name", f.name},           {"description", f.description}, {"key_fields", fields},
-          {"bucket_field", f.bucket_field}, {"flops", f.flops_expr},   {"bytes", f.bytes_expr},
-          {"space", space},           {"default_config", f.default_config.to_json()}, {"source", f.source}};
+  return {{"name", f.name},        {"description", f.description},
+          {"key_fields", fields},  {"bucket_field", f.bucket_field},
+          {"flops", f.flops_expr}, {"bytes", f.bytes_expr},
+          {"space", space},        {"default_config", f.default_config.to_json()},
+          {"source", f.source}};
 }
 
 OfferedFamily family_from_json(const json& j, const std::string& backend) {
@@ -137,14 +144,16 @@ json to_json(const Hello& h) {
     families.push_back(std::move(fj));
   }
   for (const auto& [k, v] : h.versions) versions[k] = v;
-  return {{"type", "hello"},    {"protocol", h.protocol},  {"worker", h.worker},     {"backend", h.backend},
-          {"devices", devices}, {"device_count", std::max(h.device_count, h.devices.size())},
+  return {{"type", "hello"},      {"protocol", h.protocol},
+          {"worker", h.worker},   {"backend", h.backend},
+          {"devices", devices},   {"device_count", std::max(h.device_count, h.devices.size())},
           {"families", families}, {"versions", versions}};
 }
 
 Hello hello_from_json(const json& m) {
   if (m.value("type", "") == "error") throw ProtocolError("the worker refused: " + m.value("message", ""));
-  if (m.value("type", "") != "hello") throw ProtocolError("the worker's first message must be hello, got '" + m.value("type", "") + "'");
+  if (m.value("type", "") != "hello")
+    throw ProtocolError("the worker's first message must be hello, got '" + m.value("type", "") + "'");
   Hello h;
   h.protocol = field<int>(m, "protocol", "hello");
   if (h.protocol != kProtocolVersion)
@@ -170,7 +179,8 @@ Hello hello_from_json(const json& m) {
   }
   for (const auto& f : field<json>(m, "families", "hello")) h.families.push_back(family_from_json(f, h.backend));
   if (m.contains("versions") && m.at("versions").is_object())
-    for (const auto& [k, v] : m.at("versions").items()) h.versions.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+    for (const auto& [k, v] : m.at("versions").items())
+      h.versions.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
   return h;
 }
 
@@ -231,7 +241,8 @@ Request request_from_json(const json& m) {
     } catch (const InputError& e) {
       throw ProtocolError(std::string("measure: ") + e.what());
     }
-    if (m.contains("best_median_ns") && m.at("best_median_ns").is_number()) r.best_median_ns = m.at("best_median_ns").get<double>();
+    if (m.contains("best_median_ns") && m.at("best_median_ns").is_number())
+      r.best_median_ns = m.at("best_median_ns").get<double>();
     r.validate_only = m.value("validate_only", false);
   }
   return r;
@@ -252,7 +263,8 @@ json measured_reply(std::int64_t id, const Measured& m, double compile_time_s) {
           {"note", m.outcome.note},
           {"samples_ns", m.outcome.samples_ns},
           {"compile_time_s", compile_time_s},
-          {"validation", {{"max_abs_error", m.validation.max_abs_error}, {"mismatch_fraction", m.validation.mismatch_fraction}}}};
+          {"validation",
+           {{"max_abs_error", m.validation.max_abs_error}, {"mismatch_fraction", m.validation.mismatch_fraction}}}};
 }
 
 json failed_reply(std::int64_t id, TrialStatus status, const std::string& message) {

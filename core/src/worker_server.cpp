@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <future>
 #include <map>
@@ -102,15 +102,15 @@ class Server {
 
   void prepare(const Request& r) {
     auto fut = std::async(std::launch::async, [this, r] {
-      PrepareResult p = build(r);
-      if (p.status == TrialStatus::Ok)
-        write_(prepared_reply(r.id, p.compile_time_s, p.baseline_name));
-      else if (p.status == TrialStatus::Crashed)
-        poison();  // the device faulted under another config: no verdict on this one
-      else
-        write_(failed_reply(r.id, p.status, p.error));
-      return p;
-    }).share();
+                 PrepareResult p = build(r);
+                 if (p.status == TrialStatus::Ok)
+                   write_(prepared_reply(r.id, p.compile_time_s, p.baseline_name));
+                 else if (p.status == TrialStatus::Crashed)
+                   poison();  // the device faulted under another config: no verdict on this one
+                 else
+                   write_(failed_reply(r.id, p.status, p.error));
+                 return p;
+               }).share();
     // A future of std::async waits for its task when it goes, and the task may need the lock:
     // a replaced one goes after the lock is released.
     std::shared_future<PrepareResult> replaced;
@@ -133,7 +133,9 @@ class Server {
   }
 
  private:
-  static std::string problem_key(const Request& r) { return r.family + "|" + r.problem.key() + "|" + std::to_string(r.seed); }
+  static std::string problem_key(const Request& r) {
+    return r.family + "|" + r.problem.key() + "|" + std::to_string(r.seed);
+  }
   static std::string kernel_key(const Request& r) {
     return problem_key(r) + "|" + (r.baseline ? std::string("(baseline)") : r.config.key());
   }
@@ -303,7 +305,8 @@ int serve(Backend& backend, const ServeOptions& options, int in_fd, int out_fd) 
   }
   const auto devices = backend.devices();
   if (options.device < 0 || static_cast<std::size_t>(options.device) >= devices.size()) {
-    write(error_reply(std::nullopt, "the " + backend.name() + " backend has no device " + std::to_string(options.device)));
+    write(error_reply(std::nullopt,
+                      "the " + backend.name() + " backend has no device " + std::to_string(options.device)));
     return 2;
   }
   Hello hello;

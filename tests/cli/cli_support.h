@@ -37,7 +37,8 @@ inline Result run(const QStringList& args, const QString& cwd, int timeout_ms, c
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
           QString::fromUtf8(p.readAllStandardError())};
 }
-inline Result run(const QStringList& args, const QString& cwd = {}, int timeout_ms = 300000, const QString& stdout_file = {}) {
+inline Result run(const QStringList& args, const QString& cwd = {}, int timeout_ms = 300000,
+                  const QString& stdout_file = {}) {
   return run(args, cwd, timeout_ms, stdout_file, QProcessEnvironment::systemEnvironment());
 }
 inline Result run(const QStringList& args, const QString& cwd, const QProcessEnvironment& env) {
@@ -102,4 +103,3 @@ inline void writeAll(const QString& path, const QByteArray& data) {
   QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
   f.write(data);
 }
-

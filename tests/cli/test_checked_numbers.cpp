@@ -17,14 +17,24 @@ namespace {
 // The run's trials by the value of the raw worker's one parameter, x.
 QMap<qint64, QJsonObject> byX(const QString& cwd, const QString& run_dir) {
   QMap<qint64, QJsonObject> out;
-  for (const auto& t : measuredTrials(cwd, run_dir)) out[t.toObject()["config"].toObject()["x"].toInteger()] = t.toObject();
+  for (const auto& t : measuredTrials(cwd, run_dir))
+    out[t.toObject()["config"].toObject()["x"].toInteger()] = t.toObject();
   return out;
 }
 
 // A tune of the raw worker's 4 configs; `cap_ms` is --max-ms-per-config.
 QStringList tune(const QString& worker, const QString& name, int cap_ms = 300) {
-  return {"tune", "--worker", worker, "--shape", "n=8", "--run-name", name, "--max-ms-per-config",
-          QString::number(cap_ms), "--hang-margin-ms", "700"};
+  return {"tune",
+          "--worker",
+          worker,
+          "--shape",
+          "n=8",
+          "--run-name",
+          name,
+          "--max-ms-per-config",
+          QString::number(cap_ms),
+          "--hang-margin-ms",
+          "700"};
 }
 
 // x of the best config in the run's results.json.
@@ -45,8 +55,10 @@ class TestCheckedNumbers : public QObject {
   void validationBeyondTheToleranceIsAWrongResultAndNeverApplied() {
     QTemporaryDir dir;
     const QString registry = dir.filePath("tuned");
-    const Result r = run(tune(rawWorker(), "lie") << "--update-registry" << "--registry" << registry
-                                                  << "--accept-flagged" << "--remeasure-top" << "0",
+    const Result r = run(tune(rawWorker(), "lie") << "--update-registry"
+                                                  << "--registry" << registry << "--accept-flagged"
+                                                  << "--remeasure-top"
+                                                  << "0",
                          dir.path(), envWith("RAW_MODE", "lie"));
     QVERIFY2(r.code == 1, qPrintable(r.out + r.err));  // a wrong result is worth attention
     const auto trials = byX(dir.path(), "tuning_runs/lie");
@@ -58,15 +70,20 @@ class TestCheckedNumbers : public QObject {
     const QStringList files = QDir(registry + "/raw").entryList({"*.json"}, QDir::Files);
     QCOMPARE(files.size(), 1);
     const auto entry = QJsonDocument::fromJson(readAll(registry + "/raw/" + files[0]))
-                           .object()["entries"].toObject()["raw"].toObject()["n=8"].toObject();
+                           .object()["entries"]
+                           .toObject()["raw"]
+                           .toObject()["n=8"]
+                           .toObject();
     QVERIFY2(entry["config"].toObject()["x"].toInteger() == 1, qPrintable(text(entry)));
   }
 
   void samplesThatAreNoTimesCrash_data() {
     QTest::addColumn<QString>("mode");
     QTest::addColumn<QString>("message");
-    QTest::newRow("zero") << "zero" << "sample of 0 ns";
-    QTest::newRow("negative") << "negative" << "sample of -6 ns";
+    QTest::newRow("zero") << "zero"
+                          << "sample of 0 ns";
+    QTest::newRow("negative") << "negative"
+                              << "sample of -6 ns";
   }
   void samplesThatAreNoTimesCrash() {
     QFETCH(QString, mode);
@@ -88,8 +105,10 @@ class TestCheckedNumbers : public QObject {
   void unreadableAnswerOrClosedStdoutCrashAtOnce_data() {
     QTest::addColumn<QString>("mode");
     QTest::addColumn<QString>("message");
-    QTest::newRow("NaN in the answer") << "nan" << "\"samples_ns\": [NaN";
-    QTest::newRow("stdout closed, process running") << "close" << "closed its stdout";
+    QTest::newRow("NaN in the answer") << "nan"
+                                       << "\"samples_ns\": [NaN";
+    QTest::newRow("stdout closed, process running") << "close"
+                                                    << "closed its stdout";
   }
   void unreadableAnswerOrClosedStdoutCrashAtOnce() {
     QFETCH(QString, mode);
@@ -114,7 +133,9 @@ class TestCheckedNumbers : public QObject {
     const QString worker = python() + " " + source("tests/cli/bad_timer_worker.py");
     QElapsedTimer clock;
     clock.start();
-    const Result r = run(tune(worker, "timer", 25000) << "--warmup-ms" << "1", dir.path());
+    const Result r = run(tune(worker, "timer", 25000) << "--warmup-ms"
+                                                      << "1",
+                         dir.path());
     QVERIFY2(clock.elapsed() < 15000, "a NaN sample waited out the time cap");
     QVERIFY2(r.code == 1, qPrintable(r.out + r.err));
     const auto trials = byX(dir.path(), "tuning_runs/timer");
@@ -128,7 +149,8 @@ class TestCheckedNumbers : public QObject {
 
   void okRowWithANanMedianResumesAndCannotWin() {
     QTemporaryDir dir;
-    const QStringList args = tune(rawWorker(), "nanrow") << "--remeasure-top" << "0";
+    const QStringList args = tune(rawWorker(), "nanrow") << "--remeasure-top"
+                                                         << "0";
     QCOMPARE(run(args, dir.path()).code, 0);
     // x=1, the best, recorded with a NaN median, as an edited or damaged file would have it.
     const QString csv = dir.filePath("tuning_runs/nanrow/trials.csv");
@@ -174,9 +196,11 @@ class TestCheckedNumbers : public QObject {
     writeAll(dir.filePath("kt.json"), QJsonDocument(cache).toJson());
     const Result r = run({"import", "kernel-tuner", "kt.json", "--run-name", "kt"}, dir.path());
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
-    QVERIFY2(r.out.contains("skipped 2 entries whose time is not positive and finite") && r.out.contains("time -0.001 ms"),
-             qPrintable(r.out));
-    const QStringList rows = QString::fromUtf8(readAll(dir.filePath("tuning_runs/kt/trials.csv"))).split('\n', Qt::SkipEmptyParts);
+    QVERIFY2(
+        r.out.contains("skipped 2 entries whose time is not positive and finite") && r.out.contains("time -0.001 ms"),
+        qPrintable(r.out));
+    const QStringList rows =
+        QString::fromUtf8(readAll(dir.filePath("tuning_runs/kt/trials.csv"))).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(rows.size() - 1, entries.size() - spoiled);
     const Result diff = run({"diff", "tuning_runs/kt", "--registry", dir.filePath("tuned")}, dir.path());
     QVERIFY2(diff.code == 0, qPrintable(diff.out + diff.err));

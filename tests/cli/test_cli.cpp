@@ -50,8 +50,9 @@ QStringList csvSplit(const QString& line) {
 
 // A generous cap: under ASan on a loaded 2-core CI machine a 2-thread launch of a tiny GEMM
 // waits for time slices and takes milliseconds; these tests are about files, not timing.
-const QStringList kSmallTune = {"tune", "gemm", "--backend", "cpu", "--shape", "M=16,64 N=64 K=64", "--strategy",
-                                "random", "--budget", "4", "--seed", "3", "--warmup-ms", "1", "--max-ms-per-config", "1000"};
+const QStringList kSmallTune = {
+    "tune", "gemm",   "--backend", "cpu",         "--shape", "M=16,64 N=64 K=64",   "--strategy", "random", "--budget",
+    "4",    "--seed", "3",         "--warmup-ms", "1",       "--max-ms-per-config", "1000"};
 
 }  // namespace
 
@@ -128,20 +129,25 @@ class TestCli : public QObject {
   }
 
   void dryRunWritesNothing() {
-    const Result r = run(QStringList(kSmallTune) << "--dry-run" << "--output-dir" << runs << "--run-name" << "dry");
+    const Result r = run(QStringList(kSmallTune) << "--dry-run"
+                                                 << "--output-dir" << runs << "--run-name"
+                                                 << "dry");
     QCOMPARE(r.code, 0);
     QVERIFY(r.out.contains("8 trials"));
     QVERIFY(!QDir(runs + "/dry").exists());
   }
 
   void tuneDiffApplyLookup() {
-    const Result t = run(QStringList(kSmallTune) << "--run-name" << "t1" << "--output-dir" << runs << "--registry" << registry);
+    const Result t = run(QStringList(kSmallTune) << "--run-name"
+                                                 << "t1"
+                                                 << "--output-dir" << runs << "--registry" << registry);
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     QVERIFY(t.out.contains("best configs"));
     QVERIFY(t.out.contains("M=16,N=64,K=64,dtype=f32"));
     QVERIFY(t.out.contains("run saved in"));
     for (const char* f : {"run_metadata.json", "trials.csv", "results.json"}) QVERIFY(QFile::exists(runs + "/t1/" + f));
-    QCOMPARE(trialRows(runs + "/t1/trials.csv").filter(QRegularExpression(",ok,|,slow_abort,|,timeout,")).size() > 0, true);
+    QCOMPARE(trialRows(runs + "/t1/trials.csv").filter(QRegularExpression(",ok,|,slow_abort,|,timeout,")).size() > 0,
+             true);
 
     const Result d = run({"diff", runs + "/t1", "--registry", registry});
     QCOMPARE(d.code, 0);
@@ -162,12 +168,15 @@ class TestCli : public QObject {
     QVERIFY(again.out.contains("unchanged"));
     QCOMPARE(readAll(regFile), before);
 
-    const Result exact = run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=16 N=64 K=64"});
+    const Result exact =
+        run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=16 N=64 K=64"});
     QCOMPARE(exact.code, 0);
     QVERIFY(exact.out.contains("(exact"));
-    const Result bucket = run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=50 N=64 K=64"});
+    const Result bucket =
+        run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=50 N=64 K=64"});
     QVERIFY2(bucket.out.contains("(nearest bucket M=64,N=64,K=64,dtype=f32"), qPrintable(bucket.out));
-    const Result dflt = run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=20 N=128 K=64"});
+    const Result dflt =
+        run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=20 N=128 K=64"});
     QVERIFY(dflt.out.contains("(default"));
     QVERIFY(dflt.err.contains("ktune tune gemm"));
     QVERIFY(dflt.err.contains("M=20,N=128"));
@@ -188,7 +197,11 @@ class TestCli : public QObject {
   }
 
   void noValidConfigIsWorthAttention() {
-    const Result r = run(QStringList(kSmallTune) << "--no-save" << "--atol" << "0" << "--rtol" << "0");
+    const Result r = run(QStringList(kSmallTune) << "--no-save"
+                                                 << "--atol"
+                                                 << "0"
+                                                 << "--rtol"
+                                                 << "0");
     QCOMPARE(r.code, 1);
     QVERIFY(r.out.contains("wrong_result"));
   }
@@ -196,16 +209,30 @@ class TestCli : public QObject {
   void badInputsExitTwoAndOverwriteNothing_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("needle");
-    QTest::newRow("unknown kernel") << QStringList{"tune", "gemmm", "--shape", "M=1 N=8 K=8", "--no-save"} << "unknown kernel";
-    QTest::newRow("unknown backend") << QStringList{"tune", "gemm", "--backend", "tpu", "--shape", "M=1 N=8 K=8"} << "unknown backend";
+    QTest::newRow("unknown kernel") << QStringList{"tune", "gemmm", "--shape", "M=1 N=8 K=8", "--no-save"}
+                                    << "unknown kernel";
+    QTest::newRow("unknown backend") << QStringList{"tune", "gemm", "--backend", "tpu", "--shape", "M=1 N=8 K=8"}
+                                     << "unknown backend";
     QTest::newRow("bad shape") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 Q=8", "--no-save"} << "no field 'Q'";
-    QTest::newRow("no shape") << QStringList{"tune", "gemm", "--no-save"} << "--shape \"M=4096 N=4096 K=4096 dtype=f32\") to tune: gemm has no default for M, N, K";
-    QTest::newRow("bad method") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--method", "xprof", "--no-save"} << "--method";
-    QTest::newRow("bad strategy") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--strategy", "magic", "--no-save"} << "strategy";
-    QTest::newRow("bad noise") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--noise-target", "2", "--no-save"} << "noise";
-    QTest::newRow("tp without dim") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--tp-size", "2", "--no-save"} << "tp-split-dim";
+    QTest::newRow("no shape") << QStringList{"tune", "gemm", "--no-save"}
+                              << "--shape \"M=4096 N=4096 K=4096 dtype=f32\") to tune: gemm has no default for M, N, K";
+    QTest::newRow("bad method") << QStringList{"tune",     "gemm",  "--shape",  "M=1 N=8 K=8",
+                                               "--method", "xprof", "--no-save"}
+                                << "--method";
+    QTest::newRow("bad strategy") << QStringList{"tune",       "gemm",  "--shape",  "M=1 N=8 K=8",
+                                                 "--strategy", "magic", "--no-save"}
+                                  << "strategy";
+    QTest::newRow("bad noise") << QStringList{"tune",           "gemm", "--shape",  "M=1 N=8 K=8",
+                                              "--noise-target", "2",    "--no-save"}
+                               << "noise";
+    QTest::newRow("tp without dim") << QStringList{"tune",      "gemm", "--shape",  "M=1 N=8 K=8",
+                                                   "--tp-size", "2",    "--no-save"}
+                                    << "tp-split-dim";
     QTest::newRow("missing run") << QStringList{"diff", "/nonexistent/run"} << "/nonexistent/run";
-    QTest::newRow("missing space") << QStringList{"tune", "gemm", "--shape", "M=1 N=8 K=8", "--space", "/nonexistent.json", "--no-save"} << "nonexistent.json";
+    QTest::newRow("missing space") << QStringList{"tune",        "gemm",    "--shape",
+                                                  "M=1 N=8 K=8", "--space", "/nonexistent.json",
+                                                  "--no-save"}
+                                   << "nonexistent.json";
   }
   void badInputsExitTwoAndOverwriteNothing() {
     QFETCH(QStringList, args);
@@ -251,20 +278,26 @@ class TestCli : public QObject {
     QByteArray csv = readAll(runs + "/t1/trials.csv");
     csv.replace(",ok,", ",okay,");
     writeAll(copy + "/trials.csv", csv);
-    r = run(QStringList(kSmallTune) << "--run-name" << "t1copy" << "--output-dir" << runs << "--resume");
+    r = run(QStringList(kSmallTune) << "--run-name"
+                                    << "t1copy"
+                                    << "--output-dir" << runs << "--resume");
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("trials.csv"), qPrintable(r.err));
     QCOMPARE(readAll(copy + "/trials.csv"), csv);
 
     // A second run under an existing name is refused rather than mixed in.
-    r = run(QStringList(kSmallTune) << "--run-name" << "t1" << "--output-dir" << runs);
+    r = run(QStringList(kSmallTune) << "--run-name"
+                                    << "t1"
+                                    << "--output-dir" << runs);
     QCOMPARE(r.code, 2);
     QVERIFY(r.err.contains("--resume"));
   }
 
   void resumeTakesTheRunsSettings() {
     const QString dir = runs + "/r2";
-    const Result t = run(QStringList(kSmallTune) << "--run-name" << "r2" << "--output-dir" << runs << "--quiet");
+    const Result t = run(QStringList(kSmallTune) << "--run-name"
+                                                 << "r2"
+                                                 << "--output-dir" << runs << "--quiet");
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     const QByteArray meta = readAll(dir + "/run_metadata.json"), results = readAll(dir + "/results.json");
     const QStringList trials = trialRows(dir + "/trials.csv");
@@ -275,14 +308,18 @@ class TestCli : public QObject {
 
     // Options that differ from the run: exit 2 naming the option and the run's value, nothing written.
     const QStringList resume = {"tune", "--resume", "--run-name", "r2", "--output-dir", runs, "--quiet"};
-    const Result shape = run(QStringList(resume) << "--shape" << "M=16 N=64 K=64");
+    const Result shape = run(QStringList(resume) << "--shape"
+                                                 << "M=16 N=64 K=64");
     QCOMPARE(shape.code, 2);
-    QVERIFY2(shape.err.contains("--shape differs from the run's: run has M=16,N=64,K=64,dtype=f32; M=64,N=64,K=64,dtype=f32"),
+    QVERIFY2(shape.err.contains(
+                 "--shape differs from the run's: run has M=16,N=64,K=64,dtype=f32; M=64,N=64,K=64,dtype=f32"),
              qPrintable(shape.err));
-    const Result budget = run(QStringList(resume) << "--budget" << "5");
+    const Result budget = run(QStringList(resume) << "--budget"
+                                                  << "5");
     QCOMPARE(budget.code, 2);
     QVERIFY2(budget.err.contains("--budget differs from the run's: run has 4"), qPrintable(budget.err));
-    const Result method = run(QStringList(resume) << "--method" << "per_launch");
+    const Result method = run(QStringList(resume) << "--method"
+                                                  << "per_launch");
     QCOMPARE(method.code, 2);
     QVERIFY2(method.err.contains("--method differs"), qPrintable(method.err));
     const Result family = run(QStringList(resume) << "qmatmul");
@@ -293,7 +330,12 @@ class TestCli : public QObject {
     // No other option, or the run's own values: the run continues as it was (here: nothing left).
     const Result plain = run(resume);
     QVERIFY2(plain.code == 0, qPrintable(plain.out + plain.err));
-    const Result same = run(QStringList(resume) << "--shape" << "M=64,16 N=64 K=64" << "--budget" << "4" << "--backend" << "cpu");
+    const Result same = run(QStringList(resume) << "--shape"
+                                                << "M=64,16 N=64 K=64"
+                                                << "--budget"
+                                                << "4"
+                                                << "--backend"
+                                                << "cpu");
     QVERIFY2(same.code == 0, qPrintable(same.out + same.err));
     QCOMPARE(trialRows(dir + "/trials.csv"), trials);
     const auto entries = QJsonDocument::fromJson(readAll(dir + "/results.json")).object()["results"].toArray();
@@ -310,9 +352,27 @@ class TestCli : public QObject {
   }
 
   void repeatedShapesAreTunedOnce() {
-    const Result t = run({"tune", "gemm", "--backend", "cpu", "--shape", "M=16,16 N=64 K=64", "--shape", "M=16 N=64 K=64",
-                          "--strategy", "random", "--budget", "3", "--warmup-ms", "1", "--max-ms-per-config", "1000",
-                          "--run-name", "dup", "--output-dir", runs, "--quiet"});
+    const Result t = run({"tune",
+                          "gemm",
+                          "--backend",
+                          "cpu",
+                          "--shape",
+                          "M=16,16 N=64 K=64",
+                          "--shape",
+                          "M=16 N=64 K=64",
+                          "--strategy",
+                          "random",
+                          "--budget",
+                          "3",
+                          "--warmup-ms",
+                          "1",
+                          "--max-ms-per-config",
+                          "1000",
+                          "--run-name",
+                          "dup",
+                          "--output-dir",
+                          runs,
+                          "--quiet"});
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     const auto entries = QJsonDocument::fromJson(readAll(runs + "/dup/results.json")).object()["results"].toArray();
     QCOMPARE(entries.size(), 1);
@@ -320,7 +380,9 @@ class TestCli : public QObject {
   }
 
   void applyRefusesAnUnfinishedRun() {
-    const Result t = run(QStringList(kSmallTune) << "--run-name" << "partial" << "--output-dir" << runs << "--quiet");
+    const Result t = run(QStringList(kSmallTune) << "--run-name"
+                                                 << "partial"
+                                                 << "--output-dir" << runs << "--quiet");
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     // As a Ctrl-C leaves it: state cancelled (the results of what was measured are written).
     const QString metaFile = runs + "/partial/run_metadata.json";
@@ -328,20 +390,25 @@ class TestCli : public QObject {
     const QString reg = tmp.filePath("partial_registry");
     const Result d = run({"diff", runs + "/partial", "--registry", reg});
     QCOMPARE(d.code, 0);
-    QVERIFY2(d.out.contains("run partial: cancelled (8 of 8 configs measured): its results are partial"), qPrintable(d.out));
+    QVERIFY2(d.out.contains("run partial: cancelled (8 of 8 configs measured): its results are partial"),
+             qPrintable(d.out));
     const Result a = run({"apply", runs + "/partial", "--registry", reg, "--accept-flagged"});
     QCOMPARE(a.code, 2);
     QVERIFY2(a.err.contains("is cancelled") && a.err.contains("--allow-unfinished"), qPrintable(a.err));
     QVERIFY(!QDir(reg + "/cpu").exists());
-    const Result forced = run({"apply", runs + "/partial", "--registry", reg, "--allow-unfinished", "--accept-flagged"});
+    const Result forced =
+        run({"apply", runs + "/partial", "--registry", reg, "--allow-unfinished", "--accept-flagged"});
     QVERIFY2(forced.code == 0, qPrintable(forced.out + forced.err));
     QCOMPARE(QDir(reg + "/cpu").entryList({"*.json"}, QDir::Files).size(), 1);
   }
 
   void resumeAfterKill() {
     // Exhaustive over the default space: enough trials that the kill lands mid-run.
-    const QStringList args = {"tune", "gemm", "--backend", "cpu", "--shape", "M=32,48 N=128 K=128", "--warmup-ms", "1",
-                              "--max-ms-per-config", "100", "--run-name", "killed", "--output-dir", runs, "--quiet"};
+    const QStringList args = {"tune",         "gemm",       "--backend",
+                              "cpu",          "--shape",    "M=32,48 N=128 K=128",
+                              "--warmup-ms",  "1",          "--max-ms-per-config",
+                              "100",          "--run-name", "killed",
+                              "--output-dir", runs,         "--quiet"};
     const QString csv = runs + "/killed/trials.csv";
     QProcess p;
     p.start(cli(), args);

@@ -19,12 +19,12 @@ class TestCliA8w8 : public QObject {
     QCOMPARE(k.code, 0);
     QVERIFY2(k.out.contains("gemm_a8w8_blockscale  [cpu]") && k.out.contains("q_dtype=fp8_e4m3 out_dtype=bf16"),
              qPrintable(k.out));
-    const Result s = run({"space", "gemm_a8w8_blockscale", "--backend", "cpu", "--shape",
-                          "M=16 N=2048 K=2048 q_dtype=int8,fp8_e4m3"});
+    const Result s = run(
+        {"space", "gemm_a8w8_blockscale", "--backend", "cpu", "--shape", "M=16 N=2048 K=2048 q_dtype=int8,fp8_e4m3"});
     QVERIFY2(s.code == 0, qPrintable(s.out + s.err));
-    QVERIFY2(s.out.contains("vnni = [false, true]") && s.out.contains("q_dtype=int8") &&
-                 s.out.contains("after pruning"),
-             qPrintable(s.out));
+    QVERIFY2(
+        s.out.contains("vnni = [false, true]") && s.out.contains("q_dtype=int8") && s.out.contains("after pruning"),
+        qPrintable(s.out));
     const Result bad = run({"tune", "gemm_a8w8_blockscale", "--backend", "cpu", "--shape", "M=16 N=256 K=200", "-q"});
     QCOMPARE(bad.code, 2);
     QVERIFY2(bad.err.contains("multiple of 128"), qPrintable(bad.err));
@@ -32,18 +32,43 @@ class TestCliA8w8 : public QObject {
 
   void tuneAndExportAsAiter() {
     const QString registry = tmp.filePath("tuned");
-    const Result t = run({"tune", "gemm_a8w8_blockscale", "--backend", "cpu", "--shape",
-                          "M=8,64 N=256 K=256 q_dtype=int8,fp8_e4m3 out_dtype=bf16,f32", "--strategy", "random",
-                          "--budget", "3", "--seed", "3", "--warmup-ms", "1", "--max-samples", "5",
-                          "--remeasure-top", "0", "--max-ms-per-config", "2000",
-                          "--run-name", "a8", "--output-dir", tmp.filePath("runs"), "--registry", registry,
-                          "--update-registry", "--accept-flagged", "-q"});
+    const Result t = run({"tune",
+                          "gemm_a8w8_blockscale",
+                          "--backend",
+                          "cpu",
+                          "--shape",
+                          "M=8,64 N=256 K=256 q_dtype=int8,fp8_e4m3 out_dtype=bf16,f32",
+                          "--strategy",
+                          "random",
+                          "--budget",
+                          "3",
+                          "--seed",
+                          "3",
+                          "--warmup-ms",
+                          "1",
+                          "--max-samples",
+                          "5",
+                          "--remeasure-top",
+                          "0",
+                          "--max-ms-per-config",
+                          "2000",
+                          "--run-name",
+                          "a8",
+                          "--output-dir",
+                          tmp.filePath("runs"),
+                          "--registry",
+                          registry,
+                          "--update-registry",
+                          "--accept-flagged",
+                          "-q"});
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     const QStringList files = QDir(registry + "/cpu").entryList({"*.json"}, QDir::Files);
     QCOMPARE(files.size(), 1);
     const QString slug = QFileInfo(files[0]).completeBaseName();
     const QJsonObject entries = QJsonDocument::fromJson(readAll(registry + "/cpu/" + files[0]))
-                                    .object()["entries"].toObject()["gemm_a8w8_blockscale"].toObject();
+                                    .object()["entries"]
+                                    .toObject()["gemm_a8w8_blockscale"]
+                                    .toObject();
     QCOMPARE(entries.size(), 8);  // 2 M x 2 q_dtype x 2 out_dtype
     QVERIFY(entries.contains("M=64,N=256,K=256,q_dtype=fp8_e4m3,out_dtype=bf16"));
 

@@ -28,9 +28,12 @@ class TestCliBadInput : public QObject {
 
   // The three commands that read --space, in that order.
   QList<QStringList> commands(const QString& space) const {
-    const QStringList tune = {"tune", "gemm", "--backend", "cpu", "--shape", kShape, "--space", space,
-                              "--output-dir", tmp.filePath("runs"), "--run-name", "refused", "--warmup-ms", "1"};
-    return {{"space", "gemm", "--backend", "cpu", "--shape", kShape, "--space", space}, QStringList(tune) << "--dry-run", tune};
+    const QStringList tune = {
+        "tune", "gemm",         "--backend",          "cpu",        "--shape", kShape,        "--space",
+        space,  "--output-dir", tmp.filePath("runs"), "--run-name", "refused", "--warmup-ms", "1"};
+    return {{"space", "gemm", "--backend", "cpu", "--shape", kShape, "--space", space},
+            QStringList(tune) << "--dry-run",
+            tune};
   }
 
  private slots:
@@ -41,14 +44,17 @@ class TestCliBadInput : public QObject {
                                          QByteArray(200000, ']') + "}}"
                                   << "nested deeper than 64";
     QTest::newRow("number overflow") << cpuGemmSpace(", \"X\": [1e400]") << "number overflow parsing '1e400'";
-    QTest::newRow("wrong type") << QByteArray("{\"parameters\": {\"MR\": [6, \"8\"]}}") << "parameters.MR[1]: expected an integer";
+    QTest::newRow("wrong type") << QByteArray("{\"parameters\": {\"MR\": [6, \"8\"]}}")
+                                << "parameters.MR[1]: expected an integer";
     QTest::newRow("unknown parameter") << cpuGemmSpace(", \"BM\": [64]") << "'BM' is not a parameter of gemm";
-    QTest::newRow("missing parameter") << QByteArray("{\"parameters\": {\"MR\": [6]}}") << "parameter 'NR' of gemm is missing";
+    QTest::newRow("missing parameter") << QByteArray("{\"parameters\": {\"MR\": [6]}}")
+                                       << "parameter 'NR' of gemm is missing";
     QTest::newRow("all pruned") << cpuGemmSpace({}, "[\"MR > 100\"]") << "all 1 configs are pruned (most by 'MR > 100'";
     QTest::newRow("NaN constraint") << cpuGemmSpace({}, "[\"mod(MR, NR - 16) == 0\"]") << "mod(MR, NR - 16) == 0";
-    QTest::newRow("too large") << QByteArray("{\"parameters\": {\"MR\": {\"from\": 1, \"to\": 10000}, \"NR\": "
-                                             "{\"from\": 1, \"to\": 10000}, \"vec\": [4], \"MC\": [48], \"KC\": [64], "
-                                             "\"NC\": [64], \"loop_order\": [0], \"threads\": [1]}}")
+    QTest::newRow("too large") << QByteArray(
+                                      "{\"parameters\": {\"MR\": {\"from\": 1, \"to\": 10000}, \"NR\": "
+                                      "{\"from\": 1, \"to\": 10000}, \"vec\": [4], \"MC\": [48], \"KC\": [64], "
+                                      "\"NC\": [64], \"loop_order\": [0], \"threads\": [1]}}")
                                << "100000000 configs before pruning";
   }
   void badSpaceIsRefusedByEveryCommand() {
@@ -83,7 +89,8 @@ class TestCliBadInput : public QObject {
     for (int i = 1; i <= 20000; ++i) m << QString::number(i);
     QElapsedTimer t;
     t.start();
-    const Result r = run({"tune", "gemm", "--backend", "cpu", "--shape", "M=" + m.join(',') + " N=64 K=64", "--dry-run"});
+    const Result r =
+        run({"tune", "gemm", "--backend", "cpu", "--shape", "M=" + m.join(',') + " N=64 K=64", "--dry-run"});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("more than 10000 problems") && r.err.size() < 1000, qPrintable(r.err.left(1000)));
     QVERIFY(t.elapsed() < 20000);
@@ -94,15 +101,20 @@ class TestCliBadInput : public QObject {
     const QString reg = tmp.filePath("reg");
     QDir().mkpath(reg + "/cpu");
     const QByteArray entry =
-        "{\"config\": {\"MR\": 6}, \"stats\": {\"latency_avg_ns\": 10, \"latency_median_ns\": -5, \"latency_std_ns\": 1, "
-        "\"compile_time_s\": 0}, \"metadata\": {\"benchmarking_method\": \"amortized\", \"samples_ns\": [], \"run\": \"r\", "
+        "{\"config\": {\"MR\": 6}, \"stats\": {\"latency_avg_ns\": 10, \"latency_median_ns\": -5, \"latency_std_ns\": "
+        "1, "
+        "\"compile_time_s\": 0}, \"metadata\": {\"benchmarking_method\": \"amortized\", \"samples_ns\": [], \"run\": "
+        "\"r\", "
         "\"tuned_at\": \"t\", \"ktune_version\": \"0.1.0\"}}";
-    writeAll(reg + "/cpu/test.json", "{\"ktune_registry\": 1, \"backend\": \"cpu\", \"device\": \"test\", \"entries\": "
-                                     "{\"gemm\": {\"M=16,N=64,K=64,dtype=f32\": " + entry + "}}}");
-    const Result r = run({"lookup", "gemm", "--backend", "cpu", "--shape", kShape, "--device-slug", "test", "--registry", reg});
+    writeAll(reg + "/cpu/test.json",
+             "{\"ktune_registry\": 1, \"backend\": \"cpu\", \"device\": \"test\", \"entries\": "
+             "{\"gemm\": {\"M=16,N=64,K=64,dtype=f32\": " +
+                 entry + "}}}");
+    const Result r =
+        run({"lookup", "gemm", "--backend", "cpu", "--shape", kShape, "--device-slug", "test", "--registry", reg});
     QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("test.json") &&
-                 r.err.contains("entries.gemm[\"M=16,N=64,K=64,dtype=f32\"].stats.latency_median_ns: expected a positive number, got -5"),
+    QVERIFY2(r.err.contains("test.json") && r.err.contains("entries.gemm[\"M=16,N=64,K=64,dtype=f32\"].stats.latency_"
+                                                           "median_ns: expected a positive number, got -5"),
              qPrintable(r.err));
   }
 };

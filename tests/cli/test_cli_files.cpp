@@ -13,8 +13,9 @@ namespace {
 
 // A generous cap: under ASan on a loaded 2-core CI machine a 2-thread launch of a tiny GEMM
 // waits for time slices and takes milliseconds; these tests are about files, not timing.
-const QStringList kTinyTune = {"tune", "gemm", "--backend", "cpu", "--shape", "M=16 N=64 K=64", "--strategy", "random",
-                               "--budget", "2", "--seed", "1", "--warmup-ms", "1", "--max-ms-per-config", "1000", "-q"};
+const QStringList kTinyTune = {
+    "tune", "gemm",   "--backend", "cpu",         "--shape", "M=16 N=64 K=64",      "--strategy", "random", "--budget",
+    "2",    "--seed", "1",         "--warmup-ms", "1",       "--max-ms-per-config", "1000",       "-q"};
 
 }  // namespace
 
@@ -27,7 +28,9 @@ class TestCliFiles : public QObject {
   void initTestCase() {
     QVERIFY2(QFileInfo(cli()).isExecutable(), "KTUNE_CLI must point at the ktune binary");
     runs = tmp.filePath("out/runs");
-    const Result t = run(QStringList(kTinyTune) << "--run-name" << "r1" << "--output-dir" << runs);
+    const Result t = run(QStringList(kTinyTune) << "--run-name"
+                                                << "r1"
+                                                << "--output-dir" << runs);
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     run1 = runs + "/r1";
   }
@@ -35,10 +38,13 @@ class TestCliFiles : public QObject {
   void runNameIsOneFolder_data() {
     QTest::addColumn<QString>("name");
     QTest::addColumn<QString>("message");
-    QTest::newRow("parent") << "../escape" << "is a path";
+    QTest::newRow("parent") << "../escape"
+                            << "is a path";
     QTest::newRow("absolute") << tmp.filePath("abs") << "is a path";
-    QTest::newRow("dot") << "." << "names a folder";
-    QTest::newRow("dotdot") << ".." << "names a folder";
+    QTest::newRow("dot") << "."
+                         << "names a folder";
+    QTest::newRow("dotdot") << ".."
+                            << "names a folder";
     QTest::newRow("too long") << QString(400, 'x') << "longer than the";
   }
 
@@ -103,7 +109,11 @@ class TestCliFiles : public QObject {
     QVERIFY(QFile::rename(regFile, target));
     QVERIFY(QFile::link(target, regFile));
     writeAll(shared + "/." + files[0] + ".tmp.Kil1ed", "{\"partial");
-    const Result t = run(QStringList(kTinyTune) << "--shape" << "M=32 N=64 K=64" << "--run-name" << "r2" << "--output-dir" << runs);
+    const Result t = run(QStringList(kTinyTune) << "--shape"
+                                                << "M=32 N=64 K=64"
+                                                << "--run-name"
+                                                << "r2"
+                                                << "--output-dir" << runs);
     QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
     const Result a = run({"apply", runs + "/r2", "--registry", reg, "--accept-flagged"});
     QVERIFY2(a.code == 0, qPrintable(a.out + a.err));

@@ -49,7 +49,8 @@ class TestCliReplay : public QObject {
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("imported 240 configs"), qPrintable(r.out));
     QVERIFY(r.out.contains("compile_error") && r.out.contains("launch_error") && r.out.contains("pruned"));
-    for (const char* f : {"run_metadata.json", "trials.csv", "results.json"}) QVERIFY(QFileInfo::exists(runs + "/kt/" + f));
+    for (const char* f : {"run_metadata.json", "trials.csv", "results.json"})
+      QVERIFY(QFileInfo::exists(runs + "/kt/" + f));
     const Result csv = run({"export", runs + "/kt", "--format", "csv"});
     QCOMPARE(csv.code, 0);
     QVERIFY(csv.out.section('\n', 0, 0).endsWith("metrics,config,rel_error,vs_best"));
@@ -61,8 +62,9 @@ class TestCliReplay : public QObject {
     const Result diff = run({"diff", runs + "/kt", "--registry", tmp.filePath("registry")});
     QVERIFY2(diff.code == 0 && diff.out.contains("new"), qPrintable(diff.out + diff.err));
     // A second import into the same folder is refused rather than mixed in.
-    QCOMPARE(run({"import", "kernel-tuner", kData + "kernel_tuner_matmul_cache.json", "--run-name", "kt", "--output-dir",
-                  runs}).code,
+    QCOMPARE(run({"import", "kernel-tuner", kData + "kernel_tuner_matmul_cache.json", "--run-name", "kt",
+                  "--output-dir", runs})
+                 .code,
              2);
   }
 
@@ -91,8 +93,12 @@ class TestCliReplay : public QObject {
     const QString kt = runs + "/kt";
     QVERIFY(QFileInfo::exists(kt + "/results.json"));  // from importsAClosedCacheThatDiffAndExportOpen
     const QStringList random = {"tune", "--replay", kt, "--strategy", "random", "--budget", "30", "-q"};
-    const Result a = run(QStringList(random) << "--seed" << "5" << "--no-save");
-    const Result b = run(QStringList(random) << "--seed" << "5" << "--no-save");
+    const Result a = run(QStringList(random) << "--seed"
+                                             << "5"
+                                             << "--no-save");
+    const Result b = run(QStringList(random) << "--seed"
+                                             << "5"
+                                             << "--no-save");
     QVERIFY2(a.code == 0, qPrintable(a.out + a.err));
     QVERIFY(!best_row(a.out).isEmpty());
     QCOMPARE(best_row(a.out), best_row(b.out));
@@ -108,13 +114,15 @@ class TestCliReplay : public QObject {
   void newStrategiesReplayPerSeedAndRemeasure() {
     const QString kt = runs + "/kt";
     for (const char* kind : {"genetic", "bayes"}) {
-      const QStringList args = {"tune", "--replay", kt, "--strategy", kind, "--budget", "40", "--seed", "2", "--no-save", "-q"};
+      const QStringList args = {"tune", "--replay", kt,  "--strategy", kind, "--budget",
+                                "40",   "--seed",   "2", "--no-save",  "-q"};
       const Result a = run(args);
       QVERIFY2(a.code == 0, qPrintable(a.out + a.err));
       QVERIFY(!best_row(a.out).isEmpty());
       QCOMPARE(best_row(a.out), best_row(run(args).out));
       QVERIFY2(a.out.contains("re-measured in alternation"), qPrintable(a.out));
-      const Result off = run(QStringList(args) << "--remeasure-top" << "0");
+      const Result off = run(QStringList(args) << "--remeasure-top"
+                                               << "0");
       QVERIFY2(off.code == 0 && !off.out.contains("re-measured"), qPrintable(off.out + off.err));
     }
   }

@@ -19,8 +19,8 @@
 namespace {
 
 QStringList rawTune(const QString& name) {
-  return {"tune", "--worker", rawWorker(), "--shape", "n=8,16,32", "--run-name", name, "--max-ms-per-config", "300",
-          "--hang-margin-ms", "700", "-q"};
+  return {"tune", "--worker",         rawWorker(), "--shape", "n=8,16,32", "--run-name", name, "--max-ms-per-config",
+          "300",  "--hang-margin-ms", "700",       "-q"};
 }
 
 QProcessEnvironment machine(const QString& devices, const QString& log_dir, const QString& sleep_s = "0.05") {
@@ -33,12 +33,15 @@ QProcessEnvironment machine(const QString& devices, const QString& log_dir, cons
 
 // "n=8 x=1" lines a worker logged for the device.
 QStringList logged(const QString& log_dir, int device) {
-  QStringList lines = QString::fromUtf8(readAll(QString("%1/device%2.log").arg(log_dir).arg(device))).split('\n', Qt::SkipEmptyParts);
+  QStringList lines =
+      QString::fromUtf8(readAll(QString("%1/device%2.log").arg(log_dir).arg(device))).split('\n', Qt::SkipEmptyParts);
   lines.sort();
   return lines;
 }
 
-QJsonObject metadata(const QString& run_dir) { return QJsonDocument::fromJson(readAll(run_dir + "/run_metadata.json")).object(); }
+QJsonObject metadata(const QString& run_dir) {
+  return QJsonDocument::fromJson(readAll(run_dir + "/run_metadata.json")).object();
+}
 
 // Waits until `pid` is gone (up to ~10 s).
 bool gone(qint64 pid) {
@@ -54,28 +57,36 @@ bool gone(qint64 pid) {
 class TestDevices : public QObject {
   Q_OBJECT
  private slots:
-  void initTestCase() { QVERIFY2(!python().isEmpty(), "configure found no python3 (apt-get install python3 python3-numpy)"); }
+  void initTestCase() {
+    QVERIFY2(!python().isEmpty(), "configure found no python3 (apt-get install python3 python3-numpy)");
+  }
 
   void twoWorkersShareTheConfigsOfOneRun() {
     QTemporaryDir dir;
     const QString one = dir.path() + "/one", two = dir.path() + "/two";
     QVERIFY(QDir().mkpath(one) && QDir().mkpath(two));
-    const Result single = run(rawTune("single") << "--devices" << "0", dir.path(), machine("Raw A,Raw A", one));
+    const Result single = run(rawTune("single") << "--devices"
+                                                << "0",
+                              dir.path(), machine("Raw A,Raw A", one));
     QVERIFY2(single.code == 0, qPrintable(single.err));
     QCOMPARE(logged(one, 0).size(), 12);
     QVERIFY(logged(one, 1).isEmpty());
 
-    const Result r = run(rawTune("pair") << "--devices" << "all", dir.path(), machine("Raw A,Raw A", two));
+    const Result r = run(rawTune("pair") << "--devices"
+                                         << "all",
+                         dir.path(), machine("Raw A,Raw A", two));
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const QStringList a = logged(two, 0), b = logged(two, 1);
-    QVERIFY2(!a.isEmpty() && !b.isEmpty(), qPrintable(QString("device 0 measured %1, device 1 %2").arg(a.size()).arg(b.size())));
+    QVERIFY2(!a.isEmpty() && !b.isEmpty(),
+             qPrintable(QString("device 0 measured %1, device 1 %2").arg(a.size()).arg(b.size())));
     QCOMPARE(a.size() + b.size(), 12);  // each config once, on one device or the other
     QSet<QString> both(a.begin(), a.end());
     both.unite(QSet<QString>(b.begin(), b.end()));
     QCOMPARE(both.size(), 12);
     // The trials say which device measured them.
     QMap<int, int> by_device;
-    for (const auto& t : measuredTrials(dir.path(), "tuning_runs/pair")) by_device[t.toObject()["metrics"].toObject()["device"].toInt(-1)]++;
+    for (const auto& t : measuredTrials(dir.path(), "tuning_runs/pair"))
+      by_device[t.toObject()["metrics"].toObject()["device"].toInt(-1)]++;
     QCOMPARE(by_device.value(0), a.size());
     QCOMPARE(by_device.value(1), b.size());
     // One run (identical devices share the registry's device slug) with the 1-device run's trials.
@@ -86,7 +97,9 @@ class TestDevices : public QObject {
 
   void differentModelsGetARunEach() {
     QTemporaryDir dir;
-    const Result r = run(rawTune("mix") << "--devices" << "all", dir.path(), machine("Raw A,Raw B,Raw A", dir.path()));
+    const Result r = run(rawTune("mix") << "--devices"
+                                        << "all",
+                         dir.path(), machine("Raw A,Raw B,Raw A", dir.path()));
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY(!QDir(dir.path() + "/tuning_runs/mix").exists());
     for (const QString slug : {"raw-a", "raw-b"}) {
@@ -97,7 +110,10 @@ class TestDevices : public QObject {
     QCOMPARE(logged(dir.path(), 0).size() + logged(dir.path(), 2).size(), 12);
     QVERIFY(!logged(dir.path(), 0).isEmpty() && !logged(dir.path(), 2).isEmpty());
     // Resuming resumes each model's run; nothing is measured twice.
-    const Result again = run(rawTune("mix") << "--devices" << "all" << "--resume", dir.path(), machine("Raw A,Raw B,Raw A", dir.path()));
+    const Result again = run(rawTune("mix") << "--devices"
+                                            << "all"
+                                            << "--resume",
+                             dir.path(), machine("Raw A,Raw B,Raw A", dir.path()));
     QVERIFY2(again.code == 0, qPrintable(again.err));
     QCOMPARE(logged(dir.path(), 0).size() + logged(dir.path(), 1).size() + logged(dir.path(), 2).size(), 24);
   }
@@ -107,10 +123,12 @@ class TestDevices : public QObject {
     QProcess p;
     p.setWorkingDirectory(dir.path());
     p.setProcessEnvironment(machine("Raw A,Raw A", dir.path(), "0.4"));
-    p.start(cli(), rawTune("killed") << "--devices" << "0,1");
+    p.start(cli(), rawTune("killed") << "--devices"
+                                     << "0,1");
     QVERIFY(p.waitForStarted());
     QList<qint64> workers;
-    for (int i = 0; i < 400 && (workers.size() < 2 || measuredTrials(dir.path(), "tuning_runs/killed").isEmpty()); ++i) {
+    for (int i = 0; i < 400 && (workers.size() < 2 || measuredTrials(dir.path(), "tuning_runs/killed").isEmpty());
+         ++i) {
       QThread::msleep(50);
       workers = childrenOf(p.processId());
     }
@@ -121,7 +139,10 @@ class TestDevices : public QObject {
     const int before = measuredTrials(dir.path(), "tuning_runs/killed").size();
     QVERIFY(before >= 1 && before < 12);
 
-    const Result r = run(rawTune("killed") << "--devices" << "0,1" << "--resume", dir.path(), machine("Raw A,Raw A", dir.path(), "0"));
+    const Result r = run(rawTune("killed") << "--devices"
+                                           << "0,1"
+                                           << "--resume",
+                         dir.path(), machine("Raw A,Raw A", dir.path(), "0"));
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const QStringList keys = trialKeys(dir.path(), "tuning_runs/killed");
     QCOMPARE(keys.size(), 12);
@@ -131,22 +152,51 @@ class TestDevices : public QObject {
   // python/ktune_worker takes the --device I that --devices appends (kw.device_index()).
   void pythonWorkersServeADeviceEach() {
     QTemporaryDir dir;
-    const QStringList tune = {"tune", "--worker", python() + " " + source("examples/workers/numpy_matmul.py"), "--shape",
-                              "M=128 N=128 K=64", "--warmup-ms", "1", "--max-ms-per-config", "2000", "--no-slow-abort", "-q"};
-    const Result two = run(QStringList(tune) << "--run-name" << "two" << "--devices" << "0,1", dir.path());
+    const QStringList tune = {"tune",
+                              "--worker",
+                              python() + " " + source("examples/workers/numpy_matmul.py"),
+                              "--shape",
+                              "M=128 N=128 K=64",
+                              "--warmup-ms",
+                              "1",
+                              "--max-ms-per-config",
+                              "2000",
+                              "--no-slow-abort",
+                              "-q"};
+    const Result two = run(QStringList(tune) << "--run-name"
+                                             << "two"
+                                             << "--devices"
+                                             << "0,1",
+                           dir.path());
     QVERIFY2(two.code == 0, qPrintable(two.out + two.err));
-    QCOMPARE(run(QStringList(tune) << "--run-name" << "one", dir.path()).code, 0);
+    QCOMPARE(run(QStringList(tune) << "--run-name"
+                                   << "one",
+                 dir.path())
+                 .code,
+             0);
     QCOMPARE(trialKeys(dir.path(), "tuning_runs/two"), trialKeys(dir.path(), "tuning_runs/one"));
     QCOMPARE(trialKeys(dir.path(), "tuning_runs/two").size(), 6);
   }
 
   void oneDeviceIsTheUsualRun() {
     QTemporaryDir dir;
-    const QStringList tune = {"tune", "gemm", "--backend", "cpu", "--shape", "M=16 N=64 K=64", "--strategy", "random",
-                              "--budget", "4", "--warmup-ms", "1", "--max-ms-per-config", "500", "-q"};
+    const QStringList tune = {
+        "tune",   "gemm",     "--backend", "cpu",         "--shape", "M=16 N=64 K=64",      "--strategy",
+        "random", "--budget", "4",         "--warmup-ms", "1",       "--max-ms-per-config", "500",
+        "-q"};
     // (Exit 1 would be a config that failed under a loaded machine's clock: the trials are what count.)
-    QVERIFY(run(QStringList(tune) << "--run-name" << "dev" << "--device" << "0", dir.path()).code <= 1);
-    QVERIFY(run(QStringList(tune) << "--run-name" << "devs" << "--devices" << "all", dir.path()).code <= 1);
+    QVERIFY(run(QStringList(tune) << "--run-name"
+                                  << "dev"
+                                  << "--device"
+                                  << "0",
+                dir.path())
+                .code <= 1);
+    QVERIFY(run(QStringList(tune) << "--run-name"
+                                  << "devs"
+                                  << "--devices"
+                                  << "all",
+                dir.path())
+                .code <= 1);
     QCOMPARE(trialKeys(dir.path(), "tuning_runs/devs"), trialKeys(dir.path(), "tuning_runs/dev"));
     // In this process, as without --devices: no worker is named among the run's versions.
     QVERIFY(!readAll(dir.path() + "/tuning_runs/devs/run_metadata.json").contains("ktune worker"));
@@ -156,12 +206,24 @@ class TestDevices : public QObject {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
     const QStringList cpu = {"tune", "gemm", "--backend", "cpu", "--shape", "M=16 N=64 K=64", "--run-name", "bad"};
-    QTest::newRow("twice") << (QStringList(cpu) << "--devices" << "0,0") << "names device 0 twice";
-    QTest::newRow("not a list") << (QStringList(cpu) << "--devices" << "first") << "give device indices separated by commas";
-    QTest::newRow("missing device") << (QStringList(cpu) << "--devices" << "0,1") << "device 1 does not exist, the cpu backend has 1 device(s)";
-    QTest::newRow("with --device") << (QStringList(cpu) << "--devices" << "0" << "--device" << "0") << "--device and --devices contradict";
+    QTest::newRow("twice") << (QStringList(cpu) << "--devices"
+                                                << "0,0")
+                           << "names device 0 twice";
+    QTest::newRow("not a list") << (QStringList(cpu) << "--devices"
+                                                     << "first")
+                                << "give device indices separated by commas";
+    QTest::newRow("missing device") << (QStringList(cpu) << "--devices"
+                                                         << "0,1")
+                                    << "device 1 does not exist, the cpu backend has 1 device(s)";
+    QTest::newRow("with --device") << (QStringList(cpu) << "--devices"
+                                                        << "0"
+                                                        << "--device"
+                                                        << "0")
+                                   << "--device and --devices contradict";
     QTest::newRow("worker ignores --device")
-        << QStringList{"tune", "--worker", rawWorker() + " --ignored {device}", "--shape", "n=8", "--devices", "0,1", "--run-name", "bad"}
+        << QStringList{"tune",    "--worker",   rawWorker() + " --ignored {device}",
+                       "--shape", "n=8",        "--devices",
+                       "0,1",     "--run-name", "bad"}
         << "the worker started for device 1 says it measures on device 0: it ignores --device";
   }
   void badDevicesAreClearErrors() {
@@ -179,9 +241,13 @@ class TestDevices : public QObject {
   void remoteWorkerThroughAnyCommand() {
     QTemporaryDir dir;
     const QString remote = "sh -c '" + cli() + " worker --backend cpu; true'";
-    const QStringList tune = {"tune", "gemm", "--worker", remote, "--shape", "M=16 N=64 K=64", "--strategy", "random",
-                              "--budget", "3", "--warmup-ms", "1", "--max-ms-per-config", "2000", "-q"};
-    const Result r = run(QStringList(tune) << "--run-name" << "remote", dir.path());
+    const QStringList tune = {
+        "tune",   "gemm",     "--worker", remote,        "--shape", "M=16 N=64 K=64",      "--strategy",
+        "random", "--budget", "3",        "--warmup-ms", "1",       "--max-ms-per-config", "2000",
+        "-q"};
+    const Result r = run(QStringList(tune) << "--run-name"
+                                           << "remote",
+                         dir.path());
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QCOMPARE(measuredTrials(dir.path(), "tuning_runs/remote").size(), 3);
     QVERIFY(readAll(dir.path() + "/tuning_runs/remote/run_metadata.json").contains("ktune worker"));
@@ -190,8 +256,9 @@ class TestDevices : public QObject {
     // the worker behind it (its input closes), mid-run.
     QProcess p;
     p.setWorkingDirectory(dir.path());
-    p.start(cli(), {"tune", "gemm", "--worker", remote, "--shape", "M=64 N=256 K=256", "--warmup-ms", "5",
-                    "--max-ms-per-config", "100", "--min-samples", "5", "--max-samples", "20", "-q", "--run-name", "killed"});
+    p.start(cli(),
+            {"tune", "gemm", "--worker", remote, "--shape", "M=64 N=256 K=256", "--warmup-ms", "5",
+             "--max-ms-per-config", "100", "--min-samples", "5", "--max-samples", "20", "-q", "--run-name", "killed"});
     QVERIFY(p.waitForStarted());
     QList<qint64> shells, workers;
     for (int i = 0; i < 600 && (workers.isEmpty() || measuredTrials(dir.path(), "tuning_runs/killed").isEmpty()); ++i) {
@@ -209,7 +276,8 @@ class TestDevices : public QObject {
     const Result resumed = run({"tune", "--worker", remote, "--run-name", "killed", "--resume", "-q"}, dir.path());
     QVERIFY2(resumed.code == 0, qPrintable(resumed.out + resumed.err));
     const QStringList keys = trialKeys(dir.path(), "tuning_runs/killed");
-    QVERIFY2(resumed.out.contains(QString("finished (%1 of %1 configs measured)").arg(keys.size())), qPrintable(resumed.out));
+    QVERIFY2(resumed.out.contains(QString("finished (%1 of %1 configs measured)").arg(keys.size())),
+             qPrintable(resumed.out));
     QCOMPARE(QSet<QString>(keys.begin(), keys.end()).size(), keys.size());  // none lost, none measured twice
   }
 };

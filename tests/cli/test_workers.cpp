@@ -25,8 +25,8 @@ QMap<qint64, QJsonObject> byParam(const QJsonArray& trials, const QString& param
 }
 
 QStringList rawTune(const QString& name) {
-  return {"tune", "--worker", rawWorker(), "--shape", "n=8", "--run-name", name, "--max-ms-per-config", "300",
-          "--hang-margin-ms", "700"};
+  return {"tune", "--worker",         rawWorker(), "--shape", "n=8", "--run-name", name, "--max-ms-per-config",
+          "300",  "--hang-margin-ms", "700"};
 }
 
 }  // namespace
@@ -51,8 +51,11 @@ class TestWorkers : public QObject {
       const auto o = t.toObject();
       const auto c = o["config"].toObject();
       // string parameters are strings everywhere: on the wire, in trials.csv and in the export
-      const QMap<QString, QString> outcome{{"none", "ok"},        {"raise", "compile_error"}, {"wrong", "wrong_result"},
-                                           {"segfault", "crashed"}, {"hang", "timeout"}};
+      const QMap<QString, QString> outcome{{"none", "ok"},
+                                           {"raise", "compile_error"},
+                                           {"wrong", "wrong_result"},
+                                           {"segfault", "crashed"},
+                                           {"hang", "timeout"}};
       QVERIFY2(outcome.contains(c["inject"].toString()), qPrintable(c["inject"].toString()));
       const QString expected = outcome[c["inject"].toString()];
       const QString status = o["status"].toString();
@@ -79,10 +82,18 @@ class TestWorkers : public QObject {
     QTest::addColumn<QString>("mode");
     QTest::addColumn<QString>("status");  // of x=2
     QTest::addColumn<QString>("message");
-    QTest::newRow("prints outside the protocol") << "noise" << "ok" << "";
-    QTest::newRow("sends garbage") << "garbage" << "crashed" << "broke the protocol";
-    QTest::newRow("exits early") << "exit" << "crashed" << "exited with code 3";
-    QTest::newRow("segfaults") << "segv" << "crashed" << "SIGSEGV";
+    QTest::newRow("prints outside the protocol") << "noise"
+                                                 << "ok"
+                                                 << "";
+    QTest::newRow("sends garbage") << "garbage"
+                                   << "crashed"
+                                   << "broke the protocol";
+    QTest::newRow("exits early") << "exit"
+                                 << "crashed"
+                                 << "exited with code 3";
+    QTest::newRow("segfaults") << "segv"
+                               << "crashed"
+                               << "SIGSEGV";
   }
   void rawWorkerMisbehaviours() {
     QFETCH(QString, mode);
@@ -120,10 +131,10 @@ class TestWorkers : public QObject {
 
   void isolatedCpuTuneMeasuresInAWorker() {
     QTemporaryDir dir;
-    const Result r = run({"tune", "gemm", "--backend", "cpu", "--isolate", "--shape", "M=16 N=64 K=64", "--strategy",
-                          "random", "--budget", "3", "--seed", "1", "--warmup-ms", "1", "--max-ms-per-config", "1000",
-                          "--run-name", "iso"},
-                         dir.path());
+    const Result r =
+        run({"tune", "gemm", "--backend", "cpu", "--isolate", "--shape", "M=16 N=64 K=64", "--strategy", "random",
+             "--budget", "3", "--seed", "1", "--warmup-ms", "1", "--max-ms-per-config", "1000", "--run-name", "iso"},
+            dir.path());
     QCOMPARE(r.code, 0);
     const QJsonArray trials = measuredTrials(dir.path(), "tuning_runs/iso");
     QCOMPARE(trials.size(), 3);

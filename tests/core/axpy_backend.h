@@ -13,7 +13,6 @@ namespace ktune::test {
 
 using Clock = std::chrono::steady_clock;
 
-
 // y = a*x + y over n floats, processed in chunks with an unrolled inner loop.
 struct AxpyKernel : PreparedKernel {
   int unroll = 1, chunk = 1, tail = 1, stride = 1, delay_us = 0, lose_device = 0, pad = 0;
@@ -22,7 +21,8 @@ struct AxpyKernel : PreparedKernel {
 
 class AxpySession : public ProblemSession {
  public:
-  AxpySession(std::int64_t n, bool modelled) : modelled_(modelled), x_(static_cast<std::size_t>(n)), y0_(x_.size()), y_(x_.size()), ref_(x_.size()) {
+  AxpySession(std::int64_t n, bool modelled)
+      : modelled_(modelled), x_(static_cast<std::size_t>(n)), y0_(x_.size()), y_(x_.size()), ref_(x_.size()) {
     for (std::size_t i = 0; i < x_.size(); ++i) {
       x_[i] = static_cast<float>(i % 17) * 0.25f;
       y0_[i] = static_cast<float>(i % 5);
@@ -41,7 +41,8 @@ class AxpySession : public ProblemSession {
     if (k->unroll != 1 && k->unroll != 2 && k->unroll != 4)
       throw TrialFailure(TrialStatus::CompileError, "no specialization for unroll=" + std::to_string(k->unroll));
     if (k->chunk * 4 > 64 * 1024)
-      throw TrialFailure(TrialStatus::LaunchError, "scratch of " + std::to_string(k->chunk * 4) + " bytes exceeds 65536");
+      throw TrialFailure(TrialStatus::LaunchError,
+                         "scratch of " + std::to_string(k->chunk * 4) + " bytes exceeds 65536");
     return k;
   }
   Validation validate(PreparedKernel& pk, const Tolerance& tol) override {
@@ -124,14 +125,15 @@ class AxpyBackend : public Backend {
     f.default_space = SearchSpace({{"unroll", {1, 2, 4}, ""}, {"chunk", {64, 256, 1024}, ""}}, {});
     return {f};
   }
-  std::unique_ptr<ProblemSession> open(const DeviceInfo&, const KernelFamily&, const Problem& p, std::uint64_t) override {
+  std::unique_ptr<ProblemSession> open(const DeviceInfo&, const KernelFamily&, const Problem& p,
+                                       std::uint64_t) override {
     ++opened;
     auto s = std::make_unique<AxpySession>(p.num("n"), modelled);
     last = s.get();
     return s;
   }
   int opened = 0;
-  bool modelled = false;  // sessions return modelled_ns() instead of timing the kernel
+  bool modelled = false;        // sessions return modelled_ns() instead of timing the kernel
   AxpySession* last = nullptr;  // the latest session, alive while its problem runs
 };
 
@@ -169,6 +171,5 @@ inline TrialStatus statusOf(const Recorder& rec, const std::string& key) {
     if (f.trial.config.key() == key) return f.trial.status;
   throw std::runtime_error("no trial " + key);
 }
-
 
 }  // namespace ktune::test

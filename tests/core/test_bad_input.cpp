@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ktune/backends/cuda_spec.h"
+#include "ktune/backends/hip_spec.h"
 #include "ktune/json_read.h"
 #include "ktune/kernel_family.h"
 #include "ktune/kernel_spec.h"
-#include "ktune/backends/cuda_spec.h"
-#include "ktune/backends/hip_spec.h"
 #include "ktune/problem.h"
 #include "ktune/registry.h"
 #include "ktune/run_store.h"
@@ -96,10 +96,22 @@ class TestBadInput : public QObject {
     // Valid JSON that puts the deep value where an error message quoted it whole.
     QTest::addColumn<QString>("prefix");
     QTest::addColumn<QString>("suffix");
-    QTest::newRow("registry") << "registry" << "r.json" << "{\"ktune_registry\": 1, \"backend\": " << "}";
-    QTest::newRow("run metadata") << "run metadata" << "run_metadata.json" << "{\"ktune_run\": 1, \"run\": " << "}";
-    QTest::newRow("search space") << "search space" << "s.json" << "{\"parameters\": {\"BM\": " << "}}";
-    QTest::newRow("kernel spec") << "kernel spec" << "spec.json" << "{\"name\": " << "}";
+    QTest::newRow("registry") << "registry"
+                              << "r.json"
+                              << "{\"ktune_registry\": 1, \"backend\": "
+                              << "}";
+    QTest::newRow("run metadata") << "run metadata"
+                                  << "run_metadata.json"
+                                  << "{\"ktune_run\": 1, \"run\": "
+                                  << "}";
+    QTest::newRow("search space") << "search space"
+                                  << "s.json"
+                                  << "{\"parameters\": {\"BM\": "
+                                  << "}}";
+    QTest::newRow("kernel spec") << "kernel spec"
+                                 << "spec.json"
+                                 << "{\"name\": "
+                                 << "}";
   }
   void deepNestingIsRefusedNamingTheFile() {
     QFETCH(QString, reader);
@@ -142,14 +154,30 @@ class TestBadInput : public QObject {
     QTest::addColumn<QString>("pointer");
     QTest::addColumn<QString>("value");
     QTest::addColumn<QString>("needle");
-    QTest::newRow("key field flag") << "/key_fields/3/numeric" << "\"yes\"" << "key_fields[3].numeric: expected true or false";
-    QTest::newRow("compile flag") << "/compile/params_as_defines" << "\"no\"" << "compile.params_as_defines: expected true or false";
-    QTest::newRow("argument name") << "/arguments/0/name" << "[1]" << "arguments[0].name: expected a string";
-    QTest::newRow("init bounds") << "/arguments/0/init" << "{\"uniform\": [\"a\", 1]}" << "arguments[0].init.uniform[0]: expected a number";
-    QTest::newRow("swizzle") << "/arguments/5/swizzle" << "\"128\"" << "arguments[5].swizzle: expected an integer";
-    QTest::newRow("grid") << "/launches/0/grid" << "{}" << "launches[0].grid: expected an array";
-    QTest::newRow("reference") << "/reference/kind" << "false" << "reference.kind: expected a string";
-    QTest::newRow("space value") << "/space/parameters/0/values/1" << "\"32\"" << "space: parameters[0].values[1]: expected an integer";
+    QTest::newRow("key field flag") << "/key_fields/3/numeric"
+                                    << "\"yes\""
+                                    << "key_fields[3].numeric: expected true or false";
+    QTest::newRow("compile flag") << "/compile/params_as_defines"
+                                  << "\"no\""
+                                  << "compile.params_as_defines: expected true or false";
+    QTest::newRow("argument name") << "/arguments/0/name"
+                                   << "[1]"
+                                   << "arguments[0].name: expected a string";
+    QTest::newRow("init bounds") << "/arguments/0/init"
+                                 << "{\"uniform\": [\"a\", 1]}"
+                                 << "arguments[0].init.uniform[0]: expected a number";
+    QTest::newRow("swizzle") << "/arguments/5/swizzle"
+                             << "\"128\""
+                             << "arguments[5].swizzle: expected an integer";
+    QTest::newRow("grid") << "/launches/0/grid"
+                          << "{}"
+                          << "launches[0].grid: expected an array";
+    QTest::newRow("reference") << "/reference/kind"
+                               << "false"
+                               << "reference.kind: expected a string";
+    QTest::newRow("space value") << "/space/parameters/0/values/1"
+                                 << "\"32\""
+                                 << "space: parameters[0].values[1]: expected an integer";
   }
   void kernelSpecFieldsAreNamed() {
     QFETCH(QString, pointer);
@@ -157,7 +185,8 @@ class TestBadInput : public QObject {
     QFETCH(QString, needle);
     nlohmann::json j = gemm_spec();
     j[nlohmann::json::json_pointer(pointer.toStdString())] = nlohmann::json::parse(value.toStdString());
-    const std::string err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "kernel spec edited.json"); });
+    const std::string err =
+        input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "kernel spec edited.json"); });
     QVERIFY2(contains(err, "kernel spec edited.json: " + needle.toStdString()), err.c_str());
   }
 
@@ -170,7 +199,8 @@ class TestBadInput : public QObject {
     const TpSplit* heads = s.family().tp_split(TpSplitDim::Heads);
     QVERIFY(heads && heads->fields.size() == 2 && heads->fields[1].at_least_one && !heads->fields[0].at_least_one);
     QVERIFY(s.family().tp_split(TpSplitDim::Out) && s.family().tp_split(TpSplitDim::In));
-    QVERIFY(contains(input_error_of([&] { expand_shape(s.family(), "M=1 N=96 K=64"); }), "N=96, K=64: N in whole K groups"));
+    QVERIFY(contains(input_error_of([&] { expand_shape(s.family(), "M=1 N=96 K=64"); }),
+                     "N=96, K=64: N in whole K groups"));
     j["shape_rules"][0]["expr"] = "mod(N, BK) == 0";
     QVERIFY(contains(input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); }),
                      "shape_rules[0].expr: 'BK' is not a key field"));
@@ -200,8 +230,10 @@ class TestBadInput : public QObject {
     j = gemm_spec();
     j["reference"]["kind"] = "device_gemm";
     err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
-    QVERIFY2(contains(err, "reference.kind: 'device_gemm' is not one of none, config, kernel, cublas_gemm (the cuda backend's)"),
-             err.c_str());
+    QVERIFY2(
+        contains(err,
+                 "reference.kind: 'device_gemm' is not one of none, config, kernel, cublas_gemm (the cuda backend's)"),
+        err.c_str());
     j = gemm_spec();
     j["reference"]["b_layout"] = "mk";
     err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
@@ -227,22 +259,37 @@ class TestBadInput : public QObject {
   void impossibleRegistryLatenciesNameTheKey_data() {
     QTest::addColumn<QString>("field");
     QTest::addColumn<QString>("value");
-    QTest::newRow("negative median") << "latency_median_ns" << "-5";
-    QTest::newRow("zero median") << "latency_median_ns" << "0";
-    QTest::newRow("zero mean") << "latency_avg_ns" << "0";
-    QTest::newRow("negative std") << "latency_std_ns" << "-1";
-    QTest::newRow("negative compile time") << "compile_time_s" << "-0.5";
+    QTest::newRow("negative median") << "latency_median_ns"
+                                     << "-5";
+    QTest::newRow("zero median") << "latency_median_ns"
+                                 << "0";
+    QTest::newRow("zero mean") << "latency_avg_ns"
+                               << "0";
+    QTest::newRow("negative std") << "latency_std_ns"
+                                  << "-1";
+    QTest::newRow("negative compile time") << "compile_time_s"
+                                           << "-0.5";
   }
   void impossibleRegistryLatenciesNameTheKey() {
     QFETCH(QString, field);
     QFETCH(QString, value);
-    nlohmann::json stats = {{"latency_avg_ns", 1000}, {"latency_median_ns", 990}, {"latency_std_ns", 3}, {"compile_time_s", 0.1}};
+    nlohmann::json stats = {
+        {"latency_avg_ns", 1000}, {"latency_median_ns", 990}, {"latency_std_ns", 3}, {"compile_time_s", 0.1}};
     stats[field.toStdString()] = nlohmann::json::parse(value.toStdString());
-    const nlohmann::json reg = {
-        {"ktune_registry", 1}, {"backend", "cpu"}, {"device", "d"},
-        {"entries", {{"gemm", {{"M=16,N=8,K=8", {{"config", {{"BM", 16}}}, {"stats", stats},
-                                                 {"metadata", {{"benchmarking_method", "amortized"}, {"samples_ns", {990}},
-                                                               {"run", "r"}, {"tuned_at", "t"}, {"ktune_version", "0.1.0"}}}}}}}}}};
+    const nlohmann::json reg = {{"ktune_registry", 1},
+                                {"backend", "cpu"},
+                                {"device", "d"},
+                                {"entries",
+                                 {{"gemm",
+                                   {{"M=16,N=8,K=8",
+                                     {{"config", {{"BM", 16}}},
+                                      {"stats", stats},
+                                      {"metadata",
+                                       {{"benchmarking_method", "amortized"},
+                                        {"samples_ns", {990}},
+                                        {"run", "r"},
+                                        {"tuned_at", "t"},
+                                        {"ktune_version", "0.1.0"}}}}}}}}}};
     const std::string err = load("registry", reg.dump());
     QVERIFY2(contains(err, "r.json") && contains(err, "entries.gemm[\"M=16,N=8,K=8\"].stats." + field.toStdString()) &&
                  contains(err, value.toStdString()),
@@ -252,21 +299,31 @@ class TestBadInput : public QObject {
   void constraintThatIsNotANumberIsAnError_data() {
     QTest::addColumn<QString>("expr");
     QTest::addColumn<QString>("what");
-    QTest::newRow("0/0") << "(BM - BM) / (BM - BM)" << "division by zero";
-    QTest::newRow("0/0 inside a comparison") << "(BM - BM) / (BM - BM) == 0" << "division by zero";
-    QTest::newRow("x/0 inside a logical or") << "BN > 1 || BM / (BN - BN) > 4" << "division by zero";
-    QTest::newRow("log2(0) inside a comparison") << "log2(BM - BM) < 4" << "infinity";
-    QTest::newRow("sqrt of a negative") << "sqrt(BN - BM)" << "NaN";
-    QTest::newRow("mod by zero") << "mod(BM, BN - BN) == 0" << "mod by zero";
-    QTest::newRow("ceil_div by zero") << "ceil_div(BM, BN - BN) > 1" << "ceil_div by zero";
-    QTest::newRow("overflow") << "BM ^ 1000 > 1" << "infinity";
+    QTest::newRow("0/0") << "(BM - BM) / (BM - BM)"
+                         << "division by zero";
+    QTest::newRow("0/0 inside a comparison") << "(BM - BM) / (BM - BM) == 0"
+                                             << "division by zero";
+    QTest::newRow("x/0 inside a logical or") << "BN > 1 || BM / (BN - BN) > 4"
+                                             << "division by zero";
+    QTest::newRow("log2(0) inside a comparison") << "log2(BM - BM) < 4"
+                                                 << "infinity";
+    QTest::newRow("sqrt of a negative") << "sqrt(BN - BM)"
+                                        << "NaN";
+    QTest::newRow("mod by zero") << "mod(BM, BN - BN) == 0"
+                                 << "mod by zero";
+    QTest::newRow("ceil_div by zero") << "ceil_div(BM, BN - BN) > 1"
+                                      << "ceil_div by zero";
+    QTest::newRow("overflow") << "BM ^ 1000 > 1"
+                              << "infinity";
   }
   void constraintThatIsNotANumberIsAnError() {
     QFETCH(QString, expr);
     QFETCH(QString, what);
     const SearchSpace s({{"BM", {16, 32}, ""}, {"BN", {8}, ""}}, {{expr.toStdString(), ""}});
-    for (const std::string& err : {input_error_of([&] { s.enumerate({}); }), input_error_of([&] { s.prune_report({}); }),
-                                   input_error_of([&] { s.violated(Config({{"BM", 16}, {"BN", 8}}), {}); })})
+    for (const std::string& err :
+         {input_error_of([&] { s.enumerate({}); }), input_error_of([&] { s.prune_report({}); }), input_error_of([&] {
+            s.violated(Config({{"BM", 16}, {"BN", 8}}), {});
+          })})
       QVERIFY2(contains(err, expr.toStdString()) && contains(err, what.toStdString()) && contains(err, "BM=16,BN=8"),
                err.c_str());
   }
@@ -280,9 +337,12 @@ class TestBadInput : public QObject {
 
   // The guard the error message recommends really guards: only the branch taken is evaluated.
   void conditionalGuardsADivisionByZero() {
-    const SearchSpace s({{"BM", {0, 16, 32}, ""}, {"BN", {8}, ""}}, {{"BM > 0 ? mod(BM, BN) == 0 && BN / BM < 1 : 0", ""}});
+    const SearchSpace s({{"BM", {0, 16, 32}, ""}, {"BN", {8}, ""}},
+                        {{"BM > 0 ? mod(BM, BN) == 0 && BN / BM < 1 : 0", ""}});
     QCOMPARE(s.enumerate({}).size(), std::size_t(2));
-    const std::string err = input_error_of([&] { SearchSpace({{"BM", {0, 16}, ""}}, {{"BM > 0 && 16 / BM > 1", ""}}).enumerate({}); });
+    const std::string err = input_error_of([&] {
+      SearchSpace({{"BM", {0, 16}, ""}}, {{"BM > 0 && 16 / BM > 1", ""}}).enumerate({});
+    });
     QVERIFY2(contains(err, "?") && contains(err, "division by zero"), err.c_str());
   }
 
@@ -298,14 +358,18 @@ class TestBadInput : public QObject {
     QVERIFY(t.elapsed() < 2000);
     // At the cap it is still enumerated.
     std::vector<ParamValue> thousand(many.begin(), many.begin() + 1000);
-    QCOMPARE(SearchSpace({{"A", thousand, ""}, {"B", thousand, ""}}, {}).prune_report({}).total, std::uint64_t(1000000));
+    QCOMPARE(SearchSpace({{"A", thousand, ""}, {"B", thousand, ""}}, {}).prune_report({}).total,
+             std::uint64_t(1000000));
   }
 
   void rangesStopAtTheCapAndAtOverflow() {
-    std::string err = input_error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"parameters": {"X": {"from": 1, "to": 1000000000}}})")); });
+    std::string err = input_error_of([] {
+      SearchSpace::from_json(nlohmann::json::parse(R"({"parameters": {"X": {"from": 1, "to": 1000000000}}})"));
+    });
     QVERIFY2(contains(err, "parameters.X") && contains(err, "more than 10000000 values"), err.c_str());
     // x * mul and x + step would pass INT64_MAX: the range ends instead (UBSan checks no overflow happens).
-    const auto mul = SearchSpace::from_json(nlohmann::json::parse(R"({"parameters": {"X": {"from": 1, "to": 9223372036854775807, "mul": 2}}})"));
+    const auto mul = SearchSpace::from_json(
+        nlohmann::json::parse(R"({"parameters": {"X": {"from": 1, "to": 9223372036854775807, "mul": 2}}})"));
     QCOMPARE(mul.parameters()[0].values.size(), std::size_t(63));
     const auto step = SearchSpace::from_json(nlohmann::json::parse(
         R"({"parameters": {"X": {"from": 9223372036854775800, "to": 9223372036854775807, "step": 5}}})"));
@@ -322,7 +386,8 @@ class TestBadInput : public QObject {
     QVERIFY2(contains(err, "more than 10000 problems"), err.c_str());
     QVERIFY2(err.size() < 400, err.c_str());  // quotes the start of the shape, not its 600 kB
     QVERIFY(t.elapsed() < 2000);
-    QCOMPARE(expand_shape(f, "M=1,2,3,4,5,6,7,8,9,10 N=1,2,3,4,5,6,7,8,9,10 K=1,2,3,4,5,6,7,8,9,10").size(), std::size_t(1000));
+    QCOMPARE(expand_shape(f, "M=1,2,3,4,5,6,7,8,9,10 N=1,2,3,4,5,6,7,8,9,10 K=1,2,3,4,5,6,7,8,9,10").size(),
+             std::size_t(1000));
   }
 
   void userSpaceMustFitTheFamily() {
@@ -337,7 +402,8 @@ class TestBadInput : public QObject {
   void allPrunedIsAnError() {
     const SearchSpace s({{"BM", {16, 32}, ""}}, {{"BM > 64", ""}});
     const std::string err = input_error_of([&] { require_valid_configs(s.prune_report({}), "gemm M=1"); });
-    QVERIFY2(contains(err, "gemm M=1") && contains(err, "all 2 configs are pruned") && contains(err, "BM > 64"), err.c_str());
+    QVERIFY2(contains(err, "gemm M=1") && contains(err, "all 2 configs are pruned") && contains(err, "BM > 64"),
+             err.c_str());
     QVERIFY(input_error_of([&] {
               require_valid_configs(SearchSpace({{"BM", {16}, ""}}, {}).prune_report({}), "x");
             }).empty());
@@ -348,7 +414,8 @@ class TestBadInput : public QObject {
     for (int i = 0; i < 100000; ++i) big.push_back(i);
     QCOMPARE(json_excerpt(big), std::string("[100000 values]"));
     QVERIFY(json_excerpt(nlohmann::json(std::string(10000, 'x'))).size() <= 60);
-    const std::string err = load("registry", "{\"ktune_registry\": 1, \"device\": \"d\", \"backend\": " + big.dump() + "}");
+    const std::string err =
+        load("registry", "{\"ktune_registry\": 1, \"device\": \"d\", \"backend\": " + big.dump() + "}");
     QVERIFY2(err.size() < 400 && contains(err, "backend: expected a string"), err.c_str());
   }
 };

@@ -20,8 +20,8 @@ namespace {
 Problem a8_problem(long M, long N, long K, const char* q, const char* out) {
   Problem p;
   p.family = "gemm_a8w8_blockscale";
-  p.fields = {{"M", std::to_string(M)}, {"N", std::to_string(N)}, {"K", std::to_string(K)}, {"q_dtype", q},
-              {"out_dtype", out}};
+  p.fields = {
+      {"M", std::to_string(M)}, {"N", std::to_string(N)}, {"K", std::to_string(K)}, {"q_dtype", q}, {"out_dtype", out}};
   return p;
 }
 
@@ -64,8 +64,8 @@ class TestCpuA8w8 : public QObject {
     QCOMPARE(kE4m3Table[0xfe], -448.0f);
     QCOMPARE(kE4m3Table[0x40], 2.0f);
     QCOMPARE(kE4m3Table[0x3c], 1.5f);
-    QCOMPARE(kE4m3Table[0x08], std::ldexp(1.0f, -6));     // smallest normal
-    QCOMPARE(kE4m3Table[0x01], std::ldexp(1.0f, -9));     // smallest subnormal
+    QCOMPARE(kE4m3Table[0x08], std::ldexp(1.0f, -6));      // smallest normal
+    QCOMPARE(kE4m3Table[0x01], std::ldexp(1.0f, -9));      // smallest subnormal
     QCOMPARE(kE4m3Table[0x07], 7 * std::ldexp(1.0f, -9));  // largest subnormal
     QCOMPARE(kE4m3Table[0x00], 0.0f);
     QVERIFY(!std::signbit(kE4m3Table[0x00]));
@@ -85,11 +85,11 @@ class TestCpuA8w8 : public QObject {
   void e4m3Encode() {
     for (int c = 0; c < 256; ++c)
       if ((c & 0x7f) != 0x7f) QCOMPARE(int(e4m3_encode(kE4m3Table[c])), c);  // negative zero included
-    QCOMPARE(int(e4m3_encode(1000.0f)), 0x7e);   // saturates, never NaN
+    QCOMPARE(int(e4m3_encode(1000.0f)), 0x7e);                               // saturates, never NaN
     QCOMPARE(int(e4m3_encode(-1000.0f)), 0xfe);
     QCOMPARE(int(e4m3_encode(NAN)), 0x7f);
-    QCOMPARE(int(e4m3_encode(1.0625f)), 0x38);   // halfway between 1 (even code) and 1.125
-    QCOMPARE(int(e4m3_encode(1.1875f)), 0x3a);   // halfway between 1.125 and 1.25 (even code)
+    QCOMPARE(int(e4m3_encode(1.0625f)), 0x38);  // halfway between 1 (even code) and 1.125
+    QCOMPARE(int(e4m3_encode(1.1875f)), 0x3a);  // halfway between 1.125 and 1.25 (even code)
     QCOMPARE(int(e4m3_encode(1.07f)), 0x39);
     QCOMPARE(int(e4m3_encode(std::ldexp(1.0f, -11))), 0x00);  // a quarter of the smallest subnormal
   }
@@ -163,10 +163,14 @@ class TestCpuA8w8 : public QObject {
     QTest::addColumn<QString>("q");
     QTest::addColumn<QString>("out");
     QTest::addColumn<int>("M");
-    QTest::newRow("int8 f32 M=1") << "int8" << "f32" << 1;
-    QTest::newRow("int8 bf16 M=33") << "int8" << "bf16" << 33;
-    QTest::newRow("fp8 f32 M=33") << "fp8_e4m3" << "f32" << 33;
-    QTest::newRow("fp8 bf16 M=7") << "fp8_e4m3" << "bf16" << 7;
+    QTest::newRow("int8 f32 M=1") << "int8"
+                                  << "f32" << 1;
+    QTest::newRow("int8 bf16 M=33") << "int8"
+                                    << "bf16" << 33;
+    QTest::newRow("fp8 f32 M=33") << "fp8_e4m3"
+                                  << "f32" << 33;
+    QTest::newRow("fp8 bf16 M=7") << "fp8_e4m3"
+                                  << "bf16" << 7;
   }
   void everyConfigValidates() {
     QFETCH(QString, q);
@@ -179,8 +183,14 @@ class TestCpuA8w8 : public QObject {
       if (c.expr == "vec <= simd_width_f32" || c.expr.find("simd_registers") != std::string::npos ||
           c.expr.find("vnni") != std::string::npos || c.expr.find("NR / vec <= 4") != std::string::npos)
         cons.push_back(c);
-    const SearchSpace space({{"MR", {1, 2, 4, 6, 8}}, {"NR", {8, 16, 32, 64}}, {"vec", {4, 8, 16}}, {"MC", {8, 24}},
-                             {"NC", {64, 96}}, {"KC", {128, 256}}, {"loop_order", {0, 1}}, {"vnni", {false, true}},
+    const SearchSpace space({{"MR", {1, 2, 4, 6, 8}},
+                             {"NR", {8, 16, 32, 64}},
+                             {"vec", {4, 8, 16}},
+                             {"MC", {8, 24}},
+                             {"NC", {64, 96}},
+                             {"KC", {128, 256}},
+                             {"loop_order", {0, 1}},
+                             {"vnni", {false, true}},
                              {"threads", thread_counts(hw_)}},
                             cons);
     const Problem p = a8_problem(M, 200, 384, q.toUtf8().constData(), out.toUtf8().constData());
@@ -208,9 +218,15 @@ class TestCpuA8w8 : public QObject {
   void bf16OutputToleranceAndFailure() {
     const KernelFamily f = backend_->family("gemm_a8w8_blockscale");
     auto s = backend_->open(dev_, f, a8_problem(16, 256, 256, "int8", "bf16"), 5);
-    auto k = s->prepare(
-        Config({{"MR", 2}, {"NR", 8}, {"vec", 4}, {"MC", 16}, {"NC", 128}, {"KC", 128}, {"loop_order", 0},
-                {"vnni", false}, {"threads", 1}}));
+    auto k = s->prepare(Config({{"MR", 2},
+                                {"NR", 8},
+                                {"vec", 4},
+                                {"MC", 16},
+                                {"NC", 128},
+                                {"KC", 128},
+                                {"loop_order", 0},
+                                {"vnni", false},
+                                {"threads", 1}}));
     const Validation v = s->validate(*k, Tolerance{0, 1.0 / 256, 0});
     QVERIFY(v.max_abs_error > 0);
     try {
@@ -234,8 +250,15 @@ class TestCpuA8w8 : public QObject {
     QVERIFY_THROWS_EXCEPTION(InputError, backend_->open(dev_, f, a8_problem(16, 256, 256, "int8", "f16"), 1));
     QVERIFY_THROWS_EXCEPTION(InputError, backend_->open(dev_, f, a8_problem(0, 256, 256, "int8", "f32"), 1));
     auto s = backend_->open(dev_, f, a8_problem(4, 128, 128, "fp8_e4m3", "f32"), 1);
-    Config c({{"MR", 4}, {"NR", 8}, {"vec", 4}, {"MC", 16}, {"NC", 128}, {"KC", 128}, {"loop_order", 0},
-              {"vnni", true}, {"threads", 1}});
+    Config c({{"MR", 4},
+              {"NR", 8},
+              {"vec", 4},
+              {"MC", 16},
+              {"NC", 128},
+              {"KC", 128},
+              {"loop_order", 0},
+              {"vnni", true},
+              {"threads", 1}});
     auto fails = [&](const Config& bad, const QString& text) -> bool {
       try {
         s->prepare(bad);

@@ -24,8 +24,11 @@ Problem gemm_problem(long M, long N, long K) {
 Problem qmm_problem(long batch, long out, long in) {
   Problem p;
   p.family = "qmatmul";
-  p.fields = {{"batch", std::to_string(batch)}, {"out", std::to_string(out)}, {"in", std::to_string(in)},
-              {"x_dtype", "f32"}, {"w_dtype", "int8"}};
+  p.fields = {{"batch", std::to_string(batch)},
+              {"out", std::to_string(out)},
+              {"in", std::to_string(in)},
+              {"x_dtype", "f32"},
+              {"w_dtype", "int8"}};
   return p;
 }
 
@@ -67,7 +70,6 @@ class TestCpuBackend : public QObject {
   DeviceInfo dev_;
   int hw_ = 1;
   int lanes_ = 4;
-
 
  private:
   // Prepares and validates every config at atol = rtol = 1e-4; a failing one fails the test with
@@ -159,11 +161,17 @@ class TestCpuBackend : public QObject {
   void gemmEveryConfigValidates() {
     QFETCH(int, M);
     const KernelFamily g = backend_->family("gemm");
-    const SearchSpace space(
-        {{"MR", {4, 6, 8, 14}}, {"NR", {8, 16, 32}}, {"vec", {4, 8, 16}}, {"MC", {28, 56}}, {"KC", {16, 40}},
-         {"NC", {32, 96}}, {"loop_order", {0, 1}}, {"threads", thread_counts(hw_)}},
-        {{"vec <= simd_width_f32"}, {"ceil_div(NR, vec) * vec == NR && NR / vec <= 4"},
-         {"MR * (NR / vec) + NR / vec + 1 <= (vec < simd_width_f32 ? 16 : simd_registers)"}});
+    const SearchSpace space({{"MR", {4, 6, 8, 14}},
+                             {"NR", {8, 16, 32}},
+                             {"vec", {4, 8, 16}},
+                             {"MC", {28, 56}},
+                             {"KC", {16, 40}},
+                             {"NC", {32, 96}},
+                             {"loop_order", {0, 1}},
+                             {"threads", thread_counts(hw_)}},
+                            {{"vec <= simd_width_f32"},
+                             {"ceil_div(NR, vec) * vec == NR && NR / vec <= 4"},
+                             {"MR * (NR / vec) + NR / vec + 1 <= (vec < simd_width_f32 ? 16 : simd_registers)"}});
     const Problem p = gemm_problem(M, 45, 83);
     const auto configs = space.enumerate(context(g, p, dev_));
     QVERIFY(configs.size() >= 32);
@@ -182,8 +190,12 @@ class TestCpuBackend : public QObject {
   void qmatmulEveryConfigValidates() {
     QFETCH(int, batch);
     const KernelFamily q = backend_->family("qmatmul");
-    const SearchSpace space({{"OB", {4, 12}}, {"IB", {16, 48}}, {"BT", {1, 2, 4, 8}}, {"U", {1, 2, 4}},
-                             {"vec", {4, 8, 16}}, {"threads", thread_counts(hw_)}},
+    const SearchSpace space({{"OB", {4, 12}},
+                             {"IB", {16, 48}},
+                             {"BT", {1, 2, 4, 8}},
+                             {"U", {1, 2, 4}},
+                             {"vec", {4, 8, 16}},
+                             {"threads", thread_counts(hw_)}},
                             {{"vec <= simd_width_f32"}});
     const Problem p = qmm_problem(batch, 45, 83);
     const auto configs = space.enumerate(context(q, p, dev_));
@@ -221,15 +233,18 @@ class TestCpuBackend : public QObject {
     }
     const KernelFamily q = backend_->family("qmatmul");
     auto qs = backend_->open(dev_, q, qmm_problem(4, 64, 64), 1);
-    expect_failure([&] { qs->prepare(Config({{"OB", 16}, {"IB", 64}, {"BT", 3}, {"U", 1}, {"vec", 4}, {"threads", 1}})); },
-                   TrialStatus::CompileError, "BT=3");
+    expect_failure(
+        [&] {
+          qs->prepare(Config({{"OB", 16}, {"IB", 64}, {"BT", 3}, {"U", 1}, {"vec", 4}, {"threads", 1}}));
+        },
+        TrialStatus::CompileError, "BT=3");
   }
 
   void zeroToleranceIsWrongResult() {
     const KernelFamily g = backend_->family("gemm");
     auto s = backend_->open(dev_, g, gemm_problem(33, 40, 300), 3);
-    auto k = s->prepare(Config({{"MR", 4}, {"NR", 8}, {"vec", 4}, {"MC", 64}, {"KC", 64}, {"NC", 64}, {"loop_order", 0},
-                                {"threads", 1}}));
+    auto k = s->prepare(Config(
+        {{"MR", 4}, {"NR", 8}, {"vec", 4}, {"MC", 64}, {"KC", 64}, {"NC", 64}, {"loop_order", 0}, {"threads", 1}}));
     QVERIFY(s->validate(*k, Tolerance{}).max_abs_error > 0);  // f32 against a double reference
     expect_failure([&] { s->validate(*k, Tolerance{0, 0, 0}); }, TrialStatus::WrongResult, "max abs error");
     // A large enough allowed fraction accepts the same output.
@@ -239,8 +254,8 @@ class TestCpuBackend : public QObject {
   void pastDeadlineIsTimeout() {
     const KernelFamily g = backend_->family("gemm");
     auto s = backend_->open(dev_, g, gemm_problem(64, 64, 64), 1);
-    auto k = s->prepare(Config({{"MR", 4}, {"NR", 8}, {"vec", 4}, {"MC", 16}, {"KC", 16}, {"NC", 16}, {"loop_order", 1},
-                                {"threads", 1}}));
+    auto k = s->prepare(Config(
+        {{"MR", 4}, {"NR", 8}, {"vec", 4}, {"MC", 16}, {"KC", 16}, {"NC", 16}, {"loop_order", 1}, {"threads", 1}}));
     SampleRequest req;
     req.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     expect_failure([&] { s->sample(*k, req); }, TrialStatus::Timeout, "time cap");
@@ -264,8 +279,8 @@ class TestCpuBackend : public QObject {
   void methodsAndRotation() {
     const KernelFamily g = backend_->family("gemm");
     auto s = backend_->open(dev_, g, gemm_problem(32, 64, 64), 1);
-    auto k = s->prepare(Config({{"MR", 4}, {"NR", 8}, {"vec", 4}, {"MC", 32}, {"KC", 64}, {"NC", 64}, {"loop_order", 0},
-                                {"threads", 1}}));
+    auto k = s->prepare(Config(
+        {{"MR", 4}, {"NR", 8}, {"vec", 4}, {"MC", 32}, {"KC", 64}, {"NC", 64}, {"loop_order", 0}, {"threads", 1}}));
     SampleRequest req;
     req.launches = 3;
     req.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -286,10 +301,16 @@ class TestCpuBackend : public QObject {
     const KernelFamily g = backend_->family("gemm");
     auto s = backend_->open(dev_, g, gemm_problem(192, 192, 192), 5);
     const int good_vec = lanes_;
-    auto good = s->prepare(Config({{"MR", 6}, {"NR", 2 * good_vec}, {"vec", good_vec}, {"MC", 96}, {"KC", 192},
-                                   {"NC", 192}, {"loop_order", 0}, {"threads", 1}}));
-    auto bad = s->prepare(Config({{"MR", 1}, {"NR", 4}, {"vec", 4}, {"MC", 4}, {"KC", 8}, {"NC", 4}, {"loop_order", 1},
-                                  {"threads", 1}}));
+    auto good = s->prepare(Config({{"MR", 6},
+                                   {"NR", 2 * good_vec},
+                                   {"vec", good_vec},
+                                   {"MC", 96},
+                                   {"KC", 192},
+                                   {"NC", 192},
+                                   {"loop_order", 0},
+                                   {"threads", 1}}));
+    auto bad = s->prepare(
+        Config({{"MR", 1}, {"NR", 4}, {"vec", 4}, {"MC", 4}, {"KC", 8}, {"NC", 4}, {"loop_order", 1}, {"threads", 1}}));
     const double tg = median_sample(*s, *good, 5), tb = median_sample(*s, *bad, 2);
     QVERIFY2(tb > 2 * tg, qPrintable(QString("good %1 ns, bad %2 ns").arg(tg).arg(tb)));
 

@@ -22,9 +22,13 @@ namespace {
 Problem attention(long seqs, long q, long kv, long d, long page, long context) {
   Problem p;
   p.family = "paged_attention";
-  p.fields = {{"num_sequences", std::to_string(seqs)}, {"num_q_heads", std::to_string(q)},
-              {"num_kv_heads", std::to_string(kv)}, {"head_dim", std::to_string(d)},
-              {"page_size", std::to_string(page)}, {"max_model_len", std::to_string(context)}, {"dtype", "f32"}};
+  p.fields = {{"num_sequences", std::to_string(seqs)},
+              {"num_q_heads", std::to_string(q)},
+              {"num_kv_heads", std::to_string(kv)},
+              {"head_dim", std::to_string(d)},
+              {"page_size", std::to_string(page)},
+              {"max_model_len", std::to_string(context)},
+              {"dtype", "f32"}};
   return p;
 }
 
@@ -77,7 +81,9 @@ struct Tiny {
     out.assign(q.size(), NAN);
   }
 
-  cpu::PagedAttentionOperands operands() { return {sh, q.data(), k.data(), v.data(), table.data(), lengths.data(), out.data()}; }
+  cpu::PagedAttentionOperands operands() {
+    return {sh, q.data(), k.data(), v.data(), table.data(), lengths.data(), out.data()};
+  }
 
   std::vector<double> brute_force() const {
     const long d = sh.head_dim, G = sh.q_heads / sh.kv_heads;
@@ -88,7 +94,8 @@ struct Tiny {
         for (long t = 0; t < lengths[b]; ++t) {
           double dot = 0;
           for (long j = 0; j < d; ++j)
-            dot += double(q[(b * sh.q_heads + hq) * d + j]) * dense_k[((b * context + t) * sh.kv_heads + hq / G) * d + j];
+            dot +=
+                double(q[(b * sh.q_heads + hq) * d + j]) * dense_k[((b * context + t) * sh.kv_heads + hq / G) * d + j];
           s[t] = dot / std::sqrt(double(d));
         }
         const double mx = *std::max_element(s.begin(), s.end());
@@ -96,7 +103,8 @@ struct Tiny {
         for (auto& x : s) sum += (x = std::exp(x - mx));
         for (long t = 0; t < lengths[b]; ++t)
           for (long j = 0; j < d; ++j)
-            o[(b * sh.q_heads + hq) * d + j] += s[t] / sum * dense_v[((b * context + t) * sh.kv_heads + hq / G) * d + j];
+            o[(b * sh.q_heads + hq) * d + j] +=
+                s[t] / sum * dense_v[((b * context + t) * sh.kv_heads + hq / G) * d + j];
       }
     return o;
   }
@@ -109,13 +117,18 @@ struct Tiny {
     std::fill(out.begin(), out.end(), NAN);
     if (!cpu::run_paged_attention(plan, operands(), ws, pool, stop)) return INFINITY;
     double err = 0;
-    for (std::size_t i = 0; i < out.size(); ++i) err = std::isnan(out[i]) ? INFINITY : std::max(err, std::abs(out[i] - ref[i]));
+    for (std::size_t i = 0; i < out.size(); ++i)
+      err = std::isnan(out[i]) ? INFINITY : std::max(err, std::abs(out[i] - ref[i]));
     return err;
   }
 };
 
 Config cfg(int pages, int qb, int splits, int vec, int threads = 1, int prefetch = 1) {
-  return Config({{"pages_per_block", pages}, {"q_per_block", qb}, {"splits", splits}, {"prefetch", prefetch}, {"vec", vec},
+  return Config({{"pages_per_block", pages},
+                 {"q_per_block", qb},
+                 {"splits", splits},
+                 {"prefetch", prefetch},
+                 {"vec", vec},
                  {"threads", threads}});
 }
 
@@ -156,7 +169,8 @@ class TestCpuPagedAttention : public QObject {
     const double tokens = 100 + 3 * 50.5;
     QCOMPARE(family_.bytes(p), 8.0 * 2 * 16 * tokens + 8.0 * 4 * 8 * 16);
     QCOMPARE(family_.flops(p), 4.0 * 8 * 16 * tokens);
-    QVERIFY(!family_.default_space.violated(family_.default_config, context(family_, attention(16, 32, 8, 128, 16, 4096), dev_)) ||
+    QVERIFY(!family_.default_space.violated(family_.default_config,
+                                            context(family_, attention(16, 32, 8, 128, 16, 4096), dev_)) ||
             lanes_ < 8);
   }
 
@@ -168,9 +182,9 @@ class TestCpuPagedAttention : public QObject {
     QTest::addColumn<int>("d");
     QTest::addColumn<int>("page");
     QTest::addColumn<int>("ctx");
-    QTest::newRow("gqa4 d40 page5") << 3 << 8 << 2 << 40 << 5 << 53;   // vector tails, partial pages
+    QTest::newRow("gqa4 d40 page5") << 3 << 8 << 2 << 40 << 5 << 53;    // vector tails, partial pages
     QTest::newRow("gqa8 d20 page16") << 5 << 8 << 1 << 20 << 16 << 70;  // scalar tails, a group of 8
-    QTest::newRow("mha length 1") << 2 << 2 << 2 << 16 << 3 << 1;        // every sequence one token long
+    QTest::newRow("mha length 1") << 2 << 2 << 2 << 16 << 3 << 1;       // every sequence one token long
   }
   void everyConfigValidates() {
     QFETCH(int, seqs);
@@ -200,7 +214,8 @@ class TestCpuPagedAttention : public QObject {
     Tiny t({1, 7, 13, 4}, 8, 2, 24, 3, 5);
     const auto brute = t.brute_force();
     const auto ref = cpu::paged_attention_reference(t.operands(), pool);
-    for (std::size_t i = 0; i < ref.size(); ++i) QVERIFY2(std::abs(ref[i] - brute[i]) < 1e-12, qPrintable(QString::number(i)));
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      QVERIFY2(std::abs(ref[i] - brute[i]) < 1e-12, qPrintable(QString::number(i)));
     const int vec = lanes_ >= 8 ? 8 : 4;
     for (const Config& c : {cfg(1, 1, 1, vec), cfg(2, 4, 4, vec, 2), cfg(4, 1, 2, 4, 2, 0)})
       QVERIFY2(t.run_error(pool, c, ref) < 1e-5, c.key().c_str());
@@ -247,7 +262,8 @@ class TestCpuPagedAttention : public QObject {
              {cfg(1, 2, 1, 4), "must divide the GQA group"},
              {cfg(1, 16, 1, 4), "q_per_block=16"},
              {cfg(1, 1, 1, 4, hw_ + 1), "hardware threads"},
-             {Config({{"pages_per_block", 1}, {"q_per_block", 1}, {"prefetch", 0}, {"vec", 4}, {"threads", 1}}), "'splits'"}}) {
+             {Config({{"pages_per_block", 1}, {"q_per_block", 1}, {"prefetch", 0}, {"vec", 4}, {"threads", 1}}),
+              "'splits'"}}) {
       try {
         s->prepare(c);
         QFAIL(qPrintable("prepared " + QString::fromStdString(c.key())));
@@ -266,10 +282,13 @@ class TestCpuPagedAttention : public QObject {
     QVERIFY(inputError(f16).contains("dtype=f32 only"));
     QVERIFY(inputError(attention(1 << 20, 64, 64, 256, 16, 1 << 20)).contains("choose a smaller shape"));
     // Through expand_shape, as the CLI does: zero sizes and tensor parallelism that does not divide.
-    QVERIFY_THROWS_EXCEPTION(InputError, expand_shape(family_, "num_sequences=1 num_q_heads=8 num_kv_heads=8 head_dim=8 "
-                                                               "page_size=0 max_model_len=8"));
-    QVERIFY_THROWS_EXCEPTION(InputError, expand_shape(family_, "num_sequences=1 num_q_heads=12 num_kv_heads=4 head_dim=8 "
-                                                               "page_size=4 max_model_len=8", 8));
+    QVERIFY_THROWS_EXCEPTION(InputError, expand_shape(family_,
+                                                      "num_sequences=1 num_q_heads=8 num_kv_heads=8 head_dim=8 "
+                                                      "page_size=0 max_model_len=8"));
+    QVERIFY_THROWS_EXCEPTION(InputError, expand_shape(family_,
+                                                      "num_sequences=1 num_q_heads=12 num_kv_heads=4 head_dim=8 "
+                                                      "page_size=4 max_model_len=8",
+                                                      8));
   }
 };
 

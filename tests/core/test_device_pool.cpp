@@ -17,11 +17,13 @@ namespace {
 // An axpy device that counts the configs it measured.
 class CountingSession : public ProblemSession {
  public:
-  CountingSession(std::unique_ptr<ProblemSession> inner, std::atomic<int>& count) : inner_(std::move(inner)), count_(count) {}
+  CountingSession(std::unique_ptr<ProblemSession> inner, std::atomic<int>& count)
+      : inner_(std::move(inner)), count_(count) {}
   std::unique_ptr<PreparedKernel> prepare(const Config& c) override { return inner_->prepare(c); }
   Validation validate(PreparedKernel& k, const Tolerance& t) override { return inner_->validate(k, t); }
   double sample(PreparedKernel& k, const SampleRequest& r) override { return inner_->sample(k, r); }
-  Measured validate_and_measure(PreparedKernel& k, const Tolerance& t, const MeasureSettings& s, std::optional<double> best) override {
+  Measured validate_and_measure(PreparedKernel& k, const Tolerance& t, const MeasureSettings& s,
+                                std::optional<double> best) override {
     ++count_;
     return inner_->validate_and_measure(k, t, s, best);
   }
@@ -33,7 +35,8 @@ class CountingSession : public ProblemSession {
 
 class CountingBackend : public AxpyBackend {
  public:
-  std::unique_ptr<ProblemSession> open(const DeviceInfo& d, const KernelFamily& f, const Problem& p, std::uint64_t seed) override {
+  std::unique_ptr<ProblemSession> open(const DeviceInfo& d, const KernelFamily& f, const Problem& p,
+                                       std::uint64_t seed) override {
     return std::make_unique<CountingSession>(AxpyBackend::open(d, f, p, seed), measured);
   }
   std::atomic<int> measured{0};
@@ -56,7 +59,9 @@ std::vector<std::string> trialKeys(const Recorder& rec) {
 }
 
 // 9 configs per problem, each a few ms: long enough for both devices to take a share.
-SearchSpace slowSpace() { return SearchSpace({{"unroll", {1, 2, 4}, ""}, {"chunk", {64, 256, 1024}, ""}, {"delay_us", {300}, ""}}, {}); }
+SearchSpace slowSpace() {
+  return SearchSpace({{"unroll", {1, 2, 4}, ""}, {"chunk", {64, 256, 1024}, ""}, {"delay_us", {300}, ""}}, {});
+}
 
 }  // namespace
 
@@ -70,7 +75,8 @@ class TestDevicePool : public QObject {
     const RunSummary s = Tuner(lanes(two)).run(request(two[0], "n=4096,8192", slowSpace()), rec2);
     QCOMPARE(two[0].measured + two[1].measured, 18);
     QVERIFY2(two[0].measured > 0 && two[1].measured > 0,
-             qPrintable(QString("device 0 measured %1, device 1 %2").arg(two[0].measured.load()).arg(two[1].measured.load())));
+             qPrintable(
+                 QString("device 0 measured %1, device 1 %2").arg(two[0].measured.load()).arg(two[1].measured.load())));
     auto k1 = trialKeys(rec1), k2 = trialKeys(rec2);
     std::sort(k1.begin(), k1.end());
     std::sort(k2.begin(), k2.end());
@@ -87,7 +93,8 @@ class TestDevicePool : public QObject {
     QCOMPARE(finished.size(), std::size_t(18));
     QCOMPARE(rec2.all<event::Progress>().back().done, std::uint64_t(18));
     QString counts;
-    for (const auto& [status, n] : s.status_counts) counts += QString("%1=%2 ").arg(QString::fromStdString(status)).arg(n);
+    for (const auto& [status, n] : s.status_counts)
+      counts += QString("%1=%2 ").arg(QString::fromStdString(status)).arg(n);
     QVERIFY2(s.status_counts.at("ok") == 18, qPrintable(counts));
     for (const auto& r : s.results) QVERIFY(r.best.has_value());
   }
@@ -97,7 +104,8 @@ class TestDevicePool : public QObject {
   void aModelGuidedStrategyChoosesAsOnOneDevice() {
     std::vector<CountingBackend> one(1), two(2);
     for (auto* b : {&one[0], &two[0], &two[1]}) b->modelled = true;
-    const SearchSpace space({{"unroll", {1, 2, 4}, ""}, {"chunk", {64, 128, 256, 512, 1024, 2048}, ""}, {"pad", {0, 1, 2, 3, 4}, ""}}, {});
+    const SearchSpace space(
+        {{"unroll", {1, 2, 4}, ""}, {"chunk", {64, 128, 256, 512, 1024, 2048}, ""}, {"pad", {0, 1, 2, 3, 4}, ""}}, {});
     Recorder rec1, rec2;
     auto req = request(one[0], "n=512", space);
     req.strategy = {"local", 30, 3};
@@ -113,7 +121,11 @@ class TestDevicePool : public QObject {
   void aLostDeviceEndsTheRunAndStopsTheOthers() {
     std::vector<CountingBackend> two(2);
     Recorder rec;
-    auto req = request(two[0], "n=4096", SearchSpace({{"lose_device", {0, 1}, ""}, {"unroll", {1, 2, 4}, ""}, {"chunk", {64, 256}, ""}, {"delay_us", {200}, ""}}, {}));
+    auto req = request(
+        two[0], "n=4096",
+        SearchSpace(
+            {{"lose_device", {0, 1}, ""}, {"unroll", {1, 2, 4}, ""}, {"chunk", {64, 256}, ""}, {"delay_us", {200}, ""}},
+            {}));
     Tuner tuner(lanes(two));
     QVERIFY_THROWS_EXCEPTION(RunError, tuner.run(req, rec));
     QCOMPARE(rec.all<event::RunFailed>().size(), std::size_t(1));

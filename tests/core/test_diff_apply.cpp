@@ -171,9 +171,10 @@ class TestDiffApply : public QObject {
 
   void entriesListInNumericKeyOrder() {
     // Given as 8, 1, 4, 2 (as text "M=8" would sort last only by luck; "M=16" before "M=2").
-    const RegistryDiff diff = diff_run(run("order", {result(8, 32, around(700, 0.001)), result(16, 32, around(900, 0.001)),
-                                                      result(1, 32, around(800, 0.001)), result(2, 32, around(1250, 0.001))}),
-                                       root_);
+    const RegistryDiff diff =
+        diff_run(run("order", {result(8, 32, around(700, 0.001)), result(16, 32, around(900, 0.001)),
+                               result(1, 32, around(800, 0.001)), result(2, 32, around(1250, 0.001))}),
+                 root_);
     QStringList keys;
     for (const auto& d : diff.entries) keys << QString::fromStdString(d.key);
     QCOMPARE(keys, (QStringList{QString::fromStdString(key(1)), QString::fromStdString(key(2)),
@@ -183,7 +184,8 @@ class TestDiffApply : public QObject {
   void noiseWidensSame() {
     apply_run(run("noisy", {result(1, 16, around(1000, 0.5)), result(2, 16, around(1000, 0.001))}), root_, {});
     // 5% faster: within the noise of M=1's samples, beyond the 2% threshold for M=2's tight ones.
-    const RegistryDiff diff = diff_run(run("r", {result(1, 32, around(950, 0.5)), result(2, 32, around(950, 0.001))}), root_);
+    const RegistryDiff diff =
+        diff_run(run("r", {result(1, 32, around(950, 0.5)), result(2, 32, around(950, 0.001))}), root_);
     QCOMPARE(to_string(find(diff.entries, 1).cls), "same");
     QVERIFY(find(diff.entries, 1).threshold > 0.1);
     QCOMPARE(to_string(find(diff.entries, 2).cls), "faster");
@@ -292,7 +294,8 @@ class TestDiffApply : public QObject {
     ApplyOptions opt;
     opt.keys = {key(8), "M=3,N=256,K=256,dtype=f32"};
     const std::string err = input_error_of([&] { apply_run(run2(), root_, opt); });
-    QVERIFY2(contains(err, "'M=3,N=256,K=256,dtype=f32'") && contains(err, key(1)) && contains(err, key(8)), err.c_str());
+    QVERIFY2(contains(err, "'M=3,N=256,K=256,dtype=f32'") && contains(err, key(1)) && contains(err, key(8)),
+             err.c_str());
     QCOMPARE(read_text_file(file_), before);
   }
 
@@ -349,7 +352,7 @@ class TestDiffApply : public QObject {
 
     std::mt19937 rng(12345);
     std::uniform_int_distribution<int> delay_us(500, 80000);  // an apply takes milliseconds (fsyncs)
-    int saw_a = 0, saw_b = 0, mid_write = 0;  // mid_write: kills that left a temp file behind
+    int saw_a = 0, saw_b = 0, mid_write = 0;                  // mid_write: kills that left a temp file behind
     for (int round = 0; round < 12; ++round) {
       const pid_t child = fork();
       QVERIFY(child >= 0);

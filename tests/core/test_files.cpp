@@ -96,12 +96,18 @@ class TestFiles : public QObject {
   void runNamesStayInTheRunsFolder_data() {
     QTest::addColumn<QString>("name");
     QTest::addColumn<QString>("message");
-    QTest::newRow("parent") << "../escape" << "is a path";
-    QTest::newRow("nested") << "a/b" << "is a path";
-    QTest::newRow("absolute") << "/tmp/escape" << "is a path";
-    QTest::newRow("dot") << "." << "names a folder";
-    QTest::newRow("dotdot") << ".." << "names a folder";
-    QTest::newRow("empty") << "" << "empty";
+    QTest::newRow("parent") << "../escape"
+                            << "is a path";
+    QTest::newRow("nested") << "a/b"
+                            << "is a path";
+    QTest::newRow("absolute") << "/tmp/escape"
+                              << "is a path";
+    QTest::newRow("dot") << "."
+                         << "names a folder";
+    QTest::newRow("dotdot") << ".."
+                            << "names a folder";
+    QTest::newRow("empty") << ""
+                           << "empty";
     QTest::newRow("too long") << QString(300, 'a') << "longer than the";
   }
 

@@ -24,9 +24,13 @@ namespace {
 Problem moe(long experts, long tokens, long topk, long hidden, long intermediate, const std::string& pass) {
   Problem p;
   p.family = "grouped_gemm";
-  p.fields = {{"experts", std::to_string(experts)}, {"tokens", std::to_string(tokens)},
-              {"topk", std::to_string(topk)},       {"hidden", std::to_string(hidden)},
-              {"intermediate", std::to_string(intermediate)}, {"dtype", "f32"}, {"pass", pass}};
+  p.fields = {{"experts", std::to_string(experts)},
+              {"tokens", std::to_string(tokens)},
+              {"topk", std::to_string(topk)},
+              {"hidden", std::to_string(hidden)},
+              {"intermediate", std::to_string(intermediate)},
+              {"dtype", "f32"},
+              {"pass", pass}};
   return p;
 }
 
@@ -56,8 +60,8 @@ void expect_input_error(Fn fn, const QString& text) {
 
 // The pass by definition, one routed row at a time: nothing shared with the kernel or the
 // reference but the routing's expert of each row.
-std::vector<double> brute_force(MoePass pass, const Routing& r, const std::vector<float>& x, const std::vector<float>& w,
-                                const std::vector<float>& dy, long H, long I) {
+std::vector<double> brute_force(MoePass pass, const Routing& r, const std::vector<float>& x,
+                                const std::vector<float>& w, const std::vector<float>& dy, long H, long I) {
   const long R = r.rows();
   std::vector<double> out(pass == MoePass::Fwd ? R * I : pass == MoePass::DX ? R * H : r.experts * I * H, 0.0);
   for (long row = 0; row < R; ++row) {
@@ -89,7 +93,6 @@ class TestGroupedGemm : public QObject {
   int hw_ = 1;
   int lanes_ = 4;
 
-
  private slots:
   void initTestCase() {
     dev_ = backend_->devices().at(0);
@@ -108,14 +111,16 @@ class TestGroupedGemm : public QObject {
     QCOMPARE(family_.bytes(moe(4, 3, 2, 5, 7, "fwd")), 4.0 * (3 * 5 + 4 * 7 * 5 + 6 * 7));
     QCOMPARE(family_.bytes(moe(4, 3, 2, 5, 7, "dW")), 4.0 * (3 * 5 + 6 * 7 + 4 * 7 * 5));
     // The TMA flags are the CUDA space's: none here, and the description says why.
-    for (const auto& p : family_.default_space.parameters()) QVERIFY2(p.name.find("tma") == std::string::npos, p.name.c_str());
+    for (const auto& p : family_.default_space.parameters())
+      QVERIFY2(p.name.find("tma") == std::string::npos, p.name.c_str());
     QVERIFY(family_.description.find("TMA") != std::string::npos);
     // Registry keys carry the pass, so a shape's three configs live side by side.
     QVERIFY(moe(8, 64, 2, 32, 48, "fwd").local_key() != moe(8, 64, 2, 32, 48, "dW").local_key());
     QVERIFY(moe(8, 64, 2, 32, 48, "dX").local_key().find("pass=dX") != std::string::npos);
     if (lanes_ >= 8)
       for (const char* p : {"fwd", "dX", "dW"})
-        QVERIFY(!family_.default_space.violated(family_.default_config, context(family_, moe(8, 16, 2, 64, 96, p), dev_)));
+        QVERIFY(
+            !family_.default_space.violated(family_.default_config, context(family_, moe(8, 16, 2, 64, 96, p), dev_)));
   }
 
   // Each pass multiplies different dimensions, so the same shape keeps different spaces; both
@@ -129,14 +134,14 @@ class TestGroupedGemm : public QObject {
       const auto configs = family_.default_space.enumerate(ctx, &pruned);
       QVERIFY(!configs.empty());
       for (const Config& c : configs) {
-        QVERIFY2(!(c.value("permute_x") == ParamValue(true) && c.value("permute_y") == ParamValue(true)), c.key().c_str());
+        QVERIFY2(!(c.value("permute_x") == ParamValue(true) && c.value("permute_y") == ParamValue(true)),
+                 c.key().c_str());
         if (std::string(p) != "fwd") QVERIFY2(c.value("NC") == ParamValue(1024), c.key().c_str());
         if (std::string(p) == "dW") QVERIFY2(c.value("KC") == ParamValue(128), c.key().c_str());
       }
       // Configs with both set that survive the device constraints fall to the permute rule.
-      const auto both = std::count_if(pruned.begin(), pruned.end(), [](const auto& x) {
-        return x.second.find("never both") != std::string::npos;
-      });
+      const auto both = std::count_if(pruned.begin(), pruned.end(),
+                                      [](const auto& x) { return x.second.find("never both") != std::string::npos; });
       QVERIFY2(both > 0, p);
       for (const auto& [c, why] : pruned)
         if (why.find("never both") != std::string::npos) {
@@ -176,10 +181,14 @@ class TestGroupedGemm : public QObject {
     QFETCH(int, tokens);
     QFETCH(int, topk);
     const Problem p = moe(experts, tokens, topk, 45, 83, pass.toStdString());
-    const SearchSpace space = restrict_space(
-        family_.default_space, {{"MR", {4, 6}}, {"NR", {lanes_, 2 * lanes_}}, {"vec", {lanes_}}, {"MC", {8, 64}},
-                                {"KC", {16, 128}}, {"NC", {32, 1024}}, {"NB", {24, 512}},
-                                {"threads", thread_counts(hw_)}});
+    const SearchSpace space = restrict_space(family_.default_space, {{"MR", {4, 6}},
+                                                                     {"NR", {lanes_, 2 * lanes_}},
+                                                                     {"vec", {lanes_}},
+                                                                     {"MC", {8, 64}},
+                                                                     {"KC", {16, 128}},
+                                                                     {"NC", {32, 1024}},
+                                                                     {"NB", {24, 512}},
+                                                                     {"threads", thread_counts(hw_)}});
     // The equivalence constraints would drop the small blocks this test wants: enumerate raw.
     const SearchSpace raw(space.parameters(), {{"!(permute_x && permute_y)", "never both"}});
     const auto configs = raw.enumerate(context(family_, p, dev_));
@@ -217,8 +226,16 @@ class TestGroupedGemm : public QObject {
     };
     const auto x = random(T * H), w = random(E * I * H), dy = random(T * k * I);
     ThreadPool pool(2);
-    const Config base({{"MR", 4}, {"NR", lanes_}, {"vec", lanes_}, {"MC", 4}, {"KC", 4}, {"NC", lanes_},
-                       {"NB", 8},          {"permute_x", false}, {"permute_y", false}, {"threads", std::min(hw_, 2)}});
+    const Config base({{"MR", 4},
+                       {"NR", lanes_},
+                       {"vec", lanes_},
+                       {"MC", 4},
+                       {"KC", 4},
+                       {"NC", lanes_},
+                       {"NB", 8},
+                       {"permute_x", false},
+                       {"permute_y", false},
+                       {"threads", std::min(hw_, 2)}});
     for (MoePass pass : {MoePass::Fwd, MoePass::DX, MoePass::DW}) {
       const std::vector<double> truth = brute_force(pass, r, x, w, dy, H, I);
       const std::vector<double> ref = grouped_gemm_reference(pass, r, x.data(), w.data(), dy.data(), H, I, pool);
@@ -286,8 +303,8 @@ class TestGroupedGemm : public QObject {
     req.family = family_;
     req.problems = expand_shape(family_, "experts=8 tokens=24 topk=2 hidden=64 intermediate=48 pass=fwd,dX,dW");
     QCOMPARE(req.problems.size(), std::size_t(3));
-    req.space = restrict_space(family_.default_space, {{"MR", {6}}, {"NR", {lanes_}}, {"vec", {lanes_}},
-                                                       {"threads", {1}}});
+    req.space =
+        restrict_space(family_.default_space, {{"MR", {6}}, {"NR", {lanes_}}, {"vec", {lanes_}}, {"threads", {1}}});
     req.measure.warmup_ms = 1;
     req.measure.max_samples = 5;
     req.measure.max_ms_per_config = 10'000;  // generous: a loaded machine must not time a healthy config out

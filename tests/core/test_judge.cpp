@@ -32,7 +32,9 @@ class TestJudge : public QObject {
     return req.run_dir;
   }
 
-  fs::path registry_file(const RunResults& run) const { return Registry::file_for(root() / "registry", run.backend, run.device_slug); }
+  fs::path registry_file(const RunResults& run) const {
+    return Registry::file_for(root() / "registry", run.backend, run.device_slug);
+  }
 
   // The registry's entry for the run's key, with its recorded numbers set to `median_ns`.
   void record_registry(const RunResults& run, double median_ns) {
@@ -99,10 +101,12 @@ class TestJudge : public QObject {
     const fs::path new_dir = tune(b, 2, 512, "new2");
     const RunResults run = RunStore::read_results(new_dir);
     const RegistryDiff recorded = diff_run(run, root() / "registry2");
-    const auto verdicts = judge_on_device(run, RunStore::read_metadata(new_dir), recorded, b, b.devices()[0], b.family("axpy"));
+    const auto verdicts =
+        judge_on_device(run, RunStore::read_metadata(new_dir), recorded, b, b.devices()[0], b.family("axpy"));
     QCOMPARE(verdicts.size(), std::size_t(1));
     QVERIFY(verdicts[0].registry_samples_ns.empty());
-    QVERIFY2(QString::fromStdString(verdicts[0].note).contains("the registry's config could not be timed"), verdicts[0].note.c_str());
+    QVERIFY2(QString::fromStdString(verdicts[0].note).contains("the registry's config could not be timed"),
+             verdicts[0].note.c_str());
     const RegistryDiff judged = diff_run(run, root() / "registry2", 0.02, verdicts);
     QCOMPARE(judged.entries.front().cls, recorded.entries.front().cls);
     QVERIFY(!judged.entries.front().paired);

@@ -66,7 +66,8 @@ class TestKernelTunerImport : public QObject {
     const std::string text = read_text_file(kClosed);
     auto occurrences = [&](const std::string& marker) {
       std::size_t n = 0;
-      for (auto p = text.find('"' + marker + '"'); p != std::string::npos; p = text.find('"' + marker + '"', p + 1)) ++n;
+      for (auto p = text.find('"' + marker + '"'); p != std::string::npos; p = text.find('"' + marker + '"', p + 1))
+        ++n;
       return n;
     };
     QCOMPARE(count(c, TrialStatus::Pruned), occurrences("InvalidConfig"));
@@ -134,7 +135,8 @@ class TestKernelTunerImport : public QObject {
       QCOMPARE(back[i].status, c.trials[i].status);
       QCOMPARE(back[i].metrics, c.trials[i].metrics);
       QCOMPARE(back[i].samples_ns, c.trials[i].samples_ns);
-      if (back[i].status == TrialStatus::Ok && (!best || back[i].stats.median_ns < best->stats.median_ns)) best = &back[i];
+      if (back[i].status == TrialStatus::Ok && (!best || back[i].stats.median_ns < best->stats.median_ns))
+        best = &back[i];
     }
     const RunResults r = RunStore::read_results(dir);
     QCOMPARE(r.family, std::string("matmul"));

@@ -5,11 +5,11 @@
 #include <limits>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include "ktune/error.h"
 #include "ktune/measurement.h"
 #include "ktune/stats.h"
 #include "ktune/strategy.h"
-#include <nlohmann/json.hpp>
 
 using namespace ktune;
 
@@ -34,7 +34,13 @@ class TestMeasurement : public QObject {
     m.min_samples = 5;
     m.max_samples = 50;
     int calls = 0;
-    auto out = measure(m, [&](const SampleRequest&) { ++calls; return 1000.0; }, std::nullopt);
+    auto out = measure(
+        m,
+        [&](const SampleRequest&) {
+          ++calls;
+          return 1000.0;
+        },
+        std::nullopt);
     QCOMPARE(out.status, TrialStatus::Ok);
     QCOMPARE(out.samples_ns.size(), std::size_t(5));  // steady samples: stop at min_samples
     QCOMPARE(out.stats.median_ns, 1000.0);
@@ -47,7 +53,8 @@ class TestMeasurement : public QObject {
     m.max_samples = 30;
     m.noise_target = 0.001;
     int i = 0;
-    auto out = measure(m, [&](const SampleRequest&) { return (i++ % 2) ? 1000.0 : 2000.0; }, std::nullopt);
+    auto out = measure(
+        m, [&](const SampleRequest&) { return (i++ % 2) ? 1000.0 : 2000.0; }, std::nullopt);
     QCOMPARE(out.samples_ns.size(), std::size_t(30));
     QCOMPARE(out.status, TrialStatus::Ok);
   }
@@ -57,12 +64,24 @@ class TestMeasurement : public QObject {
     m.warmup_ms = 0;
     m.min_sample_ms = 1;
     std::vector<int> launches;
-    measure(m, [&](const SampleRequest& r) { launches.push_back(r.launches); return 10000.0; }, std::nullopt);
+    measure(
+        m,
+        [&](const SampleRequest& r) {
+          launches.push_back(r.launches);
+          return 10000.0;
+        },
+        std::nullopt);
     QCOMPARE(launches.front(), 1);
     QCOMPARE(launches.back(), 100);  // 1 ms / 10 us
     m.method = Method::PerLaunch;
     launches.clear();
-    measure(m, [&](const SampleRequest& r) { launches.push_back(r.launches); return 10000.0; }, std::nullopt);
+    measure(
+        m,
+        [&](const SampleRequest& r) {
+          launches.push_back(r.launches);
+          return 10000.0;
+        },
+        std::nullopt);
     QCOMPARE(launches.back(), 1);
   }
 
@@ -70,11 +89,14 @@ class TestMeasurement : public QObject {
     MeasureSettings m;
     m.warmup_ms = 30;
     std::vector<std::chrono::steady_clock::time_point> calls;
-    auto out = measure(m, [&](const SampleRequest&) {
-      calls.push_back(std::chrono::steady_clock::now());
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      return 2e6;
-    }, std::nullopt);
+    auto out = measure(
+        m,
+        [&](const SampleRequest&) {
+          calls.push_back(std::chrono::steady_clock::now());
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          return 2e6;
+        },
+        std::nullopt);
     // The recorded samples are the last calls; before the first of them, at least 30 ms of
     // calls ran unrecorded (timestamps, not a call count: a loaded machine sleeps longer).
     const std::size_t unrecorded = calls.size() - out.samples_ns.size();
@@ -87,10 +109,13 @@ class TestMeasurement : public QObject {
     m.warmup_ms = 0;
     m.max_ms_per_config = 20;
     m.min_samples = 5;
-    auto out = measure(m, [&](const SampleRequest& r) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(15));
-      return std::chrono::duration<double, std::nano>(std::chrono::milliseconds(15)).count() / r.launches;
-    }, std::nullopt);
+    auto out = measure(
+        m,
+        [&](const SampleRequest& r) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(15));
+          return std::chrono::duration<double, std::nano>(std::chrono::milliseconds(15)).count() / r.launches;
+        },
+        std::nullopt);
     QCOMPARE(out.status, TrialStatus::Timeout);
     QVERIFY(out.samples_ns.size() < 5);
     QVERIFY(QString::fromStdString(out.note).contains("cap"));
@@ -102,7 +127,13 @@ class TestMeasurement : public QObject {
     m.max_ms_per_config = 50;
     const auto before = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point seen;
-    measure(m, [&](const SampleRequest& r) { seen = r.deadline; return 1000.0; }, std::nullopt);
+    measure(
+        m,
+        [&](const SampleRequest& r) {
+          seen = r.deadline;
+          return 1000.0;
+        },
+        std::nullopt);
     const double ms = std::chrono::duration<double, std::milli>(seen - before).count();
     QVERIFY(ms >= 49 && ms < 1000);
   }
@@ -113,20 +144,34 @@ class TestMeasurement : public QObject {
     m.noise_target = 1e-9;
     m.max_samples = 50;
     int calls = 0;
-    auto out = measure(m, [&](const SampleRequest&) { ++calls; return 3000.0 + (calls % 3); }, 1000.0);
+    auto out = measure(
+        m,
+        [&](const SampleRequest&) {
+          ++calls;
+          return 3000.0 + (calls % 3);
+        },
+        1000.0);
     QCOMPARE(out.status, TrialStatus::SlowAbort);
     QCOMPARE(out.samples_ns.size(), std::size_t(3));
     m.slow_abort = false;
-    out = measure(m, [&](const SampleRequest&) { ++calls; return 3000.0 + (calls % 3); }, 1000.0);
+    out = measure(
+        m,
+        [&](const SampleRequest&) {
+          ++calls;
+          return 3000.0 + (calls % 3);
+        },
+        1000.0);
     QCOMPARE(out.status, TrialStatus::Ok);
     QCOMPARE(out.samples_ns.size(), std::size_t(50));
   }
 
   void failuresPropagate() {
     MeasureSettings m;
-    QVERIFY_THROWS_EXCEPTION(TrialFailure, measure(m, [](const SampleRequest&) -> double {
-      throw TrialFailure(TrialStatus::Crashed, "illegal address");
-    }, std::nullopt));
+    QVERIFY_THROWS_EXCEPTION(
+        TrialFailure,
+        measure(
+            m, [](const SampleRequest&) -> double { throw TrialFailure(TrialStatus::Crashed, "illegal address"); },
+            std::nullopt));
   }
 
   // A backend's sample that is no time (zero, negative, NaN, infinite) is a crashed trial naming
@@ -156,7 +201,9 @@ class TestMeasurement : public QObject {
       }
       return "no failure";
     };
-    auto sampler = [&] { return [&, calls = 0](const SampleRequest&) mutable { return calls++ == at ? bad : 1000.0; }; };
+    auto sampler = [&] {
+      return [&, calls = 0](const SampleRequest&) mutable { return calls++ == at ? bad : 1000.0; };
+    };
     std::string why = crash_of([&] { measure(m, sampler(), std::nullopt); });
     QVERIFY2(QString::fromStdString(why).contains(shown), why.c_str());
     why = crash_of([&] { measure_alternating(m, {[](const SampleRequest&) { return 1000.0; }, sampler()}); });
@@ -217,13 +264,15 @@ class TestMeasurement : public QObject {
     // A steady pair stops at min_samples; the slower one keeps its own timing.
     m.max_samples = 100;
     m.min_samples = 5;
-    const auto [c, d] = measure_pair(m, [](const SampleRequest&) { return 500.0; }, [](const SampleRequest&) { return 750.0; });
+    const auto [c, d] = measure_pair(
+        m, [](const SampleRequest&) { return 500.0; }, [](const SampleRequest&) { return 750.0; });
     QCOMPARE(c.samples_ns.size(), std::size_t(5));
     QCOMPARE(d.stats.median_ns / c.stats.median_ns, 1.5);
     // A failing sample is the caller's to handle.
-    QVERIFY_THROWS_EXCEPTION(TrialFailure, measure_pair(m, [](const SampleRequest&) { return 1.0; }, [](const SampleRequest&) -> double {
-      throw TrialFailure(TrialStatus::Crashed, "fault");
-    }));
+    QVERIFY_THROWS_EXCEPTION(
+        TrialFailure, measure_pair(
+                          m, [](const SampleRequest&) { return 1.0; },
+                          [](const SampleRequest&) -> double { throw TrialFailure(TrialStatus::Crashed, "fault"); }));
   }
 
   void methodNames() {

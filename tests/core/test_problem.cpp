@@ -1,8 +1,8 @@
 // Shapes, problem keys and tensor-parallel local shapes.
 #include <QtTest>
 #include <algorithm>
-#include <map>
 #include <functional>
+#include <map>
 
 #include "ktune/error.h"
 #include "ktune/kernel_family.h"
@@ -15,7 +15,9 @@ namespace {
 KernelFamily gemmLike() {
   KernelFamily f;
   f.name = "gemm";
-  f.key_fields = {{"M", true, "", {}, "rows"}, {"N", true, "", {}, "cols"}, {"K", true, "", {}, "depth"},
+  f.key_fields = {{"M", true, "", {}, "rows"},
+                  {"N", true, "", {}, "cols"},
+                  {"K", true, "", {}, "depth"},
                   {"dtype", false, "f32", {"f32", "f16"}, "type"}};
   f.bucket_field = "M";
   f.tp_splits = {{TpSplitDim::Out, {{"N"}}}, {TpSplitDim::In, {{"K"}}}};
@@ -27,8 +29,10 @@ KernelFamily gemmLike() {
 KernelFamily attentionLike() {
   KernelFamily f;
   f.name = "paged_attention";
-  f.key_fields = {{"num_sequences", true, "", {}, ""}, {"num_q_heads", true, "", {}, ""},
-                  {"num_kv_heads", true, "", {}, ""}, {"head_dim", true, "", {}, ""}};
+  f.key_fields = {{"num_sequences", true, "", {}, ""},
+                  {"num_q_heads", true, "", {}, ""},
+                  {"num_kv_heads", true, "", {}, ""},
+                  {"head_dim", true, "", {}, ""}};
   f.tp_splits = {{TpSplitDim::Heads, {{"num_q_heads"}, {"num_kv_heads", true}}}};
   f.shape_rules = {{"mod(num_q_heads, num_kv_heads) == 0", "GQA groups"}};
   return f;
@@ -107,9 +111,9 @@ class TestProblem : public QObject {
     QTest::addColumn<int>("tp");
     QTest::addColumn<int>("q");
     QTest::addColumn<int>("kv");
-    QTest::newRow("divided") << 4 << 8 << 2;       // 32 q / 8 kv over 4 ranks
-    QTest::newRow("exactly one") << 8 << 4 << 1;   // kv heads 8 over 8 ranks
-    QTest::newRow("replicated") << 16 << 2 << 1;   // 8 kv heads on 16 ranks: each on two
+    QTest::newRow("divided") << 4 << 8 << 2;      // 32 q / 8 kv over 4 ranks
+    QTest::newRow("exactly one") << 8 << 4 << 1;  // kv heads 8 over 8 ranks
+    QTest::newRow("replicated") << 16 << 2 << 1;  // 8 kv heads on 16 ranks: each on two
   }
   void tensorParallelHeads() {
     QFETCH(int, tp);
@@ -121,29 +125,42 @@ class TestProblem : public QObject {
     QCOMPARE(ps.at(0).num("num_kv_heads"), std::int64_t(kv));
     QCOMPARE(ps.at(0).num("head_dim"), std::int64_t(128));
     QCOMPARE(ps.at(0).num("num_sequences"), std::int64_t(16));
-    QCOMPARE(ps.at(0).key(), "num_sequences=16,num_q_heads=" + std::to_string(q) + ",num_kv_heads=" + std::to_string(kv) +
-                                 ",head_dim=128,tp=" + std::to_string(tp) + "/heads");
+    QCOMPARE(ps.at(0).key(), "num_sequences=16,num_q_heads=" + std::to_string(q) + ",num_kv_heads=" +
+                                 std::to_string(kv) + ",head_dim=128,tp=" + std::to_string(tp) + "/heads");
     QCOMPARE(Problem::from_key("paged_attention", ps[0].key()), ps[0]);
     // Named explicitly: the same.
     QCOMPARE(expand_shape(attentionLike(), "num_sequences=16 num_q_heads=32 num_kv_heads=8 head_dim=128", tp,
-                          TpSplitDim::Heads)[0], ps[0]);
+                          TpSplitDim::Heads)[0],
+             ps[0]);
   }
 
   void tensorParallelHeadsErrors() {
     const auto f = attentionLike();
-    QVERIFY2(inputError([&] { expand_shape(f, "num_sequences=1 num_q_heads=12 num_kv_heads=4 head_dim=8", 8); })
-                 .contains("num_q_heads=12 is not divisible by --tp-size 8"), "q heads");
-    QVERIFY2(inputError([&] { expand_shape(f, "num_sequences=1 num_q_heads=24 num_kv_heads=6 head_dim=8", 4); })
-                 .contains("num_kv_heads=6 is not divisible by --tp-size 4"), "kv heads");
-    QVERIFY2(inputError([&] { expand_shape(f, "num_sequences=1 num_q_heads=48 num_kv_heads=3 head_dim=8", 8); })
-                 .contains("3 must divide 8"), "replicated kv heads");
-    QVERIFY2(inputError([&] { expand_shape(f, "num_sequences=1 num_q_heads=8 num_kv_heads=8 head_dim=8", 2, TpSplitDim::Out); })
-                 .contains("does not support --tp-split-dim out; use heads"), "wrong split");
-    QVERIFY2(inputError([&] { expand_shape(gemmLike(), "M=1 N=8 K=8", 2, TpSplitDim::Heads); })
-                 .contains("use out (divides N) or in (divides K)"), "gemm has no heads");
+    QVERIFY2(inputError([&] {
+               expand_shape(f, "num_sequences=1 num_q_heads=12 num_kv_heads=4 head_dim=8", 8);
+             }).contains("num_q_heads=12 is not divisible by --tp-size 8"),
+             "q heads");
+    QVERIFY2(inputError([&] {
+               expand_shape(f, "num_sequences=1 num_q_heads=24 num_kv_heads=6 head_dim=8", 4);
+             }).contains("num_kv_heads=6 is not divisible by --tp-size 4"),
+             "kv heads");
+    QVERIFY2(inputError([&] {
+               expand_shape(f, "num_sequences=1 num_q_heads=48 num_kv_heads=3 head_dim=8", 8);
+             }).contains("3 must divide 8"),
+             "replicated kv heads");
+    QVERIFY2(inputError([&] {
+               expand_shape(f, "num_sequences=1 num_q_heads=8 num_kv_heads=8 head_dim=8", 2, TpSplitDim::Out);
+             }).contains("does not support --tp-split-dim out; use heads"),
+             "wrong split");
+    QVERIFY2(inputError([&] {
+               expand_shape(gemmLike(), "M=1 N=8 K=8", 2, TpSplitDim::Heads);
+             }).contains("use out (divides N) or in (divides K)"),
+             "gemm has no heads");
     // A shape rule of the family, checked on the local shape.
-    QVERIFY2(inputError([&] { expand_shape(f, "num_sequences=1 num_q_heads=12 num_kv_heads=8 head_dim=8"); })
-                 .contains("num_q_heads=12, num_kv_heads=8: GQA groups"), "shape rule");
+    QVERIFY2(inputError([&] {
+               expand_shape(f, "num_sequences=1 num_q_heads=12 num_kv_heads=8 head_dim=8");
+             }).contains("num_q_heads=12, num_kv_heads=8: GQA groups"),
+             "shape rule");
     QCOMPARE(tp_split_dim_from_string("heads"), TpSplitDim::Heads);
     QCOMPARE(to_string(TpSplitDim::Heads), std::string("heads"));
   }
@@ -155,15 +172,15 @@ class TestProblem : public QObject {
   }
 
   void keysOrderByFieldsAsNumbers() {
-    std::vector<std::string> keys{"M=256,N=512,K=512,dtype=f32", "M=64,N=512,K=512,dtype=f32",
-                                  "M=16,N=4096,K=512,dtype=f32", "M=16,N=512,K=512,dtype=f32",
-                                  "M=16,N=512,K=512,dtype=f16", "M=16,N=512,K=512,dtype=f32,tp=8/out",
+    std::vector<std::string> keys{"M=256,N=512,K=512,dtype=f32",        "M=64,N=512,K=512,dtype=f32",
+                                  "M=16,N=4096,K=512,dtype=f32",        "M=16,N=512,K=512,dtype=f32",
+                                  "M=16,N=512,K=512,dtype=f16",         "M=16,N=512,K=512,dtype=f32,tp=8/out",
                                   "M=16,N=512,K=512,dtype=f32,tp=2/out"};
     std::sort(keys.begin(), keys.end(), KeyLess{});
-    const std::vector<std::string> expected{"M=16,N=512,K=512,dtype=f16", "M=16,N=512,K=512,dtype=f32",
-                                            "M=16,N=512,K=512,dtype=f32,tp=2/out", "M=16,N=512,K=512,dtype=f32,tp=8/out",
-                                            "M=16,N=4096,K=512,dtype=f32", "M=64,N=512,K=512,dtype=f32",
-                                            "M=256,N=512,K=512,dtype=f32"};
+    const std::vector<std::string> expected{
+        "M=16,N=512,K=512,dtype=f16",          "M=16,N=512,K=512,dtype=f32",  "M=16,N=512,K=512,dtype=f32,tp=2/out",
+        "M=16,N=512,K=512,dtype=f32,tp=8/out", "M=16,N=4096,K=512,dtype=f32", "M=64,N=512,K=512,dtype=f32",
+        "M=256,N=512,K=512,dtype=f32"};
     QCOMPARE(keys, expected);
     // Digits beyond any integer type still order by value; equal numbers written differently
     // stay distinct keys (a map must not merge them).

@@ -103,7 +103,8 @@ class TestRegistry : public QObject {
     QCOMPARE(j["ktune_registry"].get<int>(), 1);
     QCOMPARE(j["device"].get<std::string>(), std::string("test-cpu"));
     QCOMPARE(j["entries"]["gemm"][kKey16]["stats"]["latency_median_ns"].get<double>(), 1000.0);
-    QCOMPARE(j["entries"]["gemm"][kKey16]["metadata"]["benchmarking_method"].get<std::string>(), std::string("amortized"));
+    QCOMPARE(j["entries"]["gemm"][kKey16]["metadata"]["benchmarking_method"].get<std::string>(),
+             std::string("amortized"));
 
     const Registry back = Registry::load(file);
     QCOMPARE(back.size(), std::size_t(3));
@@ -143,7 +144,8 @@ class TestRegistry : public QObject {
     auto with = [&](const std::string& from, const std::string& to) {
       std::string t = text;
       const auto at = t.find(from);
-      return at == std::string::npos ? std::string("test setup: '" + from + "' not found") : t.replace(at, from.size(), to);
+      return at == std::string::npos ? std::string("test setup: '" + from + "' not found")
+                                     : t.replace(at, from.size(), to);
     };
     std::string err = load_error("types", with("\"latency_median_ns\": 1000.0", "\"latency_median_ns\": \"fast\""));
     QVERIFY2(contains(err, "entries.gemm[\"" + kKey16 + "\"].stats.latency_median_ns: expected a number"), err.c_str());
@@ -262,7 +264,8 @@ class TestRegistry : public QObject {
     f.name = "paged_attention";
     f.backend = "cpu";
     f.bucket_field = "num_sequences";
-    f.key_fields = {{"num_sequences", true, "", {}, ""}, {"num_q_heads", true, "", {}, ""}, {"num_kv_heads", true, "", {}, ""}};
+    f.key_fields = {
+        {"num_sequences", true, "", {}, ""}, {"num_q_heads", true, "", {}, ""}, {"num_kv_heads", true, "", {}, ""}};
     f.tp_splits = {{TpSplitDim::Heads, {{"num_q_heads"}, {"num_kv_heads", true}}}};
     f.default_config = Config({{"BM", 32}, {"BN", 32}});
     f.default_space = SearchSpace({{"BN", {32, 64}, ""}, {"BM", {16, 32, 64}, ""}}, {});

@@ -20,11 +20,14 @@ KernelFamily gemm_family() {
   KernelFamily f;
   f.name = "gemm";
   f.backend = "cuda";
-  f.key_fields = {{"M", true, "", {}, ""}, {"N", true, "", {}, ""}, {"K", true, "", {}, ""},
+  f.key_fields = {{"M", true, "", {}, ""},
+                  {"N", true, "", {}, ""},
+                  {"K", true, "", {}, ""},
                   {"dtype", false, "f16", {"f16", "bf16"}, ""}};
   f.bucket_field = "M";
   f.default_config = Config({{"BM", 64}, {"BN", 64}, {"cache_modifier", ""}});
-  f.default_space = SearchSpace({{"BM", {16, 32, 64, 128}, ""}, {"BN", {64, 128}, ""}, {"cache_modifier", {"", ".cg"}, ""}}, {});
+  f.default_space =
+      SearchSpace({{"BM", {16, 32, 64, 128}, ""}, {"BN", {64, 128}, ""}, {"cache_modifier", {"", ".cg"}, ""}}, {});
   return f;
 }
 
@@ -88,7 +91,8 @@ class TestRegistryFormats : public QObject {
     // A text field that differs between entries names the files.
     reg.set("gemm", "M=16,N=4096,K=1024,dtype=bf16", entry(16));
     const auto files = aiter_files(reg, gemm_family());
-    QVERIFY(std::any_of(files.begin(), files.end(), [](const AiterFile& f) { return f.name == "gfx942-GEMM-GEMM-N=4096-K=1024-dtype=bf16.json"; }));
+    QVERIFY(std::any_of(files.begin(), files.end(),
+                        [](const AiterFile& f) { return f.name == "gfx942-GEMM-GEMM-N=4096-K=1024-dtype=bf16.json"; }));
   }
 
   void exportErrors() {
@@ -121,7 +125,7 @@ class TestRegistryFormats : public QObject {
     std::map<std::string, RegistryEntry> by_key(in.entries.begin(), in.entries.end());
     QVERIFY(by_key.count("M=16,N=2048,K=4096,dtype=f16"));  // dtype: the family default
     const RegistryEntry& e0 = by_key["M=16,N=2048,K=4096,dtype=f16"];
-    QCOMPARE(e0.latency_median_ns, 4400.0);                      // median of the samples
+    QCOMPARE(e0.latency_median_ns, 4400.0);  // median of the samples
     QCOMPARE(e0.benchmarking_method, std::string("xprof"));
     QCOMPARE(e0.imported_from, std::string("tpu-tune tpu_v6e.json"));
     QCOMPARE(e0.config.value("cache_modifier"), ParamValue(".cg"));
@@ -136,18 +140,36 @@ class TestRegistryFormats : public QObject {
     QTest::addColumn<QString>("needle");
     const QString ok = R"J("stats": {"latency_avg_ns": 10})J";
     QTest::newRow("unknown parameter") << R"J({"16,1,1": {"config": {"BM": 16, "block_size_1": 8}, )J" + ok + "}}"
-                                       << "M,N,K" << "\"16,1,1\": config has unknown parameter 'block_size_1'";
-    QTest::newRow("wrong kind") << R"J({"16,1,1": {"config": {"BM": "x"}, )J" + ok + "}}" << "M,N,K" << "BM=x is a string";
-    QTest::newRow("key length") << R"J({"16,1": {"config": {"BM": 16}, )J" + ok + "}}" << "M,N,K"
+                                       << "M,N,K"
+                                       << "\"16,1,1\": config has unknown parameter 'block_size_1'";
+    QTest::newRow("wrong kind") << R"J({"16,1,1": {"config": {"BM": "x"}, )J" + ok + "}}"
+                                << "M,N,K"
+                                << "BM=x is a string";
+    QTest::newRow("key length") << R"J({"16,1": {"config": {"BM": 16}, )J" + ok + "}}"
+                                << "M,N,K"
                                 << "\"16,1\": key \"16,1\" has 2 values, but --key-fields names 3";
-    QTest::newRow("key value") << R"J({"16,x,1": {"config": {"BM": 16}, )J" + ok + "}}" << "M,N,K" << "N=x must be a positive integer";
-    QTest::newRow("unknown field") << R"J({"16,1,1": {"config": {"BM": 16}, )J" + ok + "}}" << "M,N,Q" << "no key field 'Q'";
-    QTest::newRow("no average") << R"J({"16,1,1": {"config": {"BM": 16}, "stats": {}}})J" << "M,N,K" << "stats: missing field \"latency_avg_ns\"";
-    QTest::newRow("bad average") << R"J({"16,1,1": {"config": {"BM": 16}, "stats": {"latency_avg_ns": 0}}})J" << "M,N,K" << "latency_avg_ns";
-    QTest::newRow("not an entry") << R"J({"16,1,1": [1]})J" << "M,N,K" << "expected an entry";
-    QTest::newRow("not an object") << "[1]" << "M,N,K" << "expected an object of \"key_params\"";
-    QTest::newRow("twice") << R"J({"16,1,1": {"config": {"BM": 16}, )J" + ok + R"J(}, "(16,1,1)": {"config": {"BM": 16}, )J" + ok + "}}"
-                           << "M,N,K" << "a second time";
+    QTest::newRow("key value") << R"J({"16,x,1": {"config": {"BM": 16}, )J" + ok + "}}"
+                               << "M,N,K"
+                               << "N=x must be a positive integer";
+    QTest::newRow("unknown field") << R"J({"16,1,1": {"config": {"BM": 16}, )J" + ok + "}}"
+                                   << "M,N,Q"
+                                   << "no key field 'Q'";
+    QTest::newRow("no average") << R"J({"16,1,1": {"config": {"BM": 16}, "stats": {}}})J"
+                                << "M,N,K"
+                                << "stats: missing field \"latency_avg_ns\"";
+    QTest::newRow("bad average") << R"J({"16,1,1": {"config": {"BM": 16}, "stats": {"latency_avg_ns": 0}}})J"
+                                 << "M,N,K"
+                                 << "latency_avg_ns";
+    QTest::newRow("not an entry") << R"J({"16,1,1": [1]})J"
+                                  << "M,N,K"
+                                  << "expected an entry";
+    QTest::newRow("not an object") << "[1]"
+                                   << "M,N,K"
+                                   << "expected an object of \"key_params\"";
+    QTest::newRow("twice") << R"J({"16,1,1": {"config": {"BM": 16}, )J" + ok +
+                                  R"J(}, "(16,1,1)": {"config": {"BM": 16}, )J" + ok + "}}"
+                           << "M,N,K"
+                           << "a second time";
   }
   void importErrorsNameFileKeyAndField() {
     QFETCH(QString, text);

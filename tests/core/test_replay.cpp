@@ -26,7 +26,8 @@ struct Trials : TuneObserver {
     return out;
   }
   std::size_t with(TrialStatus s) const {
-    return static_cast<std::size_t>(std::count_if(finished.begin(), finished.end(), [&](const Trial& t) { return t.status == s; }));
+    return static_cast<std::size_t>(
+        std::count_if(finished.begin(), finished.end(), [&](const Trial& t) { return t.status == s; }));
   }
 };
 
@@ -134,8 +135,14 @@ class TestReplay : public QObject {
     TuneRequest req;
     req.family = cpu.family("gemm");
     req.problems = expand_shape(req.family, "M=32 N=64 K=64");
-    req.space = SearchSpace({{"MR", {4, 8}}, {"NR", {8, 16}}, {"vec", {4}}, {"MC", {64}}, {"KC", {128}}, {"NC", {1024}},
-                             {"loop_order", {0, 1}}, {"threads", {1}}},
+    req.space = SearchSpace({{"MR", {4, 8}},
+                             {"NR", {8, 16}},
+                             {"vec", {4}},
+                             {"MC", {64}},
+                             {"KC", {128}},
+                             {"NC", {1024}},
+                             {"loop_order", {0, 1}},
+                             {"threads", {1}}},
                             {});
     req.measure.warmup_ms = 1;
     req.measure.max_samples = 12;

@@ -49,8 +49,11 @@ class TestRunIntegrity : public QObject {
   // 144 configs per problem, two problems, a noise-free landscape.
   TuneRequest modelled(AxpyBackend& b, const std::string& kind, const std::string& name) {
     b.modelled = true;
-    TuneRequest req = request(
-        b, "n=256,512", SearchSpace({{"unroll", {1, 2, 4}, ""}, {"chunk", {64, 128, 256, 512, 1024, 2048}, ""}, {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, ""}}, {}));
+    TuneRequest req = request(b, "n=256,512",
+                              SearchSpace({{"unroll", {1, 2, 4}, ""},
+                                           {"chunk", {64, 128, 256, 512, 1024, 2048}, ""},
+                                           {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, ""}},
+                                          {}));
     req.strategy = {kind, 40, 7};
     req.seed = 7;
     req.measure.warmup_ms = 0;
@@ -229,7 +232,8 @@ class TestRunIntegrity : public QObject {
     QVERIFY2(message.startsWith("cannot append to " + QString::fromStdString((req.run_dir / "trials.csv").string())),
              qPrintable(message));
     if (resultsRefusedToo) {
-      QVERIFY2(message.contains("could not be marked failed either") && message.contains("results.json"), qPrintable(message));
+      QVERIFY2(message.contains("could not be marked failed either") && message.contains("results.json"),
+               qPrintable(message));
     } else {
       QVERIFY2(!message.contains("results.json"), qPrintable(message));
       QCOMPARE(RunStore::read_metadata(req.run_dir).state, std::string("failed"));

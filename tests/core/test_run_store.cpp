@@ -115,11 +115,17 @@ void compare_trials(const Trial& got, const Trial& want) {
   QCOMPARE(to_string(got.status), to_string(want.status));
   QCOMPARE(got.error, want.error);
   QCOMPARE(got.stats.count, want.stats.count);
-  for (auto [g, w] : {std::pair{got.stats.median_ns, want.stats.median_ns}, {got.stats.mean_ns, want.stats.mean_ns},
-                      {got.stats.std_ns, want.stats.std_ns}, {got.stats.min_ns, want.stats.min_ns},
-                      {got.stats.max_ns, want.stats.max_ns}, {got.compile_time_s, want.compile_time_s},
-                      {got.tflops, want.tflops}, {got.gbps, want.gbps}, {got.max_abs_error, want.max_abs_error},
-                      {got.mismatch_fraction, want.mismatch_fraction}, {got.started_at_s, want.started_at_s}})
+  for (auto [g, w] : {std::pair{got.stats.median_ns, want.stats.median_ns},
+                      {got.stats.mean_ns, want.stats.mean_ns},
+                      {got.stats.std_ns, want.stats.std_ns},
+                      {got.stats.min_ns, want.stats.min_ns},
+                      {got.stats.max_ns, want.stats.max_ns},
+                      {got.compile_time_s, want.compile_time_s},
+                      {got.tflops, want.tflops},
+                      {got.gbps, want.gbps},
+                      {got.max_abs_error, want.max_abs_error},
+                      {got.mismatch_fraction, want.mismatch_fraction},
+                      {got.started_at_s, want.started_at_s}})
     QCOMPARE(bits(g), bits(w));
   QCOMPARE(got.samples_ns.size(), want.samples_ns.size());
   for (std::size_t i = 0; i < got.samples_ns.size(); ++i) QCOMPARE(bits(got.samples_ns[i]), bits(want.samples_ns[i]));
@@ -149,8 +155,8 @@ class TestRunStore : public QObject {
 
  private slots:
   void csvQuotingRoundTrip() {
-    const std::vector<std::string> fields = {"plain", "with,comma", "with \"quotes\"", "two\nline\r\nbreaks",
-                                             "", " spaced ", "\"", ",,"};
+    const std::vector<std::string> fields = {
+        "plain", "with,comma", "with \"quotes\"", "two\nline\r\nbreaks", "", " spaced ", "\"", ",,"};
     QCOMPARE(csv::quote("plain"), std::string("plain"));
     QCOMPARE(csv::quote("a,b"), std::string("\"a,b\""));
     QCOMPARE(csv::quote("say \"hi\""), std::string("\"say \"\"hi\"\"\""));
@@ -260,7 +266,8 @@ class TestRunStore : public QObject {
     const fs::path csv_file = dir / "trials.csv";
     const std::string intact = read_file(csv_file);
     // Killed mid-row, inside a quoted error that already holds a line break.
-    write_file(csv_file, intact + "3,\"" + kKey + "\",compile_error,32,16,0,0,0,0,0,0,0,0,0,0,0,0,\"first line\nsecond li");
+    write_file(csv_file,
+               intact + "3,\"" + kKey + "\",compile_error,32,16,0,0,0,0,0,0,0,0,0,0,0,0,\"first line\nsecond li");
     QCOMPARE(RunStore::read_trials(dir).size(), std::size_t(3));
 
     {
@@ -325,7 +332,8 @@ class TestRunStore : public QObject {
     const auto back = RunStore::read_trials(dir);
     QCOMPARE(back.size(), written.size());
     compare_trials(back[0], written[0]);
-    for (const auto& [i, why] : {std::pair{1, "median_ns is nan"}, {2, "median_ns is -6"}, {3, "samples_ns holds inf"}}) {
+    for (const auto& [i, why] :
+         {std::pair{1, "median_ns is nan"}, {2, "median_ns is -6"}, {3, "samples_ns holds inf"}}) {
       const Trial& t = back[static_cast<std::size_t>(i)];
       QCOMPARE(t.status, TrialStatus::Crashed);
       QVERIFY2(contains(t.error, std::string("recorded ok, but its ") + why), t.error.c_str());
@@ -423,7 +431,7 @@ class TestRunStore : public QObject {
     with_best.baseline = summarize({900, 950, 1000.5});
     with_best.best_paired = summarize({470, 475, 480});
     QCOMPARE(*with_best.speedup(), 2.0);  // 950 / 475: the paired timings, not the search's
-    ProblemResult none;  // no config passed on this problem: not in results.json
+    ProblemResult none;                   // no config passed on this problem: not in results.json
     none.problem = m.problems[1];
     QVERIFY(contains(input_error_of([&] { store.finish({with_best, none}, "running"); }), "running"));
     store.finish({with_best, none}, "finished");
@@ -490,7 +498,8 @@ class TestRunStore : public QObject {
     store.finish(results, "finished");
     std::vector<std::string> keys;
     for (const ResultEntry& e : RunStore::read_results(dir).entries) keys.push_back(e.problem.key());
-    QCOMPARE(keys, (std::vector<std::string>{gemm_problem("16").key(), gemm_problem("64").key(), gemm_problem("256").key()}));
+    QCOMPARE(keys,
+             (std::vector<std::string>{gemm_problem("16").key(), gemm_problem("64").key(), gemm_problem("256").key()}));
   }
 
   void exports() {

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "axpy_backend.h"
-#include "lucky_backend.h"
 #include "ktune/files.h"
 #include "ktune/run_store.h"
 #include "ktune/tuner.h"
+#include "lucky_backend.h"
 
 using namespace ktune;
 using namespace ktune::test;
@@ -62,7 +62,8 @@ class TestSearchEnd : public QObject {
     QCOMPARE(saved.entries.front().remeasured[0].search_median_ns, 90.0);
     QCOMPARE(RunStore::read_trials(root() / "top3").size(), std::size_t(4));
     bool said = false;
-    for (const auto& l : rec.all<event::Log>()) said = said || l.message.find("x=2 wins, not the search's best") != std::string::npos;
+    for (const auto& l : rec.all<event::Log>())
+      said = said || l.message.find("x=2 wins, not the search's best") != std::string::npos;
     QVERIFY(said);
 
     // Resumed, the recorded trials are not measured again and the re-measure decides alike.
@@ -83,7 +84,8 @@ class TestSearchEnd : public QObject {
       const RunSummary s = Tuner(b, b.devices()[0]).run(lucky(b, top, "top" + std::to_string(top)), rec);
       QCOMPARE(s.results.front().best->config.key(), std::string("x=1"));
       QVERIFY(s.results.front().remeasured.empty());
-      const nlohmann::json j = nlohmann::json::parse(read_text_file(root() / ("top" + std::to_string(top)) / "results.json"));
+      const nlohmann::json j =
+          nlohmann::json::parse(read_text_file(root() / ("top" + std::to_string(top)) / "results.json"));
       QVERIFY(!j["results"][0].contains("remeasured"));
     }
   }
@@ -92,8 +94,11 @@ class TestSearchEnd : public QObject {
   // early, between trials, and the run still finishes with a result.
   void timeBudgetStopsTheSearchAndCountsAcrossResume() {
     AxpyBackend b;
-    TuneRequest req = request(
-        b, "n=256", SearchSpace({{"unroll", {1, 2, 4}, ""}, {"chunk", {64, 128, 256, 512, 1024, 2048}, ""}, {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, ""}}, {}));
+    TuneRequest req = request(b, "n=256",
+                              SearchSpace({{"unroll", {1, 2, 4}, ""},
+                                           {"chunk", {64, 128, 256, 512, 1024, 2048}, ""},
+                                           {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, ""}},
+                                          {}));
     req.strategy = {"random", 0, 1, 0.4};
     req.measure.warmup_ms = 30;
     req.measure.remeasure_top = 0;

@@ -16,9 +16,7 @@ SearchSpace tiles() {
                      {{"BM*BK*stages*4 <= smem", "tile fits in shared memory"}, {"BM <= M", ""}});
 }
 
-void write(const QString& path, const std::string& text) {
-  std::ofstream(path.toStdString()) << text;
-}
+void write(const QString& path, const std::string& text) { std::ofstream(path.toStdString()) << text; }
 
 }  // namespace
 
@@ -95,7 +93,8 @@ class TestSearchSpace : public QObject {
   void jsonRoundTripKeepsOrder() {
     QTemporaryDir dir;
     const QString f = dir.filePath("space.json");
-    write(f, R"({"parameters": {"zeta": [1, 2], "alpha": {"from": 16, "to": 128, "mul": 2}, "mid": {"from": 1, "to": 3}},
+    write(f,
+          R"({"parameters": {"zeta": [1, 2], "alpha": {"from": 16, "to": 128, "mul": 2}, "mid": {"from": 1, "to": 3}},
                  "constraints": ["zeta <= 2", {"expr": "alpha >= 16", "description": "min tile"}]})");
     const SearchSpace s = SearchSpace::load(f.toStdString());
     QCOMPARE(s.parameters().size(), std::size_t(3));
@@ -111,13 +110,20 @@ class TestSearchSpace : public QObject {
   void malformedFilesNameTheProblem_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("needle");
-    QTest::newRow("not json") << "{\"parameters\": [1," << "not valid JSON";
-    QTest::newRow("no parameters") << "{\"constraints\": []}" << "\"parameters\"";
-    QTest::newRow("float values") << "{\"parameters\": {\"BM\": [1.5]}}" << "BM";
-    QTest::newRow("empty list") << "{\"parameters\": {\"BM\": []}}" << "no candidate values";
-    QTest::newRow("duplicate value") << "{\"parameters\": {\"BM\": [16, 16]}}" << "twice";
-    QTest::newRow("bad constraint") << "{\"parameters\": {\"BM\": [16]}, \"constraints\": [\"BM <\"]}" << "constraint #1";
-    QTest::newRow("constraint type") << "{\"parameters\": {\"BM\": [16]}, \"constraints\": [42]}" << "constraint";
+    QTest::newRow("not json") << "{\"parameters\": [1,"
+                              << "not valid JSON";
+    QTest::newRow("no parameters") << "{\"constraints\": []}"
+                                   << "\"parameters\"";
+    QTest::newRow("float values") << "{\"parameters\": {\"BM\": [1.5]}}"
+                                  << "BM";
+    QTest::newRow("empty list") << "{\"parameters\": {\"BM\": []}}"
+                                << "no candidate values";
+    QTest::newRow("duplicate value") << "{\"parameters\": {\"BM\": [16, 16]}}"
+                                     << "twice";
+    QTest::newRow("bad constraint") << "{\"parameters\": {\"BM\": [16]}, \"constraints\": [\"BM <\"]}"
+                                    << "constraint #1";
+    QTest::newRow("constraint type") << "{\"parameters\": {\"BM\": [16]}, \"constraints\": [42]}"
+                                     << "constraint";
   }
   void malformedFilesNameTheProblem() {
     QFETCH(QString, text);
@@ -135,9 +141,7 @@ class TestSearchSpace : public QObject {
     }
   }
 
-  void missingFile() {
-    QVERIFY_THROWS_EXCEPTION(InputError, SearchSpace::load("/nonexistent/space.json"));
-  }
+  void missingFile() { QVERIFY_THROWS_EXCEPTION(InputError, SearchSpace::load("/nonexistent/space.json")); }
 
   void duplicateParameterRejected() {
     QVERIFY_THROWS_EXCEPTION(InputError, SearchSpace({{"A", {1}, ""}, {"A", {2}, ""}}, {}));

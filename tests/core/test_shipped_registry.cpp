@@ -21,7 +21,8 @@ class TestShippedRegistry : public QObject {
       const Registry reg = Registry::load(entry.path());
       const std::string where = entry.path().string();
       QVERIFY2(reg.size() > 0, where.c_str());
-      QCOMPARE(Registry::file_for(fs::path(KTUNE_SOURCE_DIR) / "tuned_data", reg.backend(), reg.device()), entry.path());
+      QCOMPARE(Registry::file_for(fs::path(KTUNE_SOURCE_DIR) / "tuned_data", reg.backend(), reg.device()),
+               entry.path());
       for (const auto& [family, keys] : reg.entries())
         for (const auto& [key, e] : keys) {
           QVERIFY2(!e.config.empty(), (where + " " + family + " " + key).c_str());
@@ -41,10 +42,17 @@ class TestShippedRegistry : public QObject {
     const Registry reg = Registry::load(root / "tuned_data/cuda/nvidia-h100-80gb-hbm3.json");
     reg.check(gemm);
     LookupContext h100;  // what the CUDA backend reports for an H100 (the constraints read these)
-    h100.device = {{"cc_major", 9}, {"cc_minor", 0}, {"smem_per_block_optin", 232448}, {"smem_per_block", 49152},
-                   {"max_threads_per_block", 1024}, {"regs_per_block", 65536}, {"warp_size", 32}, {"sms", 132},
+    h100.device = {{"cc_major", 9},
+                   {"cc_minor", 0},
+                   {"smem_per_block_optin", 232448},
+                   {"smem_per_block", 49152},
+                   {"max_threads_per_block", 1024},
+                   {"regs_per_block", 65536},
+                   {"warp_size", 32},
+                   {"sms", 132},
                    {"l2_bytes", 52428800}};
-    for (const char* key : {"M=64,N=8192,K=4096,dtype=f16", "M=16,N=11008,K=4096,dtype=f16", "M=512,N=2048,K=8192,dtype=f16"}) {
+    for (const char* key :
+         {"M=64,N=8192,K=4096,dtype=f16", "M=16,N=11008,K=4096,dtype=f16", "M=512,N=2048,K=8192,dtype=f16"}) {
       const Problem p = Problem::from_key("gemm", key);
       const LookupResult r = reg.lookup(gemm, p, h100);
       QCOMPARE(int(r.source), int(LookupSource::Default));
@@ -53,7 +61,8 @@ class TestShippedRegistry : public QObject {
       const auto why = gemm.default_space.violated(r.config, vars);
       QVERIFY2(!why, (std::string(key) + " -> " + r.config.key() + ": " + why.value_or("")).c_str());
       QCOMPARE(r.config.get("WGMMA"), std::int64_t(1));
-      QVERIFY2(r.warning.find(key) != std::string::npos && r.warning.find("ktune tune gemm --backend cuda") != std::string::npos,
+      QVERIFY2(r.warning.find(key) != std::string::npos &&
+                   r.warning.find("ktune tune gemm --backend cuda") != std::string::npos,
                r.warning.c_str());
     }
   }

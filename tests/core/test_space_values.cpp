@@ -24,7 +24,11 @@ std::string error_of(const json& j) {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Unsloth's rules: never both permutes; a TMA load of x cannot gather (permute_x).
-const json kMoe = json::parse("{ \"parameters\": {\"BLOCK\": [64, 128], \"permute_x\": [true, false], \"permute_y\": [true, false], \"use_tma_load_x\": [true, false], \"cache_modifier\": [\"\", \".cg\"]}, \"constraints\": [\"!(permute_x && permute_y)\", \"!(use_tma_load_x && permute_x)\", \"cache_modifier == '.cg' || BLOCK == 64\", \"cache_modifier != \\\".cg\\\" || BLOCK == 128\"] }");
+const json kMoe = json::parse(
+    "{ \"parameters\": {\"BLOCK\": [64, 128], \"permute_x\": [true, false], \"permute_y\": [true, false], "
+    "\"use_tma_load_x\": [true, false], \"cache_modifier\": [\"\", \".cg\"]}, \"constraints\": [\"!(permute_x && "
+    "permute_y)\", \"!(use_tma_load_x && permute_x)\", \"cache_modifier == '.cg' || BLOCK == 64\", \"cache_modifier != "
+    "\\\".cg\\\" || BLOCK == 128\"] }");
 
 }  // namespace
 
@@ -49,10 +53,12 @@ class TestSpaceValues : public QObject {
       QVERIFY(!(c.value("permute_x") == ParamValue(true) && c.value("permute_y") == ParamValue(true)));
       QCOMPARE(c.get("BLOCK"), c.value("cache_modifier") == ParamValue(".cg") ? 128 : 64);
     }
-    QVERIFY(std::any_of(pruned.begin(), pruned.end(), [](const auto& p) { return contains(p.second, "permute_x && permute_y"); }));
+    QVERIFY(std::any_of(pruned.begin(), pruned.end(),
+                        [](const auto& p) { return contains(p.second, "permute_x && permute_y"); }));
     // Keys and JSON show the values themselves.
     // (nlohmann::json sorts the parameters; a space file keeps the order written.)
-    QCOMPARE(valid.front().key(), std::string("BLOCK=64,cache_modifier=\"\",permute_x=true,permute_y=false,use_tma_load_x=false"));
+    QCOMPARE(valid.front().key(),
+             std::string("BLOCK=64,cache_modifier=\"\",permute_x=true,permute_y=false,use_tma_load_x=false"));
     QCOMPARE(valid.front().to_json()["permute_x"], json(true));
     QCOMPARE(valid.front().to_json()["cache_modifier"], json(""));
     // true / false read as constants too.
@@ -95,7 +101,9 @@ class TestSpaceValues : public QObject {
 
   void explicitListOfConfigs() {
     // TileLang's list of dicts: only these configs, constraints still apply.
-    const json j = json::parse("{ \"configs\": [{\"BM\": 64, \"BN\": 64, \"swap\": false}, {\"BM\": 128, \"BN\": 64, \"swap\": true}, {\"BM\": 256, \"BN\": 128, \"swap\": false}], \"constraints\": [\"BM <= M\"]}");
+    const json j = json::parse(
+        "{ \"configs\": [{\"BM\": 64, \"BN\": 64, \"swap\": false}, {\"BM\": 128, \"BN\": 64, \"swap\": true}, "
+        "{\"BM\": 256, \"BN\": 128, \"swap\": false}], \"constraints\": [\"BM <= M\"]}");
     const SearchSpace s = SearchSpace::from_json(j);
     QVERIFY(s.is_list());
     QCOMPARE(s.total_size(), std::uint64_t(3));
@@ -113,7 +121,8 @@ class TestSpaceValues : public QObject {
     both["parameters"] = {{"BM", {64, 128, 256}}, {"BN", {64, 128}}, {"swap", {true, false}}};
     QCOMPARE(SearchSpace::from_json(both).enumerate({{"M", 1024}}).size(), std::size_t(3));
     both["parameters"]["BN"] = {64};
-    QVERIFY2(contains(error_of(both), "config #3") && contains(error_of(both), "BN=128 is not one of"), error_of(both).c_str());
+    QVERIFY2(contains(error_of(both), "config #3") && contains(error_of(both), "BN=128 is not one of"),
+             error_of(both).c_str());
   }
 
   void badConfigListsNameTheConfig() {

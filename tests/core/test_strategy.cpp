@@ -145,7 +145,7 @@ class TestStrategy : public QObject {
       const Drained a = run_bowl({k, std::size_t(budget), seed});
       QCOMPARE(a.keys.size(), std::size_t(budget));
       QCOMPARE(std::set<std::string>(a.keys.begin(), a.keys.end()).size(), a.keys.size());  // never twice
-      QCOMPARE(run_bowl({k, std::size_t(budget), seed}).keys, a.keys);                   // same seed, same path
+      QCOMPARE(run_bowl({k, std::size_t(budget), seed}).keys, a.keys);                      // same seed, same path
       QVERIFY2(run_bowl({k, std::size_t(budget), seed + 100}).keys != a.keys, "another seed, another path");
       found += a.best == 1000;
     }

@@ -15,7 +15,6 @@
 using namespace ktune;
 using namespace ktune::test;
 
-
 class TestTuner : public QObject {
   Q_OBJECT
  private slots:
@@ -75,8 +74,9 @@ class TestTuner : public QObject {
     Tuner tuner(b, b.devices()[0]);
     Recorder rec;
     // n = 1001 is not a multiple of the unroll factors, so dropping the tail is visible.
-    SearchSpace space({{"unroll", {2, 3}, ""}, {"chunk", {64, 100000}, ""}, {"tail", {0, 1}, ""}, {"stride", {1, 2}, ""}},
-                      {{"!(unroll == 3 && tail == 0)", "no tail-less variant of unroll 3"}});
+    SearchSpace space(
+        {{"unroll", {2, 3}, ""}, {"chunk", {64, 100000}, ""}, {"tail", {0, 1}, ""}, {"stride", {1, 2}, ""}},
+        {{"!(unroll == 3 && tail == 0)", "no tail-less variant of unroll 3"}});
     auto req = request(b, "n=1001", space);
     const RunSummary s = tuner.run(req, rec);
     QCOMPARE(statusOf(rec, "unroll=3,chunk=64,tail=1,stride=1"), TrialStatus::CompileError);
@@ -100,7 +100,7 @@ class TestTuner : public QObject {
     auto req = request(b, "n=4096", space);
     req.measure.max_ms_per_config = 30;  // chunk=16 with 200 us per chunk needs 50 ms per launch
     req.measure.slow_abort = true;
-    req.measure.noise_target = 1e-6;     // keep sampling so slow_abort can decide
+    req.measure.noise_target = 1e-6;  // keep sampling so slow_abort can decide
     const RunSummary s = tuner.run(req, rec);
     QCOMPARE(statusOf(rec, "unroll=4,chunk=4096,delay_us=0"), TrialStatus::Ok);
     QCOMPARE(statusOf(rec, "unroll=4,chunk=16,delay_us=200"), TrialStatus::Timeout);
@@ -112,7 +112,8 @@ class TestTuner : public QObject {
     AxpyBackend b;
     Tuner tuner(b, b.devices()[0]);
     Recorder rec;
-    SearchSpace space({{"unroll", {1, 2}, ""}, {"chunk", {64}, ""}}, {{"chunk * 4 > scratch_bytes", "needs a big chunk"}});
+    SearchSpace space({{"unroll", {1, 2}, ""}, {"chunk", {64}, ""}},
+                      {{"chunk * 4 > scratch_bytes", "needs a big chunk"}});
     auto req = request(b, "n=100", space);
     try {
       tuner.run(req, rec);
@@ -129,7 +130,8 @@ class TestTuner : public QObject {
     AxpyBackend b;
     Tuner tuner(b, b.devices()[0]);
     Recorder rec;
-    auto req = request(b, "n=100", SearchSpace({{"unroll", {1}, ""}, {"chunk", {64}, ""}}, {{"chunk <= l9_bytes", ""}}));
+    auto req =
+        request(b, "n=100", SearchSpace({{"unroll", {1}, ""}, {"chunk", {64}, ""}}, {{"chunk <= l9_bytes", ""}}));
     QVERIFY_THROWS_EXCEPTION(InputError, tuner.run(req, rec));
     QCOMPARE(b.opened, 0);
   }
@@ -171,7 +173,8 @@ class TestTuner : public QObject {
     AxpyBackend b;
     Tuner tuner(b, b.devices()[0]);
     Recorder rec;
-    auto req = request(b, "n=512", SearchSpace({{"lose_device", {0, 1}, ""}, {"unroll", {1, 2}, ""}, {"chunk", {64}, ""}}, {}));
+    auto req = request(b, "n=512",
+                       SearchSpace({{"lose_device", {0, 1}, ""}, {"unroll", {1, 2}, ""}, {"chunk", {64}, ""}}, {}));
     req.run_dir = std::filesystem::path(dir.path().toStdString()) / "lost";
     QVERIFY_THROWS_EXCEPTION(RunError, tuner.run(req, rec));
     QCOMPARE(rec.all<event::RunFailed>().size(), std::size_t(1));

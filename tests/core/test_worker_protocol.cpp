@@ -218,7 +218,7 @@ class TestWorkerProtocol : public QObject {
     const Reply sampled = reply_from_json(by_id[6]);  // one timed sample, as a paired measurement asks
     QVERIFY(sampled.ns > 0);
     QCOMPARE(reply_from_json(by_id[7]).status, TrialStatus::LaunchError);  // the CPU backend has no baseline
-    QCOMPARE(out.back()["type"], json("bye"));  // after the measures and samples before it
+    QCOMPARE(out.back()["type"], json("bye"));                             // after the measures and samples before it
   }
 };
 

@@ -24,19 +24,17 @@ inline int finish(const char* name) {
 }
 }  // namespace ktune_test
 
-#define CHECK(cond) \
-  ((cond) ? (void)0 : ktune_test::fail(__FILE__, __LINE__, #cond))
+#define CHECK(cond) ((cond) ? (void)0 : ktune_test::fail(__FILE__, __LINE__, #cond))
 #define CHECK_MSG(cond, msg) \
   ((cond) ? (void)0 : ktune_test::fail(__FILE__, __LINE__, std::string(#cond) + ": " + (msg)))
 // Runs `stmt` and checks it throws `Ex` whose message contains `needle`.
-#define CHECK_THROWS(Ex, stmt, needle)                                                          \
-  do {                                                                                          \
-    try {                                                                                       \
-      stmt;                                                                                     \
-      ktune_test::fail(__FILE__, __LINE__, "expected " #Ex " from " #stmt);                     \
-    } catch (const Ex& e) {                                                                     \
-      if (std::string(e.what()).find(needle) == std::string::npos)                              \
-        ktune_test::fail(__FILE__, __LINE__, std::string(#Ex " message lacks '") + (needle) +  \
-                                                 "': " + e.what());                             \
-    }                                                                                           \
+#define CHECK_THROWS(Ex, stmt, needle)                                                                           \
+  do {                                                                                                           \
+    try {                                                                                                        \
+      stmt;                                                                                                      \
+      ktune_test::fail(__FILE__, __LINE__, "expected " #Ex " from " #stmt);                                      \
+    } catch (const Ex& e) {                                                                                      \
+      if (std::string(e.what()).find(needle) == std::string::npos)                                               \
+        ktune_test::fail(__FILE__, __LINE__, std::string(#Ex " message lacks '") + (needle) + "': " + e.what()); \
+    }                                                                                                            \
   } while (0)

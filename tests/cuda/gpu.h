@@ -27,12 +27,14 @@ inline Gpu gpu_or_skip(const char* test) {
     std::exit(77);
   }
   g.device = devices.front();
-  std::printf("%s on %s (sm_%d%d, %d SMs)\n", test, g.device.name.c_str(), static_cast<int>(g.device.property("cc_major")),
-              static_cast<int>(g.device.property("cc_minor")), static_cast<int>(g.device.property("sms")));
+  std::printf("%s on %s (sm_%d%d, %d SMs)\n", test, g.device.name.c_str(),
+              static_cast<int>(g.device.property("cc_major")), static_cast<int>(g.device.property("cc_minor")),
+              static_cast<int>(g.device.property("sms")));
   return g;
 }
 
-inline ktune::Problem make_problem(const ktune::KernelFamily& f, std::vector<std::pair<std::string, std::string>> fields) {
+inline ktune::Problem make_problem(const ktune::KernelFamily& f,
+                                   std::vector<std::pair<std::string, std::string>> fields) {
   ktune::Problem p;
   p.family = f.name;
   p.fields = std::move(fields);

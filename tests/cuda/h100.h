@@ -6,11 +6,21 @@
 namespace ktune_test {
 
 inline ktune::Variables h100() {
-  return {{"sms", 132},          {"smem_per_block", 49152},    {"smem_per_block_optin", 232448},
-          {"smem_per_sm", 233472}, {"regs_per_block", 65536},  {"regs_per_sm", 65536},
-          {"warp_size", 32},     {"max_threads_per_block", 1024}, {"l2_bytes", 52428800},
-          {"sm_clock_mhz", 1980}, {"mem_clock_mhz", 2619},     {"mem_bandwidth_gbs", 3352},
-          {"cc_major", 9},       {"cc_minor", 0},              {"peak_gflops_f16", 1070530},
+  return {{"sms", 132},
+          {"smem_per_block", 49152},
+          {"smem_per_block_optin", 232448},
+          {"smem_per_sm", 233472},
+          {"regs_per_block", 65536},
+          {"regs_per_sm", 65536},
+          {"warp_size", 32},
+          {"max_threads_per_block", 1024},
+          {"l2_bytes", 52428800},
+          {"sm_clock_mhz", 1980},
+          {"mem_clock_mhz", 2619},
+          {"mem_bandwidth_gbs", 3352},
+          {"cc_major", 9},
+          {"cc_minor", 0},
+          {"peak_gflops_f16", 1070530},
           {"peak_gflops_f32", 66908}};
 }
 

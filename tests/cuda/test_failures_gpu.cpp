@@ -117,7 +117,8 @@ int main() {
     const Problem gp = ktune_test::make_problem(gemm, {{"M", "16"}, {"N", "4096"}, {"K", "4096"}, {"dtype", "f16"}});
     auto gs = gpu.backend->open(gpu.device, gemm, gp, 1);
     Config big = gemm.default_config;
-    for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 64}, {"BK", 128}, {"STAGES", 5}}) big.set(k, v);
+    for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 64}, {"BK", 128}, {"STAGES", 5}})
+      big.set(k, v);
     auto [stg, msgg] = status_of([&] { gs->prepare(big); });
     CHECK_MSG(stg == TrialStatus::LaunchError && msgg.find("shared memory") != std::string::npos, msgg);
   }

@@ -19,12 +19,20 @@ int main() {
   int validated = 0;
   std::vector<Problem> problems;
   for (const std::string dtype : {"f16", "bf16"})
-    for (auto [m, n, k] : {std::tuple{1, 520, 1000}, {7, 1032, 1000}, {1000, 1288, 1000}, {16, 4096, 4096}, {7, 520, 1002}, {130, 264, 2040}})
+    for (auto [m, n, k] : {std::tuple{1, 520, 1000},
+                           {7, 1032, 1000},
+                           {1000, 1288, 1000},
+                           {16, 4096, 4096},
+                           {7, 520, 1002},
+                           {130, 264, 2040}})
       problems.push_back(ktune_test::make_problem(
           gemm, {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}, {"dtype", dtype}}));
   for (auto [b, o, i] : {std::tuple{1, 520, 1008}, {7, 1032, 1008}, {1000, 1288, 1008}, {16, 4096, 4096}})
-    problems.push_back(ktune_test::make_problem(qmatmul, {{"batch", std::to_string(b)}, {"out", std::to_string(o)},
-                                                          {"in", std::to_string(i)}, {"x_dtype", "f16"}, {"w_dtype", "i8"}}));
+    problems.push_back(ktune_test::make_problem(qmatmul, {{"batch", std::to_string(b)},
+                                                          {"out", std::to_string(o)},
+                                                          {"in", std::to_string(i)},
+                                                          {"x_dtype", "f16"},
+                                                          {"w_dtype", "i8"}}));
   {
     for (const Problem& p : problems) {
       const KernelFamily& family = p.family == "gemm" ? gemm : qmatmul;
@@ -41,8 +49,10 @@ int main() {
       std::vector<Config> chosen;
       std::set<std::string> covered;
       for (std::size_t i = 0; i < valid.size(); ++i) {
-        const std::string tag = "W" + std::to_string(valid[i].get_or("WGMMA", 0)) + "X" + std::to_string(valid[i].get_or("SWAP_AB", 0)) + "S" + std::to_string(valid[i].get("SPLITK")) + "BM" + std::to_string(valid[i].get("BM")) + "BN" +
-                                std::to_string(valid[i].get("BN"));
+        const std::string tag = "W" + std::to_string(valid[i].get_or("WGMMA", 0)) + "X" +
+                                std::to_string(valid[i].get_or("SWAP_AB", 0)) + "S" +
+                                std::to_string(valid[i].get("SPLITK")) + "BM" + std::to_string(valid[i].get("BM")) +
+                                "BN" + std::to_string(valid[i].get("BN"));
         if (covered.insert(tag).second) chosen.push_back(valid[i]);
       }
       auto session = gpu.backend->open(gpu.device, family, p, 1234);
@@ -56,7 +66,8 @@ int main() {
           CHECK_MSG(false, p.key() + " " + c.key() + ": " + to_string(e.status()) + ": " + e.what());
         }
       }
-      std::printf("%s %s: %zu of %zu configs validated against cuBLAS\n", p.family.c_str(), p.key().c_str(), chosen.size(), valid.size());
+      std::printf("%s %s: %zu of %zu configs validated against cuBLAS\n", p.family.c_str(), p.key().c_str(),
+                  chosen.size(), valid.size());
       // Timing: both methods, and the baseline, give positive times.
       auto kernel = session->prepare(chosen.front());
       auto base = session->prepare_baseline();
@@ -76,7 +87,8 @@ int main() {
   // uploads must have landed before a kernel reads them. A reference still arriving failed about
   // 1 validation in 12 here (bench/cuda/RESULTS.md, section 4).
   {
-    const Problem p = ktune_test::make_problem(qmatmul, {{"batch", "16"}, {"out", "14336"}, {"in", "4096"}, {"x_dtype", "f16"}, {"w_dtype", "i8"}});
+    const Problem p = ktune_test::make_problem(
+        qmatmul, {{"batch", "16"}, {"out", "14336"}, {"in", "4096"}, {"x_dtype", "f16"}, {"w_dtype", "i8"}});
     Variables ctx = gpu.device.variables();
     for (const auto& [name, v] : qmatmul.variables(p)) ctx[name] = v;
     const auto valid = qmatmul.default_space.enumerate(ctx);
@@ -91,7 +103,8 @@ int main() {
         CHECK_MSG(false, "fresh session " + std::to_string(i) + ": " + e.what());
       }
     }
-    std::printf("%s %s: validated in %d of 12 fresh sessions\n", p.key().c_str(), valid.empty() ? "" : valid.front().key().c_str(), passed);
+    std::printf("%s %s: validated in %d of 12 fresh sessions\n", p.key().c_str(),
+                valid.empty() ? "" : valid.front().key().c_str(), passed);
     CHECK(passed == 12);
   }
   return ktune_test::finish("test_gemm_gpu");

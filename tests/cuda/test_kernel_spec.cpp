@@ -4,21 +4,21 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <tuple>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "check.h"
-#include "h100.h"
 #include "compiler.h"
-#include "ktune/host_data.h"
+#include "h100.h"
 #include "ktune/backends/cuda.h"
 #include "ktune/backends/cuda_spec.h"
 #include "ktune/error.h"
+#include "ktune/host_data.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/problem.h"
 
@@ -106,12 +106,13 @@ void test_gemm_wgmma_launch() {
   const KernelSpec s = KernelSpec::load(kGemmSpec, cuda_spec_dialect());
   const Problem p = gemm_problem(4096, 4096, 4096);
   Config c = s.family().default_config;
-  for (auto [k, v] : {std::pair{"BM", 128}, {"WM", 64}, {"BN", 256}, {"WN", 256}, {"STAGES", 4}, {"WGMMA", 1}}) c.set(k, v);
+  for (auto [k, v] : {std::pair{"BM", 128}, {"WM", 64}, {"BN", 256}, {"WN", 256}, {"STAGES", 4}, {"WGMMA", 1}})
+    c.set(k, v);
   CHECK(!s.family().default_space.violated(c, context(s, p)));
   CHECK(!s.geometry(s.launches()[0], p, c, h100()).active);
   const LaunchGeometry g = s.geometry(s.launches()[1], p, c, h100());
   CHECK(g.active && g.entry == "gemm_wgmma");
-  CHECK(g.block[0] == 384);                                       // producer + 2 consumers
+  CHECK(g.block[0] == 384);                                         // producer + 2 consumers
   CHECK(g.shared_bytes == 1024u + 4 * (128 + 256) * 128 + 16 * 4);  // 1 KiB alignment slack
   const SpecArgument& tm = *s.argument("tmA");
   CHECK(tm.kind == SpecArgument::Kind::TensorMap && tm.tensor == "A" && tm.swizzle == 128);
@@ -169,7 +170,8 @@ void test_builtin_qmatmul_spec() {
   p.fields[0].second = "128";  // batch
   for (const auto& [k, x] : s.family().variables(p)) ctx[k] = x;
   const auto batch128 = s.family().default_space.enumerate(ctx);
-  const auto wide = std::find_if(batch128.begin(), batch128.end(), [](const Config& c) { return c.get("WGMMA") == 1 && c.get("BM") == 128; });
+  const auto wide = std::find_if(batch128.begin(), batch128.end(),
+                                 [](const Config& c) { return c.get("WGMMA") == 1 && c.get("BM") == 128; });
   CHECK(wide != batch128.end());
   if (wide != batch128.end())
     CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(p, *wide), {"gemm_wgmma"}).binary.size() > 1000);
@@ -196,19 +198,29 @@ void test_example_user_spec() {
 void test_spec_errors_name_the_culprit() {
   CHECK(parse_error([](nlohmann::json&) {}).empty());
   CHECK(parse_error([](nlohmann::json& j) { j.erase("name"); }).find("\"name\"") != std::string::npos);
-  CHECK(parse_error([](nlohmann::json& j) { j["launches"][0]["grid"][0] = "ceil_div(M,BMM)"; }).find("'BMM'") != std::string::npos);
-  CHECK(parse_error([](nlohmann::json& j) { j["launches"][0]["args"].push_back("D"); }).find("'D' is not a declared argument") !=
+  CHECK(parse_error([](nlohmann::json& j) { j["launches"][0]["grid"][0] = "ceil_div(M,BMM)"; }).find("'BMM'") !=
         std::string::npos);
-  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][0]["role"] = "output"; j["arguments"][0].erase("init"); }).find("exactly one") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) {
+          j["launches"][0]["args"].push_back("D");
+        }).find("'D' is not a declared argument") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) {
+          j["arguments"][0]["role"] = "output";
+          j["arguments"][0].erase("init");
+        }).find("exactly one") != std::string::npos);
   CHECK(parse_error([](nlohmann::json& j) { j["arguments"][3]["buffer"] = "f8"; }).find("f8") != std::string::npos);
-  CHECK(parse_error([](nlohmann::json& j) { j["reference"]["kind"] = "magic"; }).find("reference.kind") != std::string::npos);
-  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["tensor_map"] = "Z"; }).find("'Z' is not a buffer") != std::string::npos);
-  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["box"].push_back("8"); }).find("differ in rank") != std::string::npos);
-  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["swizzle"] = 48; }).find("swizzle") != std::string::npos);
-  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["role"] = "output"; }).find("only a buffer") != std::string::npos);
-  CHECK(parse_error([](nlohmann::json& j) { j["source"] = "missing.cu"; }).find("missing.cu") != std::string::npos);
-  CHECK(parse_error([](nlohmann::json& j) { j["compile"]["defines"]["KT_BF16"]["map"].erase("bf16"); }).find("dtype=bf16") !=
+  CHECK(parse_error([](nlohmann::json& j) { j["reference"]["kind"] = "magic"; }).find("reference.kind") !=
         std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["tensor_map"] = "Z"; }).find("'Z' is not a buffer") !=
+        std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["box"].push_back("8"); }).find("differ in rank") !=
+        std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["swizzle"] = 48; }).find("swizzle") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["arguments"][5]["role"] = "output"; }).find("only a buffer") !=
+        std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) { j["source"] = "missing.cu"; }).find("missing.cu") != std::string::npos);
+  CHECK(parse_error([](nlohmann::json& j) {
+          j["compile"]["defines"]["KT_BF16"]["map"].erase("bf16");
+        }).find("dtype=bf16") != std::string::npos);
   CHECK(parse_error([](nlohmann::json& j) { j["bucket_field"] = "dtype"; }).find("numeric") != std::string::npos);
   CHECK(parse_error([](nlohmann::json& j) { j["launches"][0]["shared_bytes"] = "STAGES*("; }).find("shared_bytes") !=
         std::string::npos);
@@ -235,8 +247,9 @@ void test_pruning_with_h100_properties() {
       const LaunchGeometry& g = active.front();
       CHECK(g.shared_bytes <= 232448);
       const double wgmma_threads = 128 * (1 + (c.get("SWAP_AB") ? c.get("BN") : c.get("BM")) / 64);
-      CHECK_MSG(c.get("WGMMA") ? g.threads() == wgmma_threads && g.threads() <= 640 : g.threads() >= 64 && g.threads() <= 256,
-                c.key() + " " + std::to_string(g.threads()));
+      CHECK_MSG(
+          c.get("WGMMA") ? g.threads() == wgmma_threads && g.threads() <= 640 : g.threads() >= 64 && g.threads() <= 256,
+          c.key() + " " + std::to_string(g.threads()));
       CHECK(c.get("VEC") == 8);
       wgmma += static_cast<int>(c.get("WGMMA"));
     }
@@ -251,7 +264,8 @@ void test_pruning_with_h100_properties() {
   }
   // Five deep stages of 128x256 B tiles need 360 KB: pruned by the shared-memory constraint.
   Config big = s.family().default_config;
-  for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 64}, {"BK", 128}, {"STAGES", 5}}) big.set(k, v);
+  for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 64}, {"BK", 128}, {"STAGES", 5}})
+    big.set(k, v);
   Variables ampere = context(s, gemm_problem(16, 4096, 4096));
   ampere["cc_major"] = 8;
   const auto why = space.violated(big, ampere);
@@ -272,7 +286,8 @@ void test_cache_keys() {
   CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_89", "13.0"));
   CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.1"));
   CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm2"}, "sm_90", "13.0"));
-  CHECK(Compiler::cache_key("s", {"ab", "c"}, {}, "sm_90", "13.0") != Compiler::cache_key("s", {"a", "bc"}, {}, "sm_90", "13.0"));
+  CHECK(Compiler::cache_key("s", {"ab", "c"}, {}, "sm_90", "13.0") !=
+        Compiler::cache_key("s", {"a", "bc"}, {}, "sm_90", "13.0"));
 }
 
 // NVRTC needs no GPU: the built-in gemm compiles here, a broken source gives its log, and the
@@ -290,7 +305,9 @@ void test_nvrtc_compile_and_cache() {
   // Split-K on Hopper: the slices form a cluster (distributed shared memory reduction).
   Config split = s.family().default_config;
   for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 32}, {"SPLITK", 8}}) split.set(k, v);
-  CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(gemm_problem(16, 4096, 4096, "bf16"), split), {"gemm"}).binary.size() > 1000);
+  CHECK(
+      compiler.compile(s.source(), "gemm.cu", s.compile_options(gemm_problem(16, 4096, 4096, "bf16"), split), {"gemm"})
+          .binary.size() > 1000);
   try {
     compiler.compile("extern \"C\" __global__ void k() { this is not C++; }", "broken.cu", {}, {"k"});
     CHECK_MSG(false, "a broken source compiled");

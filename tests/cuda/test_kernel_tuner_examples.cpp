@@ -141,7 +141,8 @@ void test_convolution() {
     if (!why.empty()) continue;
     ++built;
     // d_filter is filled from the filter argument after each load: 17 x 17 floats.
-    CHECK(fills.size() == 1 && fills[0].symbol == "d_filter" && fills[0].lowered == "d_filter" && fills[0].bytes == 1156);
+    CHECK(fills.size() == 1 && fills[0].symbol == "d_filter" && fills[0].lowered == "d_filter" &&
+          fills[0].bytes == 1156);
   }
   std::printf("convolution: %d sampled configs built in %.1f s\n", built,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -183,7 +184,9 @@ void test_register_cap() {
   const auto options = [&](const Config& c, const Variables& device) {
     return cuda::plan_build(s, s.launches(), p, c, device).modules.at(0).options;
   };
-  const auto has = [](const std::vector<std::string>& o, const std::string& x) { return std::find(o.begin(), o.end(), x) != o.end(); };
+  const auto has = [](const std::vector<std::string>& o, const std::string& x) {
+    return std::find(o.begin(), o.end(), x) != o.end();
+  };
   Config c = s.family().default_config;  // 32 x 8 threads: 255 registers fit, no cap
   for (const auto& o : options(c, h100())) CHECK_MSG(o.rfind("--maxrregcount", 0) != 0, o);
   for (const auto& [bx, by, ty, cap] : {std::tuple{48, 16, 8, "80"}, std::tuple{128, 4, 4, "128"}}) {

@@ -47,8 +47,8 @@ int main() {
         CHECK_MSG(shared || regs, file + " " + valid[i].key() + ": " + to_string(e.status()) + ": " + what);
       }
     }
-    std::printf("%s: %d configs validated, %d refused for static shared memory, %d for registers per block\n", file.c_str(), ok,
-                refused_shared, refused_regs);
+    std::printf("%s: %d configs validated, %d refused for static shared memory, %d for registers per block\n",
+                file.c_str(), ok, refused_shared, refused_regs);
     CHECK(ok >= 3);
     if (!timed) continue;
     for (Method method : {Method::Amortized, Method::PerLaunch}) {

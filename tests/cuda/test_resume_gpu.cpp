@@ -103,8 +103,8 @@ int main() {
   const auto trials = RunStore::read_trials(run);
   std::set<std::string> keys;
   for (const auto& t : trials) keys.insert(t.config.key());
-  std::printf("killed after %zu trials; the resumed run measured %zu more; %zu trials of %zu configs\n", before, measured,
-              trials.size(), valid);
+  std::printf("killed after %zu trials; the resumed run measured %zu more; %zu trials of %zu configs\n", before,
+              measured, trials.size(), valid);
   CHECK(keys.size() == trials.size());  // nothing measured twice
   CHECK(trials.size() == valid);        // nothing left out
   CHECK(measured == valid - before);

@@ -103,12 +103,15 @@ std::pair<TrialStatus, std::string> build(const KernelSpec& s, const Config& c, 
   return {TrialStatus::Ok, ""};
 }
 
-bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
 
 // 1. A kernel without extern "C", a template instance and an extern "C" kernel, each found
 // under its lowered name in the cubin NVRTC produced.
 void test_name_expressions() {
-  const auto m = compiler().compile(kSource, "k.cu", {"-DTPB=256", "-DPASS=1"}, {"scale_kernel", "fill<float, 4>", "plain"});
+  const auto m =
+      compiler().compile(kSource, "k.cu", {"-DTPB=256", "-DPASS=1"}, {"scale_kernel", "fill<float, 4>", "plain"});
   CHECK(m.lowered.size() == 3);
   CHECK(m.lowered[0] == "_Z12scale_kernelPfPKfi");
   CHECK(m.lowered[1] == "_Z4fillIfLi4EEvPT_");
@@ -151,8 +154,10 @@ void test_constants() {
   CHECK_MSG(status == TrialStatus::Ok, why);
   CHECK(fills.size() == 1 && fills[0].size() == 2);
   for (const auto& f : fills.empty() ? std::vector<cuda::ConstantFill>{} : fills[0]) {
-    if (f.symbol == "d_filter") CHECK(f.lowered == "d_filter" && f.argument == "filter" && f.bytes == 1156);
-    else CHECK(f.symbol == "ns::scale" && f.lowered == "_ZN2ns5scaleE" && f.bytes == 8);
+    if (f.symbol == "d_filter")
+      CHECK(f.lowered == "d_filter" && f.argument == "filter" && f.bytes == 1156);
+    else
+      CHECK(f.symbol == "ns::scale" && f.lowered == "_ZN2ns5scaleE" && f.bytes == 8);
   }
   // The convolution's failure: the kernel reads d_filter and nothing fills it.
   nlohmann::json j = base_spec();
@@ -163,13 +168,15 @@ void test_constants() {
   j = base_spec();
   j["arguments"][2]["count"] = 300;
   std::tie(status, why) = build(spec(j), config(256, 1), h100());
-  CHECK_MSG(status == TrialStatus::CompileError && contains(why, "holds 1200 bytes") && contains(why, "only 1156"), why);
+  CHECK_MSG(status == TrialStatus::CompileError && contains(why, "holds 1200 bytes") && contains(why, "only 1156"),
+            why);
   j = base_spec();
   j["arguments"].push_back({{"name", "extra"}, {"buffer", "f32"}, {"count", "4"}, {"constant", "nowhere"}});
   std::tie(status, why) = build(spec(j), config(256, 1), h100());
   CHECK_MSG(status == TrialStatus::CompileError && contains(why, "declares no such symbol"), why);
   CHECK(contains(parse_error([](auto& j) { j["arguments"][0]["constant"] = "d_filter"; }), "only an input buffer"));
-  CHECK(contains(parse_error([](auto& j) { j["arguments"][3]["constant"] = "d_filter"; }), "already filled by argument 'filter'"));
+  CHECK(contains(parse_error([](auto& j) { j["arguments"][3]["constant"] = "d_filter"; }),
+                 "already filled by argument 'filter'"));
 }
 
 // 4. Launches with defines of their own are built apart and run in order, timed together.
@@ -205,21 +212,26 @@ void test_derived_limits() {
   const auto valid = s.family().default_space.enumerate(ctx, &pruned);
   CHECK(valid.size() == 6);  // TPB = 2048 is too many threads; TPB = 1024 needs 128 KiB: allowed on an H100
   CHECK(pruned.size() == 2);
-  for (const auto& [c, why] : pruned) CHECK_MSG(c.get("TPB") == 2048 && contains(why, "derived") && contains(why, "max_threads_per_block"), why);
+  for (const auto& [c, why] : pruned)
+    CHECK_MSG(c.get("TPB") == 2048 && contains(why, "derived") && contains(why, "max_threads_per_block"), why);
   Variables small = ctx;
   small["smem_per_block_optin"] = 65536;  // an older GPU: 1024*128 bytes no longer fit
   const auto why = s.family().default_space.violated(config(1024, 1), small);
   CHECK(why && contains(*why, "smem_per_block_optin"));
   // A config from another space (--space) meets the same limits when it is built.
   auto [status, msg] = build(s, config(2048, 1), h100());
-  CHECK_MSG(status == TrialStatus::LaunchError && contains(msg, "2048 threads per block") && contains(msg, "max_threads_per_block"), msg);
+  CHECK_MSG(status == TrialStatus::LaunchError && contains(msg, "2048 threads per block") &&
+                contains(msg, "max_threads_per_block"),
+            msg);
   std::tie(status, msg) = build(s, config(1024, 1), small);
   CHECK_MSG(status == TrialStatus::LaunchError && contains(msg, "smem_per_block_optin"), msg);
   // Registers x threads, from the cubin: a device with a 1024-register file cannot take 256 threads.
   Variables few = h100();
   few["regs_per_block"] = 1024;
   std::tie(status, msg) = build(spec(base_spec()), config(256, 1), few);
-  CHECK_MSG(status == TrialStatus::LaunchError && contains(msg, "registers per thread x 256 threads") && contains(msg, "regs_per_block"), msg);
+  CHECK_MSG(status == TrialStatus::LaunchError && contains(msg, "registers per thread x 256 threads") &&
+                contains(msg, "regs_per_block"),
+            msg);
   // Static + dynamic shared memory: 1 KiB static + 1 KiB dynamic against a 1.5 KiB device.
   Variables tiny = h100();
   tiny["smem_per_block_optin"] = 1536;
@@ -232,16 +244,28 @@ void test_derived_limits() {
 // 3. Reference kernels, reduced checks, outputs sized by the config, output fills.
 void test_checks() {
   nlohmann::json j = base_spec();
-  j["reference"] = {{"kind", "kernel"}, {"entry", "fill<float, 4>"}, {"grid", {1}}, {"block", {"min(n, 1024)"}}, {"args", {"out"}}};
+  j["reference"] = {
+      {"kind", "kernel"}, {"entry", "fill<float, 4>"}, {"grid", {1}}, {"block", {"min(n, 1024)"}}, {"args", {"out"}}};
   const KernelSpec s = spec(j);
   CHECK(s.reference().kind == "kernel" && s.reference().output == "out");
   CHECK(s.reference().launch.entry == "fill<float, 4>" && s.reference().launch.block[0] == "min(n, 1024)");
   const auto plan = cuda::plan_build(s, {s.reference().launch}, problem(s), s.family().default_config, h100());
   CHECK(plan.launches.size() == 1 && plan.launches[0].geometry.threads() == 1024);
-  CHECK(contains(parse_error([&](auto& e) { e["reference"] = j["reference"]; e["reference"]["args"] = {"in"}; }),
+  CHECK(contains(parse_error([&](auto& e) {
+                   e["reference"] = j["reference"];
+                   e["reference"]["args"] = {"in"};
+                 }),
                  "must take its output 'out'"));
-  CHECK(contains(parse_error([&](auto& e) { e["reference"] = j["reference"]; e["reference"]["output"] = "zz"; }), "'zz'"));
-  CHECK(contains(parse_error([&](auto& e) { e["reference"] = j["reference"]; e["reference"]["grid"] = {"Q"}; }), "reference.grid"));
+  CHECK(contains(parse_error([&](auto& e) {
+                   e["reference"] = j["reference"];
+                   e["reference"]["output"] = "zz";
+                 }),
+                 "'zz'"));
+  CHECK(contains(parse_error([&](auto& e) {
+                   e["reference"] = j["reference"];
+                   e["reference"]["grid"] = {"Q"};
+                 }),
+                 "reference.grid"));
 
   // Configs writing TPB partial results: allocated at the largest TPB the space allows here.
   j = base_spec();
@@ -258,7 +282,8 @@ void test_checks() {
   CHECK(r.reduced(partials.data(), ElemType::F32, 1024, problem(r), config(1024, 1)) == 1023.0 * 1024 / 2);
   partials[100] = std::numeric_limits<float>::quiet_NaN();  // poison never written: the sum is NaN
   CHECK(std::isnan(r.reduced(partials.data(), ElemType::F32, 1024, problem(r), config(128, 1))));
-  CHECK_THROWS(InputError, r.reduced(partials.data(), ElemType::F32, 100, problem(r), config(128, 1)), "holds 100 elements");
+  CHECK_THROWS(InputError, r.reduced(partials.data(), ElemType::F32, 100, problem(r), config(128, 1)),
+               "holds 100 elements");
   j["check"]["reduce"] = "max";
   partials[100] = 100;
   partials[7] = 5000;
@@ -276,7 +301,10 @@ void test_checks() {
   CHECK(spec(z).output().init.kind == ArgInit::Kind::Zero);
   CHECK(contains(parse_error([](auto& e) { e["arguments"][0]["init"] = "ones"; }), "\"poison\""));
   // Kernel Tuner's own argument names are refused with the spec's spelling.
-  CHECK(contains(parse_error([](auto& e) { e["cmem_args"] = {{"d_filter", "filter"}}; }), "cmem_args: is Kernel Tuner's"));
+  CHECK(contains(parse_error([](auto& e) {
+                   e["cmem_args"] = {{"d_filter", "filter"}};
+                 }),
+                 "cmem_args: is Kernel Tuner's"));
   CHECK(contains(parse_error([](auto& e) { e["cmem_args"] = {{"d_filter", "filter"}}; }), "\"constant\": \"SYMBOL\""));
   CHECK(contains(parse_error([](auto& e) { e["grid_div_x"] = {"block_size_x"}; }), "ceil_div"));
 }
@@ -297,13 +325,21 @@ void test_hip_refuses() {
     return std::string();
   };
   CHECK(hip_error([](auto&) {}).empty());
-  CHECK(contains(hip_error([](auto& j) { j["arguments"][2]["constant"] = "d_filter"; }), "the hip backend has no __constant__"));
-  CHECK(contains(hip_error([](auto& j) { j["check"] = {{"reduce", "sum"}}; }), "the hip backend compares outputs element by element"));
-  CHECK(contains(hip_error([](auto& j) { j["launches"][0]["defines"] = {{"PASS", 2}}; }), "write the launch as its own kernel"));
+  CHECK(contains(hip_error([](auto& j) { j["arguments"][2]["constant"] = "d_filter"; }),
+                 "the hip backend has no __constant__"));
   CHECK(contains(hip_error([](auto& j) {
-                   j["reference"] = {{"kind", "kernel"}, {"entry", "plain"}, {"grid", {1}}, {"block", {1}}, {"args", {"out"}}};
+                   j["check"] = {{"reduce", "sum"}};
                  }),
-                 "no reference kernels"));
+                 "the hip backend compares outputs element by element"));
+  CHECK(contains(hip_error([](auto& j) {
+                   j["launches"][0]["defines"] = {{"PASS", 2}};
+                 }),
+                 "write the launch as its own kernel"));
+  CHECK(contains(
+      hip_error([](auto& j) {
+        j["reference"] = {{"kind", "kernel"}, {"entry", "plain"}, {"grid", {1}}, {"block", {1}}, {"args", {"out"}}};
+      }),
+      "no reference kernels"));
   CHECK(contains(hip_error([](auto& j) { j["arguments"][0]["init"] = "zero"; }), "always poisons outputs"));
 }
 

@@ -23,8 +23,8 @@ class Record : public TuneObserver {
   std::vector<Trial> trials;
   void on_event(const TuneEvent& e) override {
     if (auto* f = std::get_if<event::TrialFinished>(&e)) {
-      std::printf("  MODE=%lld: %s %s\n", static_cast<long long>(f->trial.config.get("MODE")), to_string(f->trial.status),
-                  f->trial.error.substr(0, 200).c_str());
+      std::printf("  MODE=%lld: %s %s\n", static_cast<long long>(f->trial.config.get("MODE")),
+                  to_string(f->trial.status), f->trial.error.substr(0, 200).c_str());
       trials.push_back(f->trial);
     }
   }

@@ -4,16 +4,16 @@
 #include <string>
 
 #include "fuzz_input.h"
-#include "ktune/json_read.h"
 #include "ktune/backends/cuda_spec.h"
+#include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::map<std::string, std::string> files{{"gemm.cu", "// gemm"}, {"qmatmul.cu", "// qmatmul"},
-                                                        {"axpy.cu", "// axpy"}};
+  static const std::map<std::string, std::string> files{
+      {"gemm.cu", "// gemm"}, {"qmatmul.cu", "// qmatmul"}, {"axpy.cu", "// axpy"}};
   ktune::fuzz::expect_input_errors([&] {
-    (void)ktune::KernelSpec::from_json(ktune::parse_json(ktune::fuzz::text(data, size), "fuzz"), {}, ktune::cuda_spec_dialect(), "fuzz",
-                                       &files);
+    (void)ktune::KernelSpec::from_json(ktune::parse_json(ktune::fuzz::text(data, size), "fuzz"), {},
+                                       ktune::cuda_spec_dialect(), "fuzz", &files);
   });
   return 0;
 }

@@ -5,7 +5,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ktune::fuzz::expect_input_errors([&] {
-    const ktune::RunMetadata m = ktune::RunMetadata::from_json(ktune::parse_json(ktune::fuzz::text(data, size), "fuzz"));
+    const ktune::RunMetadata m =
+        ktune::RunMetadata::from_json(ktune::parse_json(ktune::fuzz::text(data, size), "fuzz"));
     (void)m.to_json().dump();
   });
   return 0;

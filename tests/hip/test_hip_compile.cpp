@@ -15,8 +15,8 @@
 #include "check.h"
 #include "compiler.h"
 #include "ktune/backends/hip_spec.h"
-#include "ktune/spec_catalog.h"
 #include "ktune/measurement.h"
+#include "ktune/spec_catalog.h"
 #include "targets.h"
 
 namespace ktune::hip {
@@ -32,7 +32,11 @@ namespace {
 const fs::path kCache = fs::temp_directory_path() / ("ktune_hip_test_cache_" + std::to_string(::getpid()));
 
 bool is_code_object(const std::string& b) {
-  return b.rfind("\x7f" "ELF", 0) == 0 || b.rfind("__CLANG_OFFLOAD_BUNDLE__", 0) == 0;
+  return b.rfind(
+             "\x7f"
+             "ELF",
+             0) == 0 ||
+         b.rfind("__CLANG_OFFLOAD_BUNDLE__", 0) == 0;
 }
 
 // The first line of a compile error, for the summary.
@@ -47,8 +51,9 @@ std::vector<TargetInfo> supported_targets() {
   std::printf("hipcc %s (%s):\n", Compiler::version().c_str(), Compiler::hipcc().c_str());
   for (const auto& t : known_targets()) {
     try {
-      Compiler(t.name, {}).compile("#include <hip/hip_runtime.h>\nextern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
-                                   "probe.hip", {}, {"k"});
+      Compiler(t.name, {})
+          .compile("#include <hip/hip_runtime.h>\nextern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
+                   "probe.hip", {}, {"k"});
       std::printf("  %-8s %-6s supported\n", t.name.c_str(), t.family.c_str());
       ok.push_back(t);
     } catch (const TrialFailure& e) {
@@ -71,7 +76,8 @@ Problem problem_of(const KernelSpec& s, std::size_t choice) {
   Problem p;
   p.family = s.family().name;
   for (const auto& k : s.family().key_fields)
-    p.fields.emplace_back(k.name, k.numeric ? "256" : (k.choices.empty() ? k.default_value : k.choices[choice % k.choices.size()]));
+    p.fields.emplace_back(
+        k.name, k.numeric ? "256" : (k.choices.empty() ? k.default_value : k.choices[choice % k.choices.size()]));
   return p;
 }
 
@@ -97,13 +103,15 @@ void compile_space(const KernelSpec& s, const TargetInfo& t, Counts& c) {
       try {
         const CompiledModule m = compiler.compile(s.source(), s.source_file().filename().string(),
                                                   s.compile_options(p, configs[i]), entries);
-        if (is_code_object(m.binary)) ++c.compiled;
-        else ++c.bad_object;
+        if (is_code_object(m.binary))
+          ++c.compiled;
+        else
+          ++c.bad_object;
       } catch (const TrialFailure& e) {
         ++c.should_have_been_pruned;
         std::lock_guard lock(print);
-        std::printf("  compile_error (should have been pruned) %s %s %s:\n    %s\n", s.family().name.c_str(), t.name.c_str(),
-                    configs[i].key().c_str(), first_line(e.what()).c_str());
+        std::printf("  compile_error (should have been pruned) %s %s %s:\n    %s\n", s.family().name.c_str(),
+                    t.name.c_str(), configs[i].key().c_str(), first_line(e.what()).c_str());
       }
     }
   };
@@ -124,7 +132,8 @@ void test_default_spaces(const std::vector<TargetInfo>& supported) {
   CHECK_MSG(chosen.size() >= 2, "hipcc supports fewer than two AMD targets of ktune's table (one wave64, one wave32)");
   const SpecCatalog catalog(embedded_kernel_files(), hip_spec_dialect());
   const auto families = catalog.builtin_families();
-  for (const char* want : {"gemm", "qmatmul"})  // the families: a spec that stops loading is a failure, not a skip
+  for (const char* want :
+       {"gemm", "qmatmul"})  // the families: a spec that stops loading is a failure, not a skip
     CHECK_MSG(std::any_of(families.begin(), families.end(), [&](const KernelFamily& f) { return f.name == want; }),
               std::string("no built-in hip family ") + want);
   for (const auto& family : families) {
@@ -132,10 +141,11 @@ void test_default_spaces(const std::vector<TargetInfo>& supported) {
     for (const auto& t : chosen) {
       Counts c;
       compile_space(*spec, t, c);
-      std::printf("%s on %s (wave%d): %zu configs, %zu pruned by constraints, %d code objects, "
-                  "%d compile_error that constraints should have pruned, %d not a code object\n",
-                  spec->family().name.c_str(), t.name.c_str(), t.wavefront_size, c.total, c.pruned, c.compiled.load(),
-                  c.should_have_been_pruned.load(), c.bad_object.load());
+      std::printf(
+          "%s on %s (wave%d): %zu configs, %zu pruned by constraints, %d code objects, "
+          "%d compile_error that constraints should have pruned, %d not a code object\n",
+          spec->family().name.c_str(), t.name.c_str(), t.wavefront_size, c.total, c.pruned, c.compiled.load(),
+          c.should_have_been_pruned.load(), c.bad_object.load());
       CHECK(c.compiled > 0);
       CHECK(c.should_have_been_pruned == 0);
       CHECK(c.bad_object == 0);
@@ -149,9 +159,10 @@ void test_cache_and_failures(const TargetInfo& t) {
   const CompiledModule first = compiler.compile(src, "k.hip", {"-DKV=1"}, {"k"});
   const CompiledModule again = compiler.compile(src, "k.hip", {"-DKV=1"}, {"k"});
   CHECK(!first.from_cache && again.from_cache && again.binary == first.binary && again.lowered == first.lowered);
-  CHECK(!compiler.compile(src, "k.hip", {"-DKV=2"}, {"k"}).from_cache);  // options are part of the key
+  CHECK(!compiler.compile(src, "k.hip", {"-DKV=2"}, {"k"}).from_cache);              // options are part of the key
   CHECK(!Compiler(t.name, {}).compile(src, "k.hip", {"-DKV=1"}, {"k"}).from_cache);  // empty dir: no cache
-  CHECK_THROWS(TrialFailure, compiler.compile(src, "k.hip", {}, {"k"}), "hipcc failed (exit 1) compiling k.hip for " + t.name);
+  CHECK_THROWS(TrialFailure, compiler.compile(src, "k.hip", {}, {"k"}),
+               "hipcc failed (exit 1) compiling k.hip for " + t.name);
   CHECK_THROWS(TrialFailure, compiler.compile(src, "k.hip", {"-DKV=1"}, {"k<int>"}), "extern \"C\"");
   try {
     compiler.compile(src, "k.hip", {}, {"k"});

@@ -28,7 +28,8 @@ int main() {
   CHECK(dev.property("wavefront_size") == 32 || dev.property("wavefront_size") == 64);
   CHECK(dev.property("lds_per_block") > 0 && dev.property("cus") > 0);
   const KernelFamily gemm = backend->family("gemm");
-  for (const auto& [m, n, k, dtype] : {std::tuple{256, 256, 256, "f16"}, {256, 256, 256, "bf16"}, {100, 72, 40, "f16"}}) {
+  for (const auto& [m, n, k, dtype] :
+       {std::tuple{256, 256, 256, "f16"}, {256, 256, 256, "bf16"}, {100, 72, 40, "f16"}}) {
     Problem p;
     p.family = "gemm";
     p.fields = {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}, {"dtype", dtype}};

@@ -38,7 +38,8 @@ inline std::vector<ktune::Problem> problems(int count) {
 
 // `count` trials spread evenly over `shapes` problems (odometer order through the space within
 // each), ~80 % ok; deterministic for a seed.
-inline std::vector<ktune::Trial> trials(std::size_t count, const std::vector<ktune::Problem>& shapes, unsigned seed = 1) {
+inline std::vector<ktune::Trial> trials(std::size_t count, const std::vector<ktune::Problem>& shapes,
+                                        unsigned seed = 1) {
   using namespace ktune;
   const SearchSpace s = space();
   std::mt19937 rng(seed);

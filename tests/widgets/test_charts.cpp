@@ -129,8 +129,8 @@ class TestCharts : public QObject {
     const auto bestOf = [&](const QString& shape, qint64 bm, qint64 bn) {
       const Trial* best = nullptr;
       for (const Trial& t : all)
-        if (qstr(t.problem_key) == shape && t.status == TrialStatus::Ok && t.config.get("BM") == bm && t.config.get("BN") == bn &&
-            (!best || t.stats.median_ns < best->stats.median_ns))
+        if (qstr(t.problem_key) == shape && t.status == TrialStatus::Ok && t.config.get("BM") == bm &&
+            t.config.get("BN") == bn && (!best || t.stats.median_ns < best->stats.median_ns))
           best = &t;
       return best ? best->id : -1;
     };
@@ -176,7 +176,8 @@ class TestCharts : public QObject {
     QCOMPARE(peak.back().x(), data.back().x());
     QVERIFY(!roof.isEmpty());
     QVERIFY(std::any_of(roof.begin(), roof.end(), [](const QPointF& p) { return p.y() < 0.49; }));
-    for (const QPointF& p : roof) QVERIFY2(p.y() <= 0.5 + 1e-12, qPrintable(QStringLiteral("roofline at %1 above the peak").arg(p.y())));
+    for (const QPointF& p : roof)
+      QVERIFY2(p.y() <= 0.5 + 1e-12, qPrintable(QStringLiteral("roofline at %1 above the peak").arg(p.y())));
     const auto* y = static_cast<QValueAxis*>(chart.chart()->axes(Qt::Vertical).first());
     QVERIFY(y->max() >= 0.5);
     // The peak is drawn over the roofline, and in the legend.
@@ -203,7 +204,8 @@ class TestCharts : public QObject {
     QCOMPARE(loaded.problemKeys(), numericKeys());
     TrialsModel streamed;  // the live path: keys arrive one batch at a time
     for (std::size_t i = 0; i < all.size(); i += 100)
-      streamed.appendTrials(QList<Trial>(all.begin() + static_cast<long>(i), all.begin() + static_cast<long>(std::min(all.size(), i + 100))));
+      streamed.appendTrials(QList<Trial>(all.begin() + static_cast<long>(i),
+                                         all.begin() + static_cast<long>(std::min(all.size(), i + 100))));
     QCOMPARE(streamed.problemKeys(), numericKeys());
 
     TrialsFilterProxy proxy;
@@ -227,7 +229,9 @@ class TestCharts : public QObject {
     for (QComboBox* c : landscape.findChildren<QComboBox*>())
       if (c->findData(QString()) == 0 && c->count() == 4) shapes = c;
     QVERIFY(shapes);
-    QCOMPARE((QStringList{shapes->itemData(1).toString(), shapes->itemData(2).toString(), shapes->itemData(3).toString()}), numericKeys());
+    QCOMPARE(
+        (QStringList{shapes->itemData(1).toString(), shapes->itemData(2).toString(), shapes->itemData(3).toString()}),
+        numericKeys());
   }
 };
 

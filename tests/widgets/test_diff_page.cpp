@@ -37,8 +37,8 @@ class TestDiffPage : public QObject {
   fs::path registryRoot_;
   fs::path registryFile_;
   std::unique_ptr<RunDocument> doc_;
-  std::vector<std::string> keys_;      // the run's problem keys
-  std::vector<double> runMedians_;     // the run's best median per key
+  std::vector<std::string> keys_;   // the run's problem keys
+  std::vector<double> runMedians_;  // the run's best median per key
 
   const Registry registry() const { return Registry::load(registryFile_); }
   bool fromRun(const std::string& key) const {
@@ -204,7 +204,8 @@ class TestDiffPage : public QObject {
     page.setRegistryRoot(qstr(registryRoot_.string()));
     QVERIFY(page.compare());
     DiffModel& m = *page.model();
-    for (int r = 0; r < m.rowCount(); ++r) m.setData(m.index(r, DiffModel::ApplyColumn), Qt::Unchecked, Qt::CheckStateRole);
+    for (int r = 0; r < m.rowCount(); ++r)
+      m.setData(m.index(r, DiffModel::ApplyColumn), Qt::Unchecked, Qt::CheckStateRole);
     const auto before = registry().to_json();
     QVERIFY(!page.applySelected());
     QCOMPARE(registry().to_json(), before);

@@ -29,7 +29,9 @@ namespace {
 
 QString python() { return qEnvironmentVariable("KTUNE_PYTHON"); }
 QString source(const QString& rel) { return QStringLiteral(KTUNE_SOURCE_DIR "/") + rel; }
-QString numpyWorker() { return python() + QLatin1Char(' ') + source(QStringLiteral("examples/workers/numpy_matmul.py")); }
+QString numpyWorker() {
+  return python() + QLatin1Char(' ') + source(QStringLiteral("examples/workers/numpy_matmul.py"));
+}
 QString rawWorker(const QString& mode) {
   return QStringLiteral("env RAW_MODE=%1 %2 %3").arg(mode, python(), source(QStringLiteral("tests/cli/raw_worker.py")));
 }
@@ -43,7 +45,8 @@ QString connectWorker(SetupPage& page, const QString& command) {
   QSignalSpy failed(panel, &WorkerPanel::failed);
   panel->setCommand(command);
   panel->connectWorker();
-  if (!QTest::qWaitFor([&] { return !connected.isEmpty() || !failed.isEmpty(); }, 120000)) return QStringLiteral("no answer");
+  if (!QTest::qWaitFor([&] { return !connected.isEmpty() || !failed.isEmpty(); }, 120000))
+    return QStringLiteral("no answer");
   return failed.isEmpty() ? QString() : failed.first().first().toString();
 }
 
@@ -66,7 +69,8 @@ QString runThrough(SetupPage& page, RunDocument& doc) {
   const TuneRequest request = page.request();
   doc.beginLiveRun(request);
   controller.start(page.runTarget(), request);
-  if (!QTest::qWaitFor([&] { return !finished.isEmpty() || !failed.isEmpty(); }, 300000)) error = QStringLiteral("timed out");
+  if (!QTest::qWaitFor([&] { return !finished.isEmpty() || !failed.isEmpty(); }, 300000))
+    error = QStringLiteral("timed out");
   if (!failed.isEmpty()) error = failed.first().first().toString();
   controller.waitForFinished();
   return error;
@@ -171,15 +175,17 @@ class TestExternalWorker : public QObject {
   void failuresSayWhatToDo_data() {
     QTest::addColumn<QString>("command");
     QTest::addColumn<QStringList>("expected");
-    QTest::newRow("other protocol version") << rawWorker(QStringLiteral("old"))
-                                            << QStringList{QStringLiteral("protocol 99"), QStringLiteral("python/ktune_worker")};
+    QTest::newRow("other protocol version")
+        << rawWorker(QStringLiteral("old"))
+        << QStringList{QStringLiteral("protocol 99"), QStringLiteral("python/ktune_worker")};
     QTest::newRow("no such program") << QStringLiteral("ktune-no-such-worker --x")
                                      << QStringList{QStringLiteral("ktune-no-such-worker"), QStringLiteral("on PATH")};
     QTest::newRow("python module missing")
         << QStringLiteral("%1 -c \"import ktune_no_such_module\"").arg(python())
         << QStringList{QStringLiteral("ktune_no_such_module"), QStringLiteral("lacks a module")};
     QTest::newRow("exits at once") << QStringLiteral("true")
-                                   << QStringList{QStringLiteral("exited with code 0 before its hello"), QStringLiteral("terminal")};
+                                   << QStringList{QStringLiteral("exited with code 0 before its hello"),
+                                                  QStringLiteral("terminal")};
     QTest::newRow("not a worker") << QStringLiteral("sleep 30")
                                   << QStringList{QStringLiteral("sent no hello"), QStringLiteral("worker-protocol.md")};
   }
@@ -254,11 +260,13 @@ class TestExternalWorker : public QObject {
     env.insert(QStringLiteral("KTUNE_CPU_DEVICE"), QStringLiteral("l2=lots"));
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     p.setProcessEnvironment(env);
-    p.start(qEnvironmentVariable("KTUNE_WORKBENCH"), {QStringLiteral("--screenshot"), tmp_.filePath(QStringLiteral("x.png"))});
+    p.start(qEnvironmentVariable("KTUNE_WORKBENCH"),
+            {QStringLiteral("--screenshot"), tmp_.filePath(QStringLiteral("x.png"))});
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitStatus(), QProcess::NormalExit);
     QCOMPARE(p.exitCode(), 2);
-    QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QLatin1String("KTUNE_CPU_DEVICE: bad field 'l2=lots'")));
+    QVERIFY(
+        QString::fromUtf8(p.readAllStandardError()).contains(QLatin1String("KTUNE_CPU_DEVICE: bad field 'l2=lots'")));
   }
 
  private:

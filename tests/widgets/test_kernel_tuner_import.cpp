@@ -3,8 +3,8 @@
 // GFLOP/s, energy and power reach the charts, and the scatter charts plot the chosen one.
 #include <QAbstractAxis>
 #include <QComboBox>
-#include <QXYSeries>
 #include <QSignalSpy>
+#include <QXYSeries>
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -63,18 +63,21 @@ class TestKernelTunerImport : public QObject {
     QCOMPARE(compile, 18);
     QCOMPARE(launch, 4);
     QCOMPARE(model->prunedCount(), std::uint64_t(24));
-    QCOMPARE(model->metricNames(), (QStringList{QStringLiteral("GFLOP/s"), QStringLiteral("energy"), QStringLiteral("power")}));
+    QCOMPARE(model->metricNames(),
+             (QStringList{QStringLiteral("GFLOP/s"), QStringLiteral("energy"), QStringLiteral("power")}));
     QCOMPARE(qstr(doc.metadata()->device.name), QStringLiteral("NVIDIA H100 80GB HBM3"));
 
     // A second import of the same file within the same second gets its own folder.
-    const fs::path again = RunDocument::importKernelTunerCache(data("kernel_tuner_matmul_cache.json"), sstr(tmp_.path()));
+    const fs::path again =
+        RunDocument::importKernelTunerCache(data("kernel_tuner_matmul_cache.json"), sstr(tmp_.path()));
     QVERIFY(again != dir);
     QVERIFY(fs::exists(again / "trials.csv"));
   }
 
   void liveCacheImports() {
     // Kernel Tuner still writing: the file ends after an entry and its comma.
-    const fs::path dir = RunDocument::importKernelTunerCache(data("kernel_tuner_matmul_cache_live.json"), sstr(tmp_.path()));
+    const fs::path dir =
+        RunDocument::importKernelTunerCache(data("kernel_tuner_matmul_cache_live.json"), sstr(tmp_.path()));
     RunDocument doc;
     QVERIFY(openRun(doc, dir));
     QVERIFY(doc.trials()->rowCount() > 0);
@@ -89,8 +92,8 @@ class TestKernelTunerImport : public QObject {
     } catch (const InputError& e) {
       QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("not_a_cache.json")), e.what());
     }
-    QVERIFY_THROWS_EXCEPTION(InputError, RunDocument::importKernelTunerCache(sstr(tmp_.filePath(QStringLiteral("absent.json"))),
-                                                                             sstr(tmp_.path())));
+    QVERIFY_THROWS_EXCEPTION(InputError, RunDocument::importKernelTunerCache(
+                                             sstr(tmp_.filePath(QStringLiteral("absent.json"))), sstr(tmp_.path())));
   }
 
   void metricComboPlotsRecordedMetrics() {

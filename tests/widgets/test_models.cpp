@@ -7,11 +7,11 @@
 #include <QValueAxis>
 #include <QtTest>
 
+#include "ktune/error.h"
 #include "ktune/widgets/heatmap_view.h"
 #include "ktune/widgets/landscape_page.h"
-#include "ktune/error.h"
-#include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/order_chart.h"
+#include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/throughput_chart.h"
 #include "ktune/widgets/trials_model.h"
 #include "ktune/widgets/trials_page.h"
@@ -62,7 +62,8 @@ class TestModels : public QObject {
     QCOMPARE(model.rowForId(all[777].id), 777);
     const int bm = model.parameterColumn(QStringLiteral("BM"));
     QCOMPARE(model.index(5, bm).data().toLongLong(), all[5].config.get("BM"));
-    QCOMPARE(model.index(5, TrialsModel::StatusColumn).data().toString(), QString::fromLatin1(to_string(all[5].status)));
+    QCOMPARE(model.index(5, TrialsModel::StatusColumn).data().toString(),
+             QString::fromLatin1(to_string(all[5].status)));
   }
 
   void sortsNumericallyWithFailuresLast() {
@@ -101,7 +102,8 @@ class TestModels : public QObject {
     proxy.setStatuses({TrialStatus::Ok});
     QCOMPARE(proxy.rowCount(), count([](const Trial& t) { return t.status == TrialStatus::Ok; }));
     proxy.setShape(qstr(shapes[1].key()));
-    QCOMPARE(proxy.rowCount(), count([&](const Trial& t) { return t.status == TrialStatus::Ok && t.problem_key == shapes[1].key(); }));
+    QCOMPARE(proxy.rowCount(),
+             count([&](const Trial& t) { return t.status == TrialStatus::Ok && t.problem_key == shapes[1].key(); }));
     proxy.setText(QStringLiteral("bn=64,"));
     const int expected = count([&](const Trial& t) {
       return t.status == TrialStatus::Ok && t.problem_key == shapes[1].key() && t.config.get("BN") == 64;
@@ -132,7 +134,9 @@ class TestModels : public QObject {
   }
 
   void showsStringParametersAsStrings() {
-    const SearchSpace space({{"block", {32, 64}, ""}, {"order", {"row", "col"}, ""}, {"mod", {"", ".cg"}, ""},
+    const SearchSpace space({{"block", {32, 64}, ""},
+                             {"order", {"row", "col"}, ""},
+                             {"mod", {"", ".cg"}, ""},
                              {"fused", {true, false}, ""}},
                             {});
     TrialsModel model;
@@ -174,7 +178,8 @@ class TestModels : public QObject {
     chart.show();
     QVERIFY(QTest::qWaitForWindowExposed(&chart));
     chart.refresh();
-    const int measured = static_cast<int>(std::count_if(all.begin(), all.end(), [](const Trial& t) { return t.stats.count > 0; }));
+    const int measured =
+        static_cast<int>(std::count_if(all.begin(), all.end(), [](const Trial& t) { return t.stats.count > 0; }));
     QCOMPARE(chart.dataPoints(), measured);
     QVERIFY(chart.drawnPoints() > 0);
     QVERIFY2(chart.drawnPoints() < chart.dataPoints() / 2, "20k points on 800 px should share pixel cells");
@@ -187,7 +192,9 @@ class TestModels : public QObject {
     chart.zoomTo(QRectF(from, plot.top(), 20000.0 / 50 * pxPerTrial, plot.height()));
     // About 1/50 of the points are in view, and nearly all get their own marker again.
     QTRY_VERIFY2(chart.drawnPoints() > measured / 50 / 2 && chart.drawnPoints() < 2 * measured / 50 + 50,
-                 qPrintable(QStringLiteral("%1 of %2 drawn, x %3..%4").arg(chart.drawnPoints()).arg(measured)
+                 qPrintable(QStringLiteral("%1 of %2 drawn, x %3..%4")
+                                .arg(chart.drawnPoints())
+                                .arg(measured)
                                 .arg(static_cast<QValueAxis*>(chart.chart()->axes(Qt::Horizontal).first())->min())
                                 .arg(static_cast<QValueAxis*>(chart.chart()->axes(Qt::Horizontal).first())->max())));
   }
@@ -209,7 +216,8 @@ class TestModels : public QObject {
     chart->refresh();
 
     // Hide the target row behind a filter: selecting from the chart must still reach it.
-    const Trial& target = *std::find_if(all.begin() + 100, all.end(), [](const Trial& t) { return t.status == TrialStatus::Ok; });
+    const Trial& target =
+        *std::find_if(all.begin() + 100, all.end(), [](const Trial& t) { return t.status == TrialStatus::Ok; });
     page.proxy()->setStatuses({TrialStatus::LaunchError});
     QPoint at;
     QVERIFY(chart->viewPositionOf(target.id, &at));
@@ -237,8 +245,8 @@ class TestModels : public QObject {
     for (const char* pass : {"dW", "fwd", "dX"}) {
       Problem p;
       p.family = "grouped_gemm";
-      p.fields = {{"experts", "8"}, {"tokens", "64"}, {"topk", "2"}, {"hidden", "512"}, {"intermediate", "512"},
-                  {"dtype", "f32"}, {"pass", pass}};
+      p.fields = {{"experts", "8"},        {"tokens", "64"}, {"topk", "2"}, {"hidden", "512"},
+                  {"intermediate", "512"}, {"dtype", "f32"}, {"pass", pass}};
       shapes.push_back(p);
     }
     std::vector<Trial> all = fixture::trials(300, fixture::problems(3));
@@ -319,7 +327,8 @@ class TestModels : public QObject {
         QVERIFY(head.contains("<svg") || head.contains("<?xml"));
       QVERIFY(file.size() > 1000);
     }
-    QVERIFY_THROWS_EXCEPTION(InputError, landscape.orderChart()->exportTo(dir.filePath(QStringLiteral("missing/x.png"))));
+    QVERIFY_THROWS_EXCEPTION(InputError,
+                             landscape.orderChart()->exportTo(dir.filePath(QStringLiteral("missing/x.png"))));
   }
 };
 

@@ -52,7 +52,8 @@ class TestRegistryExport : public QObject {
   void writesAitersFiles() {
     const KernelFamily gemm = cpuFamily("gemm");
     QTemporaryDir dir;
-    const fs::path registryFile = Registry::file_for(sstr(dir.filePath(QStringLiteral("tuned_data"))), "cpu", "test-cpu");
+    const fs::path registryFile =
+        Registry::file_for(sstr(dir.filePath(QStringLiteral("tuned_data"))), "cpu", "test-cpu");
     Registry reg("cpu", "test-cpu");
     reg.set("gemm", "M=16,N=256,K=256,dtype=f32", entry(gemm.default_config));
     reg.set("gemm", "M=512,N=256,K=256,dtype=f32", entry(gemm.default_config));
@@ -77,7 +78,8 @@ class TestRegistryExport : public QObject {
     const QString out = dir.filePath(QStringLiteral("aiter"));
     const fs::path missing = fs::path(sstr(dir.path())) / "tuned_data" / "cpu" / "nowhere.json";
     const QString e = errorOf([&] { exportRegistryAsAiter(missing, gemm, out); });
-    QVERIFY2(e.contains(QStringLiteral("no registry file")) && e.contains(QStringLiteral("nowhere.json")), qPrintable(e));
+    QVERIFY2(e.contains(QStringLiteral("no registry file")) && e.contains(QStringLiteral("nowhere.json")),
+             qPrintable(e));
     QVERIFY(!QFileInfo::exists(out));
 
     // A registry without entries of the family names the family.

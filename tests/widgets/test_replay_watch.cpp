@@ -35,8 +35,14 @@ class TestReplayWatch : public QObject {
     TuneRequest req;
     req.family = cpu.family("gemm");
     req.problems = expand_shape(req.family, "M=16,32 N=64 K=64");
-    req.space = SearchSpace({{"MR", {4, 6}}, {"NR", {8}}, {"vec", {4}}, {"MC", {32, 64}}, {"KC", {64, 128}},
-                             {"NC", {1024}}, {"loop_order", {0, 1}}, {"threads", {1}}},
+    req.space = SearchSpace({{"MR", {4, 6}},
+                             {"NR", {8}},
+                             {"vec", {4}},
+                             {"MC", {32, 64}},
+                             {"KC", {64, 128}},
+                             {"NC", {1024}},
+                             {"loop_order", {0, 1}},
+                             {"threads", {1}}},
                             {});
     fixture::quickMeasure(req.measure, 2000);
     req.measure.remeasure_top = 0;
@@ -72,14 +78,16 @@ class TestReplayWatch : public QObject {
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     p.setProcessEnvironment(env);
     const QString png = cwd.filePath(QStringLiteral("replay.png"));
-    p.start(workbench, {QStringLiteral("--replay"), qstr(recorded_.string()), QStringLiteral("--strategy"),
-                        QStringLiteral("random"), QStringLiteral("--budget"), QStringLiteral("5"), QStringLiteral("--seed"),
-                        QStringLiteral("2"), QStringLiteral("--replay-pace"), QStringLiteral("20"), QStringLiteral("--screenshot"),
-                        png, QStringLiteral("--screenshot-delay"), QStringLiteral("100")});
+    p.start(workbench,
+            {QStringLiteral("--replay"), qstr(recorded_.string()), QStringLiteral("--strategy"),
+             QStringLiteral("random"), QStringLiteral("--budget"), QStringLiteral("5"), QStringLiteral("--seed"),
+             QStringLiteral("2"), QStringLiteral("--replay-pace"), QStringLiteral("20"), QStringLiteral("--screenshot"),
+             png, QStringLiteral("--screenshot-delay"), QStringLiteral("100")});
     QVERIFY(p.waitForFinished(120000));
     QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
     QVERIFY(QFileInfo(png).size() > 0);
-    const QStringList runs = QDir(cwd.filePath(QStringLiteral("tuning_runs"))).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    const QStringList runs =
+        QDir(cwd.filePath(QStringLiteral("tuning_runs"))).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     QCOMPARE(runs.size(), 1);
     QVERIFY2(runs.front().startsWith(QStringLiteral("replay_recorded_random")), qPrintable(runs.front()));
     const fs::path run = fs::path(sstr(cwd.filePath(QStringLiteral("tuning_runs/") + runs.front())));

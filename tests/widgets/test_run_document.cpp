@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QProgressBar>
 #include "ktune/csv.h"
 #include "ktune/kernel_tuner_import.h"
 #include "ktune/widgets/qt_types.h"
-#include <QProgressBar>
 
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/run_page.h"
@@ -41,9 +41,7 @@ class TestRunDocument : public QObject {
     return !opened.isEmpty();
   }
 
-  static void write(const fs::path& file, const std::string& text) {
-    std::ofstream(file, std::ios::trunc) << text;
-  }
+  static void write(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::trunc) << text; }
 
  private slots:
   void initTestCase() { initialize(); }
@@ -215,7 +213,8 @@ class TestRunDocument : public QObject {
     const auto column = [&](const std::string& name) {
       return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
     };
-    QVERIFY(column("config") < header.size() && column("median_ns") < header.size() && column("status") < header.size());
+    QVERIFY(column("config") < header.size() && column("median_ns") < header.size() &&
+            column("status") < header.size());
     for (int row = 0; row < model.rowCount(); ++row) {
       const Trial& t = model.trial(row);
       const auto& f = records[static_cast<std::size_t>(row) + 1].fields;

@@ -47,20 +47,23 @@ class TestSpaceEditor : public QObject {
     QCOMPARE(editor.counts().valid.value(), std::uint64_t(5));  // 64x32 is pruned
 
     auto* params = editor.parametersModel();
-    QVERIFY(params->setData(params->index(0, ParametersModel::ValuesColumn), QStringLiteral("16, 32, 64, 128"), Qt::EditRole));
+    QVERIFY(params->setData(params->index(0, ParametersModel::ValuesColumn), QStringLiteral("16, 32, 64, 128"),
+                            Qt::EditRole));
     waitForCount(editor);
     QCOMPARE(editor.counts().total, std::uint64_t(8));
     QCOMPARE(editor.counts().valid.value(), std::uint64_t(5));
 
     auto* constraints = editor.constraintsModel();
-    QVERIFY(constraints->setData(constraints->index(0, ConstraintsModel::ExprColumn), QStringLiteral("BM*BN <= 2048"), Qt::EditRole));
+    QVERIFY(constraints->setData(constraints->index(0, ConstraintsModel::ExprColumn), QStringLiteral("BM*BN <= 2048"),
+                                 Qt::EditRole));
     waitForCount(editor);
     QCOMPARE(editor.counts().valid.value(), std::uint64_t(7));
     QVERIFY(editor.countsText().contains(QStringLiteral("7")));
 
     // A constraint on the problem's variables uses the context.
     QVERIFY(constraints->insertRows(1, 1));
-    QVERIFY(constraints->setData(constraints->index(1, ConstraintsModel::ExprColumn), QStringLiteral("BM <= M * 2"), Qt::EditRole));
+    QVERIFY(constraints->setData(constraints->index(1, ConstraintsModel::ExprColumn), QStringLiteral("BM <= M * 2"),
+                                 Qt::EditRole));
     waitForCount(editor);
     QCOMPARE(editor.counts().valid.value(), std::uint64_t(4));  // BM in {16, 32}
 
@@ -78,7 +81,8 @@ class TestSpaceEditor : public QObject {
     auto* constraints = editor.constraintsModel();
     QVERIFY(!marked(constraints, 0, 0) && !marked(constraints, 1, 0));
 
-    QVERIFY(constraints->setData(constraints->index(1, ConstraintsModel::ExprColumn), QStringLiteral("BM <= "), Qt::EditRole));
+    QVERIFY(constraints->setData(constraints->index(1, ConstraintsModel::ExprColumn), QStringLiteral("BM <= "),
+                                 Qt::EditRole));
     waitForCount(editor);
     QVERIFY(!marked(constraints, 0, 0));
     QVERIFY(marked(constraints, 1, 0));
@@ -86,12 +90,14 @@ class TestSpaceEditor : public QObject {
     QVERIFY(editor.countsText().contains(QStringLiteral("constraint")));
     QVERIFY_THROWS_EXCEPTION(InputError, editor.space());
 
-    QVERIFY(constraints->setData(constraints->index(1, ConstraintsModel::ExprColumn), QStringLiteral("BQ < 4"), Qt::EditRole));
+    QVERIFY(constraints->setData(constraints->index(1, ConstraintsModel::ExprColumn), QStringLiteral("BQ < 4"),
+                                 Qt::EditRole));
     waitForCount(editor);
     QVERIFY(marked(constraints, 1, 0));
     QVERIFY(constraints->index(1, 0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("BQ")));
 
-    QVERIFY(constraints->setData(constraints->index(1, ConstraintsModel::ExprColumn), QStringLiteral("BM < 4 * M"), Qt::EditRole));
+    QVERIFY(constraints->setData(constraints->index(1, ConstraintsModel::ExprColumn), QStringLiteral("BM < 4 * M"),
+                                 Qt::EditRole));
     waitForCount(editor);
     QVERIFY(!marked(constraints, 1, 0));
     QCOMPARE(editor.counts().valid.value(), std::uint64_t(2));
@@ -106,7 +112,10 @@ class TestSpaceEditor : public QObject {
     QVERIFY(params->setData(params->index(1, ParametersModel::ValuesColumn), QStringLiteral("8, x16"), Qt::EditRole));
     waitForCount(editor);
     QVERIFY(marked(params, 1, ParametersModel::ValuesColumn));
-    QVERIFY(params->index(1, ParametersModel::ValuesColumn).data(Qt::ToolTipRole).toString().contains(QStringLiteral("x16")));
+    QVERIFY(params->index(1, ParametersModel::ValuesColumn)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("x16")));
     QVERIFY(!marked(params, 0, ParametersModel::ValuesColumn));
     QVERIFY(!editor.counts().valid);
     QVERIFY_THROWS_EXCEPTION(InputError, editor.space());
@@ -126,7 +135,8 @@ class TestSpaceEditor : public QObject {
   void booleansAreCheckboxesAndStringsLists() {
     SpaceEditor editor;
     editor.setContexts({Variables{}});
-    editor.setSpace(SearchSpace({{"BM", {16, 32}, ""}, {"permute_x", {true, false}, ""}, {"cache_modifier", {".cg"}, ""}}, {}));
+    editor.setSpace(
+        SearchSpace({{"BM", {16, 32}, ""}, {"permute_x", {true, false}, ""}, {"cache_modifier", {".cg"}, ""}}, {}));
     waitForCount(editor);
     QCOMPARE(editor.counts().total, std::uint64_t(4));
     QTableView* view = editor.parametersView();
@@ -215,7 +225,8 @@ class TestSpaceEditor : public QObject {
     QCOMPARE(editor.space().to_json(), list.to_json());
 
     auto* constraints = editor.constraintsModel();
-    QVERIFY(constraints->setData(constraints->index(0, ConstraintsModel::ExprColumn), QStringLiteral("BM <= 8 * M"), Qt::EditRole));
+    QVERIFY(constraints->setData(constraints->index(0, ConstraintsModel::ExprColumn), QStringLiteral("BM <= 8 * M"),
+                                 Qt::EditRole));
     waitForCount(editor);
     QCOMPARE(editor.counts().valid.value(), std::uint64_t(3));
     QVERIFY(editor.space().is_list());
@@ -288,8 +299,9 @@ class TestSpaceEditor : public QObject {
     QVERIFY2(split->itemText(heads).contains(QStringLiteral("num_kv_heads")), qPrintable(split->itemText(heads)));
     split->setCurrentIndex(heads);
     tp->setValue(4);
-    QVERIFY(page.addShapes(QStringLiteral("num_sequences=4 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16 "
-                                          "max_model_len=512")));
+    QVERIFY(
+        page.addShapes(QStringLiteral("num_sequences=4 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16 "
+                                      "max_model_len=512")));
     const Problem p = page.shapesModel()->problems().at(0);
     QCOMPARE(p.field("num_q_heads"), std::string("8"));
     QCOMPARE(p.field("num_kv_heads"), std::string("2"));

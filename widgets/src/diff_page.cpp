@@ -27,14 +27,17 @@ namespace ktune::gui {
 DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
   model_.setConfigText(document_->trials());
   root_ = new QLineEdit;
-  root_->setText(QSettings().value(QStringLiteral("folders/registry"), QDir::current().filePath(QStringLiteral("tuned_data"))).toString());
+  root_->setText(QSettings()
+                     .value(QStringLiteral("folders/registry"), QDir::current().filePath(QStringLiteral("tuned_data")))
+                     .toString());
   auto* browse = new QPushButton(tr("Browse…"));
   auto* compareButton = new QPushButton(tr("Compare"));
   apply_ = new QPushButton(QIcon(QStringLiteral(":/icons/apply.svg")), tr("Apply selected"));
   apply_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
   remeasure_ = new QPushButton(tr("Re-measure"));
-  remeasure_->setToolTip(tr("Time the registry's config and the run's side by side, in alternation, on the run's device "
-                            "now, and class each key from that paired ratio"));
+  remeasure_->setToolTip(
+      tr("Time the registry's config and the run's side by side, in alternation, on the run's device "
+         "now, and class each key from that paired ratio"));
   remeasure_->setEnabled(false);
   acceptFlagged_ = new QCheckBox;
   acceptFlagged_->setObjectName(QStringLiteral("acceptFlagged"));
@@ -139,7 +142,8 @@ void DiffPage::updateButtons() {
   const bool pairs = std::any_of(entries.begin(), entries.end(), [](const DiffEntry& e) {
     return e.old_entry && !e.old_entry->config.same_values(e.new_entry.config);
   });
-  remeasure_->setEnabled(running || (backends_ && document_->results() && document_->metadata() && busy_.isEmpty() && pairs));
+  remeasure_->setEnabled(running ||
+                         (backends_ && document_->results() && document_->metadata() && busy_.isEmpty() && pairs));
   if (!busy_.isEmpty() && !running) remeasure_->setToolTip(tr("Not now: %1").arg(busy_));
 }
 
@@ -172,13 +176,16 @@ void DiffPage::remeasureEnded(const QString& error) {
       notes << qstr(v.key + ": " + v.note);
   }
   compare();
-  QString text = error.isEmpty() ? tr("Re-measured %1 key(s) in alternation on %2; their classes come from the paired "
-                                      "ratio (marked \"paired\").")
-                                       .arg(timed)
-                                       .arg(qstr(document_->metadata() ? document_->metadata()->device.name : ""))
-                                 : tr("Re-measuring stopped: %1. Keys judged before it keep their paired ratio.").arg(error);
-  if (paired_.empty() && error.isEmpty()) text = tr("Nothing to re-measure: no key has another config in the registry.");
-  if (!notes.isEmpty()) text += tr(" Not timed (the recorded numbers decide): %1").arg(notes.join(QStringLiteral("; ")));
+  QString text = error.isEmpty()
+                     ? tr("Re-measured %1 key(s) in alternation on %2; their classes come from the paired "
+                          "ratio (marked \"paired\").")
+                           .arg(timed)
+                           .arg(qstr(document_->metadata() ? document_->metadata()->device.name : ""))
+                     : tr("Re-measuring stopped: %1. Keys judged before it keep their paired ratio.").arg(error);
+  if (paired_.empty() && error.isEmpty())
+    text = tr("Nothing to re-measure: no key has another config in the registry.");
+  if (!notes.isEmpty())
+    text += tr(" Not timed (the recorded numbers decide): %1").arg(notes.join(QStringLiteral("; ")));
   showMessage(text, !error.isEmpty());
   emit remeasured();
 }
@@ -251,8 +258,9 @@ bool DiffPage::compare() {
   refreshAcceptFlagged();
   updateButtons();
   if (!document_->results()) {
-    showMessage(document_->hasRun() ? tr("This run has no results.json yet (it did not finish): resume it, then compare.")
-                                    : tr("Open a finished run (File → Open Run…) or run one to compare it with the registry."),
+    showMessage(document_->hasRun()
+                    ? tr("This run has no results.json yet (it did not finish): resume it, then compare.")
+                    : tr("Open a finished run (File → Open Run…) or run one to compare it with the registry."),
                 false);
     return false;
   }

@@ -169,7 +169,8 @@ qint64 HeatmapView::bestTrialAt(qint64 x, qint64 y) const {
   const auto cx = std::find(xs_.begin(), xs_.end(), x);
   const auto cy = std::find(ys_.begin(), ys_.end(), y);
   if (cx == xs_.end() || cy == ys_.end()) return -1;
-  const Cell& c = cells_[static_cast<std::size_t>(cy - ys_.begin()) * xs_.size() + static_cast<std::size_t>(cx - xs_.begin())];
+  const Cell& c =
+      cells_[static_cast<std::size_t>(cy - ys_.begin()) * xs_.size() + static_cast<std::size_t>(cx - xs_.begin())];
   return c.row < 0 ? -1 : model_->trial(c.row).id;
 }
 
@@ -180,9 +181,11 @@ QRectF HeatmapView::gridRect() const {
 bool HeatmapView::cellAt(const QPointF& pos, int* cx, int* cy) const {
   const QRectF g = gridRect();
   if (xs_.empty() || ys_.empty() || !g.contains(pos)) return false;
-  *cx = std::clamp(static_cast<int>((pos.x() - g.left()) / g.width() * static_cast<double>(xs_.size())), 0, static_cast<int>(xs_.size()) - 1);
+  *cx = std::clamp(static_cast<int>((pos.x() - g.left()) / g.width() * static_cast<double>(xs_.size())), 0,
+                   static_cast<int>(xs_.size()) - 1);
   // Row 0 (smallest y value) at the bottom, as on a chart.
-  *cy = std::clamp(static_cast<int>((g.bottom() - pos.y()) / g.height() * static_cast<double>(ys_.size())), 0, static_cast<int>(ys_.size()) - 1);
+  *cy = std::clamp(static_cast<int>((g.bottom() - pos.y()) / g.height() * static_cast<double>(ys_.size())), 0,
+                   static_cast<int>(ys_.size()) - 1);
   return true;
 }
 
@@ -216,7 +219,8 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   if (xs_.empty() || ys_.empty()) {
     p.setPen(Qt::gray);
     p.drawText(g, Qt::AlignCenter | Qt::TextWordWrap,
-               xName_.isEmpty() || yName_.isEmpty() ? tr("Choose two parameters.") : tr("No ok trials with both parameters yet."));
+               xName_.isEmpty() || yName_.isEmpty() ? tr("Choose two parameters.")
+                                                    : tr("No ok trials with both parameters yet."));
     return;
   }
   const double cw = g.width() / static_cast<double>(xs_.size()), ch = g.height() / static_cast<double>(ys_.size());
@@ -252,8 +256,8 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     p.drawText(QRectF(g.left() + static_cast<double>(cx) * cw, g.bottom() + 2, cw, 16), Qt::AlignCenter,
                model_->parameterText(sstr(xName_), xs_[cx]));
   for (std::size_t cy = 0; cy < ys_.size(); ++cy)
-    p.drawText(QRectF(0, g.bottom() - static_cast<double>(cy + 1) * ch, kLeft - 6, ch), Qt::AlignRight | Qt::AlignVCenter,
-               model_->parameterText(sstr(yName_), ys_[cy]));
+    p.drawText(QRectF(0, g.bottom() - static_cast<double>(cy + 1) * ch, kLeft - 6, ch),
+               Qt::AlignRight | Qt::AlignVCenter, model_->parameterText(sstr(yName_), ys_[cy]));
   p.setFont(font());
   p.drawText(QRectF(g.left(), g.bottom() + 20, g.width(), 20), Qt::AlignCenter, xName_);
   p.save();
@@ -265,7 +269,8 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   const QRectF bar(g.right() + 12, g.top(), 14, g.height());
   for (int i = 0; i < static_cast<int>(bar.height()); ++i) {
     const double f = 1.0 - i / bar.height();
-    p.fillRect(QRectF(bar.left(), bar.top() + i, bar.width(), 1.0), colourFor(std::exp(std::log(min_ns_) + f * (std::log(max_ns_) - std::log(min_ns_)))));
+    p.fillRect(QRectF(bar.left(), bar.top() + i, bar.width(), 1.0),
+               colourFor(std::exp(std::log(min_ns_) + f * (std::log(max_ns_) - std::log(min_ns_)))));
   }
   p.setFont(small);
   p.drawText(QRectF(bar.right() + 2, bar.top() - 2, kBar, 14), Qt::AlignLeft, formatNs(max_ns_));
@@ -296,9 +301,11 @@ void HeatmapView::mouseMoveEvent(QMouseEvent* event) {
   }
   const Cell& c = cells_[static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx)];
   if (c.row < 0) {
-    QToolTip::showText(event->globalPosition().toPoint(), tr("%1=%2, %3=%4: no ok trial")
-                                                                .arg(xName_, model_->parameterText(sstr(xName_), xs_[cx]), yName_,
-                                                                     model_->parameterText(sstr(yName_), ys_[cy])), this);
+    QToolTip::showText(event->globalPosition().toPoint(),
+                       tr("%1=%2, %3=%4: no ok trial")
+                           .arg(xName_, model_->parameterText(sstr(xName_), xs_[cx]), yName_,
+                                model_->parameterText(sstr(yName_), ys_[cy])),
+                       this);
     return;
   }
   const bool crowned =

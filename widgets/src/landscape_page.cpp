@@ -16,9 +16,9 @@
 
 #include "ktune/error.h"
 #include "ktune/widgets/heatmap_view.h"
-#include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/order_chart.h"
 #include "ktune/widgets/parameter_chart.h"
+#include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/throughput_chart.h"
 #include "ktune/widgets/trials_model.h"
 
@@ -36,12 +36,14 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   yMetric_ = new QComboBox;
   yMetric_->setObjectName(QStringLiteral("yMetric"));
   yMetric_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  yMetric_->setToolTip(tr("What the two scatter charts plot: the median latency, or a number the run recorded beside "
-                          "it (an imported Kernel Tuner cache's GFLOP/s, energy, power)"));
+  yMetric_->setToolTip(
+      tr("What the two scatter charts plot: the median latency, or a number the run recorded beside "
+         "it (an imported Kernel Tuner cache's GFLOP/s, energy, power)"));
   xParam_ = new QComboBox;
   heatShape_ = new QComboBox;
   heatShape_->setObjectName(QStringLiteral("heatmapShape"));
-  heatShape_->setToolTip(tr("The heatmap shows one shape: the best of different shapes' latencies would mean nothing."));
+  heatShape_->setToolTip(
+      tr("The heatmap shows one shape: the best of different shapes' latencies would mean nothing."));
   heatShape_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   heatX_ = new QComboBox;
   heatY_ = new QComboBox;
@@ -86,7 +88,8 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   layout->addLayout(grid, 1);
 
   connect(shape_, &QComboBox::currentIndexChanged, this, &LandscapePage::applyShape);
-  connect(heatShape_, &QComboBox::currentIndexChanged, this, [this] { heatmap_->setShapeFilter(heatShape_->currentText()); });
+  connect(heatShape_, &QComboBox::currentIndexChanged, this,
+          [this] { heatmap_->setShapeFilter(heatShape_->currentText()); });
   connect(log_, &QCheckBox::toggled, this, [this](bool on) {
     order_->setLogScale(on);
     parameter_->setLogScale(on);
@@ -156,8 +159,9 @@ QWidget* LandscapePage::framed(QWidget* chart, const QString& name, QWidget* opt
     menu->addAction(tr("Save as %1…").arg(suffix.toUpper()), this, [this, chart, name, suffix] {
       QSettings settings;
       const QString dir = settings.value(QStringLiteral("folders/export"), QDir::homePath()).toString();
-      const QString file = QFileDialog::getSaveFileName(this, tr("Export chart"), dir + QLatin1Char('/') + name + QLatin1Char('.') + suffix,
-                                                        suffix.toUpper() + QStringLiteral(" (*.") + suffix + QLatin1Char(')'));
+      const QString file = QFileDialog::getSaveFileName(
+          this, tr("Export chart"), dir + QLatin1Char('/') + name + QLatin1Char('.') + suffix,
+          suffix.toUpper() + QStringLiteral(" (*.") + suffix + QLatin1Char(')'));
       if (file.isEmpty()) return;
       settings.setValue(QStringLiteral("folders/export"), QFileInfo(file).absolutePath());
       try {
@@ -249,7 +253,8 @@ void LandscapePage::refreshChoices() {
     combo->clear();
     combo->addItems(params);
     QString pick = current;
-    if (!params.contains(pick) || (informed && !choicesInformed_)) pick = params.contains(preferred) ? preferred : rank(position);
+    if (!params.contains(pick) || (informed && !choicesInformed_))
+      pick = params.contains(preferred) ? preferred : rank(position);
     combo->setCurrentIndex(std::max<int>(0, static_cast<int>(params.indexOf(pick))));
     return combo->currentText() != current;
   };

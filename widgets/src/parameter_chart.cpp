@@ -17,7 +17,8 @@ void ParameterChart::setParameter(const QString& name) {
 
 QString ParameterChart::xTitle() const { return parameter_.isEmpty() ? tr("(choose a parameter)") : parameter_; }
 QString ParameterChart::title() const {
-  return yMetric().isLatency() ? tr("Latency against a parameter") : tr("%1 against a parameter").arg(yMetric().label());
+  return yMetric().isLatency() ? tr("Latency against a parameter")
+                               : tr("%1 against a parameter").arg(yMetric().label());
 }
 
 QString ParameterChart::yTitle() const { return yMetric().label(); }

@@ -27,14 +27,22 @@ void initialize() {
 
 QColor statusColor(TrialStatus status) {
   switch (status) {
-    case TrialStatus::Ok: return QColor(0x2e, 0x7d, 0x32);
-    case TrialStatus::Pruned: return QColor(0x9e, 0x9e, 0x9e);
-    case TrialStatus::CompileError: return QColor(0x8e, 0x24, 0xaa);
-    case TrialStatus::LaunchError: return QColor(0xef, 0x6c, 0x00);
-    case TrialStatus::WrongResult: return QColor(0xc6, 0x28, 0x28);
-    case TrialStatus::Timeout: return QColor(0x6d, 0x4c, 0x41);
-    case TrialStatus::Crashed: return QColor(0xad, 0x14, 0x57);
-    case TrialStatus::SlowAbort: return QColor(0x15, 0x65, 0xc0);
+    case TrialStatus::Ok:
+      return QColor(0x2e, 0x7d, 0x32);
+    case TrialStatus::Pruned:
+      return QColor(0x9e, 0x9e, 0x9e);
+    case TrialStatus::CompileError:
+      return QColor(0x8e, 0x24, 0xaa);
+    case TrialStatus::LaunchError:
+      return QColor(0xef, 0x6c, 0x00);
+    case TrialStatus::WrongResult:
+      return QColor(0xc6, 0x28, 0x28);
+    case TrialStatus::Timeout:
+      return QColor(0x6d, 0x4c, 0x41);
+    case TrialStatus::Crashed:
+      return QColor(0xad, 0x14, 0x57);
+    case TrialStatus::SlowAbort:
+      return QColor(0x15, 0x65, 0xc0);
   }
   return Qt::black;
 }

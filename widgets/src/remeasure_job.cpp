@@ -33,9 +33,12 @@ void RemeasureJob::start(const std::vector<std::unique_ptr<Backend>>& backends, 
   watcher_.setFuture(QtConcurrent::run([this, &backends, stop, run = std::move(run), metadata = std::move(metadata),
                                         root = sstr(registryRoot)]() -> QString {
     const auto report = [this, stop](const PairedVerdict& v, std::size_t done, std::size_t total) {
-      QMetaObject::invokeMethod(this, [this, key = qstr(v.key), done, total] {
-        emit progress(key, static_cast<int>(done), static_cast<int>(total));
-      }, Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          this,
+          [this, key = qstr(v.key), done, total] {
+            emit progress(key, static_cast<int>(done), static_cast<int>(total));
+          },
+          Qt::QueuedConnection);
       return !stop->load();
     };
     try {

@@ -53,8 +53,9 @@ ReplayDialog::ReplayDialog(QWidget* parent) : QDialog(parent) {
   form->addRow(tr("Seed:"), seed_);
   form->addRow(tr("Time per answer:"), pace_);
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(new QLabel(tr("The strategy proposes configs and the recorded trials answer, with no device: watch "
-                                  "how quickly it finds the landscape's best.")));
+  layout->addWidget(
+      new QLabel(tr("The strategy proposes configs and the recorded trials answer, with no device: watch "
+                    "how quickly it finds the landscape's best.")));
   layout->addLayout(form);
   layout->addWidget(message_);
   layout->addWidget(buttons_);
@@ -64,9 +65,8 @@ ReplayDialog::ReplayDialog(QWidget* parent) : QDialog(parent) {
     if (!dir.isEmpty()) runDir_->setText(dir);
   });
   connect(runDir_, &QLineEdit::textChanged, this, &ReplayDialog::check);
-  connect(strategy_, &QComboBox::currentTextChanged, this, [this] {
-    budget_->setEnabled(strategy_->currentText() != QStringLiteral("exhaustive"));
-  });
+  connect(strategy_, &QComboBox::currentTextChanged, this,
+          [this] { budget_->setEnabled(strategy_->currentText() != QStringLiteral("exhaustive")); });
   connect(buttons_, &QDialogButtonBox::accepted, this, &QDialog::accept);
   connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
   check();

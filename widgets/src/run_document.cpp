@@ -64,7 +64,8 @@ bool RunDocument::canResume() const {
 }
 
 LoadedRun RunDocument::load(const fs::path& dir) {
-  if (!fs::is_directory(dir)) throw InputError(dir.string() + " is not a folder: choose a run folder (it holds run_metadata.json)");
+  if (!fs::is_directory(dir))
+    throw InputError(dir.string() + " is not a folder: choose a run folder (it holds run_metadata.json)");
   LoadedRun run;
   run.dir = dir;
   run.metadata = RunStore::read_metadata(dir);
@@ -83,7 +84,8 @@ void RunDocument::open(const QString& dir) {
     try {
       return Outcome{load(dir), {}};
     } catch (const std::exception& e) {
-      return Outcome{std::nullopt, tr("Cannot open the run %1:\n%2").arg(qstr(dir.string()), QString::fromUtf8(e.what()))};
+      return Outcome{std::nullopt,
+                     tr("Cannot open the run %1:\n%2").arg(qstr(dir.string()), QString::fromUtf8(e.what()))};
     }
   }));
 }
@@ -110,7 +112,8 @@ void RunDocument::finishLiveRun() {
       if (fs::exists(dir / "results.json")) run.results = RunStore::read_results(dir);
       return Outcome{std::move(run), {}};
     } catch (const std::exception& e) {
-      return Outcome{std::nullopt, tr("The run ended but its folder cannot be read back:\n%1").arg(QString::fromUtf8(e.what()))};
+      return Outcome{std::nullopt,
+                     tr("The run ended but its folder cannot be read back:\n%1").arg(QString::fromUtf8(e.what()))};
     }
   }));
 }
@@ -127,11 +130,13 @@ void RunDocument::exportTo(ExportFormat format, const QString& file) {
   exportFile_ = file;
   exporter_.setFuture(QtConcurrent::run([dir = dir_, format, file = fs::path(sstr(file))]() -> QString {
     try {
-      const std::string text = format == ExportFormat::TrialsCsv ? export_trials_csv(dir) : export_run_json(dir).dump(2) + "\n";
+      const std::string text =
+          format == ExportFormat::TrialsCsv ? export_trials_csv(dir) : export_run_json(dir).dump(2) + "\n";
       write_file_atomic(file, text);
       return {};
     } catch (const std::exception& e) {
-      return tr("Export to %1 failed: %2\nChoose a writable folder and try again.").arg(qstr(file.string()), QString::fromUtf8(e.what()));
+      return tr("Export to %1 failed: %2\nChoose a writable folder and try again.")
+          .arg(qstr(file.string()), QString::fromUtf8(e.what()));
     }
   }));
 }

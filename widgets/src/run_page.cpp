@@ -62,14 +62,15 @@ RunPage::RunPage(TrialsModel* model, QWidget* parent) : QWidget(parent), model_(
   measured_ = new QLabel(QStringLiteral("0"));
   pruned_ = new QLabel(QStringLiteral("0"));
   failed_ = new QLabel(QStringLiteral("0"));
-  failed_->setToolTip(tr("Measured configs that did not pass: compile or launch errors, wrong results, crashes, timeouts"));
+  failed_->setToolTip(
+      tr("Measured configs that did not pass: compile or launch errors, wrong results, crashes, timeouts"));
   rate_ = new QLabel(QStringLiteral("–"));
   eta_ = new QLabel(QStringLiteral("–"));
   elapsed_ = new QLabel(QStringLiteral("–"));
   auto* numbers = new QHBoxLayout;
-  for (auto [name, label] : {std::pair{tr("Measured:"), measured_}, std::pair{tr("Pruned:"), pruned_},
-                             std::pair{tr("Failed:"), failed_}, std::pair{tr("Trials per second:"), rate_},
-                             std::pair{tr("ETA:"), eta_}, std::pair{tr("Elapsed:"), elapsed_}}) {
+  for (auto [name, label] :
+       {std::pair{tr("Measured:"), measured_}, std::pair{tr("Pruned:"), pruned_}, std::pair{tr("Failed:"), failed_},
+        std::pair{tr("Trials per second:"), rate_}, std::pair{tr("ETA:"), eta_}, std::pair{tr("Elapsed:"), elapsed_}}) {
     numbers->addWidget(new QLabel(name));
     numbers->addWidget(label);
     numbers->addSpacing(20);
@@ -168,7 +169,8 @@ void RunPage::countRows(int first, int last) {
     ++trialsPerShape_[t.problem_key];
     if (t.status != TrialStatus::Ok) continue;
     auto it = best_.find(t.problem_key);
-    if (it == best_.end() || t.stats.median_ns < it->second.median_ns) best_[t.problem_key] = Best{t.stats.median_ns, row};
+    if (it == best_.end() || t.stats.median_ns < it->second.median_ns)
+      best_[t.problem_key] = Best{t.stats.median_ns, row};
   }
 }
 
@@ -298,7 +300,10 @@ QString RunPage::flagWarning() const { return flagBanner_->toolTip(); }
 void RunPage::onRunStarted(const event::RunStarted& info) {
   progress_->setRange(0, static_cast<int>(std::min<std::uint64_t>(info.planned_trials, INT_MAX)));
   progress_->setValue(0);
-  appendLog(tr("Run started on %1: %2 shape(s), %3 trials planned.").arg(qstr(info.device.name)).arg(info.problems).arg(info.planned_trials));
+  appendLog(tr("Run started on %1: %2 shape(s), %3 trials planned.")
+                .arg(qstr(info.device.name))
+                .arg(info.problems)
+                .arg(info.planned_trials));
 }
 
 void RunPage::onProblemStarted(const event::ProblemStarted& info) {
@@ -324,11 +329,13 @@ void RunPage::onFinished(const RunSummary& summary) {
   eta_->setText(summary.cancelled ? tr("stopped") : tr("done"));
   appendLog(summary.cancelled ? tr("Run stopped after %1; measured trials are saved in %2.")
                                     .arg(formatDuration(summary.elapsed_s), qstr(summary.run_dir.string()))
-                              : tr("Run finished in %1; results in %2.").arg(formatDuration(summary.elapsed_s), qstr(summary.run_dir.string())));
+                              : tr("Run finished in %1; results in %2.")
+                                    .arg(formatDuration(summary.elapsed_s), qstr(summary.run_dir.string())));
 }
 
 void RunPage::appendLog(const QString& message) {
-  log_->appendPlainText(QStringLiteral("%1  %2").arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss")), message));
+  log_->appendPlainText(
+      QStringLiteral("%1  %2").arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss")), message));
 }
 
 }  // namespace ktune::gui

@@ -11,7 +11,11 @@ using nlohmann::json;
 
 json Session::to_json() const {
   json j = RunSettings::to_json();
-  j.update({{"backend", backend}, {"device", device}, {"family", family}, {"run_name", run_name}, {"output_dir", output_dir}});
+  j.update({{"backend", backend},
+            {"device", device},
+            {"family", family},
+            {"run_name", run_name},
+            {"output_dir", output_dir}});
   if (!worker.empty()) j["worker"] = worker;
   if (isolate) j["isolate"] = *isolate;
   return j;

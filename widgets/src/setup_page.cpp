@@ -84,9 +84,10 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   workerPanel_ = new WorkerPanel;
   isolate_ = new QCheckBox(tr("Isolate: measure in a worker process"));
   isolate_->setObjectName(QStringLiteral("isolate"));
-  isolate_->setToolTip(tr("A config that crashes, faults or hangs kills only the worker process: it is recorded "
-                          "crashed or timeout, the worker starts again and the run goes on (ktune tune --isolate). "
-                          "On by default for GPU backends."));
+  isolate_->setToolTip(
+      tr("A config that crashes, faults or hangs kills only the worker process: it is recorded "
+         "crashed or timeout, the worker starts again and the run goes on (ktune tune --isolate). "
+         "On by default for GPU backends."));
   auto* deviceForm = new QFormLayout;
   deviceForm->addRow(tr("Backend"), backendCombo_);
   deviceForm->addRow(tr("Worker"), workerPanel_);
@@ -103,8 +104,9 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
 
   shapeEdit_ = new QLineEdit;
   shapeEdit_->setPlaceholderText(tr("M=1,16,64 N=4096 K=4096"));
-  shapeEdit_->setToolTip(tr("One shape per entry; comma lists expand into one row per value. "
-                            "Fields left out take the family's defaults."));
+  shapeEdit_->setToolTip(
+      tr("One shape per entry; comma lists expand into one row per value. "
+         "Fields left out take the family's defaults."));
   tpSize_ = new QSpinBox;
   tpSize_->setRange(1, 1024);
   tpSize_->setPrefix(tr("tp "));
@@ -322,9 +324,7 @@ void SetupPage::fillBackends() {
   onBackendChanged();
 }
 
-bool SetupPage::isExternalWorker() const {
-  return backendCombo_->currentIndex() == static_cast<int>(backends_.size());
-}
+bool SetupPage::isExternalWorker() const { return backendCombo_->currentIndex() == static_cast<int>(backends_.size()); }
 
 Backend* SetupPage::currentBackend() const {
   const int i = backendCombo_->currentIndex();
@@ -354,8 +354,9 @@ void SetupPage::onWorkerConnected() {
 
 DeviceInfo SetupPage::currentDevice() const {
   const int i = deviceCombo_->currentIndex();
-  if (i < 0) throw InputError("no device selected: the " + sstr(backendCombo_->currentText()) +
-                              " backend found none on this machine; pick another backend");
+  if (i < 0)
+    throw InputError("no device selected: the " + sstr(backendCombo_->currentText()) +
+                     " backend found none on this machine; pick another backend");
   return devices_[static_cast<std::size_t>(i)];
 }
 
@@ -425,7 +426,7 @@ void SetupPage::setTpSplits(const KernelFamily& family) {
     const QString dim = qstr(to_string(split.dim));
     const QString kind = split.dim == TpSplitDim::Out  ? tr(", column parallel")
                          : split.dim == TpSplitDim::In ? tr(", row parallel")
-                                                        : QString();
+                                                       : QString();
     tpSplit_->addItem(tr("split %1 (%2%3)").arg(dim, fields.join(QStringLiteral(", ")), kind), dim);
   }
   tpSplit_->setCurrentIndex(std::max(0, tpSplit_->findData(previous)));
@@ -445,8 +446,10 @@ void SetupPage::onFamilyChanged() {
   const KernelFamily& family = families_[static_cast<std::size_t>(i)];
   QStringList fields;
   for (const KeyField& f : family.key_fields)
-    fields << (f.default_value.empty() ? qstr(f.name) : QStringLiteral("%1 (default %2)").arg(qstr(f.name), qstr(f.default_value)));
-  familyLabel_->setText(QStringLiteral("%1<br><small>key: %2</small>").arg(qstr(family.description).toHtmlEscaped(), fields.join(QStringLiteral(", "))));
+    fields << (f.default_value.empty() ? qstr(f.name)
+                                       : QStringLiteral("%1 (default %2)").arg(qstr(f.name), qstr(f.default_value)));
+  familyLabel_->setText(QStringLiteral("%1<br><small>key: %2</small>")
+                            .arg(qstr(family.description).toHtmlEscaped(), fields.join(QStringLiteral(", "))));
   shapes_->setFamily(family);
   setTpSplits(family);
   space_->setSpace(family.default_space);
@@ -494,7 +497,8 @@ Session SetupPage::session() const {
     s.worker = sstr(workerPanel_->command());
   else
     s.isolate = isolate_->isChecked();
-  s.device = deviceCombo_->currentIndex() < 0 ? 0 : devices_[static_cast<std::size_t>(deviceCombo_->currentIndex())].index;
+  s.device =
+      deviceCombo_->currentIndex() < 0 ? 0 : devices_[static_cast<std::size_t>(deviceCombo_->currentIndex())].index;
   s.family = sstr(familyCombo_->currentText());
   s.problems = shapes_->problems();
   s.space = space_->space();
@@ -584,7 +588,8 @@ TuneRequest SetupPage::request() const {
   }
   const Session s = session();
   r.settings() = s.settings();
-  if (r.space.parameters().empty()) throw InputError("the search space has no parameters: add some or press Family default");
+  if (r.space.parameters().empty())
+    throw InputError("the search space has no parameters: add some or press Family default");
   validate(r.settings());
   if (s.output_dir.empty()) throw InputError("no runs folder: choose where the run is saved");
   const std::string name = s.run_name.empty() ? default_run_name(r.family.name) : s.run_name;

@@ -7,7 +7,9 @@
 
 namespace ktune::gui {
 
-int ShapesModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(problems_.size()); }
+int ShapesModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(problems_.size());
+}
 
 int ShapesModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(family_.key_fields.size()) + 1;
@@ -43,7 +45,8 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const {
 }
 
 bool ShapesModel::setData(const QModelIndex& index, const QVariant& value, int role) {
-  if (!index.isValid() || role != Qt::EditRole || index.column() >= static_cast<int>(family_.key_fields.size())) return false;
+  if (!index.isValid() || role != Qt::EditRole || index.column() >= static_cast<int>(family_.key_fields.size()))
+    return false;
   const KeyField& field = family_.key_fields[index.column()];
   const QString text = value.toString().trimmed();
   if (field.numeric) {

@@ -31,7 +31,8 @@ std::vector<ParamValue> parseValues(const QString& text) {
       if (const std::string why = string_value_problem(v.as_string()); !why.empty()) throw InputError(why);
     if (!values.empty() && v.kind() != values.front().kind())
       throw InputError("\"" + sstr(item) + "\" is not " + (values.front().is_int() ? "an " : "a ") +
-                       to_string(values.front().kind()) + " like the values before it; a parameter's values are of one kind");
+                       to_string(values.front().kind()) +
+                       " like the values before it; a parameter's values are of one kind");
     values.push_back(v);
   }
   if (values.empty()) throw InputError("no candidate values; list them like 32, 64, 128");
@@ -48,15 +49,20 @@ QString joinValues(const std::vector<ParamValue>& values) {
 
 // ---- ParametersModel ----
 
-int ParametersModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
+int ParametersModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
 int ParametersModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant ParametersModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case NameColumn: return tr("Parameter");
-    case ValuesColumn: return tr("Candidate values");
-    case DescriptionColumn: return tr("Description");
+    case NameColumn:
+      return tr("Parameter");
+    case ValuesColumn:
+      return tr("Candidate values");
+    case DescriptionColumn:
+      return tr("Description");
   }
   return {};
 }
@@ -89,9 +95,12 @@ QVariant ParametersModel::data(const QModelIndex& index, int role) const {
   const Row& r = rows_[index.row()];
   if (role == Qt::DisplayRole || role == Qt::EditRole) {
     switch (index.column()) {
-      case NameColumn: return r.name;
-      case ValuesColumn: return r.values;
-      case DescriptionColumn: return r.description;
+      case NameColumn:
+        return r.name;
+      case ValuesColumn:
+        return r.values;
+      case DescriptionColumn:
+        return r.description;
     }
   }
   if (index.column() == ValuesColumn && (role == ValuesDelegate::KindRole || role == ValuesDelegate::ValuesRole)) {
@@ -126,9 +135,15 @@ bool ParametersModel::setData(const QModelIndex& index, const QVariant& value, i
   Row& r = rows_[index.row()];
   const QString text = value.toString();
   switch (index.column()) {
-    case NameColumn: r.name = text.trimmed(); break;
-    case ValuesColumn: r.values = text; break;
-    case DescriptionColumn: r.description = text; break;
+    case NameColumn:
+      r.name = text.trimmed();
+      break;
+    case ValuesColumn:
+      r.values = text;
+      break;
+    case DescriptionColumn:
+      r.description = text;
+      break;
   }
   // A name change can make or break another row's uniqueness: refresh the whole table.
   emit dataChanged(this->index(0, 0), this->index(rowCount() - 1, ColumnCount - 1));
@@ -171,7 +186,9 @@ std::vector<Parameter> ParametersModel::parameters() const {
 
 // ---- ConstraintsModel ----
 
-int ConstraintsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
+int ConstraintsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
 int ConstraintsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant ConstraintsModel::headerData(int section, Qt::Orientation orientation, int role) const {
@@ -263,8 +280,9 @@ SpaceEditor::SpaceEditor(QWidget* parent) : QWidget(parent) {
   configsView_ = new QTableWidget(this);
   configsView_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   configsView_->horizontalHeader()->setStretchLastSection(true);
-  configsView_->setToolTip(tr("This space is an explicit list of configs (\"configs\" in the space file): edit the file to change "
-                              "them; the constraints below still prune them."));
+  configsView_->setToolTip(
+      tr("This space is an explicit list of configs (\"configs\" in the space file): edit the file to change "
+         "them; the constraints below still prune them."));
   configsView_->hide();
   constraintsView_ = new QTableView(this);
   constraintsView_->setModel(&constraints_);
@@ -317,7 +335,8 @@ SpaceEditor::SpaceEditor(QWidget* parent) : QWidget(parent) {
   debounce_.setSingleShot(true);
   debounce_.setInterval(150);
   connect(&debounce_, &QTimer::timeout, this, &SpaceEditor::recount);
-  for (QAbstractItemModel* model : {static_cast<QAbstractItemModel*>(&params_), static_cast<QAbstractItemModel*>(&constraints_)}) {
+  for (QAbstractItemModel* model :
+       {static_cast<QAbstractItemModel*>(&params_), static_cast<QAbstractItemModel*>(&constraints_)}) {
     connect(model, &QAbstractItemModel::dataChanged, this, &SpaceEditor::scheduleRecount);
     connect(model, &QAbstractItemModel::rowsInserted, this, &SpaceEditor::scheduleRecount);
     connect(model, &QAbstractItemModel::rowsRemoved, this, &SpaceEditor::scheduleRecount);
@@ -348,7 +367,8 @@ void SpaceEditor::setSpace(const SearchSpace& space) {
   configsView_->setHorizontalHeaderLabels(header);
   for (int row = 0; row < configsView_->rowCount(); ++row)
     for (int col = 0; col < configsView_->columnCount(); ++col)
-      configsView_->setItem(row, col, new QTableWidgetItem(qstr(listConfigs_[row].value(listParams_[col].name).text())));
+      configsView_->setItem(row, col,
+                            new QTableWidgetItem(qstr(listConfigs_[row].value(listParams_[col].name).text())));
   configsView_->setVisible(space.is_list());
   paramsBox_->setVisible(!space.is_list());
   params_.setParameters(space.is_list() ? std::vector<Parameter>{} : space.parameters());
@@ -381,7 +401,8 @@ QString SpaceEditor::countsText() const {
   if (counts_.valid)
     text += tr(" → <b>%1</b> valid after constraints").arg(locale.toString(static_cast<qulonglong>(*counts_.valid)));
   if (contexts_.size() > 1) text += tr(" (summed over %1 shapes)").arg(contexts_.size());
-  if (!counts_.valid && !counts_.detail.isEmpty()) text += QStringLiteral(" — <span style='color:#c62828'>%1</span>").arg(counts_.detail.toHtmlEscaped());
+  if (!counts_.valid && !counts_.detail.isEmpty())
+    text += QStringLiteral(" — <span style='color:#c62828'>%1</span>").arg(counts_.detail.toHtmlEscaped());
   return text;
 }
 
@@ -390,13 +411,15 @@ void SpaceEditor::recount() {
   try {
     space = editedSpace();
   } catch (const InputError& e) {
-    watcher_.setFuture(QtFuture::makeReadyFuture(SpaceCounts{0, std::nullopt, tr("Fix the marked parameter: %1").arg(QString::fromUtf8(e.what()))}));
+    watcher_.setFuture(QtFuture::makeReadyFuture(
+        SpaceCounts{0, std::nullopt, tr("Fix the marked parameter: %1").arg(QString::fromUtf8(e.what()))}));
     return;
   }
   const std::uint64_t total = space.total_size();
   if (contexts_.empty()) {
     constraints_.setIssues({});
-    watcher_.setFuture(QtFuture::makeReadyFuture(SpaceCounts{total, std::nullopt, tr("Add a shape to count the valid configs.")}));
+    watcher_.setFuture(
+        QtFuture::makeReadyFuture(SpaceCounts{total, std::nullopt, tr("Add a shape to count the valid configs.")}));
     return;
   }
   const auto issues = space.check(contexts_.front());
@@ -408,7 +431,8 @@ void SpaceEditor::recount() {
   }
   if (total > kMaxCountedConfigs) {
     watcher_.setFuture(QtFuture::makeReadyFuture(SpaceCounts{
-        total, std::nullopt, tr("Too large to count live (over %1 configs); narrow the candidate lists.").arg(kMaxCountedConfigs)}));
+        total, std::nullopt,
+        tr("Too large to count live (over %1 configs); narrow the candidate lists.").arg(kMaxCountedConfigs)}));
     return;
   }
   // Counting enumerates the space for every shape: off the UI thread.

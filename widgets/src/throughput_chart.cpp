@@ -63,7 +63,8 @@ double ThroughputChart::winnerValue(const Winner& winner, double searchY) const 
 
 double ThroughputChart::peakFor(const Trial& t) const {
   if (metric_ == Metric::Gbps) return bandwidth_;
-  const bool half = t.problem_key.find("dtype=f16") != std::string::npos || t.problem_key.find("dtype=bf16") != std::string::npos;
+  const bool half =
+      t.problem_key.find("dtype=f16") != std::string::npos || t.problem_key.find("dtype=bf16") != std::string::npos;
   return (half && peakF16_ > 0 ? peakF16_ : peakF32_) / 1e3;
 }
 

@@ -16,8 +16,7 @@
 
 namespace ktune::gui {
 
-TrialChartView::TrialChartView(TrialsModel* model, QWidget* parent)
-    : QChartView(new QChart, parent), model_(model) {
+TrialChartView::TrialChartView(TrialsModel* model, QWidget* parent) : QChartView(new QChart, parent), model_(model) {
   setRenderHint(QPainter::Antialiasing);
   viewport()->setMouseTracking(true);
   chart()->layout()->setContentsMargins(0, 0, 0, 0);
@@ -285,7 +284,8 @@ void TrialChartView::rebuild() {
   pointById_.clear();
   points_.reserve(rows);
   collect(0, &points_);
-  for (std::size_t i = 0; i < points_.size(); ++i) pointById_.insert(model_->trial(points_[i].row).id, static_cast<int>(i));
+  for (std::size_t i = 0; i < points_.size(); ++i)
+    pointById_.insert(model_->trial(points_[i].row).id, static_cast<int>(i));
   if (!zoomed_) fitAxes(growing);
   decimate();
   rebuildExtras(points_);
@@ -354,9 +354,7 @@ void TrialChartView::zoomTo(const QRectF& plotRect) {
   saveRanges();
 }
 
-void TrialChartView::saveRanges() {
-  ranges_ = {xAxis_->min(), xAxis_->max(), yMin(), yMax()};
-}
+void TrialChartView::saveRanges() { ranges_ = {xAxis_->min(), xAxis_->max(), yMin(), yMax()}; }
 
 double TrialChartView::yMin() const {
   return log_ ? static_cast<QLogValueAxis*>(yAxis_)->min() : static_cast<QValueAxis*>(yAxis_)->min();
@@ -366,7 +364,8 @@ double TrialChartView::yMax() const {
 }
 
 void TrialChartView::restoreRanges() {
-  if (xAxis_->min() == ranges_[0] && xAxis_->max() == ranges_[1] && yMin() == ranges_[2] && yMax() == ranges_[3]) return;
+  if (xAxis_->min() == ranges_[0] && xAxis_->max() == ranges_[1] && yMin() == ranges_[2] && yMax() == ranges_[3])
+    return;
   settingRange_ = true;
   xAxis_->setRange(ranges_[0], ranges_[1]);
   yAxis_->setRange(ranges_[2], ranges_[3]);

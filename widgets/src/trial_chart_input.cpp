@@ -47,13 +47,15 @@ void TrialChartView::wheelEvent(QWheelEvent* event) {
   const QPointF c = chartPosition(event->position().toPoint());
   if (!plot.contains(c) || event->angleDelta().y() == 0) return;
   const double f = event->angleDelta().y() > 0 ? 0.8 : 1.25;
-  zoomTo(QRectF(c.x() - (c.x() - plot.left()) * f, c.y() - (c.y() - plot.top()) * f, plot.width() * f, plot.height() * f));
+  zoomTo(
+      QRectF(c.x() - (c.x() - plot.left()) * f, c.y() - (c.y() - plot.top()) * f, plot.width() * f, plot.height() * f));
   event->accept();
 }
 
 void TrialChartView::mousePressEvent(QMouseEvent* event) {
   pressAt_ = event->position().toPoint();
-  if (event->button() == Qt::MiddleButton || (event->button() == Qt::LeftButton && event->modifiers() & Qt::ShiftModifier)) {
+  if (event->button() == Qt::MiddleButton ||
+      (event->button() == Qt::LeftButton && event->modifiers() & Qt::ShiftModifier)) {
     panning_ = true;
     panFrom_ = pressAt_;
     viewport()->setCursor(Qt::ClosedHandCursor);

@@ -20,7 +20,8 @@ QString TrialsModel::passOf(const std::string& problemKey) {
   // Key fields are "name=value" separated by commas; a value never holds one.
   for (std::size_t begin = 0; begin <= problemKey.size();) {
     const std::size_t end = std::min(problemKey.find(',', begin), problemKey.size());
-    if (problemKey.compare(begin, 5, "pass=") == 0 && end - begin >= 5) return qstr(problemKey.substr(begin + 5, end - begin - 5));
+    if (problemKey.compare(begin, 5, "pass=") == 0 && end - begin >= 5)
+      return qstr(problemKey.substr(begin + 5, end - begin - 5));
     begin = end + 1;
   }
   return {};
@@ -33,10 +34,12 @@ QStringList TrialsModel::passes() const {
     if (!pass.isEmpty() && !out.contains(pass)) out.append(pass);
   }
   static const QStringList unsloth = {QStringLiteral("fwd"), QStringLiteral("dX"), QStringLiteral("dW")};
-  const auto rank = [](const QString& p) { const auto i = unsloth.indexOf(p); return i < 0 ? unsloth.size() : i; };
-  std::stable_sort(out.begin(), out.end(), [&](const QString& a, const QString& b) {
-    return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
-  });
+  const auto rank = [](const QString& p) {
+    const auto i = unsloth.indexOf(p);
+    return i < 0 ? unsloth.size() : i;
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const QString& a, const QString& b) { return rank(a) != rank(b) ? rank(a) < rank(b) : a < b; });
   return out;
 }
 
@@ -62,15 +65,24 @@ QVariant TrialsModel::headerData(int section, Qt::Orientation orientation, int r
   const int p = section - FirstParamColumn;
   if (p < parameters_.size()) return parameters_[p];
   switch (tailColumn(section)) {
-    case Median: return tr("Median");
-    case Mean: return tr("Mean");
-    case Std: return tr("Std");
-    case Min: return tr("Min");
-    case Samples: return tr("Samples");
-    case Tflops: return tr("TFLOP/s");
-    case Gbps: return tr("GB/s");
-    case Compile: return tr("Compile s");
-    case Error: return tr("Error");
+    case Median:
+      return tr("Median");
+    case Mean:
+      return tr("Mean");
+    case Std:
+      return tr("Std");
+    case Min:
+      return tr("Min");
+    case Samples:
+      return tr("Samples");
+    case Tflops:
+      return tr("TFLOP/s");
+    case Gbps:
+      return tr("GB/s");
+    case Compile:
+      return tr("Compile s");
+    case Error:
+      return tr("Error");
   }
   return {};
 }
@@ -91,15 +103,24 @@ QVariant TrialsModel::sortValue(int row, int column) const {
   // Trials without samples sort after every measured one.
   const auto latency = [&](double v) { return t.stats.count ? QVariant(v) : QVariant(); };
   switch (tailColumn(column)) {
-    case Median: return latency(t.stats.median_ns);
-    case Mean: return latency(t.stats.mean_ns);
-    case Std: return latency(t.stats.std_ns);
-    case Min: return latency(t.stats.min_ns);
-    case Samples: return static_cast<qulonglong>(t.stats.count);
-    case Tflops: return t.tflops;
-    case Gbps: return t.gbps;
-    case Compile: return t.compile_time_s;
-    case Error: return qstr(t.error);
+    case Median:
+      return latency(t.stats.median_ns);
+    case Mean:
+      return latency(t.stats.mean_ns);
+    case Std:
+      return latency(t.stats.std_ns);
+    case Min:
+      return latency(t.stats.min_ns);
+    case Samples:
+      return static_cast<qulonglong>(t.stats.count);
+    case Tflops:
+      return t.tflops;
+    case Gbps:
+      return t.gbps;
+    case Compile:
+      return t.compile_time_s;
+    case Error:
+      return qstr(t.error);
   }
   return {};
 }
@@ -126,15 +147,24 @@ int TrialsModel::compare(int rowA, int rowB, int column) const {
   }
   const bool ma = a.stats.count > 0, mb = b.stats.count > 0;
   switch (tailColumn(column)) {
-    case Median: return missingLast(ma, mb, a.stats.median_ns, b.stats.median_ns);
-    case Mean: return missingLast(ma, mb, a.stats.mean_ns, b.stats.mean_ns);
-    case Std: return missingLast(ma, mb, a.stats.std_ns, b.stats.std_ns);
-    case Min: return missingLast(ma, mb, a.stats.min_ns, b.stats.min_ns);
-    case Samples: return cmp(a.stats.count, b.stats.count);
-    case Tflops: return cmp(a.tflops, b.tflops);
-    case Gbps: return cmp(a.gbps, b.gbps);
-    case Compile: return cmp(a.compile_time_s, b.compile_time_s);
-    case Error: return a.error.compare(b.error);
+    case Median:
+      return missingLast(ma, mb, a.stats.median_ns, b.stats.median_ns);
+    case Mean:
+      return missingLast(ma, mb, a.stats.mean_ns, b.stats.mean_ns);
+    case Std:
+      return missingLast(ma, mb, a.stats.std_ns, b.stats.std_ns);
+    case Min:
+      return missingLast(ma, mb, a.stats.min_ns, b.stats.min_ns);
+    case Samples:
+      return cmp(a.stats.count, b.stats.count);
+    case Tflops:
+      return cmp(a.tflops, b.tflops);
+    case Gbps:
+      return cmp(a.gbps, b.gbps);
+    case Compile:
+      return cmp(a.compile_time_s, b.compile_time_s);
+    case Error:
+      return a.error.compare(b.error);
   }
   return 0;
 }
@@ -143,10 +173,14 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
   const Trial& t = trial(index.row());
   switch (role) {
-    case TrialIdRole: return static_cast<qlonglong>(t.id);
-    case StatusRole: return static_cast<int>(t.status);
-    case ProblemKeyRole: return qstr(t.problem_key);
-    case SortRole: return sortValue(index.row(), index.column());
+    case TrialIdRole:
+      return static_cast<qlonglong>(t.id);
+    case StatusRole:
+      return static_cast<int>(t.status);
+    case ProblemKeyRole:
+      return qstr(t.problem_key);
+    case SortRole:
+      return sortValue(index.row(), index.column());
     case WinnerRole:
       return winnerRowSet_.contains(index.row());
     case Qt::ToolTipRole:
@@ -161,23 +195,34 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
                      tailColumn(index.column()) == Error
                  ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                  : QVariant(Qt::AlignRight | Qt::AlignVCenter);
-    case Qt::DisplayRole: break;
-    default: return {};
+    case Qt::DisplayRole:
+      break;
+    default:
+      return {};
   }
   const int column = index.column();
   if (column == StatusColumn) return statusLabel(t.status);
   const int tail = tailColumn(column);
   if (tail >= 0 && t.stats.count == 0 && tail <= Samples) return {};
   switch (tail) {
-    case Median: return formatNs(t.stats.median_ns);
-    case Mean: return formatNs(t.stats.mean_ns);
-    case Std: return formatNs(t.stats.std_ns);
-    case Min: return formatNs(t.stats.min_ns);
-    case Tflops: return t.tflops > 0 ? QVariant(QString::number(t.tflops, 'f', 3)) : QVariant();
-    case Gbps: return t.gbps > 0 ? QVariant(QString::number(t.gbps, 'f', 1)) : QVariant();
-    case Compile: return t.compile_time_s > 0 ? QVariant(QString::number(t.compile_time_s, 'f', 3)) : QVariant();
-    case Error: return qstr(t.error).section(QLatin1Char('\n'), 0, 0);
-    default: break;
+    case Median:
+      return formatNs(t.stats.median_ns);
+    case Mean:
+      return formatNs(t.stats.mean_ns);
+    case Std:
+      return formatNs(t.stats.std_ns);
+    case Min:
+      return formatNs(t.stats.min_ns);
+    case Tflops:
+      return t.tflops > 0 ? QVariant(QString::number(t.tflops, 'f', 3)) : QVariant();
+    case Gbps:
+      return t.gbps > 0 ? QVariant(QString::number(t.gbps, 'f', 1)) : QVariant();
+    case Compile:
+      return t.compile_time_s > 0 ? QVariant(QString::number(t.compile_time_s, 'f', 3)) : QVariant();
+    case Error:
+      return qstr(t.error).section(QLatin1Char('\n'), 0, 0);
+    default:
+      break;
   }
   const int p = column - FirstParamColumn;
   if (p >= 0 && p < parameters_.size()) {

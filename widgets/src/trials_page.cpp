@@ -80,13 +80,17 @@ void TrialDetailView::showTrial(const Trial* t) {
   }
   if (!t->metrics.empty()) {
     QStringList recorded;
-    for (const auto& [name, value] : t->metrics) recorded << QStringLiteral("%1 %2").arg(qstr(name).toHtmlEscaped()).arg(value, 0, 'g', 5);
+    for (const auto& [name, value] : t->metrics)
+      recorded << QStringLiteral("%1 %2").arg(qstr(name).toHtmlEscaped()).arg(value, 0, 'g', 5);
     html += QStringLiteral("<p>%1</p>").arg(recorded.join(QStringLiteral(" · ")));
   }
   if (t->compile_time_s > 0) html += tr("<p>compile %1 s</p>").arg(t->compile_time_s, 0, 'f', 3);
   if (t->max_abs_error > 0 || t->mismatch_fraction > 0)
-    html += tr("<p>max abs error %1 · mismatched %2 %</p>").arg(t->max_abs_error, 0, 'g', 3).arg(t->mismatch_fraction * 100, 0, 'g', 3);
-  if (!t->error.empty()) html += QStringLiteral("<pre style='color:#c62828'>%1</pre>").arg(qstr(t->error).toHtmlEscaped());
+    html += tr("<p>max abs error %1 · mismatched %2 %</p>")
+                .arg(t->max_abs_error, 0, 'g', 3)
+                .arg(t->mismatch_fraction * 100, 0, 'g', 3);
+  if (!t->error.empty())
+    html += QStringLiteral("<pre style='color:#c62828'>%1</pre>").arg(qstr(t->error).toHtmlEscaped());
   text_->setHtml(html);
 
   QList<QPointF> points;
@@ -99,7 +103,8 @@ void TrialDetailView::showTrial(const Trial* t) {
   }
   samples_->replace(points);
   const double n = std::max<double>(1, static_cast<double>(points.size()) - 1);
-  median_->replace(t->stats.count ? QList<QPointF>{{0, t->stats.median_ns / 1e3}, {n, t->stats.median_ns / 1e3}} : QList<QPointF>{});
+  median_->replace(t->stats.count ? QList<QPointF>{{0, t->stats.median_ns / 1e3}, {n, t->stats.median_ns / 1e3}}
+                                  : QList<QPointF>{});
   QChart* chart = samplesView_->chart();
   chart->axes(Qt::Horizontal).first()->setRange(-0.5, n + 0.5);
   const double pad = std::max((hi - lo) * 0.1, hi * 0.01);
@@ -145,8 +150,10 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
     b->setText(statusLabel(s));
     b->setCheckable(true);
     b->setProperty("status", static_cast<int>(s));
-    if (s == TrialStatus::Pruned) b->setToolTip(tr("Pruned configs never ran: they are listed only when this is selected"));
-    b->setStyleSheet(QStringLiteral("QToolButton:checked { background:%1; color:white; border-radius:3px; }").arg(statusColor(s).name()));
+    if (s == TrialStatus::Pruned)
+      b->setToolTip(tr("Pruned configs never ran: they are listed only when this is selected"));
+    b->setStyleSheet(QStringLiteral("QToolButton:checked { background:%1; color:white; border-radius:3px; }")
+                         .arg(statusColor(s).name()));
     connect(b, &QToolButton::toggled, this, &TrialsPage::applyStatusFilter);
     statusButtons_.append(b);
     filters->addWidget(b);
@@ -185,8 +192,10 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
   textDebounce->setInterval(200);
   connect(textFilter_, &QLineEdit::textChanged, textDebounce, qOverload<>(&QTimer::start));
   connect(textDebounce, &QTimer::timeout, this, [this] { proxy_->setText(textFilter_->text()); });
-  connect(shapeFilter_, &QComboBox::currentIndexChanged, this, [this] { proxy_->setShape(shapeFilter_->currentData().toString()); });
-  connect(passFilter_, &QComboBox::currentIndexChanged, this, [this] { proxy_->setPass(passFilter_->currentData().toString()); });
+  connect(shapeFilter_, &QComboBox::currentIndexChanged, this,
+          [this] { proxy_->setShape(shapeFilter_->currentData().toString()); });
+  connect(passFilter_, &QComboBox::currentIndexChanged, this,
+          [this] { proxy_->setPass(passFilter_->currentData().toString()); });
   connect(model_, &TrialsModel::problemKeysChanged, this, &TrialsPage::refreshShapes);
   connect(model_, &TrialsModel::pruningChanged, this, &TrialsPage::applyStatusFilter);
   connect(model_, &TrialsModel::winnersChanged, this, &TrialsPage::showCurrent);

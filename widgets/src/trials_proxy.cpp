@@ -5,9 +5,7 @@
 
 namespace ktune::gui {
 
-TrialsFilterProxy::TrialsFilterProxy(QObject* parent) : QSortFilterProxyModel(parent) {
-  setDynamicSortFilter(true);
-}
+TrialsFilterProxy::TrialsFilterProxy(QObject* parent) : QSortFilterProxyModel(parent) { setDynamicSortFilter(true); }
 
 void TrialsFilterProxy::setSourceModel(QAbstractItemModel* model) {
   trials_ = qobject_cast<TrialsModel*>(model);
@@ -57,8 +55,7 @@ bool TrialsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) cons
   if (!pass_.isEmpty() && TrialsModel::passOf(t.problem_key) != pass_) return false;
   if (text_.isEmpty()) return true;
   return trials_->configText(t.config).contains(text_, Qt::CaseInsensitive) ||
-         qstr(t.problem_key).contains(text_, Qt::CaseInsensitive) ||
-         qstr(t.error).contains(text_, Qt::CaseInsensitive);
+         qstr(t.problem_key).contains(text_, Qt::CaseInsensitive) || qstr(t.error).contains(text_, Qt::CaseInsensitive);
 }
 
 bool TrialsFilterProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {

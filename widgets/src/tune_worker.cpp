@@ -72,7 +72,8 @@ void TuneWorker::run(const TuneRequest& given) {
     RunSummary summary = tuner_->run(request, *this);
     emit finished(summary);
   } catch (const InputError& e) {
-    emit failed(tr("The run could not start: %1\nFix the setup and press Start again.").arg(QString::fromUtf8(e.what())));
+    emit failed(
+        tr("The run could not start: %1\nFix the setup and press Start again.").arg(QString::fromUtf8(e.what())));
   } catch (const RunError& e) {
     emit failed(tr("The run stopped: %1\nTrials measured so far are kept in the run folder; resume it from "
                    "File → Resume Run once the cause is fixed.")
@@ -123,7 +124,8 @@ void RunController::start(RunTarget target, const TuneRequest& request) {
   paused_ = false;
   updates_ = 0;
   thread_->start();
-  QMetaObject::invokeMethod(worker_, [w = worker_, request] { w->run(request); }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      worker_, [w = worker_, request] { w->run(request); }, Qt::QueuedConnection);
 }
 
 void RunController::setPaused(bool paused) {

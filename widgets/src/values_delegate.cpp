@@ -1,10 +1,10 @@
 #include "ktune/widgets/values_delegate.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QListWidget>
-#include <QApplication>
 #include <QPainter>
 #include <QPushButton>
 #include <QVBoxLayout>
@@ -63,7 +63,8 @@ QWidget* stringEditor(QWidget* parent) {
 
 }  // namespace
 
-QWidget* ValuesDelegate::createEditor(QWidget* parent, const QStyleOptionViewItem& option, const QModelIndex& index) const {
+QWidget* ValuesDelegate::createEditor(QWidget* parent, const QStyleOptionViewItem& option,
+                                      const QModelIndex& index) const {
   const QString kind = index.data(KindRole).toString();
   if (kind == QStringLiteral("boolean")) return booleanEditor(parent);
   if (kind == QStringLiteral("string")) return stringEditor(parent);
@@ -93,7 +94,8 @@ void ValuesDelegate::setModelData(QWidget* editor, QAbstractItemModel* model, co
   } else if (editor->objectName() == kStringEditor) {
     const auto* list = editor->findChild<QListWidget*>();
     for (int i = 0; i < list->count(); ++i)
-      if (const QString v = list->item(i)->text().trimmed(); !v.isEmpty()) values << v;  // blank items were never filled in
+      if (const QString v = list->item(i)->text().trimmed(); !v.isEmpty())
+        values << v;  // blank items were never filled in
   } else {
     QStyledItemDelegate::setModelData(editor, model, index);
     return;
@@ -118,17 +120,20 @@ void ValuesDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option
     QStyleOptionButton box;
     box.text = b;
     box.state = QStyle::State_Enabled | (values.contains(b) ? QStyle::State_On : QStyle::State_Off);
-    const int width = style->sizeFromContents(QStyle::CT_CheckBox, &box, option.fontMetrics.size(0, b), option.widget).width();
+    const int width =
+        style->sizeFromContents(QStyle::CT_CheckBox, &box, option.fontMetrics.size(0, b), option.widget).width();
     box.rect = QRect(x, option.rect.y(), width, option.rect.height());
     style->drawControl(QStyle::CE_CheckBox, &box, painter, option.widget);
     x += width + 8;
   }
 }
 
-void ValuesDelegate::updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option, const QModelIndex& index) const {
+void ValuesDelegate::updateEditorGeometry(QWidget* editor, const QStyleOptionViewItem& option,
+                                          const QModelIndex& index) const {
   QStyledItemDelegate::updateEditorGeometry(editor, option, index);
   // A list of strings does not fit a row: the editor drops below the cell, over the rows after it.
-  if (editor->objectName() == kStringEditor) editor->setGeometry(option.rect.x(), option.rect.y(), option.rect.width(), 130);
+  if (editor->objectName() == kStringEditor)
+    editor->setGeometry(option.rect.x(), option.rect.y(), option.rect.width(), 130);
 }
 
 }  // namespace ktune::gui

@@ -15,21 +15,25 @@ namespace ktune::gui {
 QString describeWorkerFailure(const QString& command, const QString& error) {
   QString hint;
   if (error.contains(QLatin1String("protocol")))
-    hint = QObject::tr("The worker and this ktune speak different protocol versions: use the ktune_worker "
-                       "package (python/ktune_worker) or the `ktune worker` of this ktune's version.");
+    hint = QObject::tr(
+        "The worker and this ktune speak different protocol versions: use the ktune_worker "
+        "package (python/ktune_worker) or the `ktune worker` of this ktune's version.");
   else if (error.contains(QLatin1String("ModuleNotFoundError")) || error.contains(QLatin1String("ImportError")))
-    hint = QObject::tr("The worker's Python lacks a module: install it for the interpreter the command runs "
-                       "(`python3` is the first one on PATH), or name one that has it, e.g. /usr/bin/python3.");
+    hint = QObject::tr(
+        "The worker's Python lacks a module: install it for the interpreter the command runs "
+        "(`python3` is the first one on PATH), or name one that has it, e.g. /usr/bin/python3.");
   else if (error.contains(QLatin1String("code 127")) || error.contains(QLatin1String("not found")))
     hint = QObject::tr("The shell could not find the program: check its spelling and that it is on PATH.");
   else if (error.contains(QLatin1String("code 2")) && error.contains(QLatin1String("No such file")))
     hint = QObject::tr("A file in the command does not exist: relative paths start from %1.").arg(QDir::currentPath());
   else if (error.contains(QLatin1String("sent no hello")))
-    hint = QObject::tr("Is it a ktune worker? A worker answers ktune's hello on stdin at once "
-                       "(docs/worker-protocol.md); run the command in a terminal to see what it does.");
+    hint = QObject::tr(
+        "Is it a ktune worker? A worker answers ktune's hello on stdin at once "
+        "(docs/worker-protocol.md); run the command in a terminal to see what it does.");
   else
-    hint = QObject::tr("Run the command in a terminal to see what it does; a worker speaks docs/worker-protocol.md "
-                       "on stdin and stdout.");
+    hint = QObject::tr(
+        "Run the command in a terminal to see what it does; a worker speaks docs/worker-protocol.md "
+        "on stdin and stdout.");
   return QObject::tr("The worker `%1` could not be used: %2\n\n%3").arg(command, error, hint);
 }
 
@@ -129,15 +133,18 @@ void WorkerPanel::showHello() {
     QStringList keys, params;
     for (const KeyField& k : f.family.key_fields) keys << qstr(k.name);
     for (const Parameter& p : f.family.default_space.parameters()) params << qstr(p.name);
-    const QString space = f.has_space ? tr("space %1; %2")
-                                            .arg(params.join(QStringLiteral(", ")),
-                                                 plural(f.family.default_space.constraints().size(), tr("constraint"), tr("constraints")))
-                                      : tr("no space of its own: load one under Search space");
-    families << tr("<b>%1</b> (key %2; %3)").arg(qstr(f.family.name).toHtmlEscaped(), keys.join(QStringLiteral(", ")).toHtmlEscaped(),
-                                                 space.toHtmlEscaped());
+    const QString space =
+        f.has_space ? tr("space %1; %2")
+                          .arg(params.join(QStringLiteral(", ")),
+                               plural(f.family.default_space.constraints().size(), tr("constraint"), tr("constraints")))
+                    : tr("no space of its own: load one under Search space");
+    families << tr("<b>%1</b> (key %2; %3)")
+                    .arg(qstr(f.family.name).toHtmlEscaped(), keys.join(QStringLiteral(", ")).toHtmlEscaped(),
+                         space.toHtmlEscaped());
   }
   QStringList versions;
-  for (const auto& [name, version] : h.versions) versions << QStringLiteral("%1 %2").arg(qstr(name), qstr(version)).toHtmlEscaped();
+  for (const auto& [name, version] : h.versions)
+    versions << QStringLiteral("%1 %2").arg(qstr(name), qstr(version)).toHtmlEscaped();
   QString text = tr("Connected to <b>%1</b>: protocol %2, backend <b>%3</b>, pid %4")
                      .arg(qstr(h.worker).toHtmlEscaped())
                      .arg(h.protocol)

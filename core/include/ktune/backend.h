@@ -61,8 +61,8 @@ class ProblemSession {
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string name() const = 0;                // "cpu", "cuda", "hip"
-  virtual std::vector<DeviceInfo> devices() = 0;        // empty when no device is present
+  virtual std::string name() const = 0;           // "cpu", "cuda", "hip"
+  virtual std::vector<DeviceInfo> devices() = 0;  // empty when no device is present
   // Why devices() is empty ("libcuda.so.1 could not be loaded"), for front ends to show.
   virtual std::string unavailable_reason() const { return {}; }
   virtual std::vector<KernelFamily> families() const = 0;  // built-in families on this backend

@@ -13,7 +13,7 @@ struct CompiledModule {
   std::vector<std::string> lowered;  // names of the requested entry points, same order
   std::string log;                   // compiler warnings (empty from the cache)
   bool from_cache = false;
-  double seconds = 0;                // compile time, or cache read time
+  double seconds = 0;  // compile time, or cache read time
 };
 
 // Hex digest naming a cache entry; changes with any input.

@@ -32,7 +32,7 @@ class Config {
   std::string key() const;
   static Config from_key(const std::string& key);  // throws InputError
 
-  nlohmann::json to_json() const;                   // {"BM":64,"permute_x":true,...} in order
+  nlohmann::json to_json() const;                    // {"BM":64,"permute_x":true,...} in order
   static Config from_json(const nlohmann::json& j);  // throws InputError
 
   friend bool operator==(const Config&, const Config&) = default;

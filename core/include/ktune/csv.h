@@ -16,9 +16,9 @@ std::string format_record(const std::vector<std::string>& fields);
 
 struct Record {
   std::vector<std::string> fields;
-  std::size_t line = 0;   // 1-based line the record starts on
-  std::size_t offset = 0; // byte offset of its first character (to cut a torn record off)
-  bool complete = true;   // false: the text ended before the record's line break
+  std::size_t line = 0;    // 1-based line the record starts on
+  std::size_t offset = 0;  // byte offset of its first character (to cut a torn record off)
+  bool complete = true;    // false: the text ended before the record's line break
 };
 
 // Splits `text` into records; lines end in "\n" or "\r\n". A quote inside an unquoted field or

@@ -13,7 +13,7 @@ namespace ktune {
 struct DeviceInfo {
   std::string backend;  // "cpu", "cuda", "hip"
   int index = 0;
-  std::string name;     // "AMD EPYC 9654", "NVIDIA H100 80GB HBM3"
+  std::string name;  // "AMD EPYC 9654", "NVIDIA H100 80GB HBM3"
   // Numeric properties by conventional names. CPU: cores, threads, l1d_bytes, l2_bytes,
   // l3_bytes, simd_width_f32. GPU: sms, smem_per_block, smem_per_block_optin, smem_per_sm,
   // regs_per_block, regs_per_sm, warp_size, max_threads_per_block, l2_bytes, sm_clock_mhz,

@@ -59,9 +59,10 @@ class DevicePool {
   void run_lane(std::size_t lane, const std::vector<Config>& batch, const Tolerance& tolerance,
                 const MeasureSettings& settings, const std::function<std::optional<std::size_t>(bool ahead)>& claim,
                 std::size_t lookahead, const std::function<bool(std::size_t)>& start,
-                const std::function<void(std::size_t, Trial)>& finish, const std::function<std::optional<double>()>& best);
-  void measure_concurrently(const std::vector<Config>& batch, const Tolerance& tolerance, const MeasureSettings& settings,
-                            const Hooks& hooks);
+                const std::function<void(std::size_t, Trial)>& finish,
+                const std::function<std::optional<double>()>& best);
+  void measure_concurrently(const std::vector<Config>& batch, const Tolerance& tolerance,
+                            const MeasureSettings& settings, const Hooks& hooks);
 
   std::vector<Lane> lanes_;
   unsigned compile_threads_;

@@ -20,11 +20,11 @@ std::string describe_progress(const RunResults& run);
 
 struct DiffEntry {
   std::string family;
-  std::string key;                     // Problem::local_key(): the registry's key
+  std::string key;  // Problem::local_key(): the registry's key
   DiffClass cls = DiffClass::New;
   std::optional<RegistryEntry> old_entry;
-  RegistryEntry new_entry;             // built from the run's result
-  double ratio = 0;                    // old median / new median (> 1: the run is faster); 0 for new
+  RegistryEntry new_entry;  // built from the run's result
+  double ratio = 0;         // old median / new median (> 1: the run is faster); 0 for new
   // Relative difference within which the two count as the same: the larger of same_threshold
   // and twice the combined relative standard error of the two medians (estimated from their
   // samples' median absolute deviation, robust to outliers); 0 for new.
@@ -80,9 +80,9 @@ struct ApplyOptions {
 
 struct ApplyReport {
   std::filesystem::path registry_file;
-  std::filesystem::path backup_file;     // empty when there was no previous file or nothing written
+  std::filesystem::path backup_file;  // empty when there was no previous file or nothing written
   std::vector<DiffEntry> written;
-  std::vector<DiffEntry> skipped;        // with reason in skip_reasons (same index)
+  std::vector<DiffEntry> skipped;  // with reason in skip_reasons (same index)
   std::vector<std::string> skip_reasons;
   bool changed() const { return !written.empty(); }
 };
@@ -93,8 +93,8 @@ struct ApplyReport {
 // skipped (nothing to change). Unknown keys in options.keys are an InputError. Nothing is
 // written when dry_run or when nothing changes; otherwise the registry file is written once, its
 // previous version kept as <file>.bak, under an exclusive lock (.<file>.lock beside it) so that
-// concurrent applies to one registry do not lose each other's entries. A registry file for another backend or device than the
-// run's is an InputError.
+// concurrent applies to one registry do not lose each other's entries. A registry file for another backend or device
+// than the run's is an InputError.
 ApplyReport apply_run(const RunResults& run, const std::filesystem::path& registry_root, const ApplyOptions& options);
 
 // The exclusive lock every writer of `registry_file` holds while it reads, changes and saves it

@@ -1,8 +1,8 @@
 #pragma once
 // A numeric expression over named variables (muparser syntax: + - * / ^, comparisons, && ||,
 // ?:, prefix !, true/false, string literals "..." or '...' compared with == and != (string
-// parameters, see param_value.h), min/max, and the ktune helpers ceil_div(a,b), is_pow2(x), mod, floor, ceil, log2). Used for search-space
-// constraints, FLOP/byte counts, and GPU launch geometry.
+// parameters, see param_value.h), min/max, and the ktune helpers ceil_div(a,b), is_pow2(x), mod, floor, ceil, log2).
+// Used for search-space constraints, FLOP/byte counts, and GPU launch geometry.
 #include <map>
 #include <memory>
 #include <string>

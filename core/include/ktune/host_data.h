@@ -27,7 +27,7 @@ std::vector<unsigned char> generate(ElemType t, std::size_t count, const ArgInit
 struct Comparison {
   Validation validation;
   std::size_t mismatches = 0;
-  std::size_t worst_index = 0;   // largest |got - want|, NaN counting as infinite
+  std::size_t worst_index = 0;  // largest |got - want|, NaN counting as infinite
   double worst_got = 0, worst_want = 0;
 };
 // Compares `got` (type t) with `want`: an element matches when |got - want| <= atol + rtol*|want|

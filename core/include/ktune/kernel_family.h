@@ -38,21 +38,21 @@ struct TpSplit {
 };
 
 struct KernelFamily {
-  std::string name;          // "gemm", "qmatmul"
-  std::string backend;       // "cpu", "cuda", ...
+  std::string name;     // "gemm", "qmatmul"
+  std::string backend;  // "cpu", "cuda", ...
   std::string description;
   std::vector<KeyField> key_fields;
-  std::string bucket_field;  // registry lookup rounds this field up to a power of two ("M", "batch")
+  std::string bucket_field;        // registry lookup rounds this field up to a power of two ("M", "batch")
   std::vector<TpSplit> tp_splits;  // empty: --tp-size does not apply
   // Rules every problem's key must satisfy (expressions over the key fields), checked when a
   // shape is expanded so a shape no kernel can run is an InputError naming the rule, before any
   // space is pruned: attention's "mod(num_q_heads, num_kv_heads) == 0".
   std::vector<Constraint> shape_rules;
-  std::string flops_expr;    // over numeric key fields, e.g. "2*M*N*K"
-  std::string bytes_expr;    // minimum traffic, for GB/s and the roofline
+  std::string flops_expr;  // over numeric key fields, e.g. "2*M*N*K"
+  std::string bytes_expr;  // minimum traffic, for GB/s and the roofline
   SearchSpace default_space;
-  Config default_config;     // what serving code uses when the registry has no entry
-  std::string source;        // where the family came from: "built-in" or a spec file path
+  Config default_config;  // what serving code uses when the registry has no entry
+  std::string source;     // where the family came from: "built-in" or a spec file path
 
   const KeyField* field(const std::string& name) const;
   const TpSplit* tp_split(TpSplitDim dim) const;  // nullptr when the family has no such split

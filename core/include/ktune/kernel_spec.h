@@ -36,8 +36,10 @@
 //                 "when": "1"}],
 //   "reference": {"kind": "cublas_gemm", "a": "A", "b": "B", "c": "C", "m": "M", "n": "N", "k": "K",
 //                 "b_layout": "kn" | "nk", "b_scale": "scales"}   // a kind of the dialect (cuda: cublas_gemm;
-//                                                                  // hip: device_gemm), or {"kind": "config", "config": {...}}
-//                                                                  // or {"kind": "kernel", "entry", "grid", "block", "args", ...}
+//                                                                  // hip: device_gemm), or {"kind": "config",
+//                                                                  "config": {...}}
+//                                                                  // or {"kind": "kernel", "entry", "grid", "block",
+//                                                                  "args", ...}
 //   "check": {"reduce": "sum" | "max", "count": "num_blocks", "atol": 1e-3, "rtol": 1e-5}
 // }
 // Entry names are C++ names, resolved by the backend's compiler ("matmul_kernel" declared without
@@ -94,9 +96,9 @@ struct SpecArgument {
   enum class Kind { Buffer, Scalar, TensorMap };
   std::string name;
   Kind kind = Kind::Buffer;
-  std::string dtype;   // buffer, scalar; may hold "${field}"; resolved per problem
-  std::string count;   // buffer: element count expression
-  std::string value;   // scalar: value expression
+  std::string dtype;                   // buffer, scalar; may hold "${field}"; resolved per problem
+  std::string count;                   // buffer: element count expression
+  std::string value;                   // scalar: value expression
   std::string tensor;                  // tensor map: the buffer it describes
   std::vector<std::string> dims, box;  // tensor map: expressions, innermost first
   int swizzle = 0;                     // tensor map: shared-memory swizzle span in bytes (0, 32, 64, 128)
@@ -107,21 +109,21 @@ struct SpecArgument {
 };
 
 struct SpecLaunch {
-  std::string entry;                      // may hold "${name}" and template arguments
+  std::string entry;  // may hold "${name}" and template arguments
   std::array<std::string, 3> grid{"1", "1", "1"};
   std::array<std::string, 3> block{"1", "1", "1"};
-  std::string shared_bytes = "0";         // dynamic shared memory
-  std::vector<std::string> args;          // argument names, in the kernel's parameter order
-  std::string when;                       // empty = always; else launched when non-zero
+  std::string shared_bytes = "0";  // dynamic shared memory
+  std::vector<std::string> args;   // argument names, in the kernel's parameter order
+  std::string when;                // empty = always; else launched when non-zero
   // name -> expression: defines of this launch alone, replacing the config's of that name (the
   // launch is then compiled apart from the others).
   std::vector<std::pair<std::string, std::string>> defines;
 };
 
 struct SpecReference {
-  std::string kind = "none";                 // "none" | "config" | "kernel" | a kind of the dialect ("cublas_gemm")
+  std::string kind = "none";                  // "none" | "config" | "kernel" | a kind of the dialect ("cublas_gemm")
   std::map<std::string, std::string> fields;  // a dialect's kind: its fields ("a", "m", "b_layout", ...)
-  Config config;                             // config: the trusted config whose output is the reference
+  Config config;                              // config: the trusted config whose output is the reference
   // kernel: a trusted kernel of the same source with its own launch geometry (a naive
   // convolution), built with the default config's defines plus the launch's own, writing
   // `output` (a declared buffer; the spec's output when empty).
@@ -150,9 +152,9 @@ struct LaunchGeometry {
 
 struct SpecDefine {
   std::string name;
-  std::string expr;                          // numeric define: an expression
-  std::string field;                         // text define: a text key field ...
-  std::map<std::string, std::string> map;    // ... mapped value by value
+  std::string expr;                        // numeric define: an expression
+  std::string field;                       // text define: a text key field ...
+  std::map<std::string, std::string> map;  // ... mapped value by value
 };
 
 // What one backend's specs may use beyond the shared format; the backend owns it
@@ -168,9 +170,9 @@ struct SpecDialect {
     // "nk"), b_scale (B's per-column scales, for quantized weights). CUDA's cublas_gemm, HIP's device_gemm.
     static ReferenceKind gemm();
   };
-  std::string backend;                     // "cuda": the default of a spec's "backend"
+  std::string backend;                      // "cuda": the default of a spec's "backend"
   std::set<std::string> device_properties;  // names a spec's expressions may read
-  bool tensor_maps = false;                // "tensor_map" arguments (TMA descriptors)
+  bool tensor_maps = false;                 // "tensor_map" arguments (TMA descriptors)
   // What the backend's session implements beyond the shared core; the parser refuses the rest,
   // naming the backend, rather than a session ignoring it.
   bool constants = false;         // "constant": a buffer filling a __constant__ symbol
@@ -194,7 +196,7 @@ class KernelSpec {
   static KernelSpec load(const std::filesystem::path& file, const SpecDialect& dialect);
 
   const KernelFamily& family() const { return family_; }
-  const std::string& source() const { return source_; }            // kernel source text
+  const std::string& source() const { return source_; }  // kernel source text
   const std::filesystem::path& source_file() const { return source_file_; }
   const std::vector<SpecArgument>& arguments() const { return args_; }
   const std::vector<SpecLaunch>& launches() const { return launches_; }
@@ -229,7 +231,8 @@ class KernelSpec {
   std::uint64_t max_arg_count(const SpecArgument& a, const Problem& p, const Variables& device = {}) const;
   // Defines of launch `l` for one build: defines(p, c) with the launch's own replacing those of
   // the same name.
-  std::vector<std::pair<std::string, std::string>> launch_defines(const SpecLaunch& l, const Problem& p, const Config& c) const;
+  std::vector<std::pair<std::string, std::string>> launch_defines(const SpecLaunch& l, const Problem& p,
+                                                                  const Config& c) const;
   std::vector<std::string> launch_compile_options(const SpecLaunch& l, const Problem& p, const Config& c) const;
   // The number the reduced check compares: `reduce` of the first `count` (check().count
   // evaluated for `c`, or `total`) elements of `data`; throws InputError when count exceeds `total`.

@@ -29,15 +29,15 @@ struct Tolerance {
 
 struct MeasureSettings {
   Method method = Method::Amortized;
-  double noise_target = 0.01;     // stop once Stats::rel_error() <= this (after min_samples)
+  double noise_target = 0.01;  // stop once Stats::rel_error() <= this (after min_samples)
   int min_samples = 5;
   int max_samples = 100;
-  double warmup_ms = 20;          // run (untimed) for at least this long first
-  double min_sample_ms = 2;       // amortized: launches per sample chosen so one sample takes this long
+  double warmup_ms = 20;            // run (untimed) for at least this long first
+  double min_sample_ms = 2;         // amortized: launches per sample chosen so one sample takes this long
   double max_ms_per_config = 2000;  // time cap for warm-up plus samples of one config
-  bool slow_abort = true;         // stop a config early once it clearly cannot beat the best
+  bool slow_abort = true;           // stop a config early once it clearly cannot beat the best
   double slow_abort_margin = 0.25;  // ... when its fastest sample is this much slower than the best median
-  bool rotate_buffers = false;    // amortized with input copies larger than the last-level cache
+  bool rotate_buffers = false;      // amortized with input copies larger than the last-level cache
   // After the search, the best few configs are timed again in alternation and the fastest of
   // those paired numbers wins (measure_alternating): noise in one config's search timing cannot
   // crown it. 0 or 1: the search's own best wins.
@@ -103,14 +103,15 @@ using Sampler = std::function<double(const SampleRequest&)>;
 // measure()'s are.
 std::vector<MeasureOutcome> measure_alternating(const MeasureSettings& settings, const std::vector<Sampler>& kernels);
 // The same for two kernels (a config against a baseline).
-std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings, const Sampler& a, const Sampler& b);
+std::pair<MeasureOutcome, MeasureOutcome> measure_pair(const MeasureSettings& settings, const Sampler& a,
+                                                       const Sampler& b);
 
 // A config of a finished search timed again, in alternation with the other best few (the
 // winner is the fastest of these paired numbers, not of the search's, taken at other moments).
 struct Remeasured {
   Config config;
-  double search_median_ns = 0;  // what the search measured
-  Stats stats;                  // the alternating re-measurement ...
+  double search_median_ns = 0;     // what the search measured
+  Stats stats;                     // the alternating re-measurement ...
   std::vector<double> samples_ns;  // ... and its samples
 };
 

@@ -20,8 +20,7 @@ class ParamValue {
 
   ParamValue() = default;
   template <std::integral T>
-    requires(!std::same_as<T, bool>)
-  ParamValue(T v) : v_(static_cast<std::int64_t>(v)) {}
+  requires(!std::same_as<T, bool>) ParamValue(T v) : v_(static_cast<std::int64_t>(v)) {}
   ParamValue(bool b) : v_(b) {}
   ParamValue(std::string s) : v_(std::move(s)) {}
   ParamValue(const char* s) : v_(std::string(s)) {}

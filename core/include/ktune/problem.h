@@ -27,7 +27,7 @@ struct Problem {
   TpSplitDim tp_split_dim = TpSplitDim::None;
 
   const std::string& field(const std::string& name) const;  // throws InputError
-  std::int64_t num(const std::string& name) const;           // throws InputError if not an integer
+  std::int64_t num(const std::string& name) const;          // throws InputError if not an integer
   void set(const std::string& name, std::string value);
 
   // Run / results key: "M=16,N=4096,K=4096,dtype=f32" plus ",tp=8/out" when sharded.

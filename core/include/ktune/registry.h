@@ -81,7 +81,8 @@ Config in_order_of(const Config& config, const Config& like);
 class Registry {
  public:
   Registry() = default;
-  Registry(std::string backend, std::string device_slug) : backend_(std::move(backend)), device_(std::move(device_slug)) {}
+  Registry(std::string backend, std::string device_slug)
+      : backend_(std::move(backend)), device_(std::move(device_slug)) {}
 
   // tuned_data/<backend>/<device-slug>.json
   static std::filesystem::path file_for(const std::filesystem::path& root, const std::string& backend,

@@ -39,8 +39,8 @@ std::vector<std::filesystem::path> export_aiter(const Registry& registry, const 
 
 struct TpuTuneEntries {
   std::vector<std::pair<std::string, RegistryEntry>> entries;  // registry key -> entry
-  std::size_t median_from_samples = 0;  // entries whose median is that of their samples_ns
-  std::size_t median_from_average = 0;  // entries without samples: median = latency_avg_ns
+  std::size_t median_from_samples = 0;                         // entries whose median is that of their samples_ns
+  std::size_t median_from_average = 0;                         // entries without samples: median = latency_avg_ns
 };
 
 // Reads a tpu-tune registry file: an object of "key_params" -> {"config", "stats": {latency_avg_ns,

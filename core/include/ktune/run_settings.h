@@ -19,12 +19,12 @@ namespace ktune {
 
 struct RunSettings {
   std::vector<Problem> problems;
-  SearchSpace space;              // the family's default unless the user gave one
+  SearchSpace space;  // the family's default unless the user gave one
   StrategySpec strategy;
   MeasureSettings measure;
   Tolerance tolerance;
-  std::uint64_t seed = 0;         // workload seed: identical inputs for every config of a problem
-  ShardSpec shard;                // the slice of (problem x config) this run measures (--shard I/N)
+  std::uint64_t seed = 0;  // workload seed: identical inputs for every config of a problem
+  ShardSpec shard;         // the slice of (problem x config) this run measures (--shard I/N)
 
   const RunSettings& settings() const { return *this; }
   RunSettings& settings() { return *this; }

@@ -52,7 +52,7 @@ class FileLock {
 // pruned config. Pruning is deterministic, so `variables` (the problem's and the device's) and the
 // run's space re-enumerate the pruned configs when someone asks (pruned_trials()).
 struct ProblemPruning {
-  std::string problem;     // Problem::key()
+  std::string problem;  // Problem::key()
   Variables variables;
   PruneReport report;
   std::uint64_t planned = 0;  // configs the strategy measures
@@ -67,9 +67,9 @@ struct RunMetadata : RunSettings {
   std::vector<ProblemPruning> pruning;  // one per problem; empty for runs that predate it
   std::string ktune_version;
   std::vector<std::pair<std::string, std::string>> versions;  // compilers, runtimes
-  std::string started_at;   // ISO 8601 UTC
-  std::string finished_at;  // empty while running
-  std::string state = "running";  // running | finished | cancelled | failed
+  std::string started_at;                                     // ISO 8601 UTC
+  std::string finished_at;                                    // empty while running
+  std::string state = "running";                              // running | finished | cancelled | failed
   // A run made by `ktune merge`: the run_metadata.json of every shard it combines; empty otherwise.
   std::vector<nlohmann::json> merged_from;
 
@@ -98,17 +98,17 @@ struct RunResults {
   std::string run_name;
   std::string family;
   std::string backend;
-  std::string device;       // the device's name, as its backend reports it
+  std::string device;  // the device's name, as its backend reports it
   std::string device_slug;
-  std::string method;       // benchmarking method of the run
+  std::string method;  // benchmarking method of the run
   std::string finished_at;
   std::vector<ResultEntry> entries;
   // From run_metadata.json and trials.csv as they are now (read_results), not from results.json:
   // a run resumed since has a results.json of an earlier state.
-  std::string state;           // finished | cancelled | failed | running
+  std::string state;                                          // finished | cancelled | failed | running
   std::vector<std::pair<std::string, std::string>> versions;  // the run's driver, toolkit, compilers
-  std::uint64_t measured = 0;  // configs measured (every trial but pruned ones)
-  std::uint64_t planned = 0;   // configs the strategy meant to measure; 0 for runs that predate the record
+  std::uint64_t measured = 0;                                 // configs measured (every trial but pruned ones)
+  std::uint64_t planned = 0;  // configs the strategy meant to measure; 0 for runs that predate the record
 };
 
 class RunStore {
@@ -137,7 +137,7 @@ class RunStore {
   // run's state ("finished", "cancelled" or "failed") and end time in run_metadata.json.
   void finish(const std::vector<ProblemResult>& results, const std::string& state);
 
-  static RunMetadata read_metadata(const std::filesystem::path& dir);       // throws InputError
+  static RunMetadata read_metadata(const std::filesystem::path& dir);  // throws InputError
   // Parses trials.csv; a malformed row is an InputError naming the file and line. A torn last
   // line (the run was killed while writing it) is dropped, not an error.
   static std::vector<Trial> read_trials(const std::filesystem::path& dir);

@@ -37,8 +37,8 @@ struct Constraint {
 };
 
 struct PruneReport {
-  std::uint64_t total = 0;   // product of the candidate lists
-  std::uint64_t valid = 0;   // after constraints
+  std::uint64_t total = 0;                                       // product of the candidate lists
+  std::uint64_t valid = 0;                                       // after constraints
   std::vector<std::pair<std::string, std::uint64_t>> pruned_by;  // constraint expr -> count (first failing)
 };
 
@@ -102,7 +102,7 @@ class SearchSpace {
   //        "constraints": ["BM*BK <= 4096", "!(permute_x && permute_y)", "cache_modifier == '.cg' || BM > 32",
   //                        {"expr": "...", "description": "..."}]}
   nlohmann::json to_json() const;
-  static SearchSpace from_json(const nlohmann::json& j);  // throws InputError
+  static SearchSpace from_json(const nlohmann::json& j);       // throws InputError
   static SearchSpace load(const std::filesystem::path& file);  // throws InputError naming the file
   void save(const std::filesystem::path& file) const;
 

@@ -33,6 +33,7 @@ ShardSpec parse_shard(const std::string& text);
 // slice is taken from the configs the strategy would propose unsharded, so the shards of a random
 // strategy measure the same sample between them. A model-guided strategy (local, genetic, bayes)
 // chooses by results a shard does not see: sharding it is an InputError.
-std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, const ShardSpec& shard, const std::string& problem_key);
+std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, const ShardSpec& shard,
+                                        const std::string& problem_key);
 
 }  // namespace ktune

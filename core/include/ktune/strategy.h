@@ -29,7 +29,7 @@ class Strategy {
 struct StrategySpec {
   // exhaustive | random | local (hill climbing) | genetic | bayes (Gaussian process, expected improvement)
   std::string kind = "exhaustive";
-  std::size_t budget = 0;           // configs per problem (0 = all); exhaustive ignores it
+  std::size_t budget = 0;  // configs per problem (0 = all); exhaustive ignores it
   std::uint64_t seed = 0;
   // Seconds of search per problem (0 = no limit), counted over every session of a resumed run
   // (the tuner enforces it; strategies do not see time, so their choices stay deterministic).

@@ -21,26 +21,26 @@ enum class TrialStatus {
   SlowAbort,     // measurement stopped early: could not beat the best so far
 };
 inline constexpr TrialStatus kAllTrialStatuses[] = {
-    TrialStatus::Ok,      TrialStatus::Pruned,  TrialStatus::CompileError, TrialStatus::LaunchError,
-    TrialStatus::WrongResult, TrialStatus::Timeout, TrialStatus::Crashed,  TrialStatus::SlowAbort};
+    TrialStatus::Ok,          TrialStatus::Pruned,  TrialStatus::CompileError, TrialStatus::LaunchError,
+    TrialStatus::WrongResult, TrialStatus::Timeout, TrialStatus::Crashed,      TrialStatus::SlowAbort};
 
-const char* to_string(TrialStatus s);  // "ok", "pruned", "compile_error", ...
+const char* to_string(TrialStatus s);                        // "ok", "pruned", "compile_error", ...
 TrialStatus trial_status_from_string(const std::string& s);  // throws InputError
 
 struct Trial {
-  std::int64_t id = 0;       // order within the run, from 0
-  std::string problem_key;   // Problem::key()
+  std::int64_t id = 0;      // order within the run, from 0
+  std::string problem_key;  // Problem::key()
   Config config;
   TrialStatus status = TrialStatus::Ok;
-  std::string error;         // why it failed, for every status but ok
+  std::string error;  // why it failed, for every status but ok
   Stats stats;
   std::vector<double> samples_ns;
   double compile_time_s = 0;
-  double max_abs_error = 0;     // against the reference, when validated
+  double max_abs_error = 0;  // against the reference, when validated
   double mismatch_fraction = 0;
-  double tflops = 0;         // from the family's FLOP count and the median
+  double tflops = 0;  // from the family's FLOP count and the median
   double gbps = 0;
-  double started_at_s = 0;   // seconds since run start
+  double started_at_s = 0;  // seconds since run start
   // Further numbers a run recorded beside the time (an imported Kernel Tuner cache's GFLOP/s,
   // energy, power), by name; trials.csv keeps them as one JSON object in its metrics column.
   std::map<std::string, double> metrics;

@@ -26,7 +26,7 @@ namespace ktune {
 
 struct TuneRequest : RunSettings {
   KernelFamily family;
-  int compile_threads = 0;        // 0 = hardware concurrency
+  int compile_threads = 0;  // 0 = hardware concurrency
   // Run storage: empty run_dir = do not save (--no-save).
   std::filesystem::path run_dir;
   // Continue run_dir: its recorded trials are replayed into the strategy, not measured again.
@@ -44,7 +44,7 @@ struct ProblemResult {
   std::optional<Trial> best;
   Choice choice;
   std::uint64_t space_total = 0, space_valid = 0;
-  std::string baseline_name;      // "cuBLAS", "OpenBLAS" or empty
+  std::string baseline_name;  // "cuBLAS", "OpenBLAS" or empty
   // The baseline and the best config, timed in alternation after the search (in the re-measure's
   // group, so best_paired is then best->stats; alone with the best otherwise): the speedup
   // compares them under the same clocks, which the search's own timing of the best, taken at
@@ -67,7 +67,11 @@ struct RunSummary {
 };
 
 namespace event {
-struct RunStarted { std::size_t problems; std::uint64_t planned_trials; DeviceInfo device; };
+struct RunStarted {
+  std::size_t problems;
+  std::uint64_t planned_trials;
+  DeviceInfo device;
+};
 struct ProblemStarted {
   std::size_t index;
   Problem problem;
@@ -75,18 +79,36 @@ struct ProblemStarted {
   std::uint64_t planned;
   Variables variables;  // the problem's and device's, which pruned the space (pruned_trials())
 };
-struct TrialStarted { std::int64_t id; std::string problem_key; Config config; };
-struct TrialFinished { Trial trial; bool new_best; };
-struct Progress { std::uint64_t done, total; double elapsed_s, eta_s, trials_per_s; };
-struct ProblemFinished { ProblemResult result; };
-struct RunFinished { RunSummary summary; };
-struct RunFailed { std::string message; };
-struct Log { std::string message; };  // notes worth showing (resumed N trials, baseline failed)
+struct TrialStarted {
+  std::int64_t id;
+  std::string problem_key;
+  Config config;
+};
+struct TrialFinished {
+  Trial trial;
+  bool new_best;
+};
+struct Progress {
+  std::uint64_t done, total;
+  double elapsed_s, eta_s, trials_per_s;
+};
+struct ProblemFinished {
+  ProblemResult result;
+};
+struct RunFinished {
+  RunSummary summary;
+};
+struct RunFailed {
+  std::string message;
+};
+struct Log {
+  std::string message;
+};  // notes worth showing (resumed N trials, baseline failed)
 }  // namespace event
 
-using TuneEvent = std::variant<event::RunStarted, event::ProblemStarted, event::TrialStarted, event::TrialFinished,
-                               event::Progress, event::ProblemFinished, event::RunFinished, event::RunFailed,
-                               event::Log>;
+using TuneEvent =
+    std::variant<event::RunStarted, event::ProblemStarted, event::TrialStarted, event::TrialFinished, event::Progress,
+                 event::ProblemFinished, event::RunFinished, event::RunFailed, event::Log>;
 
 class TuneObserver {
  public:

@@ -31,7 +31,7 @@ class WorkerProcess {
 
   // Writes one line to the worker's stdin; false once the worker no longer reads it.
   bool send(const std::string& line);
-  void kill();        // SIGKILL to the process group
+  void kill();         // SIGKILL to the process group
   void close_input();  // EOF on the worker's stdin: a polite worker exits
   pid_t pid() const { return pid_; }
   // The last lines the worker wrote to stderr, for messages about why it died.

@@ -9,8 +9,8 @@
 namespace ktune::worker {
 
 struct ServeOptions {
-  int device = 0;                // index into backend.devices()
-  std::string kernel_spec;       // a user's kernel spec to offer beside the built-in families
+  int device = 0;           // index into backend.devices()
+  std::string kernel_spec;  // a user's kernel spec to offer beside the built-in families
   std::string worker_name = "ktune worker";
 };
 

@@ -27,12 +27,12 @@ std::size_t align64(std::size_t n) { return (n + 63) / 64 * 64; }
 
 // Pointers into one thread's workspace, laid out by A8Plan::workspace_bytes_per_thread().
 struct Workspace {
-  unsigned char* a;      // packed A block
-  float* a_scale;        // int8: [panel][kb][MR]
-  std::int32_t* asum;    // int8: [panel][kb][MR]
-  unsigned char* w;      // packed W panel
-  float* block;          // bf16 outputs: the f32 block_rows x NC accumulator
-  float* edge;           // an MR x NR tile at the edges
+  unsigned char* a;    // packed A block
+  float* a_scale;      // int8: [panel][kb][MR]
+  std::int32_t* asum;  // int8: [panel][kb][MR]
+  unsigned char* w;    // packed W panel
+  float* block;        // bf16 outputs: the f32 block_rows x NC accumulator
+  float* edge;         // an MR x NR tile at the edges
 
   Workspace(const A8Plan& p, unsigned char* base) {
     const std::size_t elem = p.q == QType::Int8 ? 1 : sizeof(float);
@@ -263,12 +263,11 @@ A8Plan plan_a8w8(const Config& config, QType q, OutType out, long M, int hw_thre
   require_threads(p.threads, hw_threads);
   const double bytes = static_cast<double>(p.workspace_bytes_per_thread()) * p.threads;
   if (bytes > workspace_limit)
-    fail(TrialStatus::LaunchError, "gemm_a8w8_blockscale packing workspace (MC=" + std::to_string(p.mc) +
-                                       " NC=" + std::to_string(p.nc) + " KC=" + std::to_string(p.kc) + ", threads=" +
-                                       std::to_string(p.threads) + ") needs " +
-                                       std::to_string(static_cast<long long>(bytes)) + " bytes, device allows " +
-                                       std::to_string(static_cast<long long>(workspace_limit)) +
-                                       " (max_workspace_bytes)");
+    fail(TrialStatus::LaunchError,
+         "gemm_a8w8_blockscale packing workspace (MC=" + std::to_string(p.mc) + " NC=" + std::to_string(p.nc) +
+             " KC=" + std::to_string(p.kc) + ", threads=" + std::to_string(p.threads) + ") needs " +
+             std::to_string(static_cast<long long>(bytes)) + " bytes, device allows " +
+             std::to_string(static_cast<long long>(workspace_limit)) + " (max_workspace_bytes)");
   return p;
 }
 

@@ -21,13 +21,12 @@ using A8UKernel = void (*)(int kblocks, const std::int8_t* a, const std::uint8_t
                            const float* a_scale, const float* w_scale, float* c, long ldc, bool first);
 
 struct A8UKernelSet {
-  const char* isa = "";   // "avx512-vnni", "avx512", "avx2", "portable"
-  int lanes = 0;          // int32 lanes per vector
-  int registers = 0;      // vector registers of the set
-  bool biased_w = false;  // W is packed as u8 (code + 128): vpdpbusd multiplies u8 by s8
+  const char* isa = "";                          // "avx512-vnni", "avx512", "avx2", "portable"
+  int lanes = 0;                                 // int32 lanes per vector
+  int registers = 0;                             // vector registers of the set
+  bool biased_w = false;                         // W is packed as u8 (code + 128): vpdpbusd multiplies u8 by s8
   A8UKernel k[kA8MaxMR + 1][kA8MaxNV + 1] = {};  // [MR][NV], null where none was instantiated
 };
-
 
 // The set with `lanes` int32 lanes (16, 8 or 4), VNNI dot products or not, when this CPU runs
 // it; nullptr otherwise (VNNI exists at 16 lanes only). Defined in a8w8.cpp.

@@ -2,10 +2,10 @@
 // (gemm_family.cpp, ...) that defines its space and the session that runs one of its problems.
 #include <mutex>
 
-#include "ktune/backends/cpu.h"
-#include "ktune/error.h"
 #include "cpu_device.h"
 #include "cpu_session.h"
+#include "ktune/backends/cpu.h"
+#include "ktune/error.h"
 
 namespace ktune {
 namespace cpu {
@@ -17,9 +17,8 @@ CpuFamily grouped_gemm_cpu_family();
 CpuFamily paged_attention_cpu_family();
 
 const std::vector<CpuFamily>& cpu_families() {
-  static const std::vector<CpuFamily> all{gemm_cpu_family(), qmatmul_cpu_family(),
-                                          gemm_a8w8_blockscale_cpu_family(), grouped_gemm_cpu_family(),
-                                          paged_attention_cpu_family()};
+  static const std::vector<CpuFamily> all{gemm_cpu_family(), qmatmul_cpu_family(), gemm_a8w8_blockscale_cpu_family(),
+                                          grouped_gemm_cpu_family(), paged_attention_cpu_family()};
   return all;
 }
 

@@ -80,10 +80,14 @@ CpuInfo parse_cpuinfo(std::istream& in) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
     const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
-    if (key == "model name" && info.model.empty()) info.model = value;
-    else if (key == "cpu MHz" && info.mhz == 0) info.mhz = std::strtod(value.c_str(), nullptr);
-    else if (key == "physical id") physical = value;
-    else if (key == "core id") cores.emplace(physical, value);
+    if (key == "model name" && info.model.empty())
+      info.model = value;
+    else if (key == "cpu MHz" && info.mhz == 0)
+      info.mhz = std::strtod(value.c_str(), nullptr);
+    else if (key == "physical id")
+      physical = value;
+    else if (key == "core id")
+      cores.emplace(physical, value);
   }
   info.cores = static_cast<int>(cores.size());
   return info;

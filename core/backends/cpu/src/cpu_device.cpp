@@ -31,10 +31,14 @@ double parse_size(const std::string& s) {
   if (s.empty()) return 0;
   double v = std::stod(s);
   switch (s.back()) {
-    case 'K': return v * 1024;
-    case 'M': return v * 1024 * 1024;
-    case 'G': return v * 1024 * 1024 * 1024;
-    default: return v;
+    case 'K':
+      return v * 1024;
+    case 'M':
+      return v * 1024 * 1024;
+    case 'G':
+      return v * 1024 * 1024 * 1024;
+    default:
+      return v;
   }
 }
 
@@ -48,9 +52,12 @@ void read_caches(DeviceInfo& d) {
     if (level.empty()) break;
     if (type == "Instruction") continue;
     const double size = parse_size(read_line(dir + "size"));
-    if (level == "1") l1 = size;
-    else if (level == "2") l2 = size;
-    else if (level == "3") l3 = size;
+    if (level == "1")
+      l1 = size;
+    else if (level == "2")
+      l2 = size;
+    else if (level == "3")
+      l3 = size;
   }
   std::string source = "sysfs";
   if (l1 == 0 && l2 == 0) {

@@ -34,8 +34,9 @@ namespace {
 
 void timed_out_unless(bool done) {
   if (!done)
-    throw TrialFailure(TrialStatus::Timeout, "stopped inside a launch: the per-config time cap passed "
-                                             "(--max-ms-per-config)");
+    throw TrialFailure(TrialStatus::Timeout,
+                       "stopped inside a launch: the per-config time cap passed "
+                       "(--max-ms-per-config)");
 }
 
 }  // namespace
@@ -61,16 +62,18 @@ Validation CpuSession::validate(PreparedKernel& kernel, const Tolerance& tol) {
   Validation v{max_err, static_cast<double>(bad) / static_cast<double>(n)};
   if (v.mismatch_fraction > tol.max_mismatch_fraction) {
     std::ostringstream msg;
-    msg << bad << " of " << n << " outputs (" << v.mismatch_fraction * 100 << "%) differ from the reference beyond atol="
-        << tol.atol << " + rtol=" << tol.rtol << "*|ref| (allowed " << tol.max_mismatch_fraction * 100
-        << "%); max abs error " << max_err << " at " << where(worst) << ": got " << out[worst] << ", expected "
-        << ref[worst];
+    msg << bad << " of " << n << " outputs (" << v.mismatch_fraction * 100
+        << "%) differ from the reference beyond atol=" << tol.atol << " + rtol=" << tol.rtol << "*|ref| (allowed "
+        << tol.max_mismatch_fraction * 100 << "%); max abs error " << max_err << " at " << where(worst) << ": got "
+        << out[worst] << ", expected " << ref[worst];
     throw TrialFailure(TrialStatus::WrongResult, msg.str());
   }
   return v;
 }
 
-void CpuSession::poison_output() { std::fill(output(), output() + output_size(), std::numeric_limits<float>::quiet_NaN()); }
+void CpuSession::poison_output() {
+  std::fill(output(), output() + output_size(), std::numeric_limits<float>::quiet_NaN());
+}
 
 Measured CpuSession::validate_and_measure(PreparedKernel& kernel, const Tolerance& tol, const MeasureSettings& settings,
                                           std::optional<double> best_median_ns) {
@@ -118,7 +121,9 @@ std::size_t CpuSession::rotation_copies() {
   return rotation_.size() / stride_ + 1;
 }
 
-Parameter threads_param() { return {"threads", {1, 2, 4, 8, 16, 32, 64}, "worker threads from the backend's persistent pool"}; }
+Parameter threads_param() {
+  return {"threads", {1, 2, 4, 8, 16, 32, 64}, "worker threads from the backend's persistent pool"};
+}
 
 std::vector<Constraint> cpu_constraints() {
   return {

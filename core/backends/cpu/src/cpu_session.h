@@ -97,9 +97,11 @@ struct CpuFamily {
 // A family whose sessions are `Session(state, problem, seed)`.
 template <class Session>
 CpuFamily make_cpu_family(KernelFamily (*family)()) {
-  return {family, [](std::shared_ptr<State> state, const Problem& problem, std::uint64_t seed) -> std::unique_ptr<ProblemSession> {
-            return std::make_unique<Session>(std::move(state), problem, seed);
-          }};
+  return {
+      family,
+      [](std::shared_ptr<State> state, const Problem& problem, std::uint64_t seed) -> std::unique_ptr<ProblemSession> {
+        return std::make_unique<Session>(std::move(state), problem, seed);
+      }};
 }
 
 // Every family the CPU backend has, in the order `ktune kernels` lists them.

@@ -100,8 +100,8 @@ void macro_kernel(const GemmPlan& p, long mc, long nc, long kc, const float* ap,
 
 }  // namespace
 
-void gemm_block(const GemmPlan& p, const MatrixView& A, const MatrixView& B, const OutputView& C, long K,
-                float alpha, float beta, long m0, long m1, long n0, long n1, float* ws, StopFlag& stop) {
+void gemm_block(const GemmPlan& p, const MatrixView& A, const MatrixView& B, const OutputView& C, long K, float alpha,
+                float beta, long m0, long m1, long n0, long n1, float* ws, StopFlag& stop) {
   if (K == 0) {
     // An empty reduction (an MoE expert no token chose): C = beta * C, zeros for beta 0.
     for (long i = m0; i < m1; ++i) {
@@ -160,7 +160,8 @@ GemmPlan plan_blocking(const std::map<std::string, long>& v, int hw_threads, dou
                        const std::string& family) {
   for (const char* name : {"MR", "NR", "vec", "MC", "KC", "NC", "threads"})
     if (v.at(name) < 1)
-      fail(TrialStatus::CompileError, family + " parameter " + name + "=" + std::to_string(v.at(name)) + " is out of range");
+      fail(TrialStatus::CompileError,
+           family + " parameter " + name + "=" + std::to_string(v.at(name)) + " is out of range");
   GemmPlan p;
   p.MR = static_cast<int>(v.at("MR"));
   p.NR = static_cast<int>(v.at("NR"));
@@ -174,13 +175,13 @@ GemmPlan plan_blocking(const std::map<std::string, long>& v, int hw_threads, dou
   p.isa = set->isa;
   const std::string tile = "MR=" + std::to_string(p.MR) + " NR=" + std::to_string(p.NR);
   if (p.NR % p.vec != 0 || p.MR > kMaxMR || p.NR / p.vec > kMaxNV || !set->gemm[p.MR][p.NR / p.vec])
-    fail(TrialStatus::CompileError, "no micro-kernel for " + tile + " on " + set->isa + " (vec=" +
-                                        std::to_string(p.vec) + "; NR must be 1 to " + std::to_string(kMaxNV) +
-                                        " vectors, MR one of 1 2 4 6 8 12 14 16 within the register file)");
+    fail(TrialStatus::CompileError,
+         "no micro-kernel for " + tile + " on " + set->isa + " (vec=" + std::to_string(p.vec) + "; NR must be 1 to " +
+             std::to_string(kMaxNV) + " vectors, MR one of 1 2 4 6 8 12 14 16 within the register file)");
   p.ukernel = set->gemm[p.MR][p.NR / p.vec];
   if (v.at("MC") < p.MR || v.at("NC") < p.NR)
-    fail(TrialStatus::CompileError, family + " MC=" + std::to_string(v.at("MC")) + " / NC=" + std::to_string(v.at("NC")) +
-                                        " must be at least the micro-tile " + tile);
+    fail(TrialStatus::CompileError, family + " MC=" + std::to_string(v.at("MC")) + " / NC=" +
+                                        std::to_string(v.at("NC")) + " must be at least the micro-tile " + tile);
   p.mc = v.at("MC") / p.MR * p.MR;
   p.nc = v.at("NC") / p.NR * p.NR;
   p.kc = v.at("KC");
@@ -195,8 +196,8 @@ GemmPlan plan_blocking(const std::map<std::string, long>& v, int hw_threads, dou
   return p;
 }
 
-bool run_gemm(const GemmPlan& p, const GemmOperands& op, std::vector<AlignedBuffer<float>>& workspace,
-              ThreadPool& pool, StopFlag& stop) {
+bool run_gemm(const GemmPlan& p, const GemmOperands& op, std::vector<AlignedBuffer<float>>& workspace, ThreadPool& pool,
+              StopFlag& stop) {
   const int T = p.threads;
   reserve_per_thread(workspace, T, p.workspace_floats_per_thread());
 

@@ -17,9 +17,10 @@ KernelFamily a8w8_family() {
   KernelFamily f;
   f.name = "gemm_a8w8_blockscale";
   f.backend = "cpu";
-  f.description = "Y = sum over 128-deep K blocks of (A_q . W_q^T) * a_scale[m,kb] * w_scale[n/128,kb]: 8-bit "
-                  "A [M,K] and W [N,K] (int8 or fp8 e4m3) with 1x128 and 128x128 block scales (DeepSeek-V3, aiter), "
-                  "f32 or bf16 Y";
+  f.description =
+      "Y = sum over 128-deep K blocks of (A_q . W_q^T) * a_scale[m,kb] * w_scale[n/128,kb]: 8-bit "
+      "A [M,K] and W [N,K] (int8 or fp8 e4m3) with 1x128 and 128x128 block scales (DeepSeek-V3, aiter), "
+      "f32 or bf16 Y";
   f.key_fields = {{"M", true, "", {}, "rows of A and Y (tokens)"},
                   {"N", true, "", {}, "rows of W, columns of Y (output features)"},
                   {"K", true, "", {}, "columns of A and W (input features), a multiple of 128"},
@@ -36,34 +37,46 @@ KernelFamily a8w8_family() {
       {"MC", {16, 64, 256}, "rows of the packed A block (L2 blocking)"},
       {"NC", {128, 512, 2048}, "columns of the packed W panel (L3 blocking)"},
       {"KC", {128, 512, 2048}, "depth of the packed blocks, whole 128-deep scale blocks (L1 blocking)"},
-      {"loop_order", {0, 1}, "0: W panel resident, loop jc>pc>ic (bf16 accumulates in an M x NC f32 block); "
-                             "1: A block resident, jc>ic>pc, W repacked for every MC rows"},
+      {"loop_order",
+       {0, 1},
+       "0: W panel resident, loop jc>pc>ic (bf16 accumulates in an M x NC f32 block); "
+       "1: A block resident, jc>ic>pc, W repacked for every MC rows"},
       {"vnni", {false, true}, "int8 dot products with AVX-512 VNNI vpdpbusd (A biased to u8) instead of vpmaddubsw"},
   };
   params.push_back(threads_param());
   std::vector<Constraint> cons = cpu_constraints();
-  cons.insert(cons.end(), {
-      {"ceil_div(NR, vec) * vec == NR && NR / vec <= 4", "NR must be 1 to 4 whole vectors"},
-      {"(q_dtype == \"int8\" ? 2 * MR * (NR / vec) + NR / vec + 2 : MR * (NR / vec) + NR / vec + 1) <= "
-       "(vec < simd_width_f32 ? 16 : simd_registers)",
-       "accumulators (int32 and f32 for int8), weight vectors and the A broadcast exceed the vector registers"},
-      {"!vnni || q_dtype == \"int8\"", "vnni applies to int8 only: fp8 e4m3 is decoded to f32 on the CPU"},
-      {"!vnni || (vec == 16 && int8_vnni)", "vnni needs AVX-512 VNNI (vpdpbusd) on this CPU, and vec=16"},
-      {"KC * NR * (q_dtype == \"int8\" ? 1 : 4) <= l1d_bytes", "a packed KC x NR micro-panel of W must stay in L1d"},
-      {"MC * KC * (q_dtype == \"int8\" ? 1 : 4) <= l2_bytes / 2",
-       "the packed MC x KC block of A must fit in half of L2"},
-      {"NC * KC * (q_dtype == \"int8\" ? 1 : 4) * threads <= l3_bytes",
-       "every thread's packed NC x KC panel of W must fit in L3"},
-      {"MC == 16 || M > 16", "MC beyond M: the same as the smallest MC"},
-      {"loop_order == 0 || M > MC", "one MC block of A: both loop orders do the same work"},
-      {"NC == 128 || N > 128", "NC beyond N: the same as the smallest NC"},
-      {"KC == 128 || K > 128", "KC beyond K: the same as the smallest KC"},
-  });
+  cons.insert(
+      cons.end(),
+      {
+          {"ceil_div(NR, vec) * vec == NR && NR / vec <= 4", "NR must be 1 to 4 whole vectors"},
+          {"(q_dtype == \"int8\" ? 2 * MR * (NR / vec) + NR / vec + 2 : MR * (NR / vec) + NR / vec + 1) <= "
+           "(vec < simd_width_f32 ? 16 : simd_registers)",
+           "accumulators (int32 and f32 for int8), weight vectors and the A broadcast exceed the vector registers"},
+          {"!vnni || q_dtype == \"int8\"", "vnni applies to int8 only: fp8 e4m3 is decoded to f32 on the CPU"},
+          {"!vnni || (vec == 16 && int8_vnni)", "vnni needs AVX-512 VNNI (vpdpbusd) on this CPU, and vec=16"},
+          {"KC * NR * (q_dtype == \"int8\" ? 1 : 4) <= l1d_bytes",
+           "a packed KC x NR micro-panel of W must stay in L1d"},
+          {"MC * KC * (q_dtype == \"int8\" ? 1 : 4) <= l2_bytes / 2",
+           "the packed MC x KC block of A must fit in half of L2"},
+          {"NC * KC * (q_dtype == \"int8\" ? 1 : 4) * threads <= l3_bytes",
+           "every thread's packed NC x KC panel of W must fit in L3"},
+          {"MC == 16 || M > 16", "MC beyond M: the same as the smallest MC"},
+          {"loop_order == 0 || M > MC", "one MC block of A: both loop orders do the same work"},
+          {"NC == 128 || N > 128", "NC beyond N: the same as the smallest NC"},
+          {"KC == 128 || K > 128", "KC beyond K: the same as the smallest KC"},
+      });
   f.default_space = SearchSpace(std::move(params), std::move(cons));
   // Runs on any x86-64 with AVX2 (int8 and fp8 alike) with the smallest blocks, which the
   // equivalence constraints above keep for every shape.
-  f.default_config = Config({{"MR", 6}, {"NR", 8}, {"vec", 8}, {"MC", 16}, {"NC", 128}, {"KC", 128},
-                             {"loop_order", 0}, {"vnni", false}, {"threads", 1}});
+  f.default_config = Config({{"MR", 6},
+                             {"NR", 8},
+                             {"vec", 8},
+                             {"MC", 16},
+                             {"NC", 128},
+                             {"KC", 128},
+                             {"loop_order", 0},
+                             {"vnni", false},
+                             {"threads", 1}});
   f.source = "built-in";
   return f;
 }
@@ -75,9 +88,10 @@ class A8w8Session final : public CpuSession {
     N_ = positive_field(problem, "N");
     K_ = positive_field(problem, "K");
     if (K_ % kScaleBlock != 0)
-      throw InputError("gemm_a8w8_blockscale needs K to be a multiple of 128 (one scale per 1x128 block of A and "
-                       "128x128 block of W); got K=" + std::to_string(K_) + ": pad K with zero codes to " +
-                       std::to_string((K_ / kScaleBlock + 1) * kScaleBlock));
+      throw InputError(
+          "gemm_a8w8_blockscale needs K to be a multiple of 128 (one scale per 1x128 block of A and "
+          "128x128 block of W); got K=" +
+          std::to_string(K_) + ": pad K with zero codes to " + std::to_string((K_ / kScaleBlock + 1) * kScaleBlock));
     const std::string q = problem.field("q_dtype"), out = problem.field("out_dtype");
     if (q != "int8" && q != "fp8_e4m3")
       throw InputError("gemm_a8w8_blockscale q_dtype=" + q + " is unknown: use int8 or fp8_e4m3");

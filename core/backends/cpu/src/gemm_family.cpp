@@ -23,14 +23,15 @@ std::vector<Parameter> blocking_params() {
 
 std::vector<Constraint> blocking_constraints() {
   std::vector<Constraint> cons = cpu_constraints();
-  cons.insert(cons.end(), {
-      {"ceil_div(NR, vec) * vec == NR && NR / vec <= 4", "NR must be 1 to 4 whole vectors"},
-      {"MR * (NR / vec) + NR / vec + 1 <= (vec < simd_width_f32 ? 16 : simd_registers)",
-       "accumulators, B vectors and the A broadcast exceed the vector registers (spills)"},
-      {"KC * NR * 4 <= l1d_bytes", "a packed KC x NR micro-panel of B must stay in L1d"},
-      {"MC * KC * 4 <= l2_bytes / 2", "the packed MC x KC block of A must fit in half of L2"},
-      {"KC * NC * 4 * threads <= l3_bytes", "every thread's packed KC x NC panel of B must fit in L3"},
-  });
+  cons.insert(cons.end(),
+              {
+                  {"ceil_div(NR, vec) * vec == NR && NR / vec <= 4", "NR must be 1 to 4 whole vectors"},
+                  {"MR * (NR / vec) + NR / vec + 1 <= (vec < simd_width_f32 ? 16 : simd_registers)",
+                   "accumulators, B vectors and the A broadcast exceed the vector registers (spills)"},
+                  {"KC * NR * 4 <= l1d_bytes", "a packed KC x NR micro-panel of B must stay in L1d"},
+                  {"MC * KC * 4 <= l2_bytes / 2", "the packed MC x KC block of A must fit in half of L2"},
+                  {"KC * NC * 4 * threads <= l3_bytes", "every thread's packed KC x NC panel of B must fit in L3"},
+              });
   return cons;
 }
 
@@ -50,19 +51,20 @@ KernelFamily gemm_family() {
   f.flops_expr = "2*M*N*K";
   f.bytes_expr = "4*(M*K+K*N+M*N)";
   std::vector<Parameter> params = blocking_params();
-  params.push_back({"loop_order", {0, 1}, "0: B panel resident, loop jc>pc>ic>jr>ir; 1: A block resident, ic>pc>jc>ir>jr"});
+  params.push_back(
+      {"loop_order", {0, 1}, "0: B panel resident, loop jc>pc>ic>jr>ir; 1: A block resident, ic>pc>jc>ir>jr"});
   params.push_back(threads_param());
   std::vector<Constraint> cons = blocking_constraints();
   cons.insert(cons.end(), {
-      {"MC == 64 || M > 64", "MC beyond M: the same as the smallest MC"},
-      {"KC == 128 || K > 128", "KC beyond K: the same as the smallest KC"},
-      {"NC == 1024 || N > 1024", "NC beyond N: the same as the smallest NC"},
-  });
+                              {"MC == 64 || M > 64", "MC beyond M: the same as the smallest MC"},
+                              {"KC == 128 || K > 128", "KC beyond K: the same as the smallest KC"},
+                              {"NC == 1024 || N > 1024", "NC beyond N: the same as the smallest NC"},
+                          });
   f.default_space = SearchSpace(std::move(params), std::move(cons));
   // Runs on any x86-64 with AVX2 (the widest micro-kernel CI and serving hosts all have), and
   // uses the smallest blocks, which the equivalence constraints above keep for every shape.
-  f.default_config = Config({{"MR", 6}, {"NR", 16}, {"vec", 8}, {"MC", 64}, {"KC", 128}, {"NC", 1024},
-                             {"loop_order", 0}, {"threads", 1}});
+  f.default_config = Config(
+      {{"MR", 6}, {"NR", 16}, {"vec", 8}, {"MC", 64}, {"KC", 128}, {"NC", 1024}, {"loop_order", 0}, {"threads", 1}});
   f.source = "built-in";
   return f;
 }

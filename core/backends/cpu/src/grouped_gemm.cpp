@@ -69,7 +69,8 @@ GroupedPlan plan_grouped_gemm(const Config& config, int hw_threads, double works
   const auto v = read_params(config, {"MR", "NR", "vec", "MC", "KC", "NC", "NB", "permute_x", "permute_y", "threads"},
                              "grouped_gemm");
   if (v.at("NB") < 1)
-    throw TrialFailure(TrialStatus::CompileError, "grouped_gemm NB=" + std::to_string(v.at("NB")) + " must be positive");
+    throw TrialFailure(TrialStatus::CompileError,
+                       "grouped_gemm NB=" + std::to_string(v.at("NB")) + " must be positive");
   for (const char* flag : {"permute_x", "permute_y"})
     if (v.at(flag) != 0 && v.at(flag) != 1)
       throw TrialFailure(TrialStatus::CompileError, std::string("grouped_gemm ") + flag + "=" +
@@ -101,9 +102,12 @@ struct Dims {
 
 Dims dims(const GroupedShape& s, long rows) {
   switch (s.pass) {
-    case MoePass::Fwd: return {rows, s.intermediate, s.hidden};
-    case MoePass::DX: return {rows, s.hidden, s.intermediate};
-    case MoePass::DW: break;
+    case MoePass::Fwd:
+      return {rows, s.intermediate, s.hidden};
+    case MoePass::DX:
+      return {rows, s.hidden, s.intermediate};
+    case MoePass::DW:
+      break;
   }
   return {s.intermediate, s.hidden, rows};
 }
@@ -129,8 +133,7 @@ ExpertProduct expert_product(const GroupedPlan& p, const Routing& r, const Group
       x.C = p.permute_x ? OutputView{op.out, H, row} : OutputView{scratch.out.data() + off * H, H};
       break;
     case MoePass::DW:
-      x.A = p.permute_y ? MatrixView{op.dy, I, row, true}
-                        : MatrixView{scratch.in_a.data() + off * I, I, nullptr, true};
+      x.A = p.permute_y ? MatrixView{op.dy, I, row, true} : MatrixView{scratch.in_a.data() + off * I, I, nullptr, true};
       x.B = p.permute_x ? MatrixView{op.x, H, token} : MatrixView{scratch.in_b.data() + off * H, H};
       x.C = {op.out + e * I * H, H};
       break;

@@ -28,7 +28,10 @@ KernelFamily grouped_gemm_family() {
                   {"hidden", true, "", {}, "hidden size (columns of x, depth of fwd)"},
                   {"intermediate", true, "", {}, "intermediate size (rows of each expert's w)"},
                   {"dtype", false, "f32", {"f32"}, "element type"},
-                  {"pass", false, "fwd", {"fwd", "dX", "dW"},
+                  {"pass",
+                   false,
+                   "fwd",
+                   {"fwd", "dX", "dW"},
                    "fwd: y = x w^T; dX: dx = dy w; dW: dw = dy^T x (per expert, over its routed rows)"}};
   f.bucket_field = "tokens";
   f.tp_splits = {{TpSplitDim::Out, {{"intermediate"}}}, {TpSplitDim::In, {{"hidden"}}}};
@@ -39,13 +42,16 @@ KernelFamily grouped_gemm_family() {
       " : (pass == \"dX\" ? tokens*topk*(intermediate + hidden) + experts*intermediate*hidden"
       " : tokens*hidden + tokens*topk*intermediate + experts*intermediate*hidden))";
   std::vector<Parameter> params = blocking_params();
-  params.push_back({"NB", {128, 512},
+  params.push_back({"NB",
+                    {128, 512},
                     "columns of one expert's output per work item; threads take items largest first (smaller: "
                     "uneven experts balance better; larger: A is packed again less often)"});
-  params.push_back({"permute_x", {true, false},
+  params.push_back({"permute_x",
+                    {true, false},
                     "fuse the x side: gather x rows into expert order in the packing (fwd, dW) / scatter dx rows "
                     "to token order in the stores (dX); false: a separate pass"});
-  params.push_back({"permute_y", {true, false},
+  params.push_back({"permute_y",
+                    {true, false},
                     "fuse the y side: scatter y rows to token order in the stores (fwd) / gather dy rows in the "
                     "packing (dX, dW); false: a separate pass"});
   params.push_back(threads_param());
@@ -53,25 +59,35 @@ KernelFamily grouped_gemm_family() {
   // Each pass multiplies other dimensions (fwd: rows x intermediate x hidden; dX: rows x hidden x
   // intermediate; dW: intermediate x hidden x rows, rows being one expert's, at most tokens), so
   // the blocks that change nothing differ per pass.
-  cons.insert(cons.end(), {
-      {"!(permute_x && permute_y)",
-       "Unsloth's rule in every pass: fuse the x-side or the y-side permutation, never both"},
-      {"MC == 64 || (pass == \"dW\" ? intermediate : tokens) > 64",
-       "MC beyond the pass's rows (fwd, dX: an expert's rows, at most tokens; dW: intermediate): the same as the "
-       "smallest MC"},
-      {"KC == 128 || (pass == \"fwd\" ? hidden : (pass == \"dX\" ? intermediate : tokens)) > 128",
-       "KC beyond the pass's depth (fwd: hidden; dX: intermediate; dW: an expert's rows, at most tokens): the same "
-       "as the smallest KC"},
-      {"NC == 1024 || (pass == \"fwd\" ? intermediate : hidden) > 1024",
-       "NC beyond the pass's columns (fwd: intermediate; dX, dW: hidden): the same as the smallest NC"},
-      {"NB == 128 || (pass == \"fwd\" ? intermediate : hidden) > 128",
-       "NB beyond the pass's columns (fwd: intermediate; dX, dW: hidden): the same as the smallest NB"},
-  });
+  cons.insert(
+      cons.end(),
+      {
+          {"!(permute_x && permute_y)",
+           "Unsloth's rule in every pass: fuse the x-side or the y-side permutation, never both"},
+          {"MC == 64 || (pass == \"dW\" ? intermediate : tokens) > 64",
+           "MC beyond the pass's rows (fwd, dX: an expert's rows, at most tokens; dW: intermediate): the same as the "
+           "smallest MC"},
+          {"KC == 128 || (pass == \"fwd\" ? hidden : (pass == \"dX\" ? intermediate : tokens)) > 128",
+           "KC beyond the pass's depth (fwd: hidden; dX: intermediate; dW: an expert's rows, at most tokens): the same "
+           "as the smallest KC"},
+          {"NC == 1024 || (pass == \"fwd\" ? intermediate : hidden) > 1024",
+           "NC beyond the pass's columns (fwd: intermediate; dX, dW: hidden): the same as the smallest NC"},
+          {"NB == 128 || (pass == \"fwd\" ? intermediate : hidden) > 128",
+           "NB beyond the pass's columns (fwd: intermediate; dX, dW: hidden): the same as the smallest NB"},
+      });
   f.default_space = SearchSpace(std::move(params), std::move(cons));
   // AVX2, the smallest blocks (kept by every pass's constraints) and Unsloth's usual choice for
   // the gate/up projection: the gather of x fused.
-  f.default_config = Config({{"MR", 6}, {"NR", 16}, {"vec", 8}, {"MC", 64}, {"KC", 128}, {"NC", 1024},
-                             {"NB", 128}, {"permute_x", true}, {"permute_y", false}, {"threads", 1}});
+  f.default_config = Config({{"MR", 6},
+                             {"NR", 16},
+                             {"vec", 8},
+                             {"MC", 64},
+                             {"KC", 128},
+                             {"NC", 1024},
+                             {"NB", 128},
+                             {"permute_x", true},
+                             {"permute_y", false},
+                             {"threads", 1}});
   f.source = "built-in";
   return f;
 }

@@ -44,15 +44,17 @@ std::map<std::string, long> read_params(const Config& config, std::initializer_l
 const UKernelSet& require_ukernels(int vec) {
   const UKernelSet* set = ukernels_for(vec);
   if (!set)
-    throw TrialFailure(TrialStatus::CompileError, "no micro-kernel with vec=" + std::to_string(vec) +
-                                                      " f32 lanes on this CPU (16 needs AVX-512, 8 needs AVX2+FMA, 4 is portable)");
+    throw TrialFailure(TrialStatus::CompileError,
+                       "no micro-kernel with vec=" + std::to_string(vec) +
+                           " f32 lanes on this CPU (16 needs AVX-512, 8 needs AVX2+FMA, 4 is portable)");
   return *set;
 }
 
 void require_threads(int threads, int hw_threads) {
   if (threads > hw_threads)
-    throw TrialFailure(TrialStatus::LaunchError, "threads=" + std::to_string(threads) + " needs " + std::to_string(threads) +
-                                                     " hardware threads, device has " + std::to_string(hw_threads));
+    throw TrialFailure(TrialStatus::LaunchError, "threads=" + std::to_string(threads) + " needs " +
+                                                     std::to_string(threads) + " hardware threads, device has " +
+                                                     std::to_string(hw_threads));
 }
 
 }  // namespace ktune::cpu

@@ -167,7 +167,8 @@ PagedAttentionWorkload make_paged_attention_workload(const PagedAttentionShape& 
   w.table.assign(sh.batch * sh.max_pages, 0);
   long next = 0;
   for (long b = 0; b < sh.batch; ++b)
-    for (long i = 0; i < (w.lengths[b] + sh.page_size - 1) / sh.page_size; ++i) w.table[b * sh.max_pages + i] = perm[next++];
+    for (long i = 0; i < (w.lengths[b] + sh.page_size - 1) / sh.page_size; ++i)
+      w.table[b * sh.max_pages + i] = perm[next++];
   const long kv = w.pages * sh.kv_heads * sh.page_size * sh.head_dim;
   w.k.resize(kv);
   w.v.resize(kv);
@@ -181,11 +182,12 @@ PagedAttentionWorkload make_paged_attention_workload(const PagedAttentionShape& 
 
 PagedAttentionPlan plan_paged_attention(const Config& config, int hw_threads, const PagedAttentionShape& sh,
                                         const std::vector<std::int32_t>& lengths) {
-  const auto v =
-      read_params(config, {"pages_per_block", "q_per_block", "splits", "prefetch", "vec", "threads"}, "paged_attention");
+  const auto v = read_params(config, {"pages_per_block", "q_per_block", "splits", "prefetch", "vec", "threads"},
+                             "paged_attention");
   for (const auto& [name, value] : v)
     if ((value < 1 && name != "prefetch") || value < 0 || value > (1 << 20))
-      fail(TrialStatus::CompileError, "paged_attention parameter " + name + "=" + std::to_string(value) + " is out of range");
+      fail(TrialStatus::CompileError,
+           "paged_attention parameter " + name + "=" + std::to_string(value) + " is out of range");
   PagedAttentionPlan p;
   p.pages_per_block = static_cast<int>(v.at("pages_per_block"));
   p.q_per_block = static_cast<int>(v.at("q_per_block"));
@@ -195,11 +197,12 @@ PagedAttentionPlan plan_paged_attention(const Config& config, int hw_threads, co
   p.threads = static_cast<int>(v.at("threads"));
   p.set = &require_ukernels(p.vec);
   if (p.q_per_block > kMaxQB || !p.set->attn_score[p.q_per_block])
-    fail(TrialStatus::CompileError, "no attention micro-kernel for q_per_block=" + std::to_string(p.q_per_block) +
-                                        " (1, 2, 4 or 8)");
+    fail(TrialStatus::CompileError,
+         "no attention micro-kernel for q_per_block=" + std::to_string(p.q_per_block) + " (1, 2, 4 or 8)");
   if (sh.group() % p.q_per_block != 0)
-    fail(TrialStatus::CompileError, "q_per_block=" + std::to_string(p.q_per_block) +
-                                        " must divide the GQA group (q_heads / kv_heads = " + std::to_string(sh.group()) + ")");
+    fail(TrialStatus::CompileError,
+         "q_per_block=" + std::to_string(p.q_per_block) +
+             " must divide the GQA group (q_heads / kv_heads = " + std::to_string(sh.group()) + ")");
   require_threads(p.threads, hw_threads);
 
   // Splits cut the longest sequence into `splits` equal page ranges; shorter ones get fewer.
@@ -225,7 +228,8 @@ bool run_paged_attention(const PagedAttentionPlan& p, const PagedAttentionOperan
                          ThreadPool& pool, StopFlag& stop) {
   const PagedAttentionShape& sh = op.shape;
   const long slot_floats = sh.group() * (sh.head_dim + 2);
-  if (ws.partial.size() < static_cast<std::size_t>(p.partials * slot_floats)) ws.partial.resize(p.partials * slot_floats);
+  if (ws.partial.size() < static_cast<std::size_t>(p.partials * slot_floats))
+    ws.partial.resize(p.partials * slot_floats);
   if (ws.per_thread.size() < static_cast<std::size_t>(p.threads)) ws.per_thread.resize(p.threads);
   const std::size_t need = scratch_floats(p, sh);
   for (int t = 0; t < p.threads; ++t)
@@ -235,7 +239,8 @@ bool run_paged_attention(const PagedAttentionPlan& p, const PagedAttentionOperan
   const long ntasks = static_cast<long>(p.tasks.size());
   pool.run(p.threads, [&](int t) {
     const Scratch sc = carve(ws.per_thread[t].data(), p, sh);
-    for (long i = next.fetch_add(1, std::memory_order_relaxed); i < ntasks; i = next.fetch_add(1, std::memory_order_relaxed)) {
+    for (long i = next.fetch_add(1, std::memory_order_relaxed); i < ntasks;
+         i = next.fetch_add(1, std::memory_order_relaxed)) {
       run_task(p, op, p.tasks[i], sc, ws.partial.data());
       if (stop.check()) return;
     }

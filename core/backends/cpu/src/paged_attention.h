@@ -46,10 +46,10 @@ struct PagedAttentionPlan {
     std::int32_t slot;               // partial-result slot, -1: the task is the whole sequence
   };
   int pages_per_block = 1, q_per_block = 1, splits = 1, vec = 4, threads = 1;
-  bool prefetch = false;    // software-prefetch the next block's pages
-  long chunk_pages = 1;     // pages of one split
-  std::vector<Task> tasks;  // longest first
-  long partials = 0;        // partial results to combine (tasks of split sequences)
+  bool prefetch = false;                 // software-prefetch the next block's pages
+  long chunk_pages = 1;                  // pages of one split
+  std::vector<Task> tasks;               // longest first
+  long partials = 0;                     // partial results to combine (tasks of split sequences)
   std::vector<std::int32_t> split_seqs;  // sequences with more than one split
   const UKernelSet* set = nullptr;
 };
@@ -69,7 +69,8 @@ struct PagedAttentionWorkload {
     return {shape, q.data(), k.data(), v.data(), table.data(), lengths.data(), out};
   }
 };
-PagedAttentionWorkload make_paged_attention_workload(const PagedAttentionShape& shape, long context, std::uint64_t seed);
+PagedAttentionWorkload make_paged_attention_workload(const PagedAttentionShape& shape, long context,
+                                                     std::uint64_t seed);
 
 // Throws TrialFailure: CompileError for missing/unknown/impossible parameters (q_per_block not
 // dividing the GQA group, no micro-kernel), LaunchError for more threads than the hardware has.
@@ -84,7 +85,7 @@ struct PagedAttentionWorkspace {
 };
 
 // One launch. Returns false when `stop` fired before out was complete.
-bool run_paged_attention(const PagedAttentionPlan& plan, const PagedAttentionOperands& op,
-                         PagedAttentionWorkspace& ws, ThreadPool& pool, StopFlag& stop);
+bool run_paged_attention(const PagedAttentionPlan& plan, const PagedAttentionOperands& op, PagedAttentionWorkspace& ws,
+                         ThreadPool& pool, StopFlag& stop);
 
 }  // namespace ktune::cpu

@@ -25,13 +25,14 @@ KernelFamily paged_attention_family() {
       "decode attention over a paged KV cache (as tpu-tune's rpa): one query token per sequence, ragged lengths, "
       "pages gathered through a page table; f32 on the cpu; K/V pages [num_pages, kv_heads, page_size, head_dim], "
       "q and out [num_sequences, q_heads, head_dim]; flash-decoding with split-KV";
-  f.key_fields = {{"num_sequences", true, "", {}, "sequences decoded together, one query token each (the batch)"},
-                  {"num_q_heads", true, "", {}, "query heads (local: --tp-size divides them)"},
-                  {"num_kv_heads", true, "", {}, "KV heads (GQA: must divide num_q_heads; --tp-size divides or replicates them)"},
-                  {"head_dim", true, "", {}, "elements per head"},
-                  {"page_size", true, "", {}, "tokens per KV cache page"},
-                  {"max_model_len", true, "", {}, "longest context (the workload's longest sequence has it)"},
-                  {"dtype", false, "f32", {"f32"}, "q, K/V and output type (the cpu backend runs f32)"}};
+  f.key_fields = {
+      {"num_sequences", true, "", {}, "sequences decoded together, one query token each (the batch)"},
+      {"num_q_heads", true, "", {}, "query heads (local: --tp-size divides them)"},
+      {"num_kv_heads", true, "", {}, "KV heads (GQA: must divide num_q_heads; --tp-size divides or replicates them)"},
+      {"head_dim", true, "", {}, "elements per head"},
+      {"page_size", true, "", {}, "tokens per KV cache page"},
+      {"max_model_len", true, "", {}, "longest context (the workload's longest sequence has it)"},
+      {"dtype", false, "f32", {"f32"}, "q, K/V and output type (the cpu backend runs f32)"}};
   f.bucket_field = "num_sequences";
   f.tp_splits = {{TpSplitDim::Heads, {{"num_q_heads"}, {"num_kv_heads", true}}}};
   f.shape_rules = {{"mod(num_q_heads, num_kv_heads) == 0",
@@ -42,24 +43,32 @@ KernelFamily paged_attention_family() {
   std::vector<Parameter> params = {
       {"pages_per_block", {1, 2, 4, 8, 16, 32}, "KV pages a thread scores and accumulates per step (L2 blocking)"},
       {"q_per_block", {1, 2, 4, 8}, "q heads of one GQA group served together: each K/V row is loaded once for all"},
-      {"splits", {1, 2, 4, 8, 16}, "split-KV partitions of the longest sequence (flash decoding), combined by log-sum-exp"},
-      {"prefetch", {0, 1}, "1: software-prefetch the next block's pages (scattered: the hardware prefetcher cannot follow)"},
+      {"splits",
+       {1, 2, 4, 8, 16},
+       "split-KV partitions of the longest sequence (flash decoding), combined by log-sum-exp"},
+      {"prefetch",
+       {0, 1},
+       "1: software-prefetch the next block's pages (scattered: the hardware prefetcher cannot follow)"},
       {"vec", {4, 8, 16}, "f32 lanes per vector: 16 AVX-512, 8 AVX2/FMA, 4 portable"},
   };
   params.push_back(threads_param());
   std::vector<Constraint> cons = cpu_constraints();
-  cons.insert(cons.end(), {
-      {"mod(num_q_heads / num_kv_heads, q_per_block) == 0", "q_per_block must divide the GQA group (q heads per kv head)"},
-      {"16 * pages_per_block * page_size * head_dim <= l2_bytes", "a block's K and V tiles must fit in half of L2"},
-      {"pages_per_block == 1 || pages_per_block / 2 * page_size < max_model_len",
-       "a block beyond the context: the same as a smaller one"},
-      {"splits == 1 || splits * pages_per_block * page_size <= max_model_len",
-       "more splits than blocks of the longest sequence: empty partitions"},
-      {"threads <= num_sequences * num_kv_heads * splits", "more threads than (sequence, kv head, split) tasks"},
-  });
+  cons.insert(
+      cons.end(),
+      {
+          {"mod(num_q_heads / num_kv_heads, q_per_block) == 0",
+           "q_per_block must divide the GQA group (q heads per kv head)"},
+          {"16 * pages_per_block * page_size * head_dim <= l2_bytes", "a block's K and V tiles must fit in half of L2"},
+          {"pages_per_block == 1 || pages_per_block / 2 * page_size < max_model_len",
+           "a block beyond the context: the same as a smaller one"},
+          {"splits == 1 || splits * pages_per_block * page_size <= max_model_len",
+           "more splits than blocks of the longest sequence: empty partitions"},
+          {"threads <= num_sequences * num_kv_heads * splits", "more threads than (sequence, kv head, split) tasks"},
+      });
   f.default_space = SearchSpace(std::move(params), std::move(cons));
   // Valid for every GQA group (q_per_block 1) and every context beyond two 16-token pages.
-  f.default_config = Config({{"pages_per_block", 4}, {"q_per_block", 1}, {"splits", 1}, {"prefetch", 1}, {"vec", 8}, {"threads", 1}});
+  f.default_config =
+      Config({{"pages_per_block", 4}, {"q_per_block", 1}, {"splits", 1}, {"prefetch", 1}, {"vec", 8}, {"threads", 1}});
   f.source = "built-in";
   return f;
 }
@@ -77,8 +86,9 @@ class PagedAttentionSession final : public CpuSession {
     const long context = positive_field(problem, "max_model_len");
     require_text(problem, "dtype", "f32");
     if (sh.q_heads % sh.kv_heads != 0)
-      throw InputError("paged_attention num_q_heads=" + std::to_string(sh.q_heads) + " is not a multiple of num_kv_heads=" +
-                       std::to_string(sh.kv_heads) + " (GQA: every kv head serves the same number of q heads)");
+      throw InputError("paged_attention num_q_heads=" + std::to_string(sh.q_heads) +
+                       " is not a multiple of num_kv_heads=" + std::to_string(sh.kv_heads) +
+                       " (GQA: every kv head serves the same number of q heads)");
     sh.max_pages = (context + sh.page_size - 1) / sh.page_size;
     // Bounded before allocating: the worst case is every sequence at full context.
     const double kv_row = 8.0 * sh.kv_heads * sh.head_dim;

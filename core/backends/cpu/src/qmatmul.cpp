@@ -37,7 +37,8 @@ void block_dots(const QmmPlan& p, const QmmOperands& op, long b0, long bt, long 
 QmmPlan plan_qmatmul(const Config& config, int hw_threads) {
   const auto v = read_params(config, {"OB", "IB", "BT", "U", "vec", "threads"}, "qmatmul");
   for (const auto& [name, value] : v)
-    if (value < 1) fail(TrialStatus::CompileError, "qmatmul parameter " + name + "=" + std::to_string(value) + " is out of range");
+    if (value < 1)
+      fail(TrialStatus::CompileError, "qmatmul parameter " + name + "=" + std::to_string(value) + " is out of range");
   QmmPlan p;
   p.BT = static_cast<int>(v.at("BT"));
   p.U = static_cast<int>(v.at("U"));
@@ -45,11 +46,11 @@ QmmPlan plan_qmatmul(const Config& config, int hw_threads) {
   p.threads = static_cast<int>(v.at("threads"));
   p.set = &require_ukernels(p.vec);
   if (p.BT > kMaxBT || p.U > kMaxU || !p.set->qmm[p.BT][p.U])
-    fail(TrialStatus::CompileError, "no qmatmul micro-kernel for BT=" + std::to_string(p.BT) + " U=" +
-                                        std::to_string(p.U) + " on " + p.set->isa + " (BT: 1 2 4 8, U: 1 2 4)");
+    fail(TrialStatus::CompileError, "no qmatmul micro-kernel for BT=" + std::to_string(p.BT) +
+                                        " U=" + std::to_string(p.U) + " on " + p.set->isa + " (BT: 1 2 4 8, U: 1 2 4)");
   if (v.at("OB") < p.U || v.at("IB") < p.vec)
-    fail(TrialStatus::CompileError, "qmatmul OB=" + std::to_string(v.at("OB")) + " must be >= U and IB=" +
-                                        std::to_string(v.at("IB")) + " >= vec");
+    fail(TrialStatus::CompileError,
+         "qmatmul OB=" + std::to_string(v.at("OB")) + " must be >= U and IB=" + std::to_string(v.at("IB")) + " >= vec");
   p.OB = v.at("OB") / p.U * p.U;
   p.IB = v.at("IB") / p.vec * p.vec;
   require_threads(p.threads, hw_threads);
@@ -64,7 +65,8 @@ bool run_qmatmul(const QmmPlan& p, const QmmOperands& op, ThreadPool& pool, Stop
       const long o0 = blk * p.OB, ou = std::min(p.OB, op.out - o0);
       for (long i0 = 0; i0 < op.in; i0 += p.IB) {
         const long n = std::min(p.IB, op.in - i0);
-        for (long b0 = 0; b0 < op.batch; b0 += p.BT) block_dots(p, op, b0, std::min<long>(p.BT, op.batch - b0), o0, ou, i0, n);
+        for (long b0 = 0; b0 < op.batch; b0 += p.BT)
+          block_dots(p, op, b0, std::min<long>(p.BT, op.batch - b0), o0, ou, i0, n);
         if (stop.check()) return;
       }
       for (long b = 0; b < op.batch; ++b)

@@ -16,8 +16,9 @@ KernelFamily qmatmul_family() {
   KernelFamily f;
   f.name = "qmatmul";
   f.backend = "cpu";
-  f.description = "y = x * (w_int8 * scale)^T: f32 activations [batch, in], int8 weights [out, in], f32 scale per "
-                  "output channel; weights dequantized on the fly";
+  f.description =
+      "y = x * (w_int8 * scale)^T: f32 activations [batch, in], int8 weights [out, in], f32 scale per "
+      "output channel; weights dequantized on the fly";
   f.key_fields = {{"batch", true, "", {}, "rows of x and y (tokens)"},
                   {"out", true, "", {}, "output channels (rows of w)"},
                   {"in", true, "", {}, "input features (columns of x and w)"},
@@ -37,14 +38,14 @@ KernelFamily qmatmul_family() {
   params.push_back(threads_param());
   std::vector<Constraint> cons = cpu_constraints();
   cons.insert(cons.end(), {
-      {"BT * U + BT + 1 <= (vec < simd_width_f32 ? 16 : simd_registers)",
-       "accumulators, x vectors and the weight vector exceed the vector registers (spills)"},
-      {"BT * IB * 4 <= l1d_bytes", "the BT x IB tile of x must stay in L1d"},
-      {"OB * IB <= l2_bytes / 2", "the OB x IB int8 tile of w must fit in half of L2"},
-      {"BT <= batch || BT == 1", "BT beyond batch: the same as a smaller BT"},
-      {"IB == 256 || IB / 4 < in", "IB far beyond in: the same as a smaller IB"},
-      {"OB == 16 || OB / 4 < out", "OB far beyond out: the same as a smaller OB"},
-  });
+                              {"BT * U + BT + 1 <= (vec < simd_width_f32 ? 16 : simd_registers)",
+                               "accumulators, x vectors and the weight vector exceed the vector registers (spills)"},
+                              {"BT * IB * 4 <= l1d_bytes", "the BT x IB tile of x must stay in L1d"},
+                              {"OB * IB <= l2_bytes / 2", "the OB x IB int8 tile of w must fit in half of L2"},
+                              {"BT <= batch || BT == 1", "BT beyond batch: the same as a smaller BT"},
+                              {"IB == 256 || IB / 4 < in", "IB far beyond in: the same as a smaller IB"},
+                              {"OB == 16 || OB / 4 < out", "OB far beyond out: the same as a smaller OB"},
+                          });
   f.default_space = SearchSpace(std::move(params), std::move(cons));
   f.default_config = Config({{"OB", 64}, {"IB", 1024}, {"BT", 4}, {"U", 2}, {"vec", 8}, {"threads", 1}});
   f.source = "built-in";

@@ -80,7 +80,8 @@ std::vector<double> qmatmul_reference(const float* x, const std::int8_t* w, cons
   const int T = pool.size();
   pool.run(T, [&](int t) {
     for (long o = t; o < out; o += T)
-      for (long b = 0; b < batch; ++b) y[b * out + o] = static_cast<double>(scale[o]) * dot_i8(x + b * in, w + o * in, in);
+      for (long b = 0; b < batch; ++b)
+        y[b * out + o] = static_cast<double>(scale[o]) * dot_i8(x + b * in, w + o * in, in);
   });
   return y;
 }

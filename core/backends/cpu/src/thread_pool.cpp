@@ -39,7 +39,8 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::run(int n, const std::function<void(int)>& fn) {
   if (n > size())
-    throw std::logic_error("thread pool of " + std::to_string(size()) + " asked to run " + std::to_string(n) + " tasks");
+    throw std::logic_error("thread pool of " + std::to_string(size()) + " asked to run " + std::to_string(n) +
+                           " tasks");
   if (n <= 1) {
     fn(0);
     return;

@@ -22,7 +22,7 @@ KTUNE_ISA_TARGET void gemm_ukernel(int kc, const float* __restrict a, const floa
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) acc[i][j] = Isa::zero();
-  // C rows are ldc apart (4 KiB for N=1024: the same L1 set); fetch them while the k loop runs.
+      // C rows are ldc apart (4 KiB for N=1024: the same L1 set); fetch them while the k loop runs.
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     __builtin_prefetch(c + i * ldc, 1, 3);

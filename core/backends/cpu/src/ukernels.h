@@ -34,13 +34,13 @@ inline constexpr int kMaxU = 4;    // output channels of a qmatmul micro-block
 inline constexpr int kMaxQB = 8;   // q heads of one GQA group an attention micro-kernel serves
 
 struct UKernelSet {
-  const char* isa = "";  // "avx512", "avx2", "portable"
-  int lanes = 0;         // f32 lanes per vector
-  int registers = 0;     // vector registers the compiler may use for this set
+  const char* isa = "";                           // "avx512", "avx2", "portable"
+  int lanes = 0;                                  // f32 lanes per vector
+  int registers = 0;                              // vector registers the compiler may use for this set
   GemmUKernel gemm[kMaxMR + 1][kMaxNV + 1] = {};  // [MR][NV], null where none was instantiated
   QmmUKernel qmm[kMaxBT + 1][kMaxU + 1] = {};     // [BT][U]
   PackTransposed pack_transposed = nullptr;
-  AttnScoreUKernel attn_score[kMaxQB + 1] = {};   // [QB]: 1, 2, 4, 8
+  AttnScoreUKernel attn_score[kMaxQB + 1] = {};  // [QB]: 1, 2, 4, 8
   AttnAccumUKernel attn_accum[kMaxQB + 1] = {};
 };
 

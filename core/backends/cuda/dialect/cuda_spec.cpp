@@ -7,10 +7,22 @@ const SpecDialect& cuda_spec_dialect() {
     SpecDialect d;
     d.backend = "cuda";
     // What the backend's describe() reports (backend.cpp).
-    d.device_properties = {"sms",          "smem_per_block",   "smem_per_block_optin", "smem_per_sm",
-                           "regs_per_block", "regs_per_sm",    "warp_size",            "max_threads_per_block",
-                           "l2_bytes",     "sm_clock_mhz",     "mem_clock_mhz",        "mem_bandwidth_gbs",
-                           "cc_major",     "cc_minor",         "peak_gflops_f16",      "peak_gflops_f32"};
+    d.device_properties = {"sms",
+                           "smem_per_block",
+                           "smem_per_block_optin",
+                           "smem_per_sm",
+                           "regs_per_block",
+                           "regs_per_sm",
+                           "warp_size",
+                           "max_threads_per_block",
+                           "l2_bytes",
+                           "sm_clock_mhz",
+                           "mem_clock_mhz",
+                           "mem_bandwidth_gbs",
+                           "cc_major",
+                           "cc_minor",
+                           "peak_gflops_f16",
+                           "peak_gflops_f32"};
     d.tensor_maps = true;
     d.constants = true;
     d.reference_kernel = true;

@@ -10,11 +10,11 @@
 #include "driver.h"
 #include "ktune/backends/cuda.h"
 #include "ktune/backends/cuda_spec.h"
-#include "ktune/spec_catalog.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
+#include "ktune/spec_catalog.h"
 #include "session.h"
 
 namespace ktune {
@@ -32,16 +32,17 @@ struct PeakRates {
 PeakRates peak_per_sm_clock(int major, int minor) {
   if (major == 7) return minor == 0 ? PeakRates{1024, 128} : PeakRates{512, 128};  // V100; T4
   if (major == 8) return minor == 0 ? PeakRates{2048, 128} : PeakRates{512, 256};  // A100; A10/L4/4090
-  if (major == 9) return {4096, 256};                                               // H100/H200
-  if (major == 10) return {8192, 256};                                              // B200
-  if (major >= 11) return {1024, 256};                                              // consumer Blackwell
+  if (major == 9) return {4096, 256};                                              // H100/H200
+  if (major == 10) return {8192, 256};                                             // B200
+  if (major >= 11) return {1024, 256};                                             // consumer Blackwell
   return {256, 128};
 }
 
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(CudaBackendOptions options)
-      : cache_dir_(options.cache_dir.value_or(cuda_default_cache_dir())), specs_(embedded_kernel_files(), cuda_spec_dialect()) {}
+      : cache_dir_(options.cache_dir.value_or(cuda_default_cache_dir())),
+        specs_(embedded_kernel_files(), cuda_spec_dialect()) {}
 
   std::string name() const override { return "cuda"; }
   std::string unavailable_reason() const override { return cuda_unavailable_reason(); }
@@ -61,7 +62,8 @@ class CudaBackend final : public Backend {
 
   std::vector<std::pair<std::string, std::string>> versions() const override {
     std::vector<std::pair<std::string, std::string>> v;
-    v.emplace_back("cuda_toolkit", std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10));
+    v.emplace_back("cuda_toolkit",
+                   std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10));
     v.emplace_back("nvrtc", Compiler::nvrtc_version());
     int cublas = 0;
     cublasGetProperty(MAJOR_VERSION, &cublas);
@@ -90,9 +92,11 @@ class CudaBackend final : public Backend {
       // Hopper and later: the arch-specific target ("sm_90a"), whose features (wgmma, setmaxnreg)
       // kernels may use; such a cubin runs only on that architecture, which is the one tuned.
       const int major = static_cast<int>(device.property("cc_major"));
-      const std::string arch = (device.text.count("arch") ? device.text.at("arch")
-                                                          : "sm_" + std::to_string(major) + std::to_string(static_cast<int>(device.property("cc_minor")))) +
-                               (major >= 9 ? "a" : "");
+      const std::string arch =
+          (device.text.count("arch")
+               ? device.text.at("arch")
+               : "sm_" + std::to_string(major) + std::to_string(static_cast<int>(device.property("cc_minor")))) +
+          (major >= 9 ? "a" : "");
       auto& comp = compilers_[arch];
       if (!comp) comp = std::make_shared<Compiler>(arch, cache_dir_);
       compiler = comp;

@@ -37,13 +37,15 @@ BuildPlan plan_build(const KernelSpec& spec, const std::vector<SpecLaunch>& laun
     for (int i = 0; i < 3; ++i)
       if (g.grid[i] == 0 || g.block[i] == 0) does_not_fit(g.entry + ": empty grid or block for this problem");
     if (max_threads >= 0 && static_cast<double>(g.threads()) > max_threads)
-      does_not_fit(g.entry + ": " + std::to_string(g.threads()) + " threads per block, the device allows " + n(max_threads) +
-                   " (max_threads_per_block)");
+      does_not_fit(g.entry + ": " + std::to_string(g.threads()) + " threads per block, the device allows " +
+                   n(max_threads) + " (max_threads_per_block)");
     if (optin >= 0 && static_cast<double>(g.shared_bytes) > optin)
-      does_not_fit(g.entry + ": " + std::to_string(g.shared_bytes) + " bytes of dynamic shared memory, the device allows " +
-                   n(optin) + " per block (smem_per_block_optin)");
+      does_not_fit(g.entry + ": " + std::to_string(g.shared_bytes) +
+                   " bytes of dynamic shared memory, the device allows " + n(optin) +
+                   " per block (smem_per_block_optin)");
     const auto options = spec.launch_compile_options(l, p, c);
-    auto module = std::find_if(plan.modules.begin(), plan.modules.end(), [&](const auto& m) { return m.options == options; });
+    auto module =
+        std::find_if(plan.modules.begin(), plan.modules.end(), [&](const auto& m) { return m.options == options; });
     if (module == plan.modules.end()) module = plan.modules.insert(plan.modules.end(), BuildPlan::Module{options, {}});
     BuildPlan::Launch launch{g, l.args, static_cast<std::size_t>(module - plan.modules.begin()), 0};
     const auto name = std::find(module->names.begin(), module->names.end(), g.entry);
@@ -64,7 +66,8 @@ BuildPlan plan_build(const KernelSpec& spec, const std::vector<SpecLaunch>& laun
       if (l.module == m) threads = std::max<std::uint64_t>(threads, l.geometry.threads());
     if (regs_per_block <= 0 || threads == 0) continue;
     const auto cap = static_cast<std::uint64_t>(regs_per_block) / allocated_registers(1, threads) * 8;
-    if (cap < 255) plan.modules[m].options.push_back("--maxrregcount=" + std::to_string(std::max<std::uint64_t>(cap, 16)));
+    if (cap < 255)
+      plan.modules[m].options.push_back("--maxrregcount=" + std::to_string(std::max<std::uint64_t>(cap, 16)));
   }
   for (auto& m : plan.modules)
     for (const auto& [symbol, arg] : spec.constants())
@@ -96,18 +99,21 @@ std::vector<std::vector<ConstantFill>> check_compiled(const KernelSpec& spec, co
       std::string lowered = symbol;
       if (qualified(symbol)) {
         const auto& names = plan.modules[m].names;
-        lowered = modules[m].lowered.at(static_cast<std::size_t>(std::find(names.begin(), names.end(), symbol) - names.begin()));
+        lowered = modules[m].lowered.at(
+            static_cast<std::size_t>(std::find(names.begin(), names.end(), symbol) - names.begin()));
       }
       const auto it = info.constants.find(lowered);
       if (it == info.constants.end())
-        throw TrialFailure(TrialStatus::CompileError, "argument '" + arg + "' fills __constant__ '" + symbol +
-                                                          "', but the kernel declares no such symbol (or never reads it) in this build");
+        throw TrialFailure(TrialStatus::CompileError,
+                           "argument '" + arg + "' fills __constant__ '" + symbol +
+                               "', but the kernel declares no such symbol (or never reads it) in this build");
       const SpecArgument& a = *spec.argument(arg);
       const std::uint64_t bytes = spec.arg_count(a, p, c, device) * elem_size(spec.arg_type(a, p, c));
       if (bytes > it->second.bytes)
         throw TrialFailure(TrialStatus::CompileError, "argument '" + arg + "' holds " + std::to_string(bytes) +
                                                           " bytes, but __constant__ '" + symbol + "' only " +
-                                                          std::to_string(it->second.bytes) + ": make its count match the declaration");
+                                                          std::to_string(it->second.bytes) +
+                                                          ": make its count match the declaration");
       by_lowered[lowered] = symbol;
       fills[m].push_back({symbol, lowered, arg, bytes});
     }
@@ -116,7 +122,9 @@ std::vector<std::vector<ConstantFill>> check_compiled(const KernelSpec& spec, co
         throw TrialFailure(TrialStatus::CompileError,
                            "the kernel declares __constant__ '" + lowered + "' (" + std::to_string(constant.bytes) +
                                " bytes) with no initializer, and the spec never fills it, so it would read zeros: add "
-                               "\"constant\": \"" + lowered + "\" to the input buffer that holds its data (a symbol no kernel reads: "
+                               "\"constant\": \"" +
+                               lowered +
+                               "\" to the input buffer that holds its data (a symbol no kernel reads: "
                                "remove it or give it an initializer)");
     const double regs_per_block = device.count("regs_per_block") ? device.at("regs_per_block") : -1;
     const double optin = device.count("smem_per_block_optin") ? device.at("smem_per_block_optin") : -1;
@@ -127,9 +135,11 @@ std::vector<std::vector<ConstantFill>> check_compiled(const KernelSpec& spec, co
       if (f == info.functions.end()) continue;  // the driver's own check at load time still applies
       const auto& g = l.geometry;
       if (regs_per_block > 0 && f->second.registers > 0 &&
-          static_cast<double>(allocated_registers(static_cast<std::uint64_t>(f->second.registers), g.threads())) > regs_per_block)
-        does_not_fit(g.entry + ": " + std::to_string(f->second.registers) + " registers per thread x " + std::to_string(g.threads()) +
-                     " threads take " + std::to_string(allocated_registers(static_cast<std::uint64_t>(f->second.registers), g.threads())) +
+          static_cast<double>(allocated_registers(static_cast<std::uint64_t>(f->second.registers), g.threads())) >
+              regs_per_block)
+        does_not_fit(g.entry + ": " + std::to_string(f->second.registers) + " registers per thread x " +
+                     std::to_string(g.threads()) + " threads take " +
+                     std::to_string(allocated_registers(static_cast<std::uint64_t>(f->second.registers), g.threads())) +
                      " (allocated 8 per thread, by warps), the device has " + n(regs_per_block) +
                      " per block (regs_per_block; a __launch_bounds__ in the source overrides ktune's register cap)");
       if (optin >= 0 && static_cast<double>(g.shared_bytes + f->second.static_shared) > optin)

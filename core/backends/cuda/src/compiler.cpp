@@ -25,7 +25,8 @@ struct ProgramDeleter {
 
 }  // namespace
 
-Compiler::Compiler(std::string arch, std::filesystem::path cache_dir) : arch_(std::move(arch)), cache_dir_(std::move(cache_dir)) {}
+Compiler::Compiler(std::string arch, std::filesystem::path cache_dir)
+    : arch_(std::move(arch)), cache_dir_(std::move(cache_dir)) {}
 
 std::string Compiler::nvrtc_version() {
   int major = 0, minor = 0;
@@ -39,7 +40,8 @@ std::string Compiler::cache_key(const std::string& source, const std::vector<std
   return compile_cache_key(source, options, entries, arch, nvrtc_version);
 }
 
-CompiledModule Compiler::compile(const std::string& source, const std::string& name, const std::vector<std::string>& options,
+CompiledModule Compiler::compile(const std::string& source, const std::string& name,
+                                 const std::vector<std::string>& options,
                                  const std::vector<std::string>& entries) const {
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -87,7 +89,9 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
   }
   std::size_t size = 0;
   if (nvrtcGetCUBINSize(raw, &size) != NVRTC_SUCCESS || size == 0)
-    compile_failure("NVRTC produced no cubin for " + arch_ + " (is the architecture supported by NVRTC " + nvrtc_version() + "?)", m.log);
+    compile_failure(
+        "NVRTC produced no cubin for " + arch_ + " (is the architecture supported by NVRTC " + nvrtc_version() + "?)",
+        m.log);
   m.binary.resize(size);
   nvrtcGetCUBIN(raw, m.binary.data());
   for (const auto& e : entries) {

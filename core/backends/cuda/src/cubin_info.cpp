@@ -38,10 +38,15 @@ constexpr std::uint64_t kReservedShared = 1024;
 }  // namespace
 
 CubinInfo CubinInfo::parse(const std::string& b) {
-  if (b.size() < 64 || b.compare(0, 4, "\x7f" "ELF") != 0 || b[4] != 2 || b[5] != 1)
+  if (b.size() < 64 ||
+      b.compare(0, 4,
+                "\x7f"
+                "ELF") != 0 ||
+      b[4] != 2 || b[5] != 1)
     throw std::runtime_error("not a 64-bit little-endian ELF cubin");
   const auto shoff = read<std::uint64_t>(b, 0x28);
-  const auto shentsize = read<std::uint16_t>(b, 0x3a), shnum = read<std::uint16_t>(b, 0x3c), shstrndx = read<std::uint16_t>(b, 0x3e);
+  const auto shentsize = read<std::uint16_t>(b, 0x3a), shnum = read<std::uint16_t>(b, 0x3c),
+             shstrndx = read<std::uint16_t>(b, 0x3e);
   std::vector<Section> sections(shnum);
   for (std::size_t i = 0; i < shnum; ++i) {
     const std::size_t h = shoff + i * shentsize;

@@ -11,15 +11,15 @@ namespace ktune::cuda {
 
 struct CubinInfo {
   struct Function {
-    int registers = -1;             // -1: the cubin does not say
+    int registers = -1;  // -1: the cubin does not say
     std::uint64_t static_shared = 0;
   };
   struct Constant {
     std::uint64_t bytes = 0;
     bool initialized = false;  // the source gives it a (non-zero) initializer
   };
-  std::map<std::string, Constant> constants;       // lowered name -> symbol
-  std::map<std::string, Function> functions;       // lowered name -> attributes
+  std::map<std::string, Constant> constants;  // lowered name -> symbol
+  std::map<std::string, Function> functions;  // lowered name -> attributes
 
   // Throws std::runtime_error when `binary` is not a 64-bit little-endian ELF.
   static CubinInfo parse(const std::string& binary);

@@ -32,17 +32,17 @@ Loaded load() {
     return l;
   }
   Driver& d = l.driver;
-#define KTUNE_LOAD(name)                                                                                     \
-  {                                                                                                          \
-    void* p = nullptr;                                                                                       \
-    CUdriverProcAddressQueryResult status{};                                                                 \
-    std::string base = #name;                                                                                \
+#define KTUNE_LOAD(name)                                                                                        \
+  {                                                                                                             \
+    void* p = nullptr;                                                                                          \
+    CUdriverProcAddressQueryResult status{};                                                                    \
+    std::string base = #name;                                                                                   \
     if (get_proc(base.c_str(), &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || !p) { \
-      l.why = "the NVIDIA driver lacks " + base + " (driver older than the CUDA " +                          \
-              std::to_string(CUDA_VERSION / 1000) + " toolkit ktune was built with?)";                       \
-      return l;                                                                                              \
-    }                                                                                                        \
-    d.name = reinterpret_cast<decltype(d.name)>(p);                                                          \
+      l.why = "the NVIDIA driver lacks " + base + " (driver older than the CUDA " +                             \
+              std::to_string(CUDA_VERSION / 1000) + " toolkit ktune was built with?)";                          \
+      return l;                                                                                                 \
+    }                                                                                                           \
+    d.name = reinterpret_cast<decltype(d.name)>(p);                                                             \
   }
   KTUNE_CUDA_DRIVER_FUNCTIONS(KTUNE_LOAD)
 #undef KTUNE_LOAD
@@ -99,7 +99,8 @@ std::string error_text(CUresult r) {
     d->cuGetErrorName(r, &name);
     d->cuGetErrorString(r, &text);
   }
-  return std::string(name ? name : "CUDA error " + std::to_string(static_cast<int>(r))) + (text ? std::string(" (") + text + ")" : "");
+  return std::string(name ? name : "CUDA error " + std::to_string(static_cast<int>(r))) +
+         (text ? std::string(" (") + text + ")" : "");
 }
 
 void check(CUresult r, const std::string& what) {

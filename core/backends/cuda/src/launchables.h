@@ -20,9 +20,9 @@ class SpecKernel final : public Launchable {
  public:
   Config config;
   BuildPlan plan;
-  std::vector<CompiledModule> compiled;                  // per plan module
+  std::vector<CompiledModule> compiled;                   // per plan module
   std::vector<std::vector<ConstantFill>> constant_fills;  // per plan module, after each load
-  std::map<std::string, std::uint64_t> scalars;                       // raw 8-byte slots
+  std::map<std::string, std::uint64_t> scalars;           // raw 8-byte slots
   // A tensor map argument sized for this config, and its encodings per input copy.
   struct TensorMapArg {
     std::string tensor;
@@ -62,7 +62,7 @@ class CublasKernel final : public Launchable {
   cublasOperation_t op_b = CUBLAS_OP_N;
   int m = 0, n = 0, k = 0, ldb = 0;
   cudaDataType type_a{}, type_b{};
-  std::string a, b;    // buffer names; b empty when B is the session's converted copy
+  std::string a, b;  // buffer names; b empty when B is the session's converted copy
   CUdeviceptr converted_b = 0;
   CUdeviceptr c = 0;
 

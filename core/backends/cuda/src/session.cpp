@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "ktune/host_data.h"
 #include "ktune/error.h"
+#include "ktune/host_data.h"
 #include "launchables.h"
 
 // The session's setting-up half: seeded inputs, device buffers, the reference output, cuBLAS and
@@ -17,7 +17,8 @@ Buffer alloc(const Driver& d, std::size_t bytes, const std::string& what) {
   b.bytes = std::max<std::size_t>(bytes, 16);
   const CUresult r = d.cuMemAlloc(&b.ptr, b.bytes);
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
-    throw RunError("not enough GPU memory for " + what + " (" + std::to_string(bytes >> 20) + " MiB): use a smaller problem");
+    throw RunError("not enough GPU memory for " + what + " (" + std::to_string(bytes >> 20) +
+                   " MiB): use a smaller problem");
   check(r, "cuMemAlloc " + what);
   return b;
 }
@@ -36,7 +37,8 @@ Session::Session(std::shared_ptr<DeviceContext> dev, const DeviceInfo& info, std
   create_stream_and_events();
   // Sizes first, once: compile threads read them while the measuring thread runs.
   for (const auto& a : spec_->arguments())
-    if (a.is_buffer() && a.role != ArgRole::Workspace) buffer_counts_[a.name] = spec_->max_arg_count(a, problem_, device_vars_);
+    if (a.is_buffer() && a.role != ArgRole::Workspace)
+      buffer_counts_[a.name] = spec_->max_arg_count(a, problem_, device_vars_);
   for (const auto& a : spec_->arguments()) {
     if (!a.is_buffer() || a.role != ArgRole::Input) continue;
     const ElemType t = spec_->arg_type(a, problem_, sizing_config_);
@@ -156,7 +158,8 @@ cublasHandle_t Session::cublas() {
   cublas_generation_ = dev_->generation;
   // A fixed workspace keeps cuBLAS from allocating while a graph is being captured.
   if (!cublas_ws_.ptr) cublas_ws_ = alloc(d(), 32u << 20, "cuBLAS workspace");
-  check_cublas(cublasSetWorkspace(cublas_, reinterpret_cast<void*>(cublas_ws_.ptr), cublas_ws_.bytes), "cublasSetWorkspace");
+  check_cublas(cublasSetWorkspace(cublas_, reinterpret_cast<void*>(cublas_ws_.ptr), cublas_ws_.bytes),
+               "cublasSetWorkspace");
   check_cublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
   return cublas_;
 }
@@ -268,14 +271,16 @@ std::unique_ptr<CublasKernel> Session::make_cublas() {
     if (!ref_b_.ptr) {
       const std::size_t count = b_in.data.size() / elem_size(b_in.type);
       std::vector<unsigned char> conv(count * elem_size(a_in.type));
-      for (std::size_t i = 0; i < count; ++i) store_elem(conv.data(), a_in.type, i, load_elem(b_in.data.data(), b_in.type, i));
+      for (std::size_t i = 0; i < count; ++i)
+        store_elem(conv.data(), a_in.type, i, load_elem(b_in.data.data(), b_in.type, i));
       ref_b_ = alloc(d(), conv.size(), "converted reference B");
       upload(ref_b_.ptr, conv.data(), conv.size(), "upload converted B");
     }
     k->converted_b = ref_b_.ptr;
     k->type_b = k->type_a;
   }
-  if (!baseline_c_.ptr) baseline_c_ = alloc(d(), static_cast<std::size_t>(k->m) * k->n * elem_size(a_in.type), "baseline output");
+  if (!baseline_c_.ptr)
+    baseline_c_ = alloc(d(), static_cast<std::size_t>(k->m) * k->n * elem_size(a_in.type), "baseline output");
   k->c = baseline_c_.ptr;
   return k;
 }
@@ -298,10 +303,11 @@ std::unique_ptr<SpecKernel> Session::build(const std::vector<SpecLaunch>& launch
           k->workspace_bytes.emplace_back(a.name, spec_->arg_count(a, problem_, config, device_vars_) *
                                                       elem_size(spec_->arg_type(a, problem_, config)));
         else if (const auto need = spec_->arg_count(a, problem_, config, device_vars_); need > buffer_count(a))
-          throw TrialFailure(TrialStatus::LaunchError,
-                             "buffer " + a.name + " needs " + std::to_string(need) + " elements for this config, but holds " +
-                                 std::to_string(buffer_count(a)) +
-                                 ", its size for the spec's default space: add the config's values to the spec's space");
+          throw TrialFailure(
+              TrialStatus::LaunchError,
+              "buffer " + a.name + " needs " + std::to_string(need) + " elements for this config, but holds " +
+                  std::to_string(buffer_count(a)) +
+                  ", its size for the spec's default space: add the config's values to the spec's space");
         continue;
       }
       if (a.kind == SpecArgument::Kind::TensorMap) {
@@ -316,12 +322,31 @@ std::unique_ptr<SpecKernel> Session::build(const std::vector<SpecLaunch>& launch
       const double v = Expression(a.value).eval(vars);
       std::uint64_t slot = 0;
       switch (spec_->arg_type(a, problem_, config)) {
-        case ElemType::I32: { const auto x = static_cast<std::int32_t>(v); std::memcpy(&slot, &x, 4); break; }
-        case ElemType::U32: { const auto x = static_cast<std::uint32_t>(v); std::memcpy(&slot, &x, 4); break; }
-        case ElemType::F32: { const auto x = static_cast<float>(v); std::memcpy(&slot, &x, 4); break; }
-        case ElemType::I64: { const auto x = static_cast<std::int64_t>(v); std::memcpy(&slot, &x, 8); break; }
-        case ElemType::F64: std::memcpy(&slot, &v, 8); break;
-        default: throw InputError("scalar " + a.name + ": use i32, u32, f32, i64 or f64");
+        case ElemType::I32: {
+          const auto x = static_cast<std::int32_t>(v);
+          std::memcpy(&slot, &x, 4);
+          break;
+        }
+        case ElemType::U32: {
+          const auto x = static_cast<std::uint32_t>(v);
+          std::memcpy(&slot, &x, 4);
+          break;
+        }
+        case ElemType::F32: {
+          const auto x = static_cast<float>(v);
+          std::memcpy(&slot, &x, 4);
+          break;
+        }
+        case ElemType::I64: {
+          const auto x = static_cast<std::int64_t>(v);
+          std::memcpy(&slot, &x, 8);
+          break;
+        }
+        case ElemType::F64:
+          std::memcpy(&slot, &v, 8);
+          break;
+        default:
+          throw InputError("scalar " + a.name + ": use i32, u32, f32, i64 or f64");
       }
       k->scalars[a.name] = slot;
     }

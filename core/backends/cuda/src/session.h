@@ -13,9 +13,9 @@
 
 #include "compiler.h"
 #include "driver.h"
-#include "ktune/host_data.h"
 #include "ktune/backend.h"
 #include "ktune/backends/cuda.h"
+#include "ktune/host_data.h"
 #include "ktune/kernel_spec.h"
 
 namespace ktune::cuda {
@@ -119,7 +119,8 @@ class Session final : public ProblemSession, public CudaSessionInfo {
   void fill_output(const SpecArgument& out);
   void compute_elementwise_reference();
   // The reduced check of an output downloaded to `host` (check().reduce set).
-  Validation check_reduced(const Launchable& k, const std::vector<unsigned char>& host, ElemType type, const Tolerance& tol) const;
+  Validation check_reduced(const Launchable& k, const std::vector<unsigned char>& host, ElemType type,
+                           const Tolerance& tol) const;
   void allocate_buffers();
   void release_buffers();
   void compute_reference();
@@ -161,9 +162,9 @@ class Session final : public ProblemSession, public CudaSessionInfo {
   std::map<std::string, HostInput> host_inputs_;
   std::vector<std::map<std::string, Buffer>> copies_;  // [0] holds every buffer; [i>0] input copies
   std::map<std::string, Buffer> workspaces_;
-  Buffer flush_;                                        // per_launch: written between launches to evict L2
-  Buffer ref_b_, baseline_c_;                           // cuBLAS: converted B, baseline output
-  Buffer ref_dev_, compare_out_;                        // the final reference as f32, for compare_on_device
+  Buffer flush_;                  // per_launch: written between launches to evict L2
+  Buffer ref_b_, baseline_c_;     // cuBLAS: converted B, baseline output
+  Buffer ref_dev_, compare_out_;  // the final reference as f32, for compare_on_device
   std::vector<double> reference_;
   cublasHandle_t cublas_ = nullptr;
   int cublas_generation_ = -1;

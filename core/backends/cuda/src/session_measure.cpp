@@ -3,8 +3,8 @@
 #include <cstring>
 #include <thread>
 
-#include "ktune/host_data.h"
 #include "ktune/error.h"
+#include "ktune/host_data.h"
 #include "launchables.h"
 #include "session.h"
 
@@ -76,7 +76,8 @@ auto Session::guarded(const std::string& what, F&& fn) -> decltype(fn()) {
     if (!e.sticky()) throw TrialFailure(TrialStatus::LaunchError, what + ": " + e.what());
     const std::string message = what + ": " + e.what();
     if (recover()) throw TrialFailure(TrialStatus::Crashed, message + " (the context was reset and the run goes on)");
-    throw TrialFailure(TrialStatus::Crashed, message + "; " + dev_->lost + ": resume the run in a new process (--resume)");
+    throw TrialFailure(TrialStatus::Crashed,
+                       message + "; " + dev_->lost + ": resume the run in a new process (--resume)");
   }
 }
 
@@ -163,9 +164,10 @@ Validation Session::check_reduced(const Launchable& k, const std::vector<unsigne
   if (cmp.mismatches == 0) return cmp.validation;
   const std::string what = std::string(c.reduce == SpecCheck::Reduce::Sum ? "sum" : "max") + " of the first " +
                            (c.count.empty() ? "all" : c.count) + " elements of " + spec_->output().name;
-  throw TrialFailure(TrialStatus::WrongResult, "reduced check: the " + what + " is " + std::to_string(got) + ", the reference's " +
-                                                   std::to_string(reference_.front()) + " (beyond atol " + std::to_string(tol.atol) +
-                                                   " + rtol " + std::to_string(tol.rtol) + ")");
+  throw TrialFailure(TrialStatus::WrongResult, "reduced check: the " + what + " is " + std::to_string(got) +
+                                                   ", the reference's " + std::to_string(reference_.front()) +
+                                                   " (beyond atol " + std::to_string(tol.atol) + " + rtol " +
+                                                   std::to_string(tol.rtol) + ")");
 }
 
 double Session::sample(PreparedKernel& kernel, const SampleRequest& req) {
@@ -209,7 +211,9 @@ double Session::sample(PreparedKernel& kernel, const SampleRequest& req) {
     }
     // per_launch: an event pair around each launch, L2 evicted before it by writing a buffer
     // larger than L2.
-    if (!flush_.ptr) flush_ = alloc(d(), static_cast<std::size_t>(2 * info_.property("l2_bytes", 64.0 * 1024 * 1024)), "L2 flush buffer");
+    if (!flush_.ptr)
+      flush_ =
+          alloc(d(), static_cast<std::size_t>(2 * info_.property("l2_bytes", 64.0 * 1024 * 1024)), "L2 flush buffer");
     while (static_cast<int>(launch_events_.size()) < launches) {
       CUevent a = nullptr, b = nullptr;
       check(d().cuEventCreate(&a, CU_EVENT_DEFAULT), "cuEventCreate");
@@ -235,7 +239,8 @@ double Session::sample(PreparedKernel& kernel, const SampleRequest& req) {
 
 void Session::load_utilities() {
   if (utility_module_ && utility_generation_ == dev_->generation) return;
-  const CompiledModule m = compiler_->compile(kUtilitySource, "ktune_utilities.cu", {}, {"ktune_clock_probe", "ktune_compare"});
+  const CompiledModule m =
+      compiler_->compile(kUtilitySource, "ktune_utilities.cu", {}, {"ktune_clock_probe", "ktune_compare"});
   check(d().cuModuleLoadData(&utility_module_, m.binary.data()), "load ktune's utility kernels");
   check(d().cuModuleGetFunction(&probe_, utility_module_, "ktune_clock_probe"), "clock probe function");
   check(d().cuModuleGetFunction(&compare_, utility_module_, "ktune_compare"), "compare function");
@@ -258,7 +263,8 @@ std::optional<Comparison> Session::compare_on_device(CUdeviceptr got, ElemType t
   unsigned count = static_cast<unsigned>(n);
   float atol = static_cast<float>(tol.atol), rtol = static_cast<float>(tol.rtol);
   void* params[] = {&got, const_cast<int*>(&code), &ref_dev_.ptr, &count, &atol, &rtol, &compare_out_.ptr};
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4 * static_cast<std::size_t>(info_.property("sms", 1)) * 8));
+  const unsigned blocks = static_cast<unsigned>(
+      std::min<std::size_t>((n + 255) / 256, 4 * static_cast<std::size_t>(info_.property("sms", 1)) * 8));
   check(d().cuLaunchKernel(compare_, blocks, 1, 1, 256, 1, 1, 0, stream_, params, nullptr), "launch compare");
   unsigned long long result[2] = {0, 0};
   check(d().cuStreamSynchronize(stream_), "compare");
@@ -292,7 +298,8 @@ double Session::measure_sm_clock_mhz() {
     d().cuMemFree(out.ptr);
     check(r, "clock probe");
     double sum = 0;
-    for (unsigned b = 0; b < blocks; ++b) sum += static_cast<double>(host[2 * b]) / static_cast<double>(std::max(1ull, host[2 * b + 1])) * 1e3;
+    for (unsigned b = 0; b < blocks; ++b)
+      sum += static_cast<double>(host[2 * b]) / static_cast<double>(std::max(1ull, host[2 * b + 1])) * 1e3;
     const double mhz = sum / blocks;
     clock_min_ = clock_min_ == 0 ? mhz : std::min(clock_min_, mhz);
     clock_max_ = std::max(clock_max_, mhz);

@@ -4,11 +4,11 @@
 #include <mutex>
 
 #include "compiler.h"
-#include "runtime.h"
 #include "ktune/backends/hip.h"
 #include "ktune/backends/hip_spec.h"
-#include "ktune/spec_catalog.h"
 #include "ktune/error.h"
+#include "ktune/spec_catalog.h"
+#include "runtime.h"
 #include "session.h"
 #include "targets.h"
 
@@ -29,7 +29,8 @@ std::string device_count(int* count) {
     const hipError_t e = hipGetDeviceCount(&n);
     if (e != hipSuccess) {
       n = 0;
-      why = "hipGetDeviceCount: " + describe(e) + ": no AMD GPU visible to the ROCm runtime (needs /dev/kfd and /dev/dri, and the amdgpu driver)";
+      why = "hipGetDeviceCount: " + describe(e) +
+            ": no AMD GPU visible to the ROCm runtime (needs /dev/kfd and /dev/dri, and the amdgpu driver)";
     } else if (n == 0) {
       why = "the ROCm runtime reports no AMD GPU";
     }

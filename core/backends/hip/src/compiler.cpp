@@ -101,14 +101,17 @@ std::string Compiler::version() {
   return v;
 }
 
-CompiledModule Compiler::compile(const std::string& source, const std::string& name, const std::vector<std::string>& options,
+CompiledModule Compiler::compile(const std::string& source, const std::string& name,
+                                 const std::vector<std::string>& options,
                                  const std::vector<std::string>& entries) const {
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   for (const auto& e : entries)
     if (e.find_first_of("<>:( ") != std::string::npos)
-      compile_failure("entry point '" + e + "' of " + name + ": the hip backend launches extern \"C\" kernels by name; "
-                      "declare it extern \"C\" and pick types with defines", {});
+      compile_failure("entry point '" + e + "' of " + name +
+                          ": the hip backend launches extern \"C\" kernels by name; "
+                          "declare it extern \"C\" and pick types with defines",
+                      {});
   std::filesystem::path file;
   if (!cache_dir_.empty()) {
     file = cache_dir_ / (compile_cache_key(source, options, entries, target_, version()) + ".co");

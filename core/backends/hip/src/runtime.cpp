@@ -12,8 +12,8 @@ std::string describe(hipError_t e) {
 
 void check(hipError_t e, const std::string& what) {
   if (e == hipSuccess) return;
-  const TrialStatus status = e == hipErrorIllegalAddress || e == hipErrorLaunchFailure ? TrialStatus::Crashed
-                                                                                       : TrialStatus::LaunchError;
+  const TrialStatus status =
+      e == hipErrorIllegalAddress || e == hipErrorLaunchFailure ? TrialStatus::Crashed : TrialStatus::LaunchError;
   throw TrialFailure(status, what + ": " + describe(e));
 }
 

@@ -40,8 +40,13 @@ HipKernel::~HipKernel() {
 
 Session::Session(int device, const DeviceInfo& info, std::shared_ptr<const KernelSpec> spec, Problem problem,
                  std::uint64_t seed, std::shared_ptr<const Compiler> compiler)
-    : device_(device), info_(info), device_vars_(info.variables()), spec_(std::move(spec)),
-      problem_(std::move(problem)), seed_(seed), compiler_(std::move(compiler)),
+    : device_(device),
+      info_(info),
+      device_vars_(info.variables()),
+      spec_(std::move(spec)),
+      problem_(std::move(problem)),
+      seed_(seed),
+      compiler_(std::move(compiler)),
       sizing_config_(spec_->family().default_config) {
   check(hipSetDevice(device_), "hipSetDevice");
   check(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking), "hipStreamCreate");
@@ -78,7 +83,8 @@ void Session::allocate_buffers() {
     const std::size_t bytes = spec_->arg_count(a, problem_, sizing_config_, device_vars_) * elem_size(t);
     DeviceBuffer b(bytes, "buffer " + a.name);
     if (auto it = host_inputs_.find(a.name); it != host_inputs_.end())
-      check(hipMemcpy(b.get(), it->second.data.data(), it->second.data.size(), hipMemcpyHostToDevice), "upload " + a.name);
+      check(hipMemcpy(b.get(), it->second.data.data(), it->second.data.size(), hipMemcpyHostToDevice),
+            "upload " + a.name);
     else
       check(hipMemset(b.get(), 0, b.bytes()), "zero " + a.name);
     copies_[0].emplace(a.name, std::move(b));
@@ -145,7 +151,8 @@ void Session::reference_gemm() {
   DeviceBuffer da(a.size() * 4, "reference A"), db(b.size() * 4, "reference B"), dc(out_count * 4, "reference C");
   check(hipMemcpy(da.get(), a.data(), a.size() * 4, hipMemcpyHostToDevice), "upload reference A");
   check(hipMemcpy(db.get(), b.data(), b.size() * 4, hipMemcpyHostToDevice), "upload reference B");
-  const CompiledModule mod = compiler_->compile(kReferenceSource, "ktune_reference.hip", {"-O1"}, {"ktune_reference_gemm"});
+  const CompiledModule mod =
+      compiler_->compile(kReferenceSource, "ktune_reference.hip", {"-O1"}, {"ktune_reference_gemm"});
   hipModule_t module = nullptr;
   check(hipModuleLoadData(&module, mod.binary.data()), "load ktune's reference gemm");
   hipFunction_t fn = nullptr;
@@ -157,11 +164,12 @@ void Session::reference_gemm() {
   void* pc = dc.get();
   int b_nk = f.count("b_layout") && f["b_layout"] == "nk" ? 1 : 0;
   void* params[] = {&pa, &pb, &pc, const_cast<int*>(&m), const_cast<int*>(&n), const_cast<int*>(&k), &b_nk};
-  const hipError_t launched =
-      hipModuleLaunchKernel(fn, static_cast<unsigned>((n + 127) / 128), static_cast<unsigned>(m), 1, 128, 1, 1, 0, stream_, params, nullptr);
+  const hipError_t launched = hipModuleLaunchKernel(
+      fn, static_cast<unsigned>((n + 127) / 128), static_cast<unsigned>(m), 1, 128, 1, 1, 0, stream_, params, nullptr);
   const hipError_t synced = launched == hipSuccess ? hipStreamSynchronize(stream_) : launched;
   std::vector<float> host(out_count);
-  const hipError_t copied = synced == hipSuccess ? hipMemcpy(host.data(), dc.get(), out_count * 4, hipMemcpyDeviceToHost) : synced;
+  const hipError_t copied =
+      synced == hipSuccess ? hipMemcpy(host.data(), dc.get(), out_count * 4, hipMemcpyDeviceToHost) : synced;
   (void)hipModuleUnload(module);
   check(copied, "reference gemm");
   reference_.assign(host.begin(), host.end());
@@ -181,9 +189,9 @@ std::unique_ptr<PreparedKernel> Session::prepare(const Config& config) {
     LaunchGeometry g = spec_->geometry(l, problem_, k->config, device_vars_);
     if (!g.active) continue;
     if (g.threads() > info_.property("max_threads_per_block", 1024))
-      throw TrialFailure(TrialStatus::LaunchError, g.entry + ": " + std::to_string(g.threads()) +
-                                                       " threads per block exceed the device's " +
-                                                       std::to_string(static_cast<int>(info_.property("max_threads_per_block"))));
+      throw TrialFailure(TrialStatus::LaunchError,
+                         g.entry + ": " + std::to_string(g.threads()) + " threads per block exceed the device's " +
+                             std::to_string(static_cast<int>(info_.property("max_threads_per_block"))));
     entries.push_back(g.entry);
     k->geometry.push_back(g);
     k->launch_args.push_back(l.args);
@@ -195,7 +203,8 @@ std::unique_ptr<PreparedKernel> Session::prepare(const Config& config) {
       store_elem(&slot, spec_->arg_type(a, problem_, k->config), 0, v);
       k->scalars[a.name] = slot;
     } else if (a.is_buffer()) {
-      const std::size_t need = spec_->arg_count(a, problem_, k->config, device_vars_) * elem_size(spec_->arg_type(a, problem_, k->config));
+      const std::size_t need =
+          spec_->arg_count(a, problem_, k->config, device_vars_) * elem_size(spec_->arg_type(a, problem_, k->config));
       if (need > copies_[0].at(a.name).bytes())
         throw TrialFailure(TrialStatus::LaunchError, "buffer " + a.name + " needs " + std::to_string(need) +
                                                          " bytes for this config, more than the default config's " +
@@ -219,11 +228,13 @@ std::unique_ptr<PreparedKernel> Session::prepare(const Config& config) {
     const LaunchGeometry& g = k->geometry[i];
     if (max_threads > 0 && g.threads() > static_cast<std::uint64_t>(max_threads))
       throw TrialFailure(TrialStatus::LaunchError, g.entry + ": " + std::to_string(g.threads()) +
-                                                       " threads, but the compiled kernel allows " + std::to_string(max_threads));
+                                                       " threads, but the compiled kernel allows " +
+                                                       std::to_string(max_threads));
     if (static_lds + g.shared_bytes > info_.property("lds_per_block", 65536))
-      throw TrialFailure(TrialStatus::LaunchError, g.entry + ": " + std::to_string(static_lds + g.shared_bytes) +
-                                                       " bytes of LDS exceed the device's " +
-                                                       std::to_string(static_cast<long>(info_.property("lds_per_block"))));
+      throw TrialFailure(TrialStatus::LaunchError,
+                         g.entry + ": " + std::to_string(static_lds + g.shared_bytes) +
+                             " bytes of LDS exceed the device's " +
+                             std::to_string(static_cast<long>(info_.property("lds_per_block"))));
     k->functions.push_back(fn);
   }
   return k;
@@ -270,7 +281,8 @@ Validation Session::validate(PreparedKernel& kernel, const Tolerance& tol) {
   const SpecArgument& out = spec_->output();
   void* ptr = buffer(out.name, 0);
   const std::size_t bytes = copies_[0].at(out.name).bytes();
-  check(hipMemsetAsync(ptr, 0xff, bytes, stream_), "poison output");  // NaN in every float type: a skipped element fails
+  check(hipMemsetAsync(ptr, 0xff, bytes, stream_),
+        "poison output");  // NaN in every float type: a skipped element fails
   enqueue(k, 0);
   check(hipEventRecord(ev_stop_, stream_), "hipEventRecord");
   wait(ev_stop_, Clock::now() + std::chrono::seconds(60), "validation run");
@@ -279,9 +291,10 @@ Validation Session::validate(PreparedKernel& kernel, const Tolerance& tol) {
   check(hipMemcpy(host.data(), ptr, bytes, hipMemcpyDeviceToHost), "download output");
   const Comparison c = compare(host.data(), spec_->arg_type(out, problem_, k.config), reference_, tol);
   if (c.validation.mismatch_fraction > tol.max_mismatch_fraction)
-    throw TrialFailure(TrialStatus::WrongResult,
-                       mismatch_message(c, reference_.size(), tol,
-                                        spec_->reference().kind == "device_gemm" ? "the device reference gemm" : "the reference"));
+    throw TrialFailure(
+        TrialStatus::WrongResult,
+        mismatch_message(c, reference_.size(), tol,
+                         spec_->reference().kind == "device_gemm" ? "the device reference gemm" : "the reference"));
   return c.validation;
 }
 
@@ -302,7 +315,9 @@ double Session::sample(PreparedKernel& kernel, const SampleRequest& req) {
   }
   // per_launch: an event pair around each launch, L2 evicted before it by writing a buffer
   // twice its size.
-  if (!flush_.get()) flush_ = DeviceBuffer(static_cast<std::size_t>(2 * info_.property("l2_bytes", 8.0 * 1024 * 1024)), "L2 flush buffer");
+  if (!flush_.get())
+    flush_ =
+        DeviceBuffer(static_cast<std::size_t>(2 * info_.property("l2_bytes", 8.0 * 1024 * 1024)), "L2 flush buffer");
   while (static_cast<int>(launch_events_.size()) < launches) {
     hipEvent_t a = nullptr, b = nullptr;
     check(hipEventCreate(&a), "hipEventCreate");

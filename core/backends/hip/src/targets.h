@@ -11,15 +11,15 @@
 namespace ktune::hip {
 
 struct TargetInfo {
-  std::string name;          // "gfx90a"
-  std::string family;        // "CDNA2", "RDNA3"
-  int wavefront_size = 64;   // the compiler's default for the target (wave32 on RDNA)
+  std::string name;         // "gfx90a"
+  std::string family;       // "CDNA2", "RDNA3"
+  int wavefront_size = 64;  // the compiler's default for the target (wave32 on RDNA)
   int lds_per_block = 65536;
   int lds_per_cu = 65536;
   int vgprs_per_wave = 256;  // architectural VGPRs (+ AGPRs where unified) one wave may use
   int sgprs_per_wave = 102;
-  int mfma = 0;              // CDNA matrix cores (v_mfma_*) by generation: 1 gfx908, 2 gfx90a (bf16 "_1k"), 3 gfx94x
-  bool wmma = false;         // RDNA3 matrix cores (v_wmma_*)
+  int mfma = 0;       // CDNA matrix cores (v_mfma_*) by generation: 1 gfx908, 2 gfx90a (bf16 "_1k"), 3 gfx94x
+  bool wmma = false;  // RDNA3 matrix cores (v_wmma_*)
   double f16_per_cu_clock = 256, f32_per_cu_clock = 128;  // dense FLOP per CU per clock
 };
 

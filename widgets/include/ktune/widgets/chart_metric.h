@@ -10,7 +10,7 @@ namespace ktune::gui {
 
 class ChartMetric {
  public:
-  ChartMetric() = default;  // latency
+  ChartMetric() = default;                        // latency
   explicit ChartMetric(const QString& recorded);  // empty: latency
 
   bool isLatency() const { return name_.isEmpty(); }

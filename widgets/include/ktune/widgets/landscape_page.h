@@ -67,7 +67,7 @@ class LandscapePage : public QWidget {
   QComboBox* heatY_;
   QComboBox* metric_;
   QComboBox* yMetric_;
-  QString preferredY_;  // saved y metric, chosen again when a run has it
+  QString preferredY_;                                      // saved y metric, chosen again when a run has it
   QStringList preferred_{QString(), QString(), QString()};  // saved x, heat x, heat y
   bool choicesInformed_ = false;
   SearchSpace space_;  // the current choices were made with trials in the model

@@ -5,8 +5,8 @@
 #include <QMetaType>
 #include <QString>
 
-#include "ktune/tuner.h"
 #include "ktune/trial.h"
+#include "ktune/tuner.h"
 
 Q_DECLARE_METATYPE(ktune::Trial)
 Q_DECLARE_METATYPE(ktune::event::RunStarted)

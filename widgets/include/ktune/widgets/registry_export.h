@@ -10,6 +10,7 @@ namespace ktune::gui {
 
 // Writes `family`'s entries of the registry file into `dir`; returns the files written. Throws
 // InputError saying what to do when there is no registry file or it holds nothing to export.
-QStringList exportRegistryAsAiter(const std::filesystem::path& registryFile, const KernelFamily& family, const QString& dir);
+QStringList exportRegistryAsAiter(const std::filesystem::path& registryFile, const KernelFamily& family,
+                                  const QString& dir);
 
 }  // namespace ktune::gui

@@ -28,9 +28,9 @@ struct Session : RunSettings {
   std::optional<bool> isolate;
 
   nlohmann::json to_json() const;
-  static Session from_json(const nlohmann::json& j);               // throws InputError
-  static Session load(const std::filesystem::path& file);          // throws InputError naming the file
-  void save(const std::filesystem::path& file) const;              // atomic
+  static Session from_json(const nlohmann::json& j);       // throws InputError
+  static Session load(const std::filesystem::path& file);  // throws InputError naming the file
+  void save(const std::filesystem::path& file) const;      // atomic
   // The session a past run was started with, for resuming it or tuning again (a run the
   // workbench started keeps its whole session, worker command included, in its arguments).
   static Session from_run(const RunMetadata& metadata, const std::filesystem::path& run_dir);

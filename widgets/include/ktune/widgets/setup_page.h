@@ -67,8 +67,8 @@ class SetupPage : public QWidget {
   // Adds shapes as if typed into the shape box; returns false and shows why when they do not parse.
   bool addShapes(const QString& text);
 
-  void saveSessionTo(const QString& file) const;   // throws InputError
-  void loadSessionFrom(const QString& file);       // throws InputError
+  void saveSessionTo(const QString& file) const;  // throws InputError
+  void loadSessionFrom(const QString& file);      // throws InputError
 
  private:
   void fillBackends();

@@ -28,7 +28,7 @@ class ThroughputChart : public TrialChartView {
   double winnerValue(const Winner& winner, double searchY) const override;
 
  private:
-  double peakFor(const Trial& trial) const;  // TFLOP/s or GB/s ceiling of the compute alone
+  double peakFor(const Trial& trial) const;   // TFLOP/s or GB/s ceiling of the compute alone
   double boundFor(const Trial& trial) const;  // the roofline: min(peak, intensity x bandwidth)
   Metric metric_ = Metric::Tflops;
   double peakF32_ = 0, peakF16_ = 0, bandwidth_ = 0;

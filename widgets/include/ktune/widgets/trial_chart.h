@@ -191,10 +191,10 @@ class TrialChartView : public QChartView {
   bool settingRange_ = false;
   bool dirty_ = true;
   bool fullRebuild_ = true;
-  std::size_t builtRows_ = 0;   // model rows the points were collected from
-  std::int64_t measured_ = 0;   // measured trials of the shown shapes in those rows
-  std::vector<bool> taken_;     // decimation cells in use, per group
-  QRectF cellPlot_;             // the plot area the cells were laid over
+  std::size_t builtRows_ = 0;  // model rows the points were collected from
+  std::int64_t measured_ = 0;  // measured trials of the shown shapes in those rows
+  std::vector<bool> taken_;    // decimation cells in use, per group
+  QRectF cellPlot_;            // the plot area the cells were laid over
   qint64 highlighted_ = -1;
   QTimer rebuildTimer_;
   QElapsedTimer sinceRebuild_;
