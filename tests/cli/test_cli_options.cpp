@@ -184,7 +184,7 @@ class TestCliOptions : public QObject {
   void badNumberIsRefusedAtParseTime() {
     QFETCH(QStringList, options);
     QFETCH(QString, needle);
-    for (const QString& mode : {"--dry-run", "--no-save"}) {
+    for (const QString& mode : {QStringLiteral("--dry-run"), QStringLiteral("--no-save")}) {
       const Result r = run(
           QStringList{"tune", "gemm", "--backend", "cpu", "--shape", kShape, "--space", space, mode, "-q"} << options);
       QVERIFY2(r.code == 2,

@@ -266,8 +266,10 @@ class TestDiffPage : public QObject {
 
     QSignalSpy done(&page, &DiffPage::remeasured);
     QVERIFY(page.remeasure());
-    QVERIFY(page.isRemeasuring());
-    QVERIFY(done.wait(120000));
+    // The job may end before this line on a busy machine (a tiny gemm): what the page says stays
+    // until its end is delivered by the event loop.
+    QVERIFY2(page.statusText().startsWith(QStringLiteral("Re-measuring on")), qPrintable(page.statusText()));
+    QVERIFY(done.count() == 1 || done.wait(120000));
     QVERIFY(!page.isRemeasuring());
     const DiffModel& m = *page.model();
     QVERIFY2(m.diff().entries[0].paired, qPrintable(page.statusText()));
