@@ -194,7 +194,10 @@ std::uint64_t RunPage::measuredCount() const {
   return n;
 }
 
-std::uint64_t RunPage::failedCount() const { return measuredCount() - statusCount(TrialStatus::Ok); }
+// slow_abort trials ran and validated: stopped early as lower bounds, they did not fail.
+std::uint64_t RunPage::failedCount() const {
+  return measuredCount() - statusCount(TrialStatus::Ok) - statusCount(TrialStatus::SlowAbort);
+}
 
 void RunPage::refreshTables() {
   measured_->setText(QLocale().toString(static_cast<qulonglong>(measuredCount())));

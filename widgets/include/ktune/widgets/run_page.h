@@ -37,7 +37,7 @@ class RunPage : public QWidget {
   // Pruned: from the run's pruning record (configs that never ran), not from listed rows.
   std::uint64_t statusCount(TrialStatus status) const;
   std::uint64_t measuredCount() const;  // every trial that ran, whatever its status
-  std::uint64_t failedCount() const;    // measured but not ok
+  std::uint64_t failedCount() const;    // measured and failed: neither ok nor slow_abort
   int shapesWithBest() const { return static_cast<int>(best_.size()); }
   enum WinnerColumn {
     ShapeColumn,
