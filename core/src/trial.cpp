@@ -33,4 +33,10 @@ TrialStatus trial_status_from_string(const std::string& s) {
                    "' (expected ok, pruned, compile_error, launch_error, wrong_result, timeout, crashed, slow_abort)");
 }
 
+void set_rates(Trial& t, double flops, double bytes) {
+  const double ns = t.stats.median_ns;
+  t.tflops = ns > 0 ? flops / ns / 1e3 : 0;
+  t.gbps = ns > 0 ? bytes / ns : 0;
+}
+
 }  // namespace ktune

@@ -266,10 +266,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
           m.id = started[i].id;
           m.problem_key = pkey;
           m.started_at_s = started[i].started_at_s;
-          if (m.stats.median_ns > 0) {
-            m.tflops = flops / m.stats.median_ns / 1e3;
-            m.gbps = bytes / m.stats.median_ns;
-          }
+          set_rates(m, flops, bytes);
           const bool new_best = consider_best(m);
           if (new_best) best_ns = m.stats.median_ns;
           if (m.status == TrialStatus::Ok) ran.push_back(m);

@@ -78,10 +78,11 @@ std::vector<std::string> describe_flags(const std::string& problem_key, const St
   if (choice.flags.disagrees) {
     char pct[32];
     std::snprintf(pct, sizeof pct, "%+.0f %%", (chosen.median_ns / choice.search.median_ns - 1) * 100);
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%.0f %%", kRemeasureDisagreement * 100);
     out.push_back(problem_key + ": " + what + " " + format_ns(chosen.median_ns) + ", " +
-                  format_ns(choice.search.median_ns) + " in the search (" + pct +
-                  "): the two disagree by more than 10 %, one of them is not what the "
-                  "config does");
+                  format_ns(choice.search.median_ns) + " in the search (" + pct + "): the two disagree by more than " +
+                  limit + ", one of them is not what the config does");
   }
   if (choice.flags.noisy)
     out.push_back(problem_key + ": " + what + " " + format_ns(chosen.median_ns) + " (std " + format_ns(chosen.std_ns) +

@@ -112,8 +112,7 @@ void run_round(ProblemSession& session, MeasureSettings settings, Round& round, 
   result.choice.flags = judge_winner(outs[w].samples_ns, ChosenBy::Remeasure, winner.stats, settings.noise_target);
   winner.stats = outs[w].stats;
   winner.samples_ns = outs[w].samples_ns;
-  winner.tflops = winner.stats.median_ns > 0 ? flops / winner.stats.median_ns / 1e3 : 0;
-  winner.gbps = winner.stats.median_ns > 0 ? bytes / winner.stats.median_ns : 0;
+  set_rates(winner, flops, bytes);
   if (round.baseline) result.best_paired = winner.stats;
   result.best = std::move(winner);
   log(observer, "re-measured the best " + std::to_string(round.trials.size()) + " of " + result.problem.key() +
@@ -121,8 +120,6 @@ void run_round(ProblemSession& session, MeasureSettings settings, Round& round, 
                     (changed ? " wins, not the search's best: " : " stays the best: ") +
                     format_ns(result.best->stats.median_ns) + " (search " + format_ns(result.choice.search.median_ns) +
                     ")");
-  for (const auto& line : describe_flags(result.problem.key(), result.best->stats, result.choice))
-    log(observer, "warning: " + line);
 }
 
 }  // namespace
@@ -134,12 +131,13 @@ void decide_winner(ProblemSession& session, const MeasureSettings& measure, std:
     return;
   }
   const std::string pkey = result.problem.key();
+  bool remeasured = false;
   if (auto candidates = contenders(std::move(ok), measure.remeasure_top, result); !candidates.empty()) {
     Round round = prepare_round(session, std::move(candidates), pkey, observer);
     try {
       if (!round.trials.empty()) {
         run_round(session, measure, round, flops, bytes, result, observer);
-        return;
+        remeasured = true;
       }
     } catch (const RunError&) {
       throw;
@@ -149,7 +147,7 @@ void decide_winner(ProblemSession& session, const MeasureSettings& measure, std:
       log(observer, "re-measure of " + pkey + " failed, the search's best stands: " + e.what());
     }
   }
-  pair_baseline(session, measure, result, observer);
+  if (!remeasured) pair_baseline(session, measure, result, observer);
   for (const auto& line : describe_flags(pkey, result.best->stats, result.choice)) log(observer, "warning: " + line);
 }
 

@@ -46,4 +46,7 @@ struct Trial {
   std::map<std::string, double> metrics;
 };
 
+// Sets t.tflops and t.gbps from the family's FLOP and byte counts and t's median (0 without one).
+void set_rates(Trial& t, double flops, double bytes);
+
 }  // namespace ktune
