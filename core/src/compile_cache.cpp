@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "ktune/error.h"
+#include "ktune/files.h"
 #include "ktune/kernel_spec.h"
 
 namespace ktune {
@@ -41,8 +43,16 @@ std::string compile_cache_key(const std::string& source, const std::vector<std::
 
 bool read_compile_cache(const std::filesystem::path& file, const std::string& magic, std::size_t entries,
                         CompiledModule& out) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return false;
+  // Through read_text_file: a cache entry that is no regular file (a FIFO, a link to a device)
+  // is a miss, never a read that blocks or does not end.
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return false;
+  std::istringstream in;
+  try {
+    in.str(read_text_file(file));
+  } catch (const InputError&) {
+    return false;
+  }
   std::string line;
   if (!std::getline(in, line) || line != magic) return false;
   std::vector<std::string> lowered;

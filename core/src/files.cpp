@@ -5,10 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <optional>
+#include <string_view>
 
 #include "ktune/error.h"
 
@@ -96,6 +100,49 @@ int create_locked_temp(std::string& tmp, const std::string& pattern, const fs::p
   }
 }
 
+const char* kind_of_mode(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string mib_text(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+// A size in MiB with one decimal, rounded up: a file just over the limit does not read as at it.
+std::string size_text(std::uint64_t bytes) {
+  const std::uint64_t tenths = (bytes * 10 + (1u << 20) - 1) >> 20;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
+}
+
+// `size`: none when the file turned out larger than its size said (it grew, or is a /proc file).
+[[noreturn]] void too_large(const std::string& name, std::optional<std::uint64_t> size, std::uint64_t cap) {
+  // Twice the file's size: room for it to grow (a registry gains entries with every apply).
+  const std::uint64_t suggest = ((size ? 2 * *size : 2 * cap) + (1u << 20) - 1) >> 20;
+  throw InputError("cannot read " + name + ": it " + (size ? "is " + size_text(*size) + ", over" : "holds more than") +
+                   " the limit of " + mib_text(cap) + " per file (" +
+                   (std::getenv(kMaxFileEnv) ? "set by " + std::string(kMaxFileEnv) : std::string("the default")) +
+                   "); if it is the right file, raise the limit, e.g. " + kMaxFileEnv + "=" + std::to_string(suggest));
+}
+
+// Only regular files are read, through links: a device such as /dev/zero never ends, a FIFO
+// waits for a writer, and a directory reads as empty.
+void check_readable(const std::string& name, const fs::path& file, const struct stat& st, std::uint64_t cap) {
+  if (!S_ISREG(st.st_mode)) {
+    std::error_code ec;
+    std::string link;
+    if (fs::is_symlink(fs::symlink_status(file, ec))) {
+      const fs::path target = fs::canonical(file, ec);
+      if (!ec) link = " (a link to " + target.string() + ")";
+    }
+    throw InputError("cannot read " + name + link + ": it is " + kind_of_mode(st.st_mode) +
+                     ", not a regular file; give the path of a file");
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > cap) too_large(name, static_cast<std::uint64_t>(st.st_size), cap);
+}
+
 }  // namespace
 
 void write_file_atomic(const fs::path& file, const std::string& text) {
@@ -137,15 +184,68 @@ void write_file_atomic(const fs::path& file, const std::string& text) {
   }
 }
 
+std::uint64_t max_file_bytes() {
+  const char* env = std::getenv(kMaxFileEnv);
+  if (env == nullptr || *env == '\0') return kDefaultMaxFileMiB << 20;
+  const std::string_view text(env);
+  std::uint64_t mib = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mib);
+  // Above 2^44 MiB the byte count would not fit in 64 bits.
+  if (ec != std::errc{} || end != text.data() + text.size() || mib == 0 || mib > (UINT64_MAX >> 20))
+    throw InputError(std::string(kMaxFileEnv) + "='" + std::string(text.substr(0, 40)) +
+                     "' is not a size: give the most MiB ktune reads of one file, a whole number >= 1 (default " +
+                     std::to_string(kDefaultMaxFileMiB) + "), or unset it");
+  return mib << 20;
+}
+
+std::string file_limit_help() {
+  std::string now = std::to_string(kDefaultMaxFileMiB) + " MiB (the default)";
+  try {
+    if (const char* env = std::getenv(kMaxFileEnv); env != nullptr && *env != '\0')
+      now = mib_text(max_file_bytes()) + " (set by " + kMaxFileEnv + ")";
+  } catch (const InputError&) {
+    now += "; " + std::string(kMaxFileEnv) + " is not a whole number of MiB";
+  }
+  return std::string("Files read: registries, run_metadata.json, results.json, trials.csv, search spaces,\n") +
+         "kernel specs and sources, sessions and Kernel Tuner caches must be regular files (a symbolic\n" +
+         "link to one is fine) of at most " + now + " each.\n" + kMaxFileEnv + "=<MiB> changes that limit (default " +
+         std::to_string(kDefaultMaxFileMiB) + ").";
+}
+
 std::string read_text_file(const fs::path& file, const std::string& what) {
   const std::string name = what.empty() ? file.string() : what + " " + file.string();
-  // A directory opens as a stream and reads as empty: say what it is instead of "not valid JSON".
-  std::error_code ec;
-  if (fs::is_directory(file, ec)) throw InputError("cannot read " + name + ": it is a directory; give a file");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError("cannot read " + name + ": " + std::strerror(errno));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw InputError("cannot read " + name + ": " + std::strerror(errno));
+  const std::uint64_t cap = max_file_bytes();
+  // The type is checked before opening, so a device is never opened (opening some has effects),
+  // and again on the open descriptor, in case the path was replaced in between; O_NONBLOCK keeps
+  // that open from waiting for a writer should it be a FIFO by then.
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) throw InputError("cannot read " + name + ": " + std::strerror(errno));
+  check_readable(name, file, st, cap);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw InputError("cannot read " + name + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0) throw InputError("cannot read " + name + ": " + std::strerror(errno));
+  check_readable(name, file, st, cap);
+  // One byte more than the size, so the end is seen without growing; a file that grows while
+  // read (or reports no size, as /proc's do) still stops at the limit.
+  std::string text(static_cast<std::size_t>(st.st_size) + 1, '\0');
+  std::size_t done = 0;
+  for (;;) {
+    if (done == text.size()) {
+      if (done > cap) too_large(name, std::nullopt, cap);
+      text.resize(static_cast<std::size_t>(std::min<std::uint64_t>(cap + 1, std::max<std::size_t>(2 * done, 1 << 16))));
+    }
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError("cannot read " + name + ": " + std::strerror(errno));
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  if (done > cap) too_large(name, std::nullopt, cap);
+  text.resize(done);
   return text;
 }
 
