@@ -30,8 +30,10 @@ int run_merge(const MergeArgs& a, const std::vector<std::string>& argv) {
   const MergeReport r = merge_runs(dirs, run_folder(a.output_dir, name), {a.allow_unfinished, argv});
   std::cout << "merged " << r.shards << " shard(s): " << r.trials << " trials, a best config for "
             << r.problems_with_result << " problem(s); run " << r.state << ", saved in " << r.run_dir.string() << "\n";
+  for (const auto& row : r.torn_rows)
+    std::cout << "left out the torn last row " << row << " (cut off mid-write); resuming the merged run measures it\n";
   if (r.state != "finished")
-    std::cout << "the merged run is partial (a shard unfinished or missing): apply needs --allow-unfinished\n";
+    std::cout << "the merged run is partial (a shard unfinished, torn or missing): apply needs --allow-unfinished\n";
   std::cout << "see it with: ktune diff " << r.run_dir.string() << "\n";
   return r.state == "finished" ? 0 : 1;
 }

@@ -200,6 +200,7 @@ TrialsFile read_trials_file(const fs::path& file) {
                     header.end() - static_cast<long>(kTailColumns.size()));
   if (!records.back().complete) {
     out.torn_offset = records.back().offset;
+    out.torn_line = records.back().line;
     records.pop_back();
   }
   out.rows.assign(std::make_move_iterator(records.begin() + 1), std::make_move_iterator(records.end()));

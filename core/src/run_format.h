@@ -48,6 +48,7 @@ struct TrialsFile {
   bool metrics_column = true;
   std::vector<csv::Record> rows;           // complete rows only
   std::optional<std::size_t> torn_offset;  // where a torn last row starts
+  std::optional<std::size_t> torn_line;    // and its line
 };
 
 std::vector<std::string> trial_header(const std::vector<std::string>& params, bool metrics_column = true);

@@ -22,9 +22,24 @@ struct Shard {
   fs::path dir;
   RunMetadata metadata;
   std::vector<Trial> trials;
-  std::optional<RunResults> results;  // for the baselines; none when the shard has no results.json
-  std::optional<FileLock> lock;       // held while merging: a shard still running is refused
+  std::optional<RunResults> results;     // for the baselines; none when the shard has no results.json
+  std::optional<FileLock> lock;          // held while merging: a shard still running is refused
+  std::optional<std::size_t> torn_line;  // of trials.csv's torn last row, left out
 };
+
+// A torn last row is the trial a killed run was writing: an unfinished shard's is left out, as
+// resume cuts it off and measures it again (a resume of the merged run does). A shard marked
+// finished wrote every row whole, so its torn row is a file cut short since (an interrupted
+// copy from the cluster, a full disk): merging it would lose a trial and call the run finished.
+void check_torn_row(const Shard& s, bool allow_unfinished) {
+  if (!s.torn_line || s.metadata.state != "finished" || allow_unfinished) return;
+  throw InputError((s.dir / "trials.csv").string() + ":" + std::to_string(*s.torn_line) + ": the last row of shard " +
+                   s.metadata.shard.to_string() +
+                   " is torn (the file ends inside it), yet the shard is marked finished: the file was cut short "
+                   "after the run (an interrupted copy?). Copy the shard's folder again, or merge anyway with "
+                   "--allow-unfinished (that trial is left out, the merged run is partial, and resuming it measures "
+                   "the trial again)");
+}
 
 Shard read_shard(const fs::path& dir, bool allow_unfinished) {
   if (!fs::exists(dir)) throw InputError(dir.string() + " does not exist: give the run folders of the shards to merge");
@@ -44,7 +59,8 @@ Shard read_shard(const fs::path& dir, bool allow_unfinished) {
     throw InputError(dir.string() + " (shard " + s.metadata.shard.to_string() + ") is " + s.metadata.state +
                      ": its trials are partial; finish it with `ktune tune --resume --run-name " +
                      dir.filename().string() + "` or merge anyway with --allow-unfinished");
-  s.trials = RunStore::read_trials(dir);
+  s.trials = RunStore::read_trials(dir, &s.torn_line);
+  check_torn_row(s, allow_unfinished);
   if (fs::exists(dir / "results.json")) s.results = RunStore::read_results(dir);
   return s;
 }
@@ -173,6 +189,7 @@ MergeReport merge_runs(const std::vector<fs::path>& dirs, const fs::path& out_di
       trials.push_back(&t);
     }
 
+  MergeReport report;
   bool partial = !missing.empty();
   RunMetadata md = shards.front().metadata;
   md.run_name = out_dir.filename().string();
@@ -189,7 +206,8 @@ MergeReport merge_runs(const std::vector<fs::path>& dirs, const fs::path& out_di
     p.planned = strategy->planned();
   }
   for (const auto& s : shards) {
-    partial = partial || s.metadata.state != "finished";
+    partial = partial || s.metadata.state != "finished" || s.torn_line;
+    if (s.torn_line) report.torn_rows.push_back((s.dir / "trials.csv").string() + ":" + std::to_string(*s.torn_line));
     md.started_at = std::min(md.started_at, s.metadata.started_at);
     md.merged_from.push_back(s.metadata.to_json());
   }
@@ -202,7 +220,6 @@ MergeReport merge_runs(const std::vector<fs::path>& dirs, const fs::path& out_di
     store.append(copy);
   }
   std::vector<ProblemResult> results;
-  MergeReport report;
   for (const auto& p : md.problems) {
     results.push_back(result_for(p, trials, shards, md));
     report.problems_with_result += results.back().best.has_value();

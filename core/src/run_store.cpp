@@ -249,9 +249,10 @@ RunMetadata RunStore::read_metadata(const fs::path& dir) {
   }
 }
 
-std::vector<Trial> RunStore::read_trials(const fs::path& dir) {
+std::vector<Trial> RunStore::read_trials(const fs::path& dir, std::optional<std::size_t>* torn_line) {
   const fs::path file = dir / kTrialsFile;
   const TrialsFile trials_file = read_trials_file(file);
+  if (torn_line) *torn_line = trials_file.torn_line;
   std::vector<Trial> trials;
   trials.reserve(trials_file.rows.size());
   for (const auto& row : trials_file.rows) {

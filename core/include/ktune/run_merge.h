@@ -21,10 +21,14 @@ struct MergeReport {
   std::filesystem::path run_dir;
   std::size_t shards = 0, trials = 0, problems_with_result = 0;
   std::string state;  // finished | cancelled
+  // "<shard>/trials.csv:<line>" of each torn last row left out (a shard killed mid-write, or
+  // one marked finished whose file was cut short, merged with allow_unfinished)
+  std::vector<std::string> torn_rows;
 };
 
 // Throws InputError naming the folder and what is wrong: a folder that is missing, not a run, in
-// use, given twice, not a shard, unfinished (without allow_unfinished), of other settings, space,
+// use, given twice, not a shard, unfinished (without allow_unfinished), marked finished but with a
+// torn last row in trials.csv (without allow_unfinished; naming the file and line), of other settings, space,
 // family, backend or device than the first (naming the field), a shard index given twice or
 // missing, a trial in two shards; and when `out_dir` already holds a run. Nothing is written then.
 MergeReport merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out_dir,

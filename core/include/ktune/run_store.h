@@ -139,8 +139,11 @@ class RunStore {
 
   static RunMetadata read_metadata(const std::filesystem::path& dir);  // throws InputError
   // Parses trials.csv; a malformed row is an InputError naming the file and line. A torn last
-  // line (the run was killed while writing it) is dropped, not an error.
-  static std::vector<Trial> read_trials(const std::filesystem::path& dir);
+  // line (the run was killed while writing it) is dropped, not an error; its line number goes to
+  // `torn_line` when given (none without one), for readers to which a torn row means more: in a
+  // run marked finished, the file was cut short after the run (an interrupted copy).
+  static std::vector<Trial> read_trials(const std::filesystem::path& dir,
+                                        std::optional<std::size_t>* torn_line = nullptr);
   // Configs come back in the order of the run's space, with the run's state and counts. Throws
   // InputError.
   static RunResults read_results(const std::filesystem::path& dir);
