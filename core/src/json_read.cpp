@@ -1,46 +1,13 @@
 #include "ktune/json_read.h"
 
-#include "ktune/error.h"
+#include "json_limited.h"
 #include "ktune/files.h"
 
 namespace ktune {
 
 namespace {
 
-// "[json.exception.parse_error.101] parse error at line 1, column 3: ..." -> "parse error at ...":
-// the bracketed id means nothing to a user.
-std::string library_message(const nlohmann::json::exception& e) {
-  std::string m = e.what();
-  if (!m.empty() && m.front() == '[') {
-    const auto close = m.find("] ");
-    if (close != std::string::npos) m = m.substr(close + 2);
-  }
-  return m;
-}
-
-template <class J>
-J parse_limited(std::string_view text, const std::string& origin) {
-  // The parser itself is iterative; the callback sees each container open with the depth of its
-  // parent, and stops the parse before a value too deep to handle is built.
-  // The last key read says where a parse error is (a number that overflows a double, 1e400, is
-  // refused by the parser before any reader could name its field).
-  std::string last_key;
-  const typename J::parser_callback_t limit = [&origin, &last_key](int depth, nlohmann::json::parse_event_t event,
-                                                                   J& parsed) {
-    if (event == nlohmann::json::parse_event_t::key) last_key = parsed.template get<std::string>();
-    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
-        depth >= kMaxJsonDepth)
-      throw InputError(origin + ": nested deeper than " + std::to_string(kMaxJsonDepth) +
-                       " levels; no ktune file is, check that this is the file you meant");
-    return true;
-  };
-  try {
-    return J::parse(text.begin(), text.end(), limit);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(origin + ": not valid JSON (" + library_message(e) +
-                     (last_key.empty() ? "" : ", after the key \"" + last_key + "\"") + ")");
-  }
-}
+using detail::parse_limited;
 
 template <class J>
 std::string excerpt(const J& v) {

@@ -344,9 +344,11 @@ json Registry::to_json() const {
   for (const auto& [family, keys] : entries_) {
     json f = json::object();
     for (const auto& [key, entry] : keys) f[key] = entry.to_json();
-    entries[family] = f;
+    entries[family] = std::move(f);  // a copy would cost as much as the building
   }
-  return {{"ktune_registry", kRegistryFormat}, {"backend", backend_}, {"device", device_}, {"entries", entries}};
+  json j = {{"ktune_registry", kRegistryFormat}, {"backend", backend_}, {"device", device_}};
+  j["entries"] = std::move(entries);
+  return j;
 }
 
 Registry Registry::from_json(const json& j) {

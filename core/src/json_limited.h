@@ -1,0 +1,152 @@
+#pragma once
+// The parse behind parse_json and parse_ordered_json (json_read.h), a template so that a test
+// can run it on a JSON type that counts its work: private to the core.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ktune/error.h"
+#include "ktune/json_read.h"
+
+namespace ktune::detail {
+
+// "[json.exception.parse_error.101] parse error at line 1, column 3: ..." -> "parse error at ...":
+// the bracketed id means nothing to a user.
+inline std::string library_message(const nlohmann::json::exception& e) {
+  std::string m = e.what();
+  if (!m.empty() && m.front() == '[') {
+    const auto close = m.find("] ");
+    if (close != std::string::npos) m = m.substr(close + 2);
+  }
+  return m;
+}
+
+// The line (1-based) of the byte at which `text` opens its (limit + 1)-th nested level, 0 when it
+// never does. Only the error path calls it, once the parser has refused that level: the text up
+// to there is valid JSON, so brackets inside strings are the only ones to skip.
+inline std::size_t line_too_deep(std::string_view text, int limit) {
+  std::size_t line = 1;
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (c == '\n') ++line;
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > limit) return line;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return 0;
+}
+
+// Builds the value from nlohmann's SAX events, refusing a container nested deeper than
+// kMaxJsonDepth before it is built. Not the parser callback: with one, nlohmann walks the parent
+// container after every child that closes (to drop discarded values), which made a registry of n
+// entries load in O(n^2). The last key read says where a parse error is (a number that
+// overflows a double, 1e400, is refused by the parser before any reader could name its field).
+template <class J>
+class LimitedBuilder {
+ public:
+  using number_integer_t = typename J::number_integer_t;
+  using number_unsigned_t = typename J::number_unsigned_t;
+  using number_float_t = typename J::number_float_t;
+  using string_t = typename J::string_t;
+  using binary_t = typename J::binary_t;
+
+  explicit LimitedBuilder(J& root) : root_(root) {}
+
+  const std::string& last_key() const { return last_key_; }
+  bool too_deep() const { return too_deep_; }
+
+  bool null() { return add(nullptr); }
+  bool boolean(bool v) { return add(v); }
+  bool number_integer(number_integer_t v) { return add(v); }
+  bool number_unsigned(number_unsigned_t v) { return add(v); }
+  bool number_float(number_float_t v, const string_t&) { return add(v); }
+  bool string(string_t& v) { return add(std::move(v)); }
+  bool binary(binary_t& v) { return add(J::binary(std::move(v))); }
+  bool start_object(std::size_t) { return open(J::value_t::object); }
+  bool start_array(std::size_t) { return open(J::value_t::array); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(string_t& k) {
+    last_key_ = k;
+    // operator[] keeps the last of duplicate keys, as nlohmann's own parser does.
+    member_ = &(*open_.back())[k];
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception& e) {
+    error_ = library_message(e);
+    return false;
+  }
+  // The library's words for a syntax error, or empty.
+  const std::string& error() const { return error_; }
+
+ private:
+  // Where the next value goes: the root, the member whose key was just read, or an array's end.
+  template <class V>
+  J* place(V&& v) {
+    if (open_.empty()) {
+      root_ = J(std::forward<V>(v));
+      return &root_;
+    }
+    J& parent = *open_.back();
+    if (parent.is_array()) {
+      parent.push_back(J(std::forward<V>(v)));
+      return &parent.back();
+    }
+    *member_ = J(std::forward<V>(v));
+    return member_;
+  }
+  template <class V>
+  bool add(V&& v) {
+    place(std::forward<V>(v));
+    return true;
+  }
+  bool open(typename J::value_t type) {
+    // The parser itself is iterative; the values it builds are not (copy, compare, dump).
+    if (static_cast<int>(open_.size()) >= kMaxJsonDepth) {
+      too_deep_ = true;
+      return false;
+    }
+    open_.push_back(place(type));
+    return true;
+  }
+  bool close() {
+    open_.pop_back();
+    return true;
+  }
+
+  J& root_;
+  std::vector<J*> open_;  // the containers being filled, outermost first
+  J* member_ = nullptr;
+  std::string last_key_, error_;
+  bool too_deep_ = false;
+};
+
+template <class J>
+J parse_limited(std::string_view text, const std::string& origin) {
+  J out;
+  LimitedBuilder<J> builder(out);
+  if (J::sax_parse(text.begin(), text.end(), &builder)) return out;
+  if (builder.too_deep())
+    throw InputError(origin + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at line " +
+                     std::to_string(line_too_deep(text, kMaxJsonDepth)) +
+                     "; no ktune file is, check that this is the file you meant");
+  const std::string& key = builder.last_key();
+  throw InputError(origin + ": not valid JSON (" + builder.error() +
+                   (key.empty() ? "" : ", after the key \"" + key + "\"") + ")");
+}
+
+}  // namespace ktune::detail
