@@ -208,19 +208,22 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
 }
 
 // The run --resume continues (--run-name), its backend, device and family taken into `c` and `a`.
+// `worker`: the --worker command ("" for none), checked against the one that measured the run.
 std::optional<RunMetadata> run_to_resume(const cli::TuneArgs& a, const cli::Given& given, Common& c,
-                                         std::string& family) {
+                                         std::string& family, const std::string& worker) {
   if (!a.resume) return std::nullopt;
   if (a.run_name.empty()) throw InputError("--resume needs --run-name of the run to continue");
   if (a.no_save) throw InputError("--resume and --no-save contradict each other");
-  RunMetadata run = cli::read_run_to_resume(run_folder(a.output_dir, a.run_name));
+  const auto dir = run_folder(a.output_dir, a.run_name);
+  RunMetadata run = cli::read_run_to_resume(dir);
+  cli::check_resume_worker(run, dir, worker, std::cerr);
   cli::take_run_target(run, given, c.backend, c.device, family);
   return run;
 }
 
 // --devices over several devices: a run per model (registry slug), measured by its devices together.
 int tune_on_devices(cli::DeviceWorkers& dw, const Common& c, cli::TuneArgs a, const std::vector<std::string>& argv,
-                    const cli::Given& given) {
+                    const cli::Given& given, const std::string& worker) {
   Backend& first = *dw.groups.front().lanes.front().backend;
   if (a.family.empty() && a.kernel_spec.empty() && first.families().size() == 1)
     a.family = first.families().front().name;
@@ -231,7 +234,7 @@ int tune_on_devices(cli::DeviceWorkers& dw, const Common& c, cli::TuneArgs a, co
     cli::TuneArgs on_group = a;
     on_group.run_name = dw.groups.size() > 1 ? base + "-" + group.slug : base;
     Common on_worker = c;
-    const auto resumed = run_to_resume(on_group, given, on_worker, on_group.family);
+    const auto resumed = run_to_resume(on_group, given, on_worker, on_group.family, worker);
     on_worker.device = 0;
     if (!a.quiet) {
       std::cerr << "devices " << group.lanes.front().device.name << ":";
@@ -405,6 +408,7 @@ int run_command(int argc, char** argv) {
       "Search space JSON file instead of the family's default: {\"parameters\": {NAME: [values]}} (integers, "
       "booleans or strings) or {\"configs\": [{NAME: value, ...}, ...]}, plus \"constraints\"");
   space->add_option("--kernel-spec", ta.kernel_spec, "Kernel spec JSON (GPU backends)");
+  cli::add_allow_source_outside_spec(space);
   space->add_option("--shape", space_shapes, "Problem shape(s) to count pruning for");
   space->add_flag("--json", json, "Print the space as JSON (a starting point for --space)");
   add_common(space, false);
@@ -511,14 +515,15 @@ int run_command(int argc, char** argv) {
         if (dw.groups.empty())
           common.device = dw.single;  // one device: the run goes as with --device
         else
-          return tune_on_devices(dw, common, ta, args, given);
+          return tune_on_devices(dw, common, ta, args, given, worker_args.command);
       }
-      const auto resumed = run_to_resume(ta, given, common, ta.family);
+      const auto resumed = run_to_resume(ta, given, common, ta.family, worker_args.command);
       const RunMetadata* resuming = resumed ? &*resumed : nullptr;
       // An external worker is the backend (a resumed worker run names the worker's backend, which
       // this build need not have); otherwise the built-in one, isolated or in process.
       Backend* in_process = worker_args.command.empty() ? &find_backend(backends, common.backend) : nullptr;
       if (const auto w = cli::tune_worker_backend(in_process, common.device, ta.kernel_spec, worker_args)) {
+        if (resuming) cli::check_resumed_backend(*resuming, w->name(), worker_args.command);
         // The worker serves one device; the family may come from its hello alone.
         Common on_worker = common;
         on_worker.device = 0;

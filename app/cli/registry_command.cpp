@@ -12,6 +12,7 @@
 #include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/registry_formats.h"
+#include "tune_options.h"
 
 namespace ktune::cli {
 
@@ -22,6 +23,7 @@ void add_target(CLI::App* sub, RegistryArgs& a, bool family_option = true) {
   sub->add_option(
       "--kernel-spec", a.kernel_spec,
       "The family of a kernel spec JSON (e.g. resources/kernels/cuda/gemm.json): no GPU or CUDA build needed");
+  add_allow_source_outside_spec(sub);
   sub->add_option("--backend,-b", a.backend, "Backend whose registry and family to use")->capture_default_str();
   sub->add_option("--device", a.device, "Device index (its slug names the registry file)")->capture_default_str();
   sub->add_option("--device-slug", a.device_slug, "Registry device slug (default: this machine's device)");

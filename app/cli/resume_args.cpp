@@ -1,8 +1,14 @@
 #include "resume_args.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "ktune/error.h"
+#include "ktune/json_read.h"
 #include "ktune/run_options.h"
 
 namespace ktune::cli {
@@ -30,6 +36,17 @@ RunSettings with_run_values(const RunSettings& run, RunSettings asked, const Giv
   return asked;
 }
 
+// `s` as one word for /bin/sh: as it is when it holds nothing the shell reads, else in single quotes.
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) || std::strchr("@%_+=:,./-", c) != nullptr;
+  });
+  if (plain) return s;
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 [[noreturn]] void differs(const std::string& option, const std::string& run_value) {
   throw InputError(option + " differs from the run's: run has " + run_value + "; drop " + option +
                    " or start a new run (another --run-name)");
@@ -53,6 +70,52 @@ void take_run_target(const RunMetadata& run, const Given& given, std::string& ba
   backend = run.backend;
   device = run.device.index;
   family = run.family;
+}
+
+std::string recorded_worker(const RunMetadata& run) {
+  const auto& a = run.arguments;
+  if (a.size() == 3 && a[0] == "ktune-workbench" && a[1] == "--session") {
+    try {
+      const nlohmann::json session = parse_json(a[2], "the run's session");
+      if (session.is_object() && session.contains("worker") && session["worker"].is_string())
+        return session["worker"].get<std::string>();
+    } catch (const InputError&) {
+      // A hand-edited record: no worker can be told, and none is started either way.
+    }
+    return {};
+  }
+  const std::string prefix = "--worker=";
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == "--worker" && i + 1 < a.size()) return a[i + 1];
+    if (a[i].rfind(prefix, 0) == 0) return a[i].substr(prefix.size());
+  }
+  return {};
+}
+
+void check_resume_worker(const RunMetadata& run, const std::filesystem::path& run_dir, const std::string& command,
+                         std::ostream& warn) {
+  const std::string recorded = recorded_worker(run);
+  if (command == recorded) return;
+  if (command.empty())
+    throw InputError("run " + run_dir.string() + " was measured by the worker `" + recorded + "` (backend '" +
+                     run.backend +
+                     "'), and ktune starts no command it reads from a run folder. Check that command, then resume "
+                     "with it: --worker " +
+                     shell_word(recorded));
+  warn << "ktune: warning: run " << run_dir.string() << " was measured "
+       << (recorded.empty() ? "in process by the " + run.backend + " backend" : "by the worker `" + recorded + "`")
+       << "; resuming it with `" << command
+       << "`: the trials measured before and after compare only if both commands measure the same kernels the "
+          "same way\n";
+}
+
+void check_resumed_backend(const RunMetadata& run, const std::string& worker_backend, const std::string& command) {
+  if (worker_backend == run.backend) return;
+  throw InputError("the worker `" + (command.empty() ? std::string("ktune worker") : command) + "` serves backend '" +
+                   worker_backend + "', but the run was measured on '" + run.backend +
+                   "': its times would not compare; resume with the run's worker (--worker " +
+                   shell_word(recorded_worker(run).empty() ? std::string("...") : recorded_worker(run)) +
+                   ") or start a new run (another --run-name)");
 }
 
 RunSettings resume_settings(const RunMetadata& run, const RunSettings& asked, const Given& given) {

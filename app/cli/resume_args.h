@@ -4,6 +4,7 @@
 // InputError naming the option and the run's value, and nothing is written.
 #include <filesystem>
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "ktune/run_settings.h"
@@ -21,6 +22,21 @@ RunMetadata read_run_to_resume(const std::filesystem::path& run_dir);
 // Backend, device and family of the run, unless given; given ones must be the run's.
 void take_run_target(const RunMetadata& run, const Given& given, std::string& backend, int& device,
                      std::string& family);
+
+// The worker command that measured `run`, "" when a built-in backend did: the --worker of the
+// `ktune tune` command line, or the "worker" of the session a workbench run started from.
+std::string recorded_worker(const RunMetadata& run);
+
+// Resuming the run in `run_dir` through the worker `command` ("" for none). A worker run resumed
+// without --worker is an InputError that shows the recorded command to pass: ktune never starts a
+// command it read from a run folder. A command other than the recorded one is a warning on `warn`
+// naming both (the tuner still refuses another family or other settings; the worker's backend is
+// checked against the run's once it has said hello: check_resumed_backend).
+void check_resume_worker(const RunMetadata& run, const std::filesystem::path& run_dir, const std::string& command,
+                         std::ostream& warn);
+
+// A worker whose hello names another backend than the run's measures something else: InputError.
+void check_resumed_backend(const RunMetadata& run, const std::string& worker_backend, const std::string& command);
 
 // The run's settings; `asked` holds what the command line says: each given option must be valid
 // (checked with the run's values of the others) and equal the run's.

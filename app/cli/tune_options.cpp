@@ -1,6 +1,9 @@
 #include "tune_options.h"
 
+#include <cstdlib>
+
 #include "ktune/error.h"
+#include "ktune/kernel_spec.h"
 
 namespace ktune::cli {
 
@@ -66,6 +69,7 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   auto* tune = app.add_subcommand("tune", "Tune a kernel family on a list of shapes");
   tune->add_option("family", a.family, "Kernel family (`ktune kernels`)");
   tune->add_option("--kernel-spec", a.kernel_spec, "Tune a user kernel described by a JSON spec (GPU backends)");
+  add_allow_source_outside_spec(tune);
   tune->add_option("--shape,-s", a.shapes,
                    "Shape, e.g. \"M=1,16,64 N=4096 K=4096\"; lists expand to their product; repeatable (default: the "
                    "family's default shape, when every key field has a default)")
@@ -107,6 +111,14 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
                    "the strategy proposes, the recorded trials answer")
       ->check(CLI::ExistingDirectory);
   return tune;
+}
+
+void add_allow_source_outside_spec(CLI::App* command) {
+  command->add_flag_callback(
+      "--allow-source-outside-spec", [] { setenv(kAllowSourceOutsideSpecEnv, "1", 1); },
+      "Let a --kernel-spec's \"source\" lie outside the spec's folder. By default it must resolve (symlinks and "
+      "\"..\" followed) inside it, so a spec handed to you reads no other file; the same as "
+      "KTUNE_ALLOW_SOURCE_OUTSIDE_SPEC=1");
 }
 
 void check_tune_options(const TuneArgs& a) {

@@ -35,6 +35,11 @@ struct TuneArgs {
 // `app`; returns it.
 CLI::App* add_tune_command(CLI::App& app, TuneArgs& a);
 
+// --allow-source-outside-spec on `command`, which reads a --kernel-spec: the spec's "source" may
+// then lie outside the spec's folder. It sets KTUNE_ALLOW_SOURCE_OUTSIDE_SPEC=1 at parse time,
+// so the worker processes the command starts (--isolate, --devices) inherit it.
+void add_allow_source_outside_spec(CLI::App* command);
+
 // The core's checks of the settings the options ask for, at parse time, naming the flags
 // ("--atol: NaN is not a finite number; give a number >= 0"): InputError. With --resume, the
 // settings are checked with the run's values for the options not given (resume_settings).

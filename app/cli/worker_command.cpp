@@ -13,6 +13,7 @@
 #include "ktune/worker_client.h"
 #include "ktune/worker_protocol.h"
 #include "ktune/worker_server.h"
+#include "tune_options.h"
 
 namespace ktune::cli {
 
@@ -43,6 +44,7 @@ CLI::App* add_worker_subcommand(CLI::App& app, ServeArgs& s) {
   w->add_option("--backend,-b", s.backend, "Backend to serve: cpu, cuda, hip")->capture_default_str();
   w->add_option("--device", s.device, "Device index within the backend")->capture_default_str();
   w->add_option("--kernel-spec", s.kernel_spec, "Also offer the family of this kernel spec (GPU backends)");
+  add_allow_source_outside_spec(w);
   return w;
 }
 

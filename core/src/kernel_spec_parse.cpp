@@ -3,8 +3,10 @@
 // and the final check that every expression reads only names the spec knows. Every read goes
 // through JsonPath, so an error names the field: "key_fields[1].numeric: expected true or false".
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -41,7 +43,41 @@ void each_of(const JsonPath& root, const char* key, const char* what, F&& f) {
   list.for_each_element(f);
 }
 
+// Whether `file` lies under `dir` (both resolved, absolute).
+bool inside(const std::filesystem::path& dir, const std::filesystem::path& file) {
+  auto f = file.begin();
+  for (const auto& part : dir) {
+    if (part.empty()) continue;  // a trailing separator
+    if (f == file.end() || *f != part) return false;
+    ++f;
+  }
+  return f != file.end();
+}
+
+// The spec's source file, resolved. Outside the spec's folder it is refused unless allowed,
+// before anything reads it; the message names the paths, never what the file holds.
+std::filesystem::path source_path(const JsonPath& src, const std::filesystem::path& base_dir) {
+  namespace fs = std::filesystem;
+  const fs::path folder = base_dir.empty() ? fs::path(".") : base_dir;
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(folder, ec), ec);
+  if (ec) src.fail("cannot resolve the spec's folder " + folder.string() + ": " + ec.message());
+  const fs::path file = fs::weakly_canonical(fs::absolute(folder / src.string(), ec), ec);
+  if (ec) src.fail("cannot resolve " + (folder / src.string()).string() + ": " + ec.message());
+  if (!inside(dir, file) && !source_outside_spec_allowed())
+    src.fail("\"" + src.string() + "\" resolves to " + file.string() + ", outside the spec's folder " + dir.string() +
+             ": put the source in that folder (or below it), or, if you trust this spec, pass "
+             "--allow-source-outside-spec (" +
+             kAllowSourceOutsideSpecEnv + "=1)");
+  return file;
+}
+
 }  // namespace
+
+bool source_outside_spec_allowed() {
+  const char* v = std::getenv(kAllowSourceOutsideSpecEnv);
+  return v && std::string_view(v) == "1";
+}
 
 struct KernelSpecReader {
   KernelSpec& s;
@@ -157,8 +193,9 @@ struct KernelSpecReader {
       if (it == files->end()) src.fail("no embedded file named " + src.string());
       s.source_ = it->second;
     } else {
+      const std::filesystem::path file = source_path(src, base_dir);
       try {
-        s.source_ = read_text_file(s.source_file_, "kernel source");
+        s.source_ = read_text_file(file, "kernel source");
       } catch (const InputError& e) {
         src.fail(e.what());
       }

@@ -185,6 +185,13 @@ struct SpecDialect {
 
 struct KernelSpecReader;
 
+// A spec's "source" must resolve (symlinks and ".." followed) inside the spec's folder: a spec
+// someone hands you could otherwise have ktune read and compile any file it can open.
+// KTUNE_ALLOW_SOURCE_OUTSIDE_SPEC=1 lifts that for the whole process and the workers it starts,
+// which inherit it; the CLI's --allow-source-outside-spec sets it.
+inline constexpr const char* kAllowSourceOutsideSpecEnv = "KTUNE_ALLOW_SOURCE_OUTSIDE_SPEC";
+bool source_outside_spec_allowed();
+
 class KernelSpec {
  public:
   // Parses a spec; `base_dir` resolves "source", or `files` (name -> text: sources embedded in
