@@ -377,6 +377,7 @@ int run_command(int argc, char** argv) {
       "ktune: find the fastest configuration of a kernel for each problem shape, keep the winners in a registry"};
   app.set_version_flag("--version", std::string("ktune ") + version());
   app.require_subcommand(1);
+  app.footer(file_limit_help());
   // Usage errors read like every other refused input (exit 2, "ktune: error: ...").
   app.failure_message(
       [](const CLI::App* a, const CLI::Error& e) { return "ktune: error: " + CLI::FailureMessage::simple(a, e); });

@@ -1,7 +1,7 @@
 // `ktune tune --shard I/N` and `ktune merge`, end to end through the CLI: three shards of a CPU
 // run merge into the unsharded run's set of trials, and diff and apply work on the merged run; a
-// killed shard resumes to exactly its slice; bad shards and bad merges are clear errors (exit 2)
-// that write nothing.
+// killed shard resumes to exactly its slice; bad shards and bad merges (a finished shard with a
+// torn row among them) are clear errors (exit 2) that write nothing.
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -234,6 +234,52 @@ class TestShards : public QObject {
              qPrintable(rest.out + rest.err));
     const QStringList keys = trialKeys(dir.path(), "tuning_runs/m");
     QCOMPARE(QSet<QString>(keys.begin(), keys.end()).size(), 12);
+  }
+
+  // A shard marked finished whose trials.csv ends inside its last row (cut short after the run,
+  // as by an interrupted copy) is refused, naming the file and line; merged anyway, or when the
+  // shard is unfinished (killed mid-write), that row is left out as resume cuts it off, and the
+  // merged run is partial: resuming it measures that trial again.
+  void tornRowOfAShard() {
+    QTemporaryDir dir;
+    for (int i = 0; i < 2; ++i)
+      QCOMPARE(run(rawTune(QString("s%1").arg(i)) << "--shard" << QString("%1/2").arg(i), dir.path()).code, 0);
+    const QString trials = dir.path() + "/tuning_runs/s1/trials.csv";
+    const QByteArray text = readAll(trials);
+    writeAll(trials, text.left(text.size() - 5));
+    const QString where = "tuning_runs/s1/trials.csv:" + QString::number(text.count('\n'));  // the header is line 1
+    const QStringList merge = {"merge", "tuning_runs/s0", "tuning_runs/s1", "--run-name"};
+    const Result refused = run(QStringList(merge) << "m", dir.path(), 120000);
+    QCOMPARE(refused.code, 2);
+    QVERIFY2(refused.err.contains(where + ": the last row of shard 1/2 is torn") &&
+                 refused.err.contains("--allow-unfinished"),
+             qPrintable(refused.out + refused.err));
+    QVERIFY(!QDir(dir.path() + "/tuning_runs/m").exists());
+
+    const Result partial = run(QStringList(merge) << "m"
+                                                  << "--allow-unfinished",
+                               dir.path(), 120000);
+    QCOMPARE(partial.code, 1);
+    QVERIFY2(partial.out.contains("merged 2 shard(s): 11 trials") &&
+                 partial.out.contains("left out the torn last row " + where),
+             qPrintable(partial.out + partial.err));
+    QCOMPARE(metadata(dir.path() + "/tuning_runs/m")["state"].toString(), QString("cancelled"));
+    const Result rest = run(rawTune("m") << "--resume", dir.path());
+    QVERIFY2(rest.code == 0 && rest.out.contains("finished (12 of 12 configs measured)"),
+             qPrintable(rest.out + rest.err));
+    QCOMPARE(trialKeys(dir.path(), "tuning_runs/m").size(), 12);
+
+    // The same shard, unfinished: its torn row is the trial it was writing when killed.
+    const QString md = dir.path() + "/tuning_runs/s1/run_metadata.json";
+    writeAll(md, readAll(md).replace("\"state\": \"finished\"", "\"state\": \"cancelled\""));
+    QCOMPARE(metadata(dir.path() + "/tuning_runs/s1")["state"].toString(), QString("cancelled"));
+    const Result unfinished = run(QStringList(merge) << "m2"
+                                                     << "--allow-unfinished",
+                                  dir.path(), 120000);
+    QCOMPARE(unfinished.code, 1);
+    QVERIFY2(unfinished.out.contains("merged 2 shard(s): 11 trials") &&
+                 unfinished.out.contains("left out the torn last row " + where),
+             qPrintable(unfinished.out + unfinished.err));
   }
 
   void badShardsAreClearErrors_data() {

@@ -19,8 +19,9 @@ void write_file_atomic(const std::filesystem::path& file, const std::string& tex
 // results, trials.csv, search spaces, kernel specs and sources, sessions, Kernel Tuner caches)
 // is refused above it, before any of it is read. The default leaves room for the largest files
 // real runs make (a registry of 100,000 entries is ~100 MiB, a Kernel Tuner cache a few hundred
-// MiB, trials.csv of a million trials ~1 GiB) while a file given by mistake (a disk image, a
-// data set) is named instead of taking the machine's memory. $KTUNE_MAX_FILE_MB raises or lowers it.
+// MiB, trials.csv of a million trials 0.3 to 1 GiB by the samples each keeps) while a file given
+// by mistake (a disk image, a data set) is named instead of filling the machine's memory (a
+// parsed JSON file takes several times its size). $KTUNE_MAX_FILE_MB raises or lowers it.
 inline constexpr const char* kMaxFileEnv = "KTUNE_MAX_FILE_MB";
 inline constexpr std::uint64_t kDefaultMaxFileMiB = 2048;
 // The limit in bytes; InputError naming $KTUNE_MAX_FILE_MB when it is not a whole number of MiB >= 1.
