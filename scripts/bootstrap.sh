@@ -23,7 +23,7 @@ if [ "${KTUNE_SKIP_APT:-0}" != 1 ]; then
     ca-certificates cmake ninja-build g++ pkg-config \
     nlohmann-json3-dev libcli11-dev libmuparser-dev libopenblas-dev \
     qt6-base-dev qt6-base-dev-tools libqt6charts6-dev libqt6svg6-dev libqt6opengl6-dev libgl1-mesa-dev libxkbcommon-dev \
-    xvfb xauth python3 python3-numpy
+    xvfb xauth python3 python3-numpy python3-jsonschema
   if [ "${KTUNE_WITH_HIP:-ON}" = ON ]; then
     $sudo apt-get install -y -q --no-install-recommends hipcc libamdhip64-dev rocm-device-libs libhiprtc-builtins5
   fi

@@ -75,7 +75,8 @@ class Connection {
     if (!cv_.wait_for(lock, ms(options.hello_timeout_s * 1000), [this] { return hello_ || dead_; })) {
       lock.unlock();
       process_->kill();
-      throw RunError(who() + " sent no hello within " + std::to_string(options.hello_timeout_s) + " s" + details());
+      throw RunError(who() + " sent no hello within " + number_text(options.hello_timeout_s) +
+                     " s (the time a worker has to answer ktune's hello)" + details());
     }
     if (!hello_) {
       lock.unlock();
@@ -132,11 +133,25 @@ class Connection {
 
   std::string who() const { return worker_named(command_); }
 
-  // "; last stderr lines: ...; printed outside the protocol: ..." for a failure message.
+  // A new trial: what the worker printed for earlier ones does not explain this one's failure.
+  void begin_trial() {
+    process_->clear_stderr_tail();
+    std::lock_guard lock(noise_mutex_);
+    noise_.clear();
+  }
+
+  // "; stderr: <its last line>", then on the next lines the last stderr lines and what it printed
+  // outside the protocol, for a failure message. Its first line stands alone: the console shows
+  // only that one.
   std::string details() const {
     std::string out;
     const std::string tail = process_ ? process_->stderr_tail() : "";
-    if (!tail.empty()) out += "; its last stderr lines:\n" + tail;
+    if (!tail.empty()) {
+      const auto last_nl = tail.rfind('\n');
+      const std::string last = last_nl == std::string::npos ? tail : tail.substr(last_nl + 1);
+      out += "; stderr: " + excerpt(last);
+      if (last_nl != std::string::npos) out += "\nits last stderr lines:\n" + tail;
+    }
     std::lock_guard lock(noise_mutex_);
     if (!noise_.empty()) {
       out += "\nlines it printed to stdout outside the protocol:";
@@ -281,6 +296,7 @@ class WorkerSession : public ProblemSession {
     req.settings.rotate_buffers = s.rotate_buffers;
     req.timeout_ms = std::max(0.0, std::chrono::duration<double, std::milli>(s.deadline - Clock::now()).count());
     const auto conn = backend_.connection();
+    conn->begin_trial();
     const auto r = call(*conn, req, req.timeout_ms + backend_.options().cap_margin_ms, "sample", true);
     if (r->status != TrialStatus::Ok) fail(*conn, *r);
     return checked_sample(r->ns, who());
@@ -309,7 +325,17 @@ class WorkerSession : public ProblemSession {
   std::optional<Reply> call(Connection& conn, const Request& req, double timeout_ms, const std::string& what,
                             bool verdict) {
     try {
-      return reply_from_json(conn.call(to_json(req), ms(timeout_ms)));
+      const json answer = conn.call(to_json(req), ms(timeout_ms));
+      // An `error` answer is the protocol's own way to refuse a request (an unknown type, a value
+      // out of range): said as such, and the worker is started again for the next one.
+      if (answer.value("type", "") == "error") {
+        conn.kill();
+        const std::string message = answer.contains("message") && answer.at("message").is_string()
+                                        ? answer.at("message").get<std::string>()
+                                        : std::string("(no message)");
+        throw TrialFailure(TrialStatus::Crashed, who() + " answered " + req.type + " with an error: " + message);
+      }
+      return reply_from_json(answer);
     } catch (const WorkerSilent&) {
       if (!verdict) return std::nullopt;
       conn.kill();
@@ -337,6 +363,7 @@ class WorkerSession : public ProblemSession {
                        std::optional<double> best, bool validate_only) {
     auto& k = static_cast<WorkerKernel&>(kernel);
     const auto conn = backend_.connection();
+    conn->begin_trial();
     Request req = request("measure", k.config);
     req.tolerance = tol;
     req.settings = settings;

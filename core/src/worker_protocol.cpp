@@ -137,7 +137,11 @@ Config config_from_wire(const json& j) {
 
 json to_json(const Hello& h) {
   json devices = json::array(), families = json::array(), versions = json::object();
-  for (const auto& d : h.devices) devices.push_back(d.to_json());
+  for (const auto& d : h.devices) {
+    json dj = d.to_json();
+    dj.erase("slug");  // ktune derives it from the name: sent, it would look like something a worker sets
+    devices.push_back(std::move(dj));
+  }
   for (const auto& f : h.families) {
     json fj = family_to_json(f.family);
     if (!f.has_space) fj["space"] = nullptr;
@@ -288,11 +292,12 @@ Reply reply_from_json(const json& m) {
   } else if (type == "sampled") {
     r.ns = field<double>(m, "ns", "sampled");
   } else if (type == "measured") {
-    try {
-      r.status = trial_status_from_string(m.value("status", "ok"));
-    } catch (const InputError& e) {
-      throw ProtocolError(std::string("measured.status: ") + e.what());
-    }
+    const auto status = m.contains("status") ? field<std::string>(m, "status", "measured") : std::string("ok");
+    // A measured answer carries samples: a config that failed them is a `failed` answer.
+    if (status != "ok" && status != "timeout" && status != "slow_abort")
+      throw ProtocolError("measured.status '" + status +
+                          "' is not ok, timeout or slow_abort; a config that failed is a 'failed' answer");
+    r.status = trial_status_from_string(status);
     r.message = m.value("note", "");
     r.compile_time_s = m.value("compile_time_s", 0.0);
     r.samples_ns = field<std::vector<double>>(m, "samples_ns", "measured");

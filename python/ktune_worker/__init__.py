@@ -12,6 +12,7 @@
 ktune sends a problem (its key fields), a config and the measurement settings; this package
 builds the config, validates its output against the reference and times it with warm-up and
 the noise target ktune asked for, answering on stdout. Anything the kernel prints goes to stderr.
+README.md beside this file says how to write a worker; docs/worker-protocol.md is the protocol.
 """
 import faulthandler
 import json
@@ -21,12 +22,20 @@ import platform
 import sys
 import threading
 import time
+import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 PROTOCOL = 1
-__all__ = ["Family", "Tolerance", "serve", "wall_timer", "PROTOCOL"]
+__all__ = ["Family", "Tolerance", "serve", "wall_timer", "default_device_name", "device_index", "PROTOCOL"]
+# What an exception's message keeps of its traceback: enough to find the line, not a page of frames.
+_TRACEBACK_LINES = 30
+_TRACEBACK_CHARS = 4000
+# After ktune's stdin closes (ktune is gone) or after shutdown, this long for threads to finish
+# before the process ends anyway: a kernel stuck in a measure must not keep a GPU forever.
+_EXIT_GRACE_S = 1.0
+_HERE = os.path.abspath(__file__)
 
 
 @dataclass
@@ -49,7 +58,7 @@ def wall_timer(fn: Callable[[], Any], launches: int) -> float:
 class Family:
     name: str
     key_fields: List[Any]  # "M", or {"name": "dtype", "numeric": False, "default": "f32", "choices": [...]}
-    space: Dict[str, List[Any]]  # parameter -> candidates (integers or strings)
+    space: Dict[str, List[Any]]  # parameter -> candidates (integers, strings or booleans)
     inputs: Callable[[Dict[str, Any], int], Any]  # (problem, seed) -> inputs, identical for every config
     reference: Callable[[Dict[str, Any], Any], Any]  # (problem, inputs) -> expected output
     build: Callable[[Dict[str, Any], Dict[str, Any], Any], Callable[[], Any]]  # (config, problem, inputs) -> run
@@ -81,6 +90,23 @@ class _Failure(Exception):
     def __init__(self, status: str, message: str):
         super().__init__(message)
         self.status = status
+
+
+def _describe(e: BaseException) -> str:
+    """"ValueError: bad block" on the first line (what ktune's console shows), then the traceback,
+    cut to its first and last frames when long."""
+    head = f"{type(e).__name__}: {e}"
+    head = head if len(head) <= 500 else head[:497] + "..."
+    tb = traceback.TracebackException.from_exception(e)
+    # This module's own frames (build, measure) say nothing about the kernel: the user's code is the story.
+    tb.stack = traceback.StackSummary.from_list([f for f in tb.stack if os.path.abspath(f.filename) != _HERE])
+    lines = "".join(tb.format()).rstrip("\n").split("\n")
+    if len(lines) > _TRACEBACK_LINES:
+        lines = lines[:3] + [f"  ... ({len(lines) - _TRACEBACK_LINES + 4} lines left out)"] + lines[-(_TRACEBACK_LINES - 4):]
+    text = "\n".join(lines)
+    if len(text) > _TRACEBACK_CHARS:
+        text = "..." + text[-_TRACEBACK_CHARS:]
+    return head + "\n" + text
 
 
 def _compare(out: Any, ref: Any, tol: Tolerance):
@@ -191,9 +217,10 @@ class _Worker:
         faulthandler.enable()  # a segfaulting kernel leaves its Python stack on stderr, which ktune records
         self.families = {f.name: f for f in families}
         self.backend = backend
-        self.device = dict(device or {"backend": backend, "name": platform.processor() or platform.machine(),
+        index = device_index() if device is None or "index" not in device else device["index"]
+        self.device = dict(device or {"backend": backend, "name": default_device_name(index),
                                       "properties": {"cores": float(os.cpu_count() or 1)}, "text": {}})
-        self.device.setdefault("index", device_index())
+        self.device.setdefault("index", index)
         self.device_count = device_count
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(max_workers=prepare_threads)
@@ -233,7 +260,7 @@ class _Worker:
         try:
             run = fam.build(dict(req["config"]), fields, inputs)
         except Exception as e:  # the kernel's own compile or configuration error
-            raise _Failure("compile_error", f"{type(e).__name__}: {e}")
+            raise _Failure("compile_error", _describe(e))
         return run, time.perf_counter() - t0
 
     def prepare(self, req: dict) -> None:
@@ -260,6 +287,10 @@ class _Worker:
             except _Failure as f:
                 self.send({"type": "failed", "id": req["id"], "status": f.status, "message": str(f)})
                 return f
+            except Exception as e:  # the family's inputs or reference, not the config
+                f = _Failure("crashed", _describe(e))
+                self.send({"type": "failed", "id": req["id"], "status": f.status, "message": str(f)})
+                return f
         key = self._key(req)
         self.prepared[key] = self.pool.submit(job)
 
@@ -281,7 +312,7 @@ class _Worker:
             try:
                 out = run()
             except Exception as e:
-                raise _Failure("crashed", f"{type(e).__name__}: {e}")
+                raise _Failure("crashed", _describe(e))
             err, frac = (fam.compare or _compare)(out, ref, tol)
             if not 0 <= frac <= 1:
                 raise _Failure("wrong_result", f"the comparison gave a mismatch fraction of {frac!r}, not a fraction")
@@ -295,7 +326,7 @@ class _Worker:
                 except _Failure:
                     raise
                 except Exception as e:
-                    raise _Failure("crashed", f"{type(e).__name__}: {e}")
+                    raise _Failure("crashed", _describe(e))
             if status == "timeout" and not samples:
                 raise _Failure("timeout", note)
             # An output with NaN or infinity has no finite error: null, as ktune reads it.
@@ -304,6 +335,8 @@ class _Worker:
                     "compile_time_s": compile_s, "validation": {"max_abs_error": error, "mismatch_fraction": frac}}
         except _Failure as f:
             return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
+        except Exception as e:  # the family's inputs, reference or compare
+            return {"type": "failed", "id": rid, "status": "crashed", "message": _describe(e)}
 
     def sample(self, req: dict) -> dict:
         """One timed sample of a prepared config: ktune re-measures a problem's best few configs in
@@ -324,10 +357,12 @@ class _Worker:
             except _Failure:
                 raise
             except Exception as e:
-                raise _Failure("crashed", f"{type(e).__name__}: {e}")
+                raise _Failure("crashed", _describe(e))
             return {"type": "sampled", "id": rid, "ns": ns}
         except _Failure as f:
             return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
+        except Exception as e:
+            return {"type": "failed", "id": rid, "status": "crashed", "message": _describe(e)}
 
     def answer(self, handler: Callable[[dict], dict], req: dict) -> None:
         reply = handler(req)
@@ -370,7 +405,9 @@ class _Worker:
             else:
                 self.send({"type": "error", "id": req.get("id"), "message": f"unknown message type {kind!r}; protocol "
                            f"{PROTOCOL} has hello, prepare, measure, sample and shutdown"})
-        self.measurer.shutdown(wait=True)
+        # EOF: ktune is gone and reads no answer. Queued work is dropped; a measure stuck in its
+        # kernel is not waited for (serve's exit does not join it).
+        self.measurer.shutdown(wait=False, cancel_futures=True)
         return 0
 
 
@@ -392,4 +429,65 @@ def serve(*families: Family, backend: str = "python", device: Optional[dict] = N
     worker = _Worker(list(families), backend, device, prepare_threads, device_count)
     code = worker.loop()
     worker.pool.shutdown(wait=False, cancel_futures=True)
+    _exit_soon(code)
     sys.exit(code)
+
+
+def _exit_soon(code: int) -> None:
+    """Python joins every executor thread at exit, so one stuck in a kernel would keep the worker
+    (and its GPU) forever: a daemon thread ends the process after a grace period if the normal
+    exit has not by then."""
+    def end():
+        time.sleep(_EXIT_GRACE_S)
+        for stream in (sys.stderr, sys.__stderr__):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code)
+    threading.Thread(target=end, name="ktune_worker exit", daemon=True).start()
+
+
+def _cpu_model_name(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The CPU's model as Linux names it ("AMD EPYC 7B13"), or "" where it says none."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return ""
+    fields: Dict[str, str] = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition(":")
+        if sep and value.strip():
+            fields.setdefault(name.strip(), " ".join(value.split()))
+    for key in ("model name", "Model", "Hardware", "cpu model", "cpu"):
+        if key in fields:
+            return fields[key]
+    if "CPU implementer" in fields and "CPU part" in fields:  # Arm cores name themselves by numbers only
+        return f"Arm CPU implementer {fields['CPU implementer']} part {fields['CPU part']}"
+    return ""
+
+
+def default_device_name(index: int = 0, cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The name a worker's device gets unless serve() is given one: it names the registry file,
+    tuned_data/<backend>/<its slug>.json. $KTUNE_DEVICE_NAME when set; else the GPU `index` of
+    torch or cupy when the kernel's module imported one of them ("NVIDIA H100 80GB HBM3"); else the
+    CPU's model ("AMD EPYC 7B13"); else "<machine> CPU", never a bare architecture ("x86_64"), which
+    names no device."""
+    name = os.environ.get("KTUNE_DEVICE_NAME", "").strip()
+    if name:
+        return name
+    torch = sys.modules.get("torch")  # only when already imported: importing it takes seconds
+    try:
+        if torch is not None and torch.cuda.is_available():
+            return str(torch.cuda.get_device_name(index))
+    except Exception:
+        pass
+    cupy = sys.modules.get("cupy")
+    try:
+        if cupy is not None:
+            gpu = cupy.cuda.runtime.getDeviceProperties(index)["name"]
+            return gpu.decode() if isinstance(gpu, bytes) else str(gpu)
+    except Exception:
+        pass
+    return _cpu_model_name(cpuinfo) or f"{platform.machine() or 'unknown'} CPU"

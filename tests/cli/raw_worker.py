@@ -11,6 +11,8 @@ zero       measures x=2 at 0 ns
 negative   measures x=2 at -6 ns
 nan        measures x=2 at NaN ns, written as json.dumps does: a bare NaN, which is not JSON
 close      closes its stdout when asked to measure x=2, and keeps running
+chatty     writes "measuring x=X" to stderr and "debug: x=X" to stdout in every measure; at x=2 then
+           "giving up on x=2" to stderr, and exits with code 3
 Every other config measures 1000+x ns, valid.
 Several devices: RAW_DEVICES="Raw A,Raw A,Raw B" names the machine's devices (default one, "Raw Device"); the
 worker serves the one `--device I` names and, with RAW_LOG=DIR, appends each config it measures to
@@ -56,6 +58,14 @@ for line in sys.stdin:
             continue
         if x == 2 and mode == "exit":
             sys.exit(3)
+        if mode == "chatty":
+            sys.stderr.write("measuring x=%d\n" % x)
+            sys.stderr.flush()
+            sys.stdout.write("debug: x=%d\n" % x)
+            sys.stdout.flush()
+            if x == 2:
+                sys.stderr.write("giving up on x=2\n\n")
+                sys.exit(3)
         if x == 2 and mode == "segv":
             os.kill(os.getpid(), signal.SIGSEGV)
         if x == 2 and mode == "close":

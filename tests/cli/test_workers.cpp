@@ -1,7 +1,8 @@
 // Measuring in worker processes, end to end through the ktune CLI: the numpy example worker with
 // a config that raises, one that is wrong, one that segfaults and one that hangs; raw-protocol
 // workers that print noise, send garbage, exit, segfault or speak another version; `--isolate`
-// on the CPU backend; kill -9 of the tuner (no orphan worker) and an exact resume.
+// on the CPU backend; kill -9 of the tuner (no orphan worker, also behind a wrapper and hung) and
+// an exact resume; what a failure's message says of the worker's output.
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -109,6 +110,38 @@ class TestWorkers : public QObject {
     QVERIFY2(trials[2]["error"].toString().contains(message), qPrintable(trials[2]["error"].toString()));
   }
 
+  // A failure's message holds what the worker wrote for that trial, not for the ones before it on
+  // the same worker; the console's one line of it ends with the last stderr line, not a heading.
+  void failureMessagesHoldOnlyTheirOwnTrialsOutput() {
+    QTemporaryDir dir;
+    const Result r = run(rawTune("chatty"), dir.path(), envWith("RAW_MODE", "chatty"));
+    QCOMPARE(r.code, 1);
+    const auto trials = byParam(measuredTrials(dir.path(), "tuning_runs/chatty"), "x");
+    QCOMPARE(trials[1]["status"].toString(), QString("ok"));
+    const QString error = trials[2]["error"].toString();
+    QCOMPARE(trials[2]["status"].toString(), QString("crashed"));
+    QVERIFY2(error.contains("measuring x=2") && error.contains("debug: x=2"), qPrintable(error));
+    QVERIFY2(!error.contains("x=1"), qPrintable(error));  // x=1 was measured before, on the same worker
+    QString console;
+    for (const QString& line : (r.out + r.err).split('\n'))
+      if (line.trimmed().startsWith("crashed x=2:")) console = line;
+    QVERIFY2(error.section('\n', 0, 0).endsWith("exited with code 3; stderr: giving up on x=2"), qPrintable(error));
+    // The console cuts a long line (a long checkout path) with "...": never a heading left hanging.
+    QVERIFY2(console.endsWith("; stderr: giving up on x=2") || console.endsWith("..."), qPrintable(r.out + r.err));
+  }
+
+  // The protocol's own refusal of a request is not a broken protocol.
+  void anErrorAnswerToSampleIsSaidAsSuch() {
+    QTemporaryDir dir;
+    const Result r = run(rawTune("sample"), dir.path(), envWith("RAW_MODE", ""));
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QString all = r.out + r.err;
+    QVERIFY2(all.contains("re-measure of n=8 failed, the search's best stands: the worker `" + rawWorker() +
+                          "` answered sample with an error: unknown message type 'sample'"),
+             qPrintable(all));
+    QVERIFY2(!all.contains("broke the protocol"), qPrintable(all));
+  }
+
   void workerOfAnotherProtocolVersionIsAClearError() {
     QTemporaryDir dir;
     const Result r = run(rawTune("old"), dir.path(), envWith("RAW_MODE", "old"));
@@ -184,6 +217,43 @@ class TestWorkers : public QObject {
     QSet<qint64> xs;
     for (const auto& t : trials) xs << t.toObject()["config"].toObject()["x"].toInteger();
     QCOMPARE(xs, (QSet<qint64>{1, 2, 3, 4}));  // each config once: none lost, none measured twice
+  }
+
+  // A worker behind a wrapper, hung in a measure when the tuner is killed -9: the wrapper and the
+  // worker behind it go too, whether the worker still reads its stdin (ktune_worker, hung in its
+  // measuring thread) or not (a raw worker hung in its main thread).
+  void killedTunerLeavesNoHungWorkerBehindAWrapper_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("raw protocol, hung in its main thread") << "raw";
+    QTest::newRow("ktune_worker, hung in its measuring thread") << "kw";
+  }
+  void killedTunerLeavesNoHungWorkerBehindAWrapper() {
+    QFETCH(QString, kind);
+    QTemporaryDir dir;
+    const QString pids = dir.path() + "/pids";
+    auto env = envWith("HUNG_PIDS", pids);
+    env.insert("HUNG_KIND", kind);
+    QProcess p;
+    p.setWorkingDirectory(dir.path());
+    p.setProcessEnvironment(env);
+    const QString wrapped = "sh -c '" + python() + " " + source("tests/cli/hung_worker.py") + "; true'";
+    p.start(cli(), {"tune", "--worker", wrapped, "--shape", "n=8", "--run-name", "hung", "--max-ms-per-config",
+                    "100000", "-q"});
+    QVERIFY(p.waitForStarted());
+    for (int i = 0; i < 600 && !QFile::exists(pids + ".measuring"); ++i) QThread::msleep(50);
+    QVERIFY2(QFile::exists(pids + ".measuring"), "the worker never began its measure");
+    QList<qint64> left;  // the worker and the shell that started it
+    for (const QString& id : QString::fromUtf8(readAll(pids)).split(' ', Qt::SkipEmptyParts)) left << id.toLongLong();
+    QCOMPARE(left.size(), 2);
+    QVERIFY(alive(left[0]) && alive(left[1]));
+    ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+    p.waitForFinished();
+    for (int i = 0; i < 200 && (alive(left[0]) || alive(left[1])); ++i) QThread::msleep(50);
+    const bool worker = alive(left[0]), shell = alive(left[1]);
+    for (const qint64 pid : left)
+      if (alive(pid)) ::kill(static_cast<pid_t>(pid), SIGKILL);  // no orphan of a failed check either
+    QVERIFY2(!worker, "the hung worker behind the wrapper outlived the killed tuner by 10 s");
+    QVERIFY2(!shell, "the wrapper outlived the killed tuner by 10 s");
   }
 };
 

@@ -4,12 +4,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <QElapsedTimer>
 #include <QtTest>
 #include <cmath>
 #include <thread>
 
 #include "ktune/backends.h"
+#include "ktune/error.h"
 #include "ktune/registry.h"
+#include "ktune/worker_client.h"
 #include "ktune/worker_protocol.h"
 #include "ktune/worker_server.h"
 
@@ -145,6 +148,59 @@ class TestWorkerProtocol : public QObject {
     json word = measured_reply(10, m, 0.5);
     word["validation"]["mismatch_fraction"] = "none";
     QVERIFY_THROWS_EXCEPTION(ProtocolError, reply_from_json(word));
+  }
+
+  // The schema (docs/worker-protocol.schema.json) and the code agree: a measured answer is ok,
+  // timeout or slow_abort; a failed config is `failed`, and nothing ktune ignores goes on the wire.
+  void measuredCarriesOnlyStatusesWithSamples() {
+    Measured m;
+    m.outcome.samples_ns = {10, 11};
+    for (const char* status : {"wrong_result", "crashed", "compile_error", "launch_error"}) {
+      json wire = measured_reply(3, m, 0.1);
+      wire["status"] = status;
+      try {
+        reply_from_json(wire);
+        QFAIL(qPrintable(QString("measured.status %1 was accepted").arg(status)));
+      } catch (const ProtocolError& e) {
+        QVERIFY2(std::string(e.what()).find("'failed' answer") != std::string::npos, e.what());
+      }
+    }
+    json wire = measured_reply(3, m, 0.1);
+    wire["status"] = 7;
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, reply_from_json(wire));
+    wire.erase("status");  // absent: ok
+    QCOMPARE(reply_from_json(wire).status, TrialStatus::Ok);
+  }
+
+  void helloSendsNoSlug() {
+    Hello h;
+    h.backend = "cpu";
+    DeviceInfo d;
+    d.backend = "cpu";
+    d.name = "AMD EPYC 7B13";
+    h.devices = {d};
+    const json wire = to_json(h);
+    QVERIFY2(!wire["devices"][0].contains("slug"), wire.dump().c_str());
+    QCOMPARE(hello_from_json(wire).devices.at(0).slug(), std::string("amd-epyc-7b13"));
+  }
+
+  // A worker that never says hello is given up on with the limit said as a person would, and
+  // what it wrote to stderr.
+  void silentWorkerIsGivenUpOnNamingTheLimit() {
+    WorkerOptions o;
+    o.argv = {"/bin/sh", "-c", "echo warming up >&2; exec sleep 60"};
+    o.hello_timeout_s = 2;
+    QElapsedTimer clock;
+    clock.start();
+    try {
+      WorkerBackend backend(o);
+      QFAIL("a worker that said nothing was accepted");
+    } catch (const RunError& e) {
+      const std::string m = e.what();
+      QVERIFY2(m.find("sent no hello within 2 s (") != std::string::npos, e.what());
+      QVERIFY2(m.find("; stderr: warming up") != std::string::npos, e.what());
+    }
+    QVERIFY(clock.elapsed() < 30000);
   }
 
   void otherVersionsAndBadLinesAreClearErrors() {

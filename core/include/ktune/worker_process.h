@@ -1,7 +1,9 @@
 #pragma once
 // WorkerProcess: a child process whose stdin, stdout and stderr ktune holds (POSIX). It runs in
-// its own process group, so killing it kills what it started too, and on Linux it is killed when
-// ktune dies (PR_SET_PDEATHSIG), so a kill -9 of the tuner leaves no orphan holding a GPU.
+// its own process group under a small supervisor process (worker_process.cpp says why), which
+// kills the whole group when asked, when the worker ends, and when ktune dies, even by SIGKILL:
+// a kill -9 of the tuner leaves nothing the worker command started holding a GPU, whatever the
+// command looks like (`sh -c '...'`, ssh, srun).
 #include <sys/types.h>
 
 #include <deque>
@@ -31,18 +33,23 @@ class WorkerProcess {
 
   // Writes one line to the worker's stdin; false once the worker no longer reads it.
   bool send(const std::string& line);
-  void kill();         // SIGKILL to the process group
+  void kill();         // SIGKILL to the process group (by the supervisor)
   void close_input();  // EOF on the worker's stdin: a polite worker exits
   pid_t pid() const { return pid_; }
   // The last lines the worker wrote to stderr, for messages about why it died.
   std::string stderr_tail(std::size_t lines = 8) const;
+  // Forgets the stderr lines so far: a new trial's failure is not explained by an earlier one's.
+  void clear_stderr_tail();
   int grace_ms = 2000;
 
  private:
   void read_loop();
+  bool read_stream(int stream, int fd, std::string& buf);
+  void emit(int stream, std::string line);
 
-  pid_t pid_ = -1;
-  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+  pid_t pid_ = -1;         // the worker command's process, leader of its group
+  pid_t supervisor_ = -1;  // ktune's child, the worker's parent
+  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1, ctl_fd_ = -1;
   std::mutex send_mutex_;
   mutable std::mutex tail_mutex_;
   std::deque<std::string> tail_;

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""python/ktune_worker without ktune: it exits when its stdin closes even while a measure hangs in
+a kernel; a kernel's exception reaches ktune with its traceback, bounded; its device is named by
+what it is (never "x86-64"); the README's example is a working worker whose every answer the
+protocol's schema accepts. Every wait is bounded, and a worker left running is killed."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import types
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+import ktune_worker as kw  # noqa: E402
+
+HELLO = {"type": "hello", "protocol": 1, "ktune": "test"}
+
+
+def problem(n=8):
+    return {"family": "raw", "key": f"n={n}", "fields": {"n": n}}
+
+
+class Worker:
+    """A worker process driven line by line; killed on exit of the `with` block if still running."""
+
+    def __init__(self, argv, env=None):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"), **(env or {})},
+                                     text=True)
+        self.sent = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            stream.close()
+
+    def send(self, message):
+        self.sent.append(message)
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def finish(self, timeout=60):
+        """Closes stdin; every line the worker wrote, once it has exited (bounded)."""
+        out, _ = self.proc.communicate(timeout=timeout)
+        return [json.loads(line) for line in out.splitlines()]
+
+
+def wait_for(path, timeout=30.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not os.path.exists(path):
+        time.sleep(0.05)
+    return os.path.exists(path)
+
+
+class ExitOnEof(unittest.TestCase):
+    def test_exits_when_stdin_closes_during_a_stuck_measure(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            pids = os.path.join(tmp, "pids")
+            argv = [sys.executable, os.path.join(ROOT, "tests", "cli", "hung_worker.py")]
+            with Worker(argv, {"HUNG_PIDS": pids, "HUNG_KIND": "kw"}) as w:
+                w.send(HELLO)
+                w.send({"type": "measure", "id": 1, "family": "raw", "problem": problem(), "config": {"x": 1},
+                        "seed": 0})
+                self.assertTrue(wait_for(pids + ".measuring"), "the measure never began")
+                w.proc.stdin.close()
+                try:
+                    w.proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    self.fail("ktune_worker still runs 15 s after its stdin closed, its measure stuck in a kernel")
+
+
+KERNELS = textwrap.dedent(r'''
+    import sys
+    import ktune_worker as kw
+
+    # A chain of 60 distinct functions (Python folds repeated frames of one function into a line).
+    exec(compile("def deep0():\n    raise ZeroDivisionError('kernel fault at the bottom')\n" +
+                 "".join(f"def deep{i}():\n    return deep{i - 1}()\n" for i in range(1, 60)), "chain.py", "exec"))
+
+    def build(config, problem, inputs):
+        if config["x"] == 2:
+            raise ValueError("no such tile: x=2")
+        if config["x"] == 3:
+            return lambda: deep59()
+        return lambda: [1.0]
+
+    kw.serve(kw.Family(name="raw", key_fields=["n"], space={"x": [1, 2, 3]}, inputs=lambda p, s: None,
+                       reference=lambda p, i: [1.0], build=build, timer=lambda run, n: 1000.0))
+''')
+
+
+class Tracebacks(unittest.TestCase):
+    def test_a_kernels_exception_comes_with_its_traceback_bounded(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "kernels.py")
+            with open(script, "w") as f:
+                f.write(KERNELS)
+            with Worker([sys.executable, script]) as w:
+                w.send(HELLO)
+                w.send({"type": "prepare", "id": 1, "family": "raw", "problem": problem(), "config": {"x": 2}, "seed": 0})
+                w.send({"type": "measure", "id": 2, "family": "raw", "problem": problem(), "config": {"x": 3}, "seed": 0})
+                answers = {m.get("id"): m for m in w.finish()}
+        build, run = answers[1], answers[2]
+        self.assertEqual(build["status"], "compile_error")
+        self.assertEqual(build["message"].split("\n")[0], "ValueError: no such tile: x=2")
+        self.assertIn("Traceback (most recent call last)", build["message"])
+        self.assertRegex(build["message"], r'kernels\.py", line \d+, in build')
+        self.assertNotIn("ktune_worker", build["message"])  # the kernel's frames, not the package's
+        self.assertEqual(run["status"], "crashed")
+        self.assertEqual(run["message"].split("\n")[0], "ZeroDivisionError: kernel fault at the bottom")
+        self.assertIn("in deep0", run["message"])
+        self.assertIn("lines left out", run["message"])  # 60 frames deep: cut, not a page of them
+        self.assertLess(len(run["message"]), 5000)
+
+
+class DeviceName(unittest.TestCase):
+    def setUp(self):
+        self.saved = {k: sys.modules.get(k) for k in ("torch", "cupy")}
+        self.env = os.environ.pop("KTUNE_DEVICE_NAME", None)
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+        if self.env is not None:
+            os.environ["KTUNE_DEVICE_NAME"] = self.env
+
+    def cpuinfo(self, text):
+        f = tempfile.NamedTemporaryFile("w", suffix="cpuinfo", delete=False)
+        f.write(text)
+        f.close()
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_the_cpu_model_names_a_cpu(self):
+        for k in ("torch", "cupy"):
+            sys.modules.pop(k, None)
+        info = self.cpuinfo("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13 64-Core Processor\n"
+                            "processor\t: 1\nmodel name\t: AMD EPYC 7B13 64-Core Processor\n")
+        self.assertEqual(kw.default_device_name(0, info), "AMD EPYC 7B13 64-Core Processor")
+        arm = self.cpuinfo("processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n")
+        self.assertEqual(kw.default_device_name(0, arm), "Arm CPU implementer 0x41 part 0xd0c")
+
+    def test_an_imported_torch_names_the_gpu(self):
+        cuda = types.SimpleNamespace(is_available=lambda: True, get_device_name=lambda i: f"NVIDIA H100 80GB HBM3 #{i}")
+        sys.modules["torch"] = types.SimpleNamespace(cuda=cuda)
+        self.assertEqual(kw.default_device_name(1, self.cpuinfo("model name\t: Some CPU\n")), "NVIDIA H100 80GB HBM3 #1")
+
+    def test_the_environment_names_it_first(self):
+        os.environ["KTUNE_DEVICE_NAME"] = "Lab Box 3"
+        try:
+            self.assertEqual(kw.default_device_name(0, self.cpuinfo("model name\t: Some CPU\n")), "Lab Box 3")
+        finally:
+            del os.environ["KTUNE_DEVICE_NAME"]
+
+    def test_with_nothing_to_go_by_it_is_not_a_bare_architecture(self):
+        for k in ("torch", "cupy"):
+            sys.modules.pop(k, None)
+        name = kw.default_device_name(0, os.path.join(tempfile.gettempdir(), "no-such-cpuinfo"))
+        self.assertTrue(name.endswith(" CPU"), name)
+
+    def test_the_hello_names_the_default_device(self):
+        for k in ("torch", "cupy"):
+            sys.modules.pop(k, None)
+        with Worker([sys.executable, "-c", KERNELS]) as w:
+            w.send(HELLO)
+            hello = w.finish()[0]
+        self.assertEqual(hello["devices"][0]["name"], kw.default_device_name(0))
+
+
+class ReadmeExample(unittest.TestCase):
+    def test_the_readmes_worker_answers_as_the_schema_says(self):
+        import validate_transcript as vt
+        with open(os.path.join(ROOT, "python", "ktune_worker", "README.md"), encoding="utf-8") as f:
+            code = re.search(r"```python\n(.*?)```", f.read(), re.S).group(1)
+        with open(os.path.join(ROOT, "docs", "worker-protocol.schema.json"), encoding="utf-8") as f:
+            whole, one = vt.validators(json.load(f))
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "matmul_worker.py")
+            with open(script, "w") as f:
+                f.write(code)
+            with Worker([sys.executable, script]) as w:
+                w.send(HELLO)
+                fields = {"family": "pymatmul", "problem": {"family": "pymatmul", "key": "n=8", "fields": {"n": 8}},
+                          "seed": 0}
+                config = {"block": 4, "transpose_b": True, "order": "ji"}
+                w.send({"type": "prepare", "id": 1, **fields, "config": config})
+                w.send({"type": "measure", "id": 2, **fields, "config": config,
+                        "tolerance": {"atol": 1e-9, "rtol": 1e-9, "max_mismatch_fraction": 0.0},
+                        "settings": {"method": "amortized", "warmup_ms": 1.0, "min_samples": 3, "max_samples": 5,
+                                     "min_sample_ms": 0.5, "max_ms_per_config": 2000.0},
+                        "best_median_ns": None, "validate_only": False})
+                w.send({"type": "sample", "id": 3, **fields, "config": config, "launches": 2, "method": "amortized",
+                        "rotate_buffers": False, "timeout_ms": 1000.0})
+                w.send({"type": "shutdown", "id": 4})
+                answers = w.finish()
+        for to, messages in (("worker", w.sent), ("ktune", answers)):
+            for m in messages:
+                self.assertEqual(vt.check(m, to, whole, one), [], json.dumps(m)[:300])
+        by_id = {m.get("id"): m for m in answers[1:]}
+        self.assertEqual(answers[0]["families"][0]["name"], "pymatmul")
+        self.assertEqual(by_id[1]["type"], "prepared")
+        self.assertEqual(by_id[2]["type"], "measured", by_id[2])
+        self.assertTrue(all(ns > 0 for ns in by_id[2]["samples_ns"]))
+        self.assertEqual(by_id[3]["type"], "sampled")
+        self.assertEqual(by_id[4]["type"], "bye")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
