@@ -268,15 +268,18 @@ class TestRunStore : public QObject {
     // Killed mid-row, inside a quoted error that already holds a line break.
     write_file(csv_file,
                intact + "3,\"" + kKey + "\",compile_error,32,16,0,0,0,0,0,0,0,0,0,0,0,0,\"first line\nsecond li");
-    QCOMPARE(RunStore::read_trials(dir).size(), std::size_t(3));
+    std::optional<std::size_t> torn;
+    QCOMPARE(RunStore::read_trials(dir, &torn).size(), std::size_t(3));
+    QCOMPARE(torn, std::optional<std::size_t>(5));  // the line it starts on, for merge to name
 
     {
       RunStore store = RunStore::open_for_resume(dir);
       QCOMPARE(read_file(csv_file), intact);  // the torn row is cut off before appending
       store.append(failed_trial(3, kKey, TrialStatus::Crashed, "illegal address,\nat \"x\""));
     }
-    const auto back = RunStore::read_trials(dir);
+    const auto back = RunStore::read_trials(dir, &torn);
     QCOMPARE(back.size(), std::size_t(4));
+    QVERIFY(!torn);
     compare_trials(back[3], failed_trial(3, kKey, TrialStatus::Crashed, "illegal address,\nat \"x\""));
   }
 
