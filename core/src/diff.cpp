@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "ktune/error.h"
 #include "ktune/version.h"
@@ -251,17 +252,31 @@ ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, cons
                      describe_progress(run) +
                      "): its results are partial; resume it with `ktune tune --resume --run-name " + run.run_name +
                      "` or apply anyway with --allow-unfinished");
-  ApplyReport report =
-      plan_apply(run, load_and_diff(run, registry_root, options.same_threshold, options.paired), options);
-  if (report.written.empty() || options.dry_run) return report;
+  if (options.dry_run)
+    return plan_apply(run, load_and_diff(run, registry_root, options.same_threshold, options.paired), options);
 
-  // Plan again under an exclusive lock beside the registry: another apply may have changed it
-  // since it was read, and concurrent applies (one tuning job per GPU of a node, each with
-  // --update-registry) must not lose each other's entries.
-  const FileLock lock = lock_registry(report.registry_file);
+  // Read, plan and write under an exclusive lock beside the registry: concurrent applies (one
+  // tuning job per GPU of a node, each with --update-registry) must not lose each other's
+  // entries. The registry is read once, under the lock: a large one takes a while to read.
+  const fs::path file = Registry::file_for(registry_root, run.backend, run.device_slug);
+  std::optional<FileLock> lock;
+  try {
+    if (fs::is_directory(file.parent_path())) lock = lock_registry(file);
+  } catch (const RunError&) {
+    // A folder it cannot make a lock file in (read-only): fine for an apply that writes nothing;
+    // one that writes fails below, naming the lock file.
+  }
   Loaded loaded = load_and_diff(run, registry_root, options.same_threshold, options.paired);
-  report = plan_apply(run, loaded, options);
+  ApplyReport report = plan_apply(run, loaded, options);
   if (report.written.empty()) return report;
+  // A registry's first apply: the lock makes its folder (not made for an apply that writes
+  // nothing), and the file is read again under it (another apply may have written it meanwhile).
+  if (!lock) {
+    lock = lock_registry(file);
+    loaded = load_and_diff(run, registry_root, options.same_threshold, options.paired);
+    report = plan_apply(run, loaded, options);
+    if (report.written.empty()) return report;
+  }
   const bool had_file = fs::exists(report.registry_file);
   for (const auto& d : report.written) loaded.registry.set(d.family, d.key, d.new_entry);
   loaded.registry.save(report.registry_file);

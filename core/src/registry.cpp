@@ -1,5 +1,11 @@
 #include "ktune/registry.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string_view>
 #include <tuple>
 
 #include "json_path.h"
@@ -52,6 +58,155 @@ RegistryEntry entry_from(const JsonPath& p) {
     e.flags = flags->parse([&](const json&) { return WinnerFlags::from_names(names); });
   }
   return e;
+}
+
+// entry_from's reads without their JSON paths, which cost more than the entry (a string per
+// member and per sample: millions for a registry of 100,000 entries). Accepts only what
+// entry_from accepts, and gives up (nullopt) at anything it would refuse, for entry_from to read
+// again and name the culprit.
+class QuickEntry {
+ public:
+  static std::optional<RegistryEntry> read(const json& j) {
+    try {
+      QuickEntry q;
+      if (q.entry(j)) return std::move(q.e_);
+    } catch (const InputError&) {
+    } catch (const json::exception&) {
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static const json* member(const json& o, const char* key) {
+    const auto it = o.find(key);
+    return it == o.end() ? nullptr : &*it;
+  }
+  static bool number(const json* v, double& out, bool zero_ok) {
+    if (!v || !v->is_number()) return false;
+    out = v->get<double>();
+    return (zero_ok ? out >= 0 : out > 0) && std::isfinite(out);
+  }
+  static bool text(const json* v, std::string& out) {
+    if (!v || !v->is_string()) return false;
+    out = v->get<std::string>();
+    return true;
+  }
+  static bool strings(const json& a, std::vector<std::string>& out) {
+    if (!a.is_array()) return false;
+    for (const auto& x : a)
+      if (!text(&x, out.emplace_back())) return false;
+    return true;
+  }
+
+  bool entry(const json& j) {
+    if (!j.is_object()) return false;
+    const json *config = member(j, "config"), *stats = member(j, "stats"), *meta = member(j, "metadata");
+    if (!config || !stats || !meta || !stats->is_object() || !meta->is_object()) return false;
+    e_.config = Config::from_json(*config);
+    if (!number(member(*stats, "latency_avg_ns"), e_.latency_avg_ns, false) ||
+        !number(member(*stats, "latency_median_ns"), e_.latency_median_ns, false) ||
+        !number(member(*stats, "latency_std_ns"), e_.latency_std_ns, true) ||
+        !number(member(*stats, "compile_time_s"), e_.compile_time_s, true))
+      return false;
+    const json* samples = member(*meta, "samples_ns");
+    if (!samples || !samples->is_array()) return false;
+    e_.samples_ns.reserve(samples->size());
+    for (const auto& x : *samples) {
+      if (!x.is_number()) return false;
+      e_.samples_ns.push_back(x.get<double>());
+    }
+    return text(member(*meta, "benchmarking_method"), e_.benchmarking_method) && text(member(*meta, "run"), e_.run) &&
+           text(member(*meta, "tuned_at"), e_.tuned_at) && text(member(*meta, "ktune_version"), e_.ktune_version) &&
+           optional_fields(*meta);
+  }
+
+  bool optional_fields(const json& meta) {
+    if (const json* tp = member(meta, "tp_size")) {
+      if (!tp->is_number_integer() || (tp->is_number_unsigned() && tp->get<std::uint64_t>() > INT64_MAX)) return false;
+      e_.tp_size = static_cast<int>(tp->get<std::int64_t>());
+      std::string dim;
+      if (e_.tp_size < 1) return false;
+      if (e_.tp_size > 1) {
+        if (!text(member(meta, "tp_split_dim"), dim)) return false;
+        e_.tp_split_dim = to_string(tp_split_dim_from_string(dim));
+      }
+    }
+    if (const json* v = member(meta, "versions")) {
+      if (!v->is_object()) return false;
+      for (auto it = v->begin(); it != v->end(); ++it)
+        if (!text(&it.value(), e_.versions.emplace_back(it.key(), std::string()).second)) return false;
+    }
+    if (const json* from = member(meta, "imported_from"); from && !text(from, e_.imported_from)) return false;
+    if (const json* by = member(meta, "chosen_by")) e_.chosen_by = chosen_by_from_string(by->get<std::string>());
+    if (const json* search = member(meta, "search_median_ns"); search && !number(search, e_.search_median_ns, false))
+      return false;
+    if (const json* flags = member(meta, "flags")) {
+      std::vector<std::string> names;
+      if (!strings(*flags, names)) return false;
+      e_.flags = WinnerFlags::from_names(names);
+    }
+    return true;
+  }
+
+  RegistryEntry e_;
+};
+
+void append_indented(std::string& out, const std::string& text, std::string_view indent) {
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out += indent;
+  }
+}
+
+// The text of to_json().dump(2) and a newline, one entry at a time: the whole registry as one
+// JSON value costs several times the entries themselves to build, dump and free.
+std::string registry_text(const Registry& reg) {
+  std::string out = "{\n  \"backend\": " + json(reg.backend()).dump() +
+                    ",\n  \"device\": " + json(reg.device()).dump() + ",\n  \"entries\": {";
+  const char* family_sep = "\n";
+  for (const auto& [family, keys] : reg.entries()) {
+    out += family_sep;
+    family_sep = ",\n";
+    out += "    " + json(family).dump() + ": {";
+    const char* sep = "\n";
+    for (const auto& [key, entry] : keys) {
+      out += sep;
+      sep = ",\n";
+      out += "      " + json(key).dump() + ": ";
+      append_indented(out, entry.to_json().dump(2), "      ");
+    }
+    if (!keys.empty()) out += "\n    ";
+    out += "}";
+  }
+  if (!reg.entries().empty()) out += "\n  ";
+  out += "},\n  \"ktune_registry\": " + std::to_string(kRegistryFormat) + "\n}\n";
+  return out;
+}
+
+// <file>.bak as a second name of the file's contents, without copying them (a registry of 100,000
+// entries is ~100 MB, which a copy reads, writes and syncs on every apply). Safe because every
+// writer of a registry replaces it by rename (write_file_atomic) and never writes it in place, so
+// the old contents stay as they are under the .bak name. A link under a temporary name renamed
+// over the .bak replaces it atomically; those a killed saver left are removed first. False where
+// links cannot be made (another file system behind a symbolic link, one without hard links): the
+// caller copies instead.
+bool link_backup(const fs::path& file) {
+  const fs::path backup = file.string() + ".bak";
+  const fs::path dir = backup.has_parent_path() ? backup.parent_path() : fs::path(".");
+  std::string prefix = ".";
+  prefix += backup.filename().string();
+  prefix += ".tmp.link.";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().starts_with(prefix)) ::unlink(it->path().c_str());
+  const fs::path tmp = dir / (prefix + std::to_string(::getpid()));
+  // Through a symbolic link to the file it names, as the copy reads it.
+  if (::linkat(AT_FDCWD, file.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) return false;
+  const bool renamed = ::rename(tmp.c_str(), backup.c_str()) == 0;
+  // Also after a rename: between two names of one file (a save killed after its backup) it does
+  // nothing and succeeds.
+  ::unlink(tmp.c_str());
+  return renamed;
 }
 
 // A registry file's folder and name must be one path component each.
@@ -172,8 +327,8 @@ void Registry::save(const fs::path& file) const {
     if (ec) throw RunError("cannot create " + file.parent_path().string() + ": " + ec.message());
   }
   // Backup first: a kill between the two writes leaves the old registry in both files.
-  if (fs::exists(file)) write_file_atomic(file.string() + ".bak", read_text_file(file));
-  write_file_atomic(file, to_json().dump(2) + "\n");
+  if (fs::exists(file) && !link_backup(file)) write_file_atomic(file.string() + ".bak", read_text_file(file));
+  write_file_atomic(file, registry_text(*this));
 }
 
 const RegistryEntry* Registry::find(const std::string& family, const std::string& problem_key) const {
@@ -362,12 +517,17 @@ Registry Registry::from_json(const json& j) {
   // Old keys (",tp=N/dim") are read after the local ones, so a local entry meets its old twin.
   std::vector<std::tuple<std::string, std::string, RegistryEntry>> old;
   root["entries"].for_each_member([&](const std::string& family, const JsonPath& keys) {
-    keys.for_each_member([&](const std::string& key, const JsonPath& entry) {
-      if (key.find(",tp=") == std::string::npos)
-        reg.set(family, key, entry_from(entry));
+    auto& entries = reg.entries_[family];
+    for (auto it = keys.object().begin(); it != keys.object().end(); ++it) {
+      std::optional<RegistryEntry> e = QuickEntry::read(it.value());
+      if (!e) e = entry_from(JsonPath(it.value(), keys.child_path(it.key())));
+      // Keys come sorted (nlohmann's objects are maps): each goes at the end, without a search.
+      if (it.key().find(",tp=") == std::string::npos)
+        entries.insert_or_assign(entries.end(), it.key(), std::move(*e));
       else
-        old.emplace_back(family, key, entry_from(entry));
-    });
+        old.emplace_back(family, it.key(), std::move(*e));
+    }
+    if (entries.empty()) reg.entries_.erase(family);
   });
   for (auto& [family, key, e] : old) {
     Problem p;

@@ -296,6 +296,29 @@ class TestRegistry : public QObject {
     QVERIFY2(contains(reg.migrations()[0] + reg.migrations()[1], "dropped"), reg.migrations()[0].c_str());
   }
 
+  // save() writes the registry one entry at a time; the text must be the whole value's dump(2),
+  // whatever the entries hold (optional metadata, keys to escape, families with none).
+  void saveWritesTheDumpOfToJson() {
+    const fs::path file = root() / "text" / "cpu" / "test-cpu.json";
+    Registry reg("cpu", "test-cpu");
+    reg.save(file);
+    QCOMPARE(read_text_file(file), reg.to_json().dump(2) + "\n");
+    RegistryEntry full = entry(32, 1500);
+    full.tp_size = 2;
+    full.tp_split_dim = "out";
+    full.versions = {{"compiler", "GCC 12.2"}, {"cuda", "12.4"}};
+    full.imported_from = "tpu-tune \"x\".json";
+    full.chosen_by = ChosenBy::Remeasure;
+    full.search_median_ns = 1490.5;
+    full.flags.noisy = true;
+    reg.set("gemm", kKey16, entry(64, 1000));
+    reg.set("gemm", "M=1,N=\u00e9\\\"\n,K=1,dtype=f32", full);
+    reg.set("qmatmul", "batch=1,out=8,in=8,x_dtype=f32,w_dtype=int8", entry(16, 1e-300));
+    reg.save(file);
+    QCOMPARE(read_text_file(file), reg.to_json().dump(2) + "\n");
+    QCOMPARE(Registry::load(file).to_json(), reg.to_json());
+  }
+
   void entriesAreCheckedAgainstTheSpace() {
     Registry reg("cpu", "test-cpu");
     RegistryEntry e = entry(16, 500);
