@@ -1,6 +1,7 @@
 #include "ktune/expression.h"
 
 #include <muParser.h>
+#include <algorithm>
 #include <cmath>
 
 #include "ktune/error.h"
@@ -169,6 +170,15 @@ double Expression::eval(const Variables& vars) const {
     }
     impl_->storage[name] = it->second;
   }
+  return eval_bound();
+}
+
+double* Expression::slot(const std::string& name) {
+  if (std::find(impl_->names.begin(), impl_->names.end(), name) == impl_->names.end()) return nullptr;
+  return &impl_->storage[name];
+}
+
+double Expression::eval_bound() const {
   try {
     return impl_->parser.Eval();
   } catch (const mu::Parser::exception_type& e) {

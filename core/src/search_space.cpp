@@ -12,6 +12,7 @@
 #include "json_path.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
+#include "space_solver.h"
 
 namespace ktune {
 
@@ -252,13 +253,12 @@ void require_valid_configs(const PruneReport& report, const std::string& what) {
                    " configs); relax the constraints or widen the candidate values");
 }
 
-std::vector<Config> SearchSpace::enumerate(const Variables& context,
-                                           std::vector<std::pair<Config, std::string>>* pruned,
-                                           PruneReport* report) const {
-  validate(context);
+std::vector<Config> enumerate_brute_force(const SearchSpace& space, const Variables& context,
+                                          std::vector<std::pair<Config, std::string>>* pruned, PruneReport* report) {
+  space.validate(context);
   std::vector<Config> valid;
   PruneReport r = classify(
-      *this, context, [&](Config&& c) { valid.push_back(std::move(c)); },
+      space, context, [&](Config&& c) { valid.push_back(std::move(c)); },
       [&](Config&& c, const Constraint& why) {
         if (pruned) pruned->emplace_back(std::move(c), "pruned by " + describe(why));
       });
@@ -266,7 +266,18 @@ std::vector<Config> SearchSpace::enumerate(const Variables& context,
   return valid;
 }
 
+std::vector<Config> SearchSpace::enumerate(const Variables& context,
+                                           std::vector<std::pair<Config, std::string>>* pruned,
+                                           PruneReport* report) const {
+  if (pruned) return enumerate_brute_force(*this, context, pruned, report);
+  const auto solved = detail::solve_space_cached(*this, context);
+  if (!solved) return enumerate_brute_force(*this, context, nullptr, report);
+  if (report) *report = solved->report;
+  return solved->valid;
+}
+
 PruneReport SearchSpace::prune_report(const Variables& context) const {
+  if (const auto solved = detail::solve_space_cached(*this, context)) return solved->report;
   validate(context);
   return classify(
       *this, context, [](Config&&) {}, [](Config&&, const Constraint&) {});

@@ -28,6 +28,14 @@ class Expression {
   // Throws InputError naming any variable missing from `vars`, or on evaluation errors.
   double eval(const Variables& vars) const;
 
+  // For evaluating one expression many times (a space's constraints over its configs): the
+  // storage the compiled expression reads `name` from, or nullptr when it does not read it.
+  // Values written there are seen by eval_bound(), which skips eval()'s lookups by name. The
+  // pointer lives as long as this object (moves keep it; copies get their own).
+  double* slot(const std::string& name);
+  // Throws InputError on evaluation errors, as eval() does.
+  double eval_bound() const;
+
  private:
   struct Impl;
   std::string text_;

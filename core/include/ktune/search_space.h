@@ -85,9 +85,11 @@ class SearchSpace {
   // Also refuses a space of more than kMaxSpaceSize configs before pruning, naming the largest lists.
   void validate(const Variables& context) const;  // throws InputError naming the culprit
 
-  // Enumerate all configs in odometer order (last parameter fastest). `context` holds problem
-  // and device variables. Returns valid configs; pruned ones go to `pruned` with the
-  // description of the first failing constraint, and the counts to `report`, when given.
+  // The valid configs in odometer order (last parameter fastest). `context` holds problem and
+  // device variables. Pruned ones go to `pruned` with the description of the first failing
+  // constraint (in declaration order), and the counts to `report`, when given. Found by
+  // backtracking with compiled constraints and cached per (space, context) in the process
+  // (docs/search-space.md); with `pruned`, every config is listed, so the space is walked.
   std::vector<Config> enumerate(const Variables& context, std::vector<std::pair<Config, std::string>>* pruned = nullptr,
                                 PruneReport* report = nullptr) const;
   // Counts only, without keeping the configs.
@@ -113,5 +115,13 @@ class SearchSpace {
   std::vector<Config> configs_;
   std::vector<Constraint> constraints_;
 };
+
+// The brute-force walk SearchSpace::enumerate did before the solver: every config of the product
+// (or the list) built and checked, constraint by constraint, in odometer order. Same contract as
+// enumerate; kept as the reference that tests and bench/spaces hold the solver against, and used
+// where the pruned configs are listed or a constraint cannot be evaluated on some partial config.
+std::vector<Config> enumerate_brute_force(const SearchSpace& space, const Variables& context,
+                                          std::vector<std::pair<Config, std::string>>* pruned = nullptr,
+                                          PruneReport* report = nullptr);
 
 }  // namespace ktune
