@@ -136,6 +136,9 @@ void watch(pid_t worker) {
 // the worker's stdin, stdout, stderr and the supervisor's end of the channel.
 [[noreturn]] void supervise(const int (&fds)[4], char* const* args, int fd_limit) {
   setpgid(0, 0);  // a Ctrl-C for ktune's group is ktune's to handle; the channel says when to stop
+#ifdef __linux__
+  prctl(PR_SET_NAME, "ktune-supervise");  // in ps and top: not a second tuner
+#endif
   int moved[4];
   for (int i = 0; i < 4; ++i)
     if ((moved[i] = fcntl(fds[i], F_DUPFD, 10)) < 0) _exit(kExecFailed);  // above 0-3, whatever they were

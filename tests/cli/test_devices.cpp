@@ -52,6 +52,24 @@ bool gone(qint64 pid) {
   return false;
 }
 
+// Every process below `pid`: ktune's supervisors, the worker commands, what those started.
+QList<qint64> descendantsOf(qint64 pid) {
+  QList<qint64> out = childrenOf(pid);
+  for (int i = 0; i < out.size(); ++i) out += childrenOf(out[i]);
+  return out;
+}
+
+// The processes of `tree` whose command line holds `text`, ktune's supervisors left out (forks of
+// the tuner, they have its command line).
+QList<qint64> running(const QList<qint64>& tree, const QString& text) {
+  QList<qint64> out;
+  for (const qint64 pid : tree) {
+    const QByteArray cmdline = readAll(QString("/proc/%1/cmdline").arg(pid)).replace('\0', ' ');
+    if (cmdline.contains(text.toUtf8()) && !cmdline.startsWith((cli() + " tune").toUtf8())) out << pid;
+  }
+  return out;
+}
+
 }  // namespace
 
 class TestDevices : public QObject {
@@ -126,16 +144,17 @@ class TestDevices : public QObject {
     p.start(cli(), rawTune("killed") << "--devices"
                                      << "0,1");
     QVERIFY(p.waitForStarted());
-    QList<qint64> workers;
+    QList<qint64> tree, workers;
     for (int i = 0; i < 400 && (workers.size() < 2 || measuredTrials(dir.path(), "tuning_runs/killed").isEmpty());
          ++i) {
       QThread::msleep(50);
-      workers = childrenOf(p.processId());
+      tree = descendantsOf(p.processId());
+      workers = running(tree, "raw_worker.py");
     }
     QCOMPARE(workers.size(), 2);
     ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
     p.waitForFinished();
-    for (qint64 w : workers) QVERIFY2(gone(w), "a worker outlived the killed tuner");
+    for (qint64 pid : tree) QVERIFY2(gone(pid), "a worker (or its supervisor) outlived the killed tuner");
     const int before = measuredTrials(dir.path(), "tuning_runs/killed").size();
     QVERIFY(before >= 1 && before < 12);
 
@@ -252,19 +271,21 @@ class TestDevices : public QObject {
     QCOMPARE(measuredTrials(dir.path(), "tuning_runs/remote").size(), 3);
     QVERIFY(readAll(dir.path() + "/tuning_runs/remote/run_metadata.json").contains("ktune worker"));
 
-    // Killing the tuner ends the command (its process group's leader dies with the tuner) and
-    // the worker behind it (its input closes), mid-run.
+    // Killing the tuner ends the command and the worker behind it (their group is killed by
+    // ktune's supervisor of them), mid-run.
     QProcess p;
     p.setWorkingDirectory(dir.path());
     p.start(cli(),
             {"tune", "gemm", "--worker", remote, "--shape", "M=64 N=256 K=256", "--warmup-ms", "5",
              "--max-ms-per-config", "100", "--min-samples", "5", "--max-samples", "20", "-q", "--run-name", "killed"});
     QVERIFY(p.waitForStarted());
-    QList<qint64> shells, workers;
+    QList<qint64> tree, shells, workers;
     for (int i = 0; i < 600 && (workers.isEmpty() || measuredTrials(dir.path(), "tuning_runs/killed").isEmpty()); ++i) {
       QThread::msleep(50);
-      shells = childrenOf(p.processId());
-      workers = shells.isEmpty() ? QList<qint64>{} : childrenOf(shells.front());
+      tree = descendantsOf(p.processId());
+      shells = running(tree, "sh -c " + cli());
+      workers = running(tree, cli() + " worker --backend cpu");
+      for (const qint64 s : shells) workers.removeAll(s);
     }
     QCOMPARE(shells.size(), 1);
     QCOMPARE(workers.size(), 1);
@@ -273,6 +294,7 @@ class TestDevices : public QObject {
     p.waitForFinished();
     QVERIFY2(gone(shells.front()), "the worker command outlived the killed tuner");
     QVERIFY2(gone(workers.front()), "the worker behind the command outlived the killed tuner");
+    for (const qint64 pid : tree) QVERIFY2(gone(pid), "a process of the worker's outlived the killed tuner");
     const Result resumed = run({"tune", "--worker", remote, "--run-name", "killed", "--resume", "-q"}, dir.path());
     QVERIFY2(resumed.code == 0, qPrintable(resumed.out + resumed.err));
     const QStringList keys = trialKeys(dir.path(), "tuning_runs/killed");
