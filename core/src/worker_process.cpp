@@ -156,7 +156,11 @@ void watch(pid_t worker) {
   action.sa_handler = on_stop_signal;
   sigaction(SIGTERM, &action, nullptr);
   const pid_t self = getpid();
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  const pid_t worker = _Fork();  // async-signal-safe: no atfork handlers of ktune's libraries run here
+#else
   const pid_t worker = fork();
+#endif
   if (worker == 0) exec_worker(args, self);
   const std::int32_t started = worker > 0 ? worker : -errno;
   if (worker > 0) setpgid(worker, worker);  // also from here, so a kill at once reaches its group
