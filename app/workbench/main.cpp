@@ -1,5 +1,5 @@
 // ktune-workbench: the Qt desktop front end of ktune.
-//   ktune-workbench [--open RUN_DIR] [--load-session FILE] [--start] [--page NAME]
+//   ktune-workbench [--open RUN_DIR] [--load-session FILE [--trust-worker-command]] [--start] [--page NAME]
 //                   [--registry DIR] [--y-metric NAME] [--screenshot FILE [--screenshot-delay MS]]
 //   ktune-workbench worker --backend B --device I   (what the Setup page's Isolate starts)
 #include <unistd.h>
@@ -87,8 +87,15 @@ int main(int argc, char** argv) {
       QStringLiteral("load-session"),
       QStringLiteral("Load a session JSON file into the Setup page (Qt keeps -session for itself)."),
       QStringLiteral("FILE"));
-  const QCommandLineOption start(QStringLiteral("start"),
-                                 QStringLiteral("Start tuning right away (with --load-session)."));
+  const QCommandLineOption start(
+      QStringLiteral("start"),
+      QStringLiteral("Start tuning right away (with --load-session). A session whose worker command is not "
+                     "confirmed (or, with --screenshot, not trusted) does not start: it says why."));
+  const QCommandLineOption trustWorker(
+      QStringLiteral("trust-worker-command"),
+      QStringLiteral("Start the worker command of a --load-session file without asking. Without it the workbench "
+                     "shows the command and asks first (with --screenshot, where no one can answer, it is not "
+                     "started); a run folder's command always waits for Connect."));
   const QCommandLineOption page(QStringLiteral("page"),
                                 QStringLiteral("Show this page: setup, run, trials, landscape or apply."),
                                 QStringLiteral("NAME"));
@@ -123,8 +130,8 @@ int main(int argc, char** argv) {
   const QCommandLineOption pace(QStringLiteral("replay-pace"),
                                 QStringLiteral("With --replay: milliseconds each recorded answer takes (default 100)."),
                                 QStringLiteral("MS"), QStringLiteral("100"));
-  parser.addOptions(
-      {open, session, start, page, registry, screenshot, delay, yMetric, replay, strategy, budget, seed, pace});
+  parser.addOptions({open, session, start, trustWorker, page, registry, screenshot, delay, yMetric, replay, strategy,
+                     budget, seed, pace});
   parser.process(app);
 
   const bool headless = parser.isSet(screenshot);
@@ -140,6 +147,15 @@ int main(int argc, char** argv) {
   }
   MainWindow& window = *made;
   window.setReportErrorsToStderr(headless);
+  // A worker command read from a file starts once the user said yes; with --screenshot no one can.
+  ktune::gui::WorkerPanel* workerPanel = window.setupPage()->workerPanel();
+  workerPanel->setFileCommands(parser.isSet(trustWorker) ? ktune::gui::FileCommands::Trust
+                               : headless                ? ktune::gui::FileCommands::Refuse
+                                                         : ktune::gui::FileCommands::Ask);
+  if (headless)
+    QObject::connect(workerPanel, &ktune::gui::WorkerPanel::declined, &app, [](const QString& message) {
+      std::fprintf(stderr, "ktune-workbench: %s\n", qPrintable(message));
+    });
   if (parser.isSet(registry)) window.diffPage()->setRegistryRoot(parser.value(registry));
   if (parser.isSet(yMetric)) window.landscapePage()->setYMetric(parser.value(yMetric));
   window.show();

@@ -279,7 +279,8 @@ void MainWindow::onRunOpened() {
   landscapePage_->setDevice(meta.device);
   landscapePage_->setSpace(meta.space);
   try {
-    setupPage_->setSession(Session::from_run(meta, document_->dir()), /*connectWorker=*/false);
+    setupPage_->setSession(Session::from_run(meta, document_->dir()), WorkerStart::Never,
+                           tr("the run folder %1").arg(dir));
   } catch (const InputError& e) {
     statusBar()->showMessage(tr("The setup of this run cannot be shown: %1").arg(QString::fromUtf8(e.what())));
   }

@@ -159,15 +159,22 @@ class TestExternalWorker : public QObject {
     // The session the run recorded names the worker, so reopening it offers to reconnect.
     const Session again = Session::from_run(meta, fs_path(tmp_.path() + QStringLiteral("/numpy")));
     QCOMPARE(again.worker, sstr(numpyWorker()));
-    // Reopening fills the command in and starts nothing; Connect brings the run's setup back.
+    // Reopening fills the command in and starts nothing; Connect, once the command is confirmed,
+    // brings the run's setup back.
     SetupPage reopenedPage(backends_);
-    reopenedPage.setSession(again, /*connectWorker=*/false);
+    reopenedPage.setSession(again, WorkerStart::Never, QStringLiteral("the run folder"));
     QVERIFY(reopenedPage.isExternalWorker());
     QCOMPARE(reopenedPage.workerPanel()->command(), numpyWorker());
     QVERIFY(!reopenedPage.workerPanel()->isConnecting() && !reopenedPage.currentBackend());
     QSignalSpy connected(reopenedPage.workerPanel(), &WorkerPanel::connected);
+    QStringList asked;
+    reopenedPage.workerPanel()->setConfirmation([&asked](const QString& command, const QString&) {
+      asked << command;
+      return true;
+    });
     reopenedPage.workerPanel()->connectWorker();
     QVERIFY(connected.wait(120000));
+    QCOMPARE(asked, QStringList{numpyWorker()});
     QCOMPARE(reopenedPage.shapesModel()->problems().size(), std::size_t(1));
     QCOMPARE(reopenedPage.session().run_name, std::string("numpy"));
   }

@@ -522,15 +522,16 @@ Session SetupPage::session() const {
   return s;
 }
 
-void SetupPage::setSession(const Session& s) { setSession(s, true); }
-
-void SetupPage::setSession(const Session& s, bool connectWorker) {
+void SetupPage::setSession(const Session& s, WorkerStart start, const QString& origin) {
   if (!s.worker.empty()) {
     // The rest waits for the worker's hello: its devices and families are not known before.
     backendCombo_->setCurrentIndex(static_cast<int>(backends_.size()));
-    workerPanel_->setCommand(qstr(s.worker));
+    if (start == WorkerStart::Now)
+      workerPanel_->setCommand(qstr(s.worker));
+    else
+      workerPanel_->setCommandFromFile(qstr(s.worker), origin.isEmpty() ? tr("a file") : origin);
     pendingSession_ = s;
-    if (connectWorker) workerPanel_->connectWorker();
+    if (start != WorkerStart::Never) workerPanel_->connectWorker();
     return;
   }
   const int backend = backendCombo_->findText(qstr(s.backend));
@@ -573,6 +574,10 @@ void SetupPage::applySession(const Session& s) {
 
 TuneRequest SetupPage::request() const {
   TuneRequest r;
+  if (!currentBackend() && isExternalWorker() && workerPanel_->awaitsConfirmation() && !workerPanel_->isConnecting())
+    throw InputError(sstr(workerPanel_->commandOrigin()) +
+                     " names a worker command that was not started: press Connect under Device to review it and "
+                     "start it (ktune-workbench --trust-worker-command starts it without asking)");
   if (!currentBackend() && isExternalWorker())
     throw InputError(workerPanel_->isConnecting()
                          ? "the external worker has not said hello yet: wait for it, or check its command under Device"
@@ -623,6 +628,8 @@ RunTarget SetupPage::runTarget() const {
 
 void SetupPage::saveSessionTo(const QString& file) const { session().save(sstr(file)); }
 
-void SetupPage::loadSessionFrom(const QString& file) { setSession(Session::load(sstr(file))); }
+void SetupPage::loadSessionFrom(const QString& file) {
+  setSession(Session::load(sstr(file)), WorkerStart::Confirm, tr("the session file %1").arg(file));
+}
 
 }  // namespace ktune::gui

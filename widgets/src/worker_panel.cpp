@@ -4,6 +4,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -35,6 +36,19 @@ QString describeWorkerFailure(const QString& command, const QString& error) {
         "Run the command in a terminal to see what it does; a worker speaks docs/worker-protocol.md "
         "on stdin and stdout.");
   return QObject::tr("The worker `%1` could not be used: %2\n\n%3").arg(command, error, hint);
+}
+
+// `command` with control and invisible formatting characters (bidi overrides, zero-width
+// spaces) written as escapes: what the dialog shows is what /bin/sh gets, with nothing hidden.
+QString visibleCommand(const QString& command) {
+  QString out;
+  for (const QChar c : command) {
+    if (c.category() == QChar::Other_Control || c.category() == QChar::Other_Format)
+      out += QStringLiteral("\\u{%1}").arg(c.unicode(), 4, 16, QLatin1Char('0'));
+    else
+      out += c;
+  }
+  return out;
 }
 
 WorkerPanel::WorkerPanel(QWidget* parent) : QWidget(parent) {
@@ -69,7 +83,60 @@ WorkerPanel::~WorkerPanel() {
 }
 
 QString WorkerPanel::command() const { return command_->text().trimmed(); }
-void WorkerPanel::setCommand(const QString& command) { command_->setText(command); }
+
+void WorkerPanel::setCommand(const QString& command) {
+  command_->setText(command);
+  origin_.clear();
+}
+
+void WorkerPanel::setCommandFromFile(const QString& command, const QString& origin) {
+  command_->setText(command);
+  origin_ = origin;
+  confirmed_.clear();
+  setStatus(tr("The worker command from %1 is filled in, not started: press Connect to review it and start it.")
+                .arg(origin.toHtmlEscaped()),
+            false);
+}
+
+// Edits of a file's command keep asking: the part the user did not look at may be what matters.
+bool WorkerPanel::awaitsConfirmation() const { return !origin_.isEmpty() && command() != confirmed_; }
+
+bool WorkerPanel::askInDialog(const QString& command, const QString& origin) {
+  QMessageBox box(QMessageBox::Warning, tr("Start this worker?"), {}, QMessageBox::NoButton, this);
+  box.setObjectName(QStringLiteral("workerConfirmation"));
+  // Plain text: the command is shown as it will run, never as markup that could hide part of it.
+  box.setTextFormat(Qt::PlainText);
+  box.setTextInteractionFlags(Qt::TextSelectableByMouse);
+  box.setText(tr("This command comes from %1, not from you:\n\n%2\n\nStarting it runs it through /bin/sh in %3 "
+                 "with your permissions. Start it only if you trust where it came from.")
+                  .arg(origin, visibleCommand(command), QDir::currentPath()));
+  QPushButton* start = box.addButton(tr("Start worker"), QMessageBox::AcceptRole);
+  QPushButton* cancel = box.addButton(QMessageBox::Cancel);
+  box.setDefaultButton(cancel);
+  box.setEscapeButton(cancel);
+  box.exec();
+  return box.clickedButton() == start;
+}
+
+bool WorkerPanel::mayStart(const QString& cmd) {
+  if (!awaitsConfirmation()) return true;
+  QString why;
+  if (fileCommands_ == FileCommands::Trust)
+    confirmed_ = cmd;
+  else if (fileCommands_ == FileCommands::Refuse)
+    why = tr("Not started: the worker command `%1` comes from %2, and there is no one to ask "
+             "(ktune-workbench --trust-worker-command starts such commands without asking).")
+              .arg(cmd, origin_);
+  else if (confirm_ ? confirm_(cmd, origin_) : askInDialog(cmd, origin_))
+    confirmed_ = cmd;
+  else
+    why = tr("Not started: you did not confirm the worker command from %1. Press Connect to review it again.")
+              .arg(origin_);
+  if (why.isEmpty()) return true;
+  setStatus(why.toHtmlEscaped(), true);
+  emit declined(why);
+  return false;
+}
 QString WorkerPanel::statusText() const { return status_->text(); }
 
 void WorkerPanel::setStatus(const QString& html, bool error) {
@@ -84,6 +151,7 @@ void WorkerPanel::connectWorker() {
     emit failed(statusText());
     return;
   }
+  if (!mayStart(cmd)) return;
   if (watcher_) {
     watcher_->disconnect(this);
     watcher_->deleteLater();

@@ -29,6 +29,13 @@ class ShapesModel;
 class SpaceEditor;
 class WorkerPanel;
 
+// What setSession does with a session's worker command.
+enum class WorkerStart {
+  Now,      // the caller's own session (the page's, a test's): start it
+  Confirm,  // read from a file: start it as the worker panel's FileCommands say (ask by default)
+  Never,    // read from a run folder that is only being shown: fill it in; Connect asks
+};
+
 class SetupPage : public QWidget {
   Q_OBJECT
  public:
@@ -37,12 +44,9 @@ class SetupPage : public QWidget {
 
   Session session() const;
   // Throws InputError when the session names a backend, device or family this build lacks. A
-  // session with a worker command connects to that worker first and applies the rest once it
-  // has said hello.
-  void setSession(const Session& session);
-  // `connectWorker` false: a worker session only fills in the command (opening a past run
-  // starts no process); the rest applies when the user connects.
-  void setSession(const Session& session, bool connectWorker);
+  // session with a worker command connects to that worker first, as `start` says, and applies
+  // the rest once it has said hello; `origin` names the file it came from ("the session file X").
+  void setSession(const Session& session, WorkerStart start = WorkerStart::Now, const QString& origin = {});
 
   // The "external worker" entry of the backend list (after the built-in backends).
   bool isExternalWorker() const;
@@ -68,7 +72,8 @@ class SetupPage : public QWidget {
   bool addShapes(const QString& text);
 
   void saveSessionTo(const QString& file) const;  // throws InputError
-  void loadSessionFrom(const QString& file);      // throws InputError
+  // Throws InputError. A worker command in the file starts only as WorkerStart::Confirm says.
+  void loadSessionFrom(const QString& file);
 
  private:
   void fillBackends();

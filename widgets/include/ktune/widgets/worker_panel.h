@@ -7,8 +7,13 @@
 //
 // Connecting happens on the thread pool: a Python worker importing a GPU stack, or one behind
 // ssh, takes seconds to say hello. The panel reports it as connecting / connected / failed.
+//
+// A command read from a file (a session, a run folder) is anyone's: it starts only once the user
+// has seen it whole and said yes (FileCommands::Ask, a dialog), or when the user said beforehand
+// that they trust such commands (Trust: --trust-worker-command). A typed command starts on Connect.
 #include <QFutureWatcher>
 #include <QWidget>
+#include <functional>
 #include <memory>
 
 #include "ktune/worker_client.h"
@@ -22,15 +27,38 @@ namespace ktune::gui {
 // A worker that could not be started or spoke another protocol: what happened and what to do.
 QString describeWorkerFailure(const QString& command, const QString& error);
 
+// `command` as the confirmation shows it: control and invisible formatting characters (a bidi
+// override that reverses what follows) written as \u{XXXX}.
+QString visibleCommand(const QString& command);
+
+// What starting a command read from a file takes: the user's yes in a dialog that shows it (Ask),
+// nothing (Trust), or it is not started at all (Refuse: no one is there to answer, --screenshot).
+enum class FileCommands { Ask, Trust, Refuse };
+
 class WorkerPanel : public QWidget {
   Q_OBJECT
  public:
+  // Asks the user whether to start `command`, read from `origin`; true: start it.
+  using Confirmation = std::function<bool(const QString& command, const QString& origin)>;
+
   explicit WorkerPanel(QWidget* parent = nullptr);
   ~WorkerPanel() override;
 
   QString command() const;
+  // A command as typed by the user: Connect starts it.
   void setCommand(const QString& command);
-  // Starts the command's worker and reads its hello. A previous worker is let go at once.
+  // A command read from `origin` ("the session file /x/s.json"): filled in, started by
+  // connectWorker() only as fileCommands() says.
+  void setCommandFromFile(const QString& command, const QString& origin);
+  // The command came from a file and the user has not said yes to it yet.
+  bool awaitsConfirmation() const;
+  QString commandOrigin() const { return origin_; }
+  void setFileCommands(FileCommands policy) { fileCommands_ = policy; }
+  FileCommands fileCommands() const { return fileCommands_; }
+  // Replaces the dialog Ask shows (tests answer it without a screen).
+  void setConfirmation(Confirmation confirm) { confirm_ = std::move(confirm); }
+  // Starts the command's worker and reads its hello. A previous worker is let go at once. A
+  // command from a file that the user declines (or that Refuse keeps) is not started: declined().
   void connectWorker();
   bool isConnecting() const { return watcher_ != nullptr; }
   // The connected worker, or null. Shared: a run keeps it alive while the user reconnects.
@@ -44,11 +72,16 @@ class WorkerPanel : public QWidget {
   void connecting(const QString& command);
   void connected();
   void failed(const QString& message);
+  // A command from a file was not started: the user said no, or no one could be asked.
+  void declined(const QString& message);
 
  private:
   void onFinished();
   void showHello();
   void setStatus(const QString& html, bool error);
+  // Whether `cmd` may start now; asks when the policy says so, says why not when it may not.
+  bool mayStart(const QString& cmd);
+  bool askInDialog(const QString& command, const QString& origin);
 
   QLineEdit* command_;
   QPushButton* connect_;
@@ -61,6 +94,10 @@ class WorkerPanel : public QWidget {
   QFutureWatcher<Attempt>* watcher_ = nullptr;
   QString attempted_;
   double helloTimeoutS_ = 120;
+  QString origin_;     // the file the command came from; empty: typed
+  QString confirmed_;  // the file's command the user said yes to
+  FileCommands fileCommands_ = FileCommands::Ask;
+  Confirmation confirm_;
 };
 
 }  // namespace ktune::gui
