@@ -69,8 +69,10 @@ class TestGpuSpecAgreement : public QObject {
       const KernelFamily& h = it->second;
       const QString n = QString::fromStdString(name);
       QCOMPARE(n + " keys " + keys(h), n + " keys " + keys(c));
-      QCOMPARE(n + " flops " + QString::fromStdString(h.flops_expr), n + " flops " + QString::fromStdString(c.flops_expr));
-      QCOMPARE(n + " bytes " + QString::fromStdString(h.bytes_expr), n + " bytes " + QString::fromStdString(c.bytes_expr));
+      QCOMPARE(n + " flops " + QString::fromStdString(h.flops_expr),
+               n + " flops " + QString::fromStdString(c.flops_expr));
+      QCOMPARE(n + " bytes " + QString::fromStdString(h.bytes_expr),
+               n + " bytes " + QString::fromStdString(c.bytes_expr));
       QCOMPARE(n + " bucket " + QString::fromStdString(h.bucket_field),
                n + " bucket " + QString::fromStdString(c.bucket_field));
       QCOMPARE(n + " tp " + tp_splits(h), n + " tp " + tp_splits(c));

@@ -113,10 +113,6 @@ void SpecSession::LibraryGemm::enqueue(SpecSession& s, int copy) {
   s.gemm().enqueue(c);
 }
 
-}  // namespace ktune::gpu
-
-namespace ktune::gpu {
-
 namespace {
 
 // A scalar argument's value as the kernel's parameter slot holds it.

@@ -54,7 +54,7 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   std::pair<double, double> sm_clock_range_mhz() const override { return {clock_min_, clock_max_}; }
   int recoveries() const override { return recoveries_; }
 
-  // For the launchables.
+  // For what the session launches (spec_kernel.h).
   DeviceApi& api() const { return *device_; }
   const std::shared_ptr<DeviceApi>& device() const { return device_; }
   Handle stream() const { return stream_.get(); }

@@ -44,7 +44,7 @@
 // }
 // Entry names are C++ names, resolved by the backend's compiler ("matmul_kernel" declared without
 // extern "C", "gemm<float, 4>"). A buffer with "constant": "d_filter" also fills that
-// __constant__ symbol of the module with its data (cuda). A launch's "defines" override the
+// __constant__ symbol of the module with its data. A launch's "defines" override the
 // config's for that launch alone (it is compiled apart: a reduction's second pass with
 // num_blocks=1). An output's "init" is "poison" (NaN bytes, the default: an element never
 // written cannot pass) or "zero" (kernels that accumulate with atomics). An output whose count
