@@ -172,6 +172,21 @@ void test_cache_and_failures(const TargetInfo& t) {
   }
 }
 
+// ktune's own kernels (the device compare and the reference gemm) build for every target the
+// families do: without a GPU they are compiled nowhere else.
+void test_utilities(const std::vector<TargetInfo>& supported) {
+  for (const auto& t : supported) {
+    const Compiler compiler(t.name, kCache);
+    const auto& u = compiler.utilities();
+    try {
+      const auto m = compiler.compile(u.source, u.file, {}, {"ktune_compare", "ktune_reference_gemm"});
+      CHECK_MSG(is_code_object(m.binary), t.name);
+    } catch (const TrialFailure& e) {
+      CHECK_MSG(false, t.name + ": " + e.what());
+    }
+  }
+}
+
 void test_target_properties() {
   const auto cdna = target_info("gfx90a:sramecc+:xnack-");
   const auto rdna = target_info("gfx1100");
@@ -191,6 +206,7 @@ int main() {
   test_target_properties();
   const auto supported = supported_targets();
   if (!supported.empty()) test_cache_and_failures(supported.front());
+  test_utilities(supported);
   test_default_spaces(supported);
   std::error_code ec;
   fs::remove_all(kCache, ec);
