@@ -309,7 +309,7 @@ int measure_once(const Args& a) {
   settings.warmup_ms = a.warmup_ms;
   const auto out = measure(
       settings, [&](const SampleRequest& q) { return s->sample(*k, q); }, std::nullopt);
-  const auto clock = dynamic_cast<CudaSessionInfo&>(*s).measure_sm_clock_mhz();
+  const auto clock = dynamic_cast<GpuSessionInfo&>(*s).measure_sm_clock_mhz();
   std::printf("median_ns=%.1f samples=%zu sm_clock_mhz=%.0f\n", out.stats.median_ns, out.stats.count, clock);
   return 0;
 }

@@ -262,14 +262,13 @@ struct KernelSpecReader {
     else
       a["role"].fail("'" + role + "' is not input, output or workspace");
     if (arg.role == ArgRole::Output)
-      output_init(a, arg, dialect);
+      output_init(a, arg);
     else if (const auto in = a.find("init"))
       init(*in, arg);
     else if (arg.is_buffer() && arg.role == ArgRole::Input)
       arg.init.kind = ArgInit::Kind::Uniform;  // inputs are random unless said otherwise: zeros hide bugs
     if (arg.role != ArgRole::Input && !arg.is_buffer()) a.fail("only a buffer can be an output or a workspace");
     if (const auto c = a.find("constant")) {
-      if (!dialect.constants) c->fail("the " + dialect.backend + " backend has no __constant__ memory");
       if (!arg.is_buffer() || arg.role != ArgRole::Input)
         c->fail("only an input buffer fills a __constant__ symbol (its generated data is copied there)");
       arg.constant = c->string();
@@ -319,12 +318,10 @@ struct KernelSpecReader {
   }
 
   // Outputs: poisoned (NaN bytes) before each validation run unless the kernel accumulates.
-  static void output_init(const JsonPath& a, SpecArgument& arg, const SpecDialect& dialect) {
+  static void output_init(const JsonPath& a, SpecArgument& arg) {
     arg.init.kind = ArgInit::Kind::Poison;
     const auto in = a.find("init");
     if (!in) return;
-    if (in->json() == "zero" && !dialect.output_init)
-      in->fail("the " + dialect.backend + " backend always poisons outputs");
     if (in->json() == "zero")
       arg.init.kind = ArgInit::Kind::Zero;
     else if (in->json() != "poison" && in->json() != "nan")
@@ -363,10 +360,6 @@ struct KernelSpecReader {
       launch.args.push_back(name);
     });
     if (const auto defines = l.find("defines")) {
-      if (!dialect.launch_defines)
-        defines->fail("the " + dialect.backend +
-                      " backend builds every launch of a config with the config's defines: "
-                      "write the launch as its own kernel or template instance in the source");
       defines->for_each_member(
           [&](const std::string& name, const JsonPath& v) { launch.defines.emplace_back(name, text(v)); });
     }
@@ -382,8 +375,6 @@ struct KernelSpecReader {
       if (!r.has("config")) r.fail("kind config needs \"config\": the trusted parameter values");
       ref.config = r["config"].parse(Config::from_json);
     } else if (ref.kind == "kernel") {
-      if (!dialect.reference_kernel)
-        r["kind"].fail("the " + dialect.backend + " backend has no reference kernels: use {\"kind\": \"config\"}");
       ref.launch = read_launch(r);
       if (!ref.launch.when.empty()) r["when"].fail("a reference kernel always runs: leave \"when\" out");
       ref.output = r.string_or("output", s.output_);
@@ -392,7 +383,7 @@ struct KernelSpecReader {
       if (std::find(ref.launch.args.begin(), ref.launch.args.end(), ref.output) == ref.launch.args.end())
         r["args"].fail("the reference kernel must take its output '" + ref.output + "' as an argument");
     } else if (ref.kind != "none") {
-      std::string kinds = dialect.reference_kernel ? "none, config, kernel" : "none, config";
+      std::string kinds = "none, config, kernel";
       for (const auto& [name, k] : dialect.references) kinds += ", " + name;
       r["kind"].fail("'" + ref.kind + "' is not one of " + kinds + " (the " + dialect.backend + " backend's)");
     }
@@ -426,7 +417,6 @@ struct KernelSpecReader {
   void check(const JsonPath& c) {
     SpecCheck& k = s.check_;
     c.object();
-    if (!dialect.reduced_check) c.fail("the " + dialect.backend + " backend compares outputs element by element only");
     const std::string reduce = c.string_or("reduce", "none");
     if (reduce == "sum")
       k.reduce = SpecCheck::Reduce::Sum;
@@ -472,9 +462,10 @@ struct KernelSpecReader {
       if (props.count("max_threads_per_block") && !threads.empty())
         derived.push_back({inactive + threads + " <= max_threads_per_block",
                            "derived: " + what + " threads per block within the device's max_threads_per_block"});
-      if (props.count("smem_per_block_optin") && l.shared_bytes != "0")
-        derived.push_back({inactive + "(" + l.shared_bytes + ") <= smem_per_block_optin",
-                           "derived: " + what + " dynamic shared memory within the device's smem_per_block_optin"});
+      const std::string& smem = dialect.shared_memory_limit;
+      if (props.count(smem) && l.shared_bytes != "0")
+        derived.push_back({inactive + "(" + l.shared_bytes + ") <= " + smem,
+                           "derived: " + what + " dynamic shared memory within the device's " + smem});
     }
     if (derived.empty()) return;
     auto all = f.default_space.constraints();
@@ -539,6 +530,7 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
                                  const std::map<std::string, std::string>* files) {
   KernelSpec s;
   s.family_.source = origin;
+  s.shared_memory_limit_ = dialect.shared_memory_limit;
   KernelSpecReader read{s, dialect};
   const JsonPath root(j);
   try {

@@ -74,7 +74,7 @@ int main() {
 
   std::printf("step: %s\n", "auto s = gpu.backend->open(gpu.device, faults, p, 7);");
   auto s = gpu.backend->open(gpu.device, faults, p, 7);
-  auto* info = dynamic_cast<CudaSessionInfo*>(s.get());
+  auto* info = dynamic_cast<GpuSessionInfo*>(s.get());
   CHECK(info != nullptr);
   auto good = s->prepare(mode(0));
   CHECK(status_of([&] { s->validate(*good, tol); }).first == TrialStatus::Ok);

@@ -56,12 +56,12 @@ std::uint64_t pruned_by(const PruneReport& r, const std::string& prefix) {
 // Builds config `c` as the session does before the driver: plan, NVRTC, cubin checks. Returns
 // the failure message ("" when it built), and the fills of the first module.
 std::string build(const KernelSpec& s, const std::vector<SpecLaunch>& launches, const Config& c,
-                  std::vector<cuda::ConstantFill>* fills = nullptr, std::vector<CompiledModule>* out = nullptr) {
+                  std::vector<gpu::ConstantFill>* fills = nullptr, std::vector<CompiledModule>* out = nullptr) {
   const Problem p = defaults(s);
   try {
-    const auto plan = cuda::plan_build(s, launches, p, c, h100());
-    auto modules = cuda::compile_plan(compiler(), s, plan);
-    const auto f = cuda::check_compiled(s, p, c, plan, modules, h100());
+    const auto plan = gpu::plan_build(s, launches, p, c, h100(), compiler());
+    auto modules = gpu::compile_plan(compiler(), s, plan);
+    const auto f = gpu::check_compiled(s, p, c, plan, modules, h100(), compiler());
     if (fills) *fills = f.front();
     if (out) *out = std::move(modules);
   } catch (const TrialFailure& e) {
@@ -124,7 +124,7 @@ void test_convolution() {
   CHECK(s.reference().kind == "kernel" && s.reference().launch.entry == "convolution_naive");
   CHECK(s.constants().size() == 1 && s.constants().at("d_filter") == "filter");
   // The reference kernel builds with the default config's defines, its own geometry.
-  std::vector<cuda::ConstantFill> fills;
+  std::vector<gpu::ConstantFill> fills;
   CHECK(build(s, {s.reference().launch}, s.family().default_config, &fills).empty());
   const auto valid = s.family().default_space.enumerate(context(s, p));
   int built = 0;
@@ -167,7 +167,7 @@ void test_reduction() {
   // Both passes timed together: the second built apart with num_blocks=1.
   const KernelSpec two = KernelSpec::load(kDir / "reduction_two_pass.json", cuda_spec_dialect());
   CHECK(two.family().default_space.prune_report(context(two, p)).valid == 2376);
-  const auto plan = cuda::plan_build(two, two.launches(), p, two.family().default_config, h100());
+  const auto plan = gpu::plan_build(two, two.launches(), p, two.family().default_config, h100(), compiler());
   CHECK(plan.modules.size() == 2 && plan.launches.size() == 2);
   CHECK(plan.launches[1].geometry.grid[0] == 1 && plan.launches[1].geometry.block[0] == 256);
   const auto& second = plan.modules[1].options;
@@ -182,7 +182,7 @@ void test_register_cap() {
   const KernelSpec s = KernelSpec::load(kDir / "convolution.json", cuda_spec_dialect());
   const Problem p = defaults(s);
   const auto options = [&](const Config& c, const Variables& device) {
-    return cuda::plan_build(s, s.launches(), p, c, device).modules.at(0).options;
+    return gpu::plan_build(s, s.launches(), p, c, device, compiler()).modules.at(0).options;
   };
   const auto has = [](const std::vector<std::string>& o, const std::string& x) {
     return std::find(o.begin(), o.end(), x) != o.end();

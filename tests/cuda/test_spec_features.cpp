@@ -91,11 +91,11 @@ Config config(int t, int pass) { return Config({{"TPB", ParamValue(t)}, {"PASS",
 
 // plan_build .. check_compiled; returns the TrialFailure's status and message, or ok and "".
 std::pair<TrialStatus, std::string> build(const KernelSpec& s, const Config& c, const Variables& device,
-                                          std::vector<std::vector<cuda::ConstantFill>>* fills = nullptr) {
+                                          std::vector<std::vector<gpu::ConstantFill>>* fills = nullptr) {
   try {
-    const auto plan = cuda::plan_build(s, s.launches(), problem(s), c, device);
-    const auto modules = cuda::compile_plan(compiler(), s, plan);
-    auto f = cuda::check_compiled(s, problem(s), c, plan, modules, device);
+    const auto plan = gpu::plan_build(s, s.launches(), problem(s), c, device, compiler());
+    const auto modules = gpu::compile_plan(compiler(), s, plan);
+    auto f = gpu::check_compiled(s, problem(s), c, plan, modules, device, compiler());
     if (fills) *fills = std::move(f);
   } catch (const TrialFailure& e) {
     return {e.status(), e.what()};
@@ -116,7 +116,7 @@ void test_name_expressions() {
   CHECK(m.lowered[0] == "_Z12scale_kernelPfPKfi");
   CHECK(m.lowered[1] == "_Z4fillIfLi4EEvPT_");
   CHECK(m.lowered[2] == "plain");
-  const auto info = cuda::CubinInfo::parse(m.binary);
+  const auto info = cuda::parse_cubin(m.binary);
   for (const auto& name : m.lowered) {
     CHECK_MSG(contains(m.binary, name), name + " not in the cubin");
     CHECK_MSG(info.functions.count(name) == 1, name + " not a function of the cubin");
@@ -134,7 +134,7 @@ void test_name_expressions() {
 void test_cubin_info() {
   const auto m = compiler().compile(kSource, "k.cu", {"-DTPB=256", "-DPASS=1"}, {"scale_kernel", "ns::scale"});
   CHECK(m.lowered[1] == "_ZN2ns5scaleE");
-  const auto info = cuda::CubinInfo::parse(m.binary);
+  const auto info = cuda::parse_cubin(m.binary);
   CHECK(info.constants.count("d_filter") && info.constants.at("d_filter").bytes == 289 * 4);
   CHECK(info.constants.count("d_filter") && !info.constants.at("d_filter").initialized);
   CHECK(info.constants.count("table") && info.constants.at("table").initialized);
@@ -142,18 +142,18 @@ void test_cubin_info() {
   const auto& f = info.functions.at(m.lowered[0]);
   CHECK(f.static_shared == 256 * 4);
   CHECK(f.registers > 0 && f.registers < 256);
-  CHECK_THROWS(std::runtime_error, cuda::CubinInfo::parse("not an elf"), "ELF");
+  CHECK_THROWS(std::runtime_error, cuda::parse_cubin("not an elf"), "ELF");
 }
 
 // 2. __constant__ memory: filled symbols planned per module, unfilled ones refused.
 void test_constants() {
   const KernelSpec s = spec(base_spec());
   CHECK(s.constants().size() == 2 && s.constants().at("d_filter") == "filter");
-  std::vector<std::vector<cuda::ConstantFill>> fills;
+  std::vector<std::vector<gpu::ConstantFill>> fills;
   auto [status, why] = build(s, config(256, 1), h100(), &fills);
   CHECK_MSG(status == TrialStatus::Ok, why);
   CHECK(fills.size() == 1 && fills[0].size() == 2);
-  for (const auto& f : fills.empty() ? std::vector<cuda::ConstantFill>{} : fills[0]) {
+  for (const auto& f : fills.empty() ? std::vector<gpu::ConstantFill>{} : fills[0]) {
     if (f.symbol == "d_filter")
       CHECK(f.lowered == "d_filter" && f.argument == "filter" && f.bytes == 1156);
     else
@@ -185,19 +185,19 @@ void test_launch_defines() {
   j["launches"].push_back(j["launches"][0]);
   j["launches"][1]["defines"] = {{"PASS", "PASS + 1"}};
   const KernelSpec s = spec(j);
-  const auto plan = cuda::plan_build(s, s.launches(), problem(s), config(256, 1), h100());
+  const auto plan = gpu::plan_build(s, s.launches(), problem(s), config(256, 1), h100(), compiler());
   CHECK(plan.modules.size() == 2 && plan.launches.size() == 2);
   CHECK(plan.launches[0].module == 0 && plan.launches[1].module == 1);
   const auto& second = plan.modules.back().options;
   CHECK(std::find(second.begin(), second.end(), "-DPASS=2") != second.end());
   CHECK(std::find(second.begin(), second.end(), "-DPASS=1") == second.end());
   CHECK(std::find(second.begin(), second.end(), "-DTPB=256") != second.end());
-  const auto modules = cuda::compile_plan(compiler(), s, plan);
+  const auto modules = gpu::compile_plan(compiler(), s, plan);
   CHECK(modules.size() == 2 && modules[0].binary != modules[1].binary);
   // The same defines share one module.
   j["launches"][1]["defines"] = {{"PASS", "PASS"}};
   const KernelSpec same = spec(j);
-  CHECK(cuda::plan_build(same, same.launches(), problem(same), config(256, 1), h100()).modules.size() == 1);
+  CHECK(gpu::plan_build(same, same.launches(), problem(same), config(256, 1), h100(), compiler()).modules.size() == 1);
   CHECK(contains(parse_error([](auto& j) { j["launches"][0]["defines"] = {{"PASS", "NOPE"}}; }), "'NOPE'"));
 }
 
@@ -249,7 +249,8 @@ void test_checks() {
   const KernelSpec s = spec(j);
   CHECK(s.reference().kind == "kernel" && s.reference().output == "out");
   CHECK(s.reference().launch.entry == "fill<float, 4>" && s.reference().launch.block[0] == "min(n, 1024)");
-  const auto plan = cuda::plan_build(s, {s.reference().launch}, problem(s), s.family().default_config, h100());
+  const auto plan =
+      gpu::plan_build(s, {s.reference().launch}, problem(s), s.family().default_config, h100(), compiler());
   CHECK(plan.launches.size() == 1 && plan.launches[0].geometry.threads() == 1024);
   CHECK(contains(parse_error([&](auto& e) {
                    e["reference"] = j["reference"];
@@ -309,38 +310,36 @@ void test_checks() {
   CHECK(contains(parse_error([](auto& e) { e["grid_div_x"] = {"block_size_x"}; }), "ceil_div"));
 }
 
-// The HIP backend's session implements none of these yet: its specs refuse them by name.
-void test_hip_refuses() {
+// One session serves both backends: a HIP spec may use every feature above; only what AMD GPUs
+// lack (tensor maps) is refused by name, and LDS bounds its launches as shared memory does on CUDA.
+void test_hip_features() {
   static const std::map<std::string, std::string> files{{"k.cu", kSource}};
-  auto hip_error = [](const std::function<void(nlohmann::json&)>& edit) {
+  auto hip_spec = [](const std::function<void(nlohmann::json&)>& edit) {
     nlohmann::json j = base_spec();
-    j["arguments"][2].erase("constant");
-    j["arguments"][3].erase("constant");
     edit(j);
-    try {
-      KernelSpec::from_json(j, ".", hip_spec_dialect(), "feature.json", &files);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
+    return KernelSpec::from_json(j, ".", hip_spec_dialect(), "feature.json", &files);
   };
-  CHECK(hip_error([](auto&) {}).empty());
-  CHECK(contains(hip_error([](auto& j) { j["arguments"][2]["constant"] = "d_filter"; }),
-                 "the hip backend has no __constant__"));
-  CHECK(contains(hip_error([](auto& j) {
-                   j["check"] = {{"reduce", "sum"}};
-                 }),
-                 "the hip backend compares outputs element by element"));
-  CHECK(contains(hip_error([](auto& j) {
-                   j["launches"][0]["defines"] = {{"PASS", 2}};
-                 }),
-                 "write the launch as its own kernel"));
-  CHECK(contains(
-      hip_error([](auto& j) {
-        j["reference"] = {{"kind", "kernel"}, {"entry", "plain"}, {"grid", {1}}, {"block", {1}}, {"args", {"out"}}};
-      }),
-      "no reference kernels"));
-  CHECK(contains(hip_error([](auto& j) { j["arguments"][0]["init"] = "zero"; }), "always poisons outputs"));
+  const KernelSpec s = hip_spec([](auto& j) {
+    j["check"] = {{"reduce", "sum"}};
+    j["launches"][0]["defines"] = {{"PASS", 2}};
+    j["launches"][0]["shared_bytes"] = "TPB*128";
+    j["arguments"][0]["init"] = "zero";
+  });
+  CHECK(s.constants().size() == 2 && s.check().reduce == SpecCheck::Reduce::Sum && !s.launches()[0].defines.empty());
+  CHECK(s.shared_memory_limit() == "lds_per_block");
+  Variables mi250{{"lds_per_block", 65536}, {"max_threads_per_block", 1024}, {"n", 4096}};
+  const auto why = s.family().default_space.violated(config(1024, 1), mi250);  // 128 KiB of LDS
+  CHECK(why && contains(*why, "lds_per_block"));
+  CHECK(!s.family().default_space.violated(config(256, 1), mi250));
+  CHECK(hip_spec([](auto& j) {
+          j["reference"] = {{"kind", "kernel"}, {"entry", "plain"}, {"grid", {1}}, {"block", {1}}, {"args", {"out"}}};
+        })
+            .reference()
+            .kind == "kernel");
+  CHECK_THROWS(InputError, hip_spec([](auto& j) {
+                 j["arguments"].push_back({{"name", "tm"}, {"tensor_map", "in"}, {"dims", {"n"}}, {"box", {"64"}}});
+               }),
+               "the hip backend has no tensor maps");
 }
 
 }  // namespace
@@ -352,6 +351,6 @@ int main() {
   test_launch_defines();
   test_derived_limits();
   test_checks();
-  test_hip_refuses();
+  test_hip_features();
   return ktune_test::finish("test_spec_features");
 }

@@ -1,7 +1,8 @@
 // Compile-only verification of the HIP backend for AMD targets (no GPU needed): which gfx targets
 // the installed hipcc supports, and every built-in family's default space compiled for two of
-// them, a wave64 (CDNA) and a wave32 (RDNA) one. Each config that passes the constraints must
-// yield a code object; a compile error there is a config the constraints should have pruned
+// them, a wave64 (CDNA) and a wave32 (RDNA) one, built as the session builds them (the shared
+// build plan: launch defines, register cap). Each config that passes the constraints must yield
+// code objects; a compile error there is a config the constraints should have pruned
 // (counted, goal zero).
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "build_plan.h"
 #include "check.h"
 #include "compiler.h"
 #include "ktune/backends/hip_spec.h"
@@ -97,16 +99,14 @@ void compile_space(const KernelSpec& s, const TargetInfo& t, Counts& c) {
   auto worker = [&] {
     for (std::size_t i; (i = next++) < configs.size();) {
       const Problem p = problem_of(s, i);
-      std::vector<std::string> entries;
-      for (const auto& l : s.launches())
-        if (const LaunchGeometry g = s.geometry(l, p, configs[i], device); g.active) entries.push_back(g.entry);
       try {
-        const CompiledModule m = compiler.compile(s.source(), s.source_file().filename().string(),
-                                                  s.compile_options(p, configs[i]), entries);
-        if (is_code_object(m.binary))
-          ++c.compiled;
-        else
-          ++c.bad_object;
+        // As the session builds it: the plan's modules, with launch defines and the register cap.
+        const auto plan = gpu::plan_build(s, s.launches(), p, configs[i], device, compiler);
+        for (const CompiledModule& m : gpu::compile_plan(compiler, s, plan))
+          if (is_code_object(m.binary))
+            ++c.compiled;
+          else
+            ++c.bad_object;
       } catch (const TrialFailure& e) {
         ++c.should_have_been_pruned;
         std::lock_guard lock(print);
@@ -172,6 +172,21 @@ void test_cache_and_failures(const TargetInfo& t) {
   }
 }
 
+// ktune's own kernels (the device compare and the reference gemm) build for every target the
+// families do: without a GPU they are compiled nowhere else.
+void test_utilities(const std::vector<TargetInfo>& supported) {
+  for (const auto& t : supported) {
+    const Compiler compiler(t.name, kCache);
+    const auto& u = compiler.utilities();
+    try {
+      const auto m = compiler.compile(u.source, u.file, {}, {"ktune_compare", "ktune_reference_gemm"});
+      CHECK_MSG(is_code_object(m.binary), t.name);
+    } catch (const TrialFailure& e) {
+      CHECK_MSG(false, t.name + ": " + e.what());
+    }
+  }
+}
+
 void test_target_properties() {
   const auto cdna = target_info("gfx90a:sramecc+:xnack-");
   const auto rdna = target_info("gfx1100");
@@ -191,6 +206,7 @@ int main() {
   test_target_properties();
   const auto supported = supported_targets();
   if (!supported.empty()) test_cache_and_failures(supported.front());
+  test_utilities(supported);
   test_default_spaces(supported);
   std::error_code ec;
   fs::remove_all(kCache, ec);

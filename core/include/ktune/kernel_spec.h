@@ -44,15 +44,15 @@
 // }
 // Entry names are C++ names, resolved by the backend's compiler ("matmul_kernel" declared without
 // extern "C", "gemm<float, 4>"). A buffer with "constant": "d_filter" also fills that
-// __constant__ symbol of the module with its data (cuda). A launch's "defines" override the
+// __constant__ symbol of the module with its data. A launch's "defines" override the
 // config's for that launch alone (it is compiled apart: a reduction's second pass with
 // num_blocks=1). An output's "init" is "poison" (NaN bytes, the default: an element never
 // written cannot pass) or "zero" (kernels that accumulate with atomics). An output whose count
 // reads a parameter (configs writing different numbers of partial results) is allocated at its
 // maximum over the default space and needs a reduced "check". Every launch's threads per block
-// and dynamic shared memory are bounded by max_threads_per_block and smem_per_block_optin
-// without being told: derived constraints join the default space when the dialect has those
-// properties.
+// and dynamic shared memory are bounded by max_threads_per_block and the dialect's shared memory
+// limit (smem_per_block_optin, lds_per_block) without being told: derived constraints join the
+// default space when the dialect has those properties.
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -172,14 +172,10 @@ struct SpecDialect {
   };
   std::string backend;                      // "cuda": the default of a spec's "backend"
   std::set<std::string> device_properties;  // names a spec's expressions may read
-  bool tensor_maps = false;                 // "tensor_map" arguments (TMA descriptors)
-  // What the backend's session implements beyond the shared core; the parser refuses the rest,
-  // naming the backend, rather than a session ignoring it.
-  bool constants = false;         // "constant": a buffer filling a __constant__ symbol
-  bool reference_kernel = false;  // "reference": {"kind": "kernel", ...}
-  bool reduced_check = false;     // "check": {"reduce": ...}, and outputs sized by the config
-  bool launch_defines = false;    // a launch's own "defines"
-  bool output_init = false;       // an output's "init": "zero"
+  // The device property bounding static + dynamic shared memory of one block ("smem_per_block_optin",
+  // AMD's "lds_per_block"); with max_threads_per_block and regs_per_block, every launch is held to it.
+  std::string shared_memory_limit;
+  bool tensor_maps = false;  // "tensor_map" arguments (TMA descriptors)
   std::map<std::string, ReferenceKind> references;
 };
 
@@ -247,6 +243,8 @@ class KernelSpec {
                  const Variables& device = {}) const;
   // __constant__ symbols the spec fills: symbol -> the buffer argument whose data goes there.
   std::map<std::string, std::string> constants() const;
+  // The dialect's SpecDialect::shared_memory_limit.
+  const std::string& shared_memory_limit() const { return shared_memory_limit_; }
 
  private:
   friend struct KernelSpecReader;  // from_json's parts (kernel_spec_parse.cpp)
@@ -261,6 +259,7 @@ class KernelSpec {
   SpecReference reference_;
   SpecCheck check_;
   std::string output_;
+  std::string shared_memory_limit_;
 };
 
 // Stable 64-bit FNV-1a; used for cache keys and seeds (identical across runs and machines).

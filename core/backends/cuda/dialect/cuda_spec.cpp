@@ -23,12 +23,8 @@ const SpecDialect& cuda_spec_dialect() {
                            "cc_minor",
                            "peak_gflops_f16",
                            "peak_gflops_f32"};
+    d.shared_memory_limit = "smem_per_block_optin";
     d.tensor_maps = true;
-    d.constants = true;
-    d.reference_kernel = true;
-    d.reduced_check = true;
-    d.launch_defines = true;
-    d.output_init = true;
     d.references["cublas_gemm"] = SpecDialect::ReferenceKind::gemm();  // cuBLAS, f32 output
     return d;
   }();

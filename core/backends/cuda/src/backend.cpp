@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler.h"
+#include "cuda_api.h"
 #include "driver.h"
 #include "ktune/backends/cuda.h"
 #include "ktune/backends/cuda_spec.h"
@@ -15,7 +16,7 @@
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
 #include "ktune/spec_catalog.h"
-#include "session.h"
+#include "spec_session.h"
 
 namespace ktune {
 
@@ -82,13 +83,13 @@ class CudaBackend final : public Backend {
                                        std::uint64_t seed) override {
     const std::shared_ptr<const KernelSpec> spec = specs_.find(family);
     const Driver& d = require_driver();
-    std::shared_ptr<DeviceContext> ctx;
+    std::shared_ptr<gpu::DeviceApi> api;
     std::shared_ptr<const Compiler> compiler;
     {
       std::lock_guard lock(mutex_);
-      auto& c = contexts_[device.index];
-      if (!c) c = std::make_shared<DeviceContext>(d, device.index);
-      ctx = c;
+      auto& c = devices_[device.index];
+      if (!c) c = open_device(d, device.index);
+      api = c;
       // Hopper and later: the arch-specific target ("sm_90a"), whose features (wgmma, setmaxnreg)
       // kernels may use; such a cubin runs only on that architecture, which is the one tuned.
       const int major = static_cast<int>(device.property("cc_major"));
@@ -101,11 +102,7 @@ class CudaBackend final : public Backend {
       if (!comp) comp = std::make_shared<Compiler>(arch, cache_dir_);
       compiler = comp;
     }
-    ctx->check_usable();
-    std::shared_lock lock(ctx->mutex);
-    ctx->make_current();
-    lock.unlock();
-    auto session = std::make_unique<Session>(ctx, device, spec, problem, seed, compiler);
+    auto session = std::make_unique<gpu::SpecSession>(api, compiler, device, spec, problem, seed);
     try {
       session->measure_sm_clock_mhz();  // the clock at the start of the problem, kept by the session
     } catch (const TrialFailure&) {
@@ -164,7 +161,7 @@ class CudaBackend final : public Backend {
   std::filesystem::path cache_dir_;
   mutable std::mutex mutex_;
   SpecCatalog specs_;
-  std::map<int, std::shared_ptr<DeviceContext>> contexts_;
+  std::map<int, std::shared_ptr<gpu::DeviceApi>> devices_;
   std::map<std::string, std::shared_ptr<const Compiler>> compilers_;
 };
 

@@ -2,9 +2,11 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
+#include "cubin_info.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
 
@@ -22,6 +24,49 @@ struct ProgramDeleter {
 [[noreturn]] void compile_failure(const std::string& what, const std::string& log) {
   throw TrialFailure(TrialStatus::CompileError, what + (log.empty() ? "" : "\n" + log));
 }
+
+// ktune's own kernels (gpu::Toolchain::Utilities).
+// ktune_clock_probe busy-waits `ns` nanoseconds of wall time on every block and records the SM
+// cycles it took.
+// ktune_compare validates an output on the device, so a config of a large problem costs no
+// download and no host pass over its output. It counts the elements of `got` (0: f16, 1: bf16,
+// 2: f32) outside atol + rtol*|want| (NaN never matches) and keeps the largest error: the error's
+// bits in the high word (non-negative floats order like integers), its index in the low one.
+constexpr const char* kUtilitySource = R"(
+extern "C" __global__ void ktune_clock_probe(unsigned long long* out, unsigned long long ns) {
+  unsigned long long t0, t1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  const long long c0 = clock64();
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1)); } while (t1 - t0 < ns);
+  const long long c1 = clock64();
+  if (threadIdx.x == 0) { out[2 * blockIdx.x] = c1 - c0; out[2 * blockIdx.x + 1] = t1 - t0; }
+}
+
+extern "C" __global__ void ktune_compare(const void* got, int type, const float* want, unsigned int n, float atol,
+                                         float rtol, unsigned long long* out) {
+  unsigned long long bad = 0, worst = 0;
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    float g;
+    if (type == 0) asm("cvt.f32.f16 %0, %1;" : "=f"(g) : "h"(((const unsigned short*)got)[i]));
+    else if (type == 1) g = __uint_as_float((unsigned int)((const unsigned short*)got)[i] << 16);
+    else g = ((const float*)got)[i];
+    const float w = want[i];
+    const float err = (g != g || w != w) ? __uint_as_float(0x7f800000u) : fabsf(g - w);
+    if (!(err <= atol + rtol * fabsf(w))) ++bad;
+    const unsigned long long key = ((unsigned long long)__float_as_uint(err) << 32) | i;
+    worst = key > worst ? key : worst;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    bad += __shfl_down_sync(0xffffffffu, bad, o);
+    const unsigned long long w = __shfl_down_sync(0xffffffffu, worst, o);
+    worst = w > worst ? w : worst;
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&out[0], bad);
+    atomicMax(&out[1], worst);
+  }
+}
+)";
 
 }  // namespace
 
@@ -105,6 +150,23 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
   m.seconds = elapsed();
   if (!file.empty()) write_compile_cache(file, kCacheMagic, m);
   return m;
+}
+
+std::vector<std::string> Compiler::register_cap(std::uint64_t threads, const Variables& device) const {
+  const auto it = device.find("regs_per_block");
+  if (it == device.end() || it->second <= 0 || threads == 0) return {};
+  // Registers go 8 per thread to whole warps: what one register per thread really costs a block.
+  const std::uint64_t per_register = 8 * ((threads + 31) / 32 * 32);
+  const auto cap = static_cast<std::uint64_t>(it->second) / per_register * 8;
+  if (cap >= 255) return {};
+  return {"--maxrregcount=" + std::to_string(std::max<std::uint64_t>(cap, 16))};
+}
+
+gpu::ModuleInfo Compiler::inspect(const std::string& binary) const { return parse_cubin(binary); }
+
+const gpu::Toolchain::Utilities& Compiler::utilities() const {
+  static const Utilities u{kUtilitySource, "ktune_utilities.cu", true};
+  return u;
 }
 
 std::filesystem::path default_cache_dir() { return default_compile_cache_dir("cuda", "KTUNE_CUDA_CACHE"); }

@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "ktune/compile_cache.h"
+#include "toolchain.h"
 
 namespace ktune::cuda {
 
-class Compiler {
+class Compiler final : public gpu::Toolchain {
  public:
   // `arch` is "sm_90"; an empty `cache_dir` disables the cache.
   Compiler(std::string arch, std::filesystem::path cache_dir);
@@ -20,7 +21,12 @@ class Compiler {
   // in the same order. Throws TrialFailure(CompileError) with the NVRTC log when the source does
   // not compile or a name is not in it.
   CompiledModule compile(const std::string& source, const std::string& name, const std::vector<std::string>& options,
-                         const std::vector<std::string>& entries) const;
+                         const std::vector<std::string>& entries) const override;
+  // --maxrregcount at what a block of `threads` can hold of the device's regs_per_block, where
+  // that is under 255.
+  std::vector<std::string> register_cap(std::uint64_t threads, const Variables& device) const override;
+  gpu::ModuleInfo inspect(const std::string& binary) const override;
+  const Utilities& utilities() const override;
 
   const std::string& arch() const { return arch_; }
   const std::filesystem::path& cache_dir() const { return cache_dir_; }

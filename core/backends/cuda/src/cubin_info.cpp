@@ -37,7 +37,7 @@ constexpr std::uint64_t kReservedShared = 1024;
 
 }  // namespace
 
-CubinInfo CubinInfo::parse(const std::string& b) {
+gpu::ModuleInfo parse_cubin(const std::string& b) {
   if (b.size() < 64 ||
       b.compare(0, 4,
                 "\x7f"
@@ -62,7 +62,11 @@ CubinInfo CubinInfo::parse(const std::string& b) {
   if (shstrndx >= shnum) throw std::runtime_error("cubin has no section names");
   for (auto& s : sections) s.name = c_string(b, sections[shstrndx].offset + std::stoul(s.name));
 
-  CubinInfo out;
+  gpu::ModuleInfo out;
+  out.knows_constants = true;
+  // Registers are allocated per warp, 8 per thread at a time (sm_50 and later).
+  out.register_granule = 8;
+  out.register_group = 32;
   std::vector<std::string> symbol_names;
   bool reserved_shared = false;
   for (const auto& s : sections) {
@@ -75,7 +79,7 @@ CubinInfo CubinInfo::parse(const std::string& b) {
       symbol_names.push_back(name);
       reserved_shared |= name == ".nv.reservedSmem.offset0";
       if (type == kObject && index < shnum && sections[index].name == ".nv.constant3") {
-        Constant& c = out.constants[name];
+        gpu::ModuleInfo::Constant& c = out.constants[name];
         c.bytes = read<std::uint64_t>(b, at + 16);
         const std::uint64_t from = sections[index].offset + read<std::uint64_t>(b, at + 8);
         for (std::uint64_t i = from; i < from + c.bytes && i < b.size(); ++i) c.initialized |= b[i] != 0;

@@ -72,8 +72,8 @@ const Driver& require_driver() {
   return *d;
 }
 
-bool DriverError::sticky() const {
-  switch (code_) {
+bool sticky(CUresult r) {
+  switch (r) {
     case CUDA_ERROR_ILLEGAL_ADDRESS:
     case CUDA_ERROR_LAUNCH_FAILED:
     case CUDA_ERROR_MISALIGNED_ADDRESS:
@@ -101,10 +101,6 @@ std::string error_text(CUresult r) {
   }
   return std::string(name ? name : "CUDA error " + std::to_string(static_cast<int>(r))) +
          (text ? std::string(" (") + text + ")" : "");
-}
-
-void check(CUresult r, const std::string& what) {
-  if (r != CUDA_SUCCESS) throw DriverError(r, what + ": " + error_text(r));
 }
 
 }  // namespace ktune::cuda

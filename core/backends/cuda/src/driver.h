@@ -4,17 +4,17 @@
 // reason for the message. Types come from the toolkit's cuda.h; no symbol is linked.
 #include <cuda.h>
 
-#include <stdexcept>
 #include <string>
 
 namespace ktune::cuda {
 
 #define KTUNE_CUDA_DRIVER_FUNCTIONS(X)                                                                                \
   X(cuInit)                                                                                                           \
-  X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)                 \
-      X(cuDeviceTotalMem) X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxSetCurrent) X(cuModuleLoadData) X(cuModuleUnload)     \
-          X(cuModuleGetFunction) X(cuModuleGetGlobal) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)   \
-              X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoH) X(cuMemsetD8Async) X(cuMemsetD32Async)  \
+  X(cuDriverGetVersion)                                                                                               \
+  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuCtxCreate)    \
+      X(cuCtxDestroy) X(cuCtxSetCurrent) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                 \
+          X(cuModuleGetGlobal) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc)            \
+              X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoH) X(cuMemsetD8Async) X(cuMemsetD32Async)                \
                   X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy)      \
                       X(cuEventRecord) X(cuEventElapsedTime) X(cuEventQuery) X(cuStreamBeginCapture)                  \
                           X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphExecDestroy) \
@@ -33,20 +33,9 @@ const Driver* driver(std::string* why = nullptr);
 // Like driver(), but throws RunError with the reason.
 const Driver& require_driver();
 
-// A failed driver call, with the code kept so callers can tell sticky faults from resource errors.
-class DriverError : public std::runtime_error {
- public:
-  DriverError(CUresult code, const std::string& message) : std::runtime_error(message), code_(code) {}
-  CUresult code() const { return code_; }
-  // The context is unusable after these: the launch faulted on the device.
-  bool sticky() const;
-
- private:
-  CUresult code_;
-};
+// The context is unusable after these: the launch faulted on the device.
+bool sticky(CUresult r);
 
 std::string error_text(CUresult r);
-// Throws DriverError "<what>: CUDA_ERROR_X (description)" unless r is CUDA_SUCCESS.
-void check(CUresult r, const std::string& what);
 
 }  // namespace ktune::cuda

@@ -27,6 +27,7 @@ const SpecDialect& hip_spec_dialect() {
                            "has_wmma",
                            "peak_gflops_f16",
                            "peak_gflops_f32"};
+    d.shared_memory_limit = "lds_per_block";
     // A naive f32 kernel on the device computes C = A x B (rocBLAS is not in Debian 12's packages).
     d.references["device_gemm"] = SpecDialect::ReferenceKind::gemm();
     return d;

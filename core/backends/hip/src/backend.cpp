@@ -4,12 +4,12 @@
 #include <mutex>
 
 #include "compiler.h"
+#include "hip_api.h"
 #include "ktune/backends/hip.h"
 #include "ktune/backends/hip_spec.h"
 #include "ktune/error.h"
 #include "ktune/spec_catalog.h"
-#include "runtime.h"
-#include "session.h"
+#include "spec_session.h"
 #include "targets.h"
 
 namespace ktune {
@@ -73,6 +73,9 @@ class HipBackend final : public Backend {
   std::unique_ptr<ProblemSession> open(const DeviceInfo& device, const KernelFamily& family, const Problem& problem,
                                        std::uint64_t seed) override {
     const std::shared_ptr<const KernelSpec> spec = specs_.find(family);
+    int count = 0;
+    if (const std::string why = device_count(&count); count == 0) throw RunError(why);
+    std::shared_ptr<gpu::DeviceApi> api;
     std::shared_ptr<const Compiler> compiler;
     {
       std::lock_guard lock(mutex_);
@@ -81,10 +84,11 @@ class HipBackend final : public Backend {
       auto& c = compilers_[target];
       if (!c) c = std::make_shared<Compiler>(target, cache_dir_);
       compiler = c;
+      auto& d = devices_[device.index];
+      if (!d) d = open_device(device.index);
+      api = d;
     }
-    int count = 0;
-    if (const std::string why = device_count(&count); count == 0) throw RunError(why);
-    return std::make_unique<Session>(device.index, device, spec, problem, seed, compiler);
+    return std::make_unique<gpu::SpecSession>(api, compiler, device, spec, problem, seed);
   }
 
  private:
@@ -124,6 +128,7 @@ class HipBackend final : public Backend {
   mutable std::mutex mutex_;
   SpecCatalog specs_;
   std::map<std::string, std::shared_ptr<const Compiler>> compilers_;
+  std::map<int, std::shared_ptr<gpu::DeviceApi>> devices_;
 };
 
 }  // namespace

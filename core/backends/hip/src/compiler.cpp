@@ -70,6 +70,42 @@ std::string read_all(const std::filesystem::path& file) {
   return os.str();
 }
 
+// ktune's own kernels (gpu::Toolchain::Utilities). ktune_compare as the CUDA one, with an atomic
+// per thread instead of warp shuffles (the wavefront is 32 or 64 wide); ktune_reference_gemm: one
+// thread per output element, f32 throughout, no tiling to get wrong.
+constexpr const char* kUtilitySource = R"(#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+__device__ float ktune_load(const void* p, int type, size_t i) {
+  if (type == 0) return __half2float(((const __half*)p)[i]);
+  if (type == 1) return __uint_as_float((unsigned int)((const unsigned short*)p)[i] << 16);
+  return ((const float*)p)[i];
+}
+
+extern "C" __global__ void ktune_compare(const void* got, int type, const float* want, unsigned int n, float atol,
+                                         float rtol, unsigned long long* out) {
+  unsigned long long bad = 0, worst = 0;
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const float g = ktune_load(got, type, i), w = want[i];
+    const float err = (g != g || w != w) ? __uint_as_float(0x7f800000u) : fabsf(g - w);
+    if (!(err <= atol + rtol * fabsf(w))) ++bad;
+    const unsigned long long key = ((unsigned long long)__float_as_uint(err) << 32) | i;
+    worst = key > worst ? key : worst;
+  }
+  if (bad) atomicAdd(&out[0], bad);
+  if (worst) atomicMax(&out[1], worst);
+}
+
+extern "C" __global__ void ktune_reference_gemm(const void* A, const void* B, float* C, int M, int N, int K, int b_nk,
+                                                int type) {
+  const int n = blockIdx.x * blockDim.x + threadIdx.x, m = blockIdx.y;
+  if (n >= N || m >= M) return;
+  float acc = 0.f;
+  for (int k = 0; k < K; ++k)
+    acc += ktune_load(A, type, (size_t)m * K + k) * ktune_load(B, type, b_nk ? (size_t)n * K + k : (size_t)k * N + n);
+  C[(size_t)m * N + n] = acc;
+}
+)";
+
 }  // namespace
 
 Compiler::Compiler(std::string target, std::filesystem::path cache_dir)
@@ -147,6 +183,16 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
   m.seconds = elapsed();
   if (!file.empty()) write_compile_cache(file, kCacheMagic, m);
   return m;
+}
+
+std::vector<std::string> Compiler::register_cap(std::uint64_t threads, const Variables&) const {
+  if (threads == 0) return {};
+  return {"--gpu-max-threads-per-block=" + std::to_string(threads)};
+}
+
+const gpu::Toolchain::Utilities& Compiler::utilities() const {
+  static const Utilities u{kUtilitySource, "ktune_utilities.hip", false};
+  return u;
 }
 
 std::filesystem::path default_cache_dir() { return default_compile_cache_dir("hip", "KTUNE_HIP_CACHE"); }

@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "ktune/compile_cache.h"
+#include "toolchain.h"
 
 namespace ktune::hip {
 
-class Compiler {
+class Compiler final : public gpu::Toolchain {
  public:
   // `target` is a gfx target ("gfx90a", "gfx1100"); an empty `cache_dir` disables the cache.
   Compiler(std::string target, std::filesystem::path cache_dir);
@@ -20,7 +21,15 @@ class Compiler {
   // Entries are extern "C" names (hipcc leaves no name table for templates). Throws
   // TrialFailure(CompileError) with hipcc's output when the source does not compile.
   CompiledModule compile(const std::string& source, const std::string& name, const std::vector<std::string>& options,
-                         const std::vector<std::string>& entries) const;
+                         const std::vector<std::string>& entries) const override;
+  // --gpu-max-threads-per-block at the module's largest block: the compiler then gives each
+  // thread the registers a block of that size can have, not those of a 1024-thread block.
+  std::vector<std::string> register_cap(std::uint64_t threads, const Variables& device) const override;
+  // What a code object says is read at load time (hipModuleGetGlobal, hipFuncGetAttribute).
+  gpu::ModuleInfo inspect(const std::string&) const override { return {}; }
+  // ktune_compare and ktune_reference_gemm(const void* A, const void* B, float* C, int M, int N,
+  // int K, int b_nk, int type); no clock probe.
+  const Utilities& utilities() const override;
 
   const std::string& target() const { return target_; }
 

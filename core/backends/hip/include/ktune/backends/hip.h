@@ -1,9 +1,10 @@
 #pragma once
 // The HIP backend: kernel families as HIP sources described by JSON specs (the built-in gemm,
 // or a user's --kernel-spec with "backend": "hip"), compiled to code objects by hipcc for the
-// device's gfx target, loaded with hipModuleLoadData, timed with HIP events, validated against
-// a reference computed on the device by a simple f32 kernel. Without an AMD GPU (or without
-// /dev/kfd) it lists no device and says why; compiling for a target needs no GPU.
+// device's gfx target, and run by the session the CUDA backend shares (core/backends/gpu): timed
+// with HIP events and graphs, validated against a reference computed on the device by a simple
+// f32 kernel (or a trusted config or reference kernel of the spec). Without an AMD GPU (or
+// without /dev/kfd) it lists no device and says why; compiling for a target needs no GPU.
 #include <filesystem>
 #include <memory>
 #include <optional>

@@ -1,0 +1,274 @@
+#include "cuda_api.h"
+
+#include <cublas_v2.h>
+
+#include "ktune/error.h"
+
+// gpu::DeviceApi over the CUDA driver API, and cuBLAS as its gemm.
+namespace ktune::cuda {
+
+namespace {
+
+using gpu::ApiError;
+using gpu::DevicePtr;
+using gpu::Handle;
+
+// Driver results as the session reacts to them.
+void check(CUresult r, const char* what) {
+  if (r == CUDA_SUCCESS) return;
+  const auto kind = r == CUDA_ERROR_OUT_OF_MEMORY ? ApiError::Kind::OutOfMemory
+                    : sticky(r)                   ? ApiError::Kind::Fault
+                                                  : ApiError::Kind::Failed;
+  throw ApiError(kind, std::string(what) + ": " + error_text(r));
+}
+
+CUtensorMapDataType tensor_map_type(ElemType t) {
+  switch (t) {
+    case ElemType::F16:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case ElemType::BF16:
+      return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case ElemType::F32:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case ElemType::F64:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+    case ElemType::I32:
+      return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case ElemType::U32:
+      return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    case ElemType::I64:
+      return CU_TENSOR_MAP_DATA_TYPE_INT64;
+    default:
+      return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  }
+}
+
+CUtensorMapSwizzle tensor_map_swizzle(int bytes) {
+  return bytes == 32    ? CU_TENSOR_MAP_SWIZZLE_32B
+         : bytes == 64  ? CU_TENSOR_MAP_SWIZZLE_64B
+         : bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                        : CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+
+cudaDataType cublas_type(ElemType t) {
+  switch (t) {
+    case ElemType::F16:
+      return CUDA_R_16F;
+    case ElemType::BF16:
+      return CUDA_R_16BF;
+    case ElemType::F32:
+      return CUDA_R_32F;
+    default:
+      throw ApiError(ApiError::Kind::Failed, std::string("cuBLAS takes f16, bf16 or f32 data, not ") + to_string(t));
+  }
+}
+
+void check_cublas(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw ApiError(ApiError::Kind::Failed,
+                   std::string(what) + ": " + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) + ")");
+}
+
+// cuBLAS in the device's context, the runtime adopting the current driver context. A fixed
+// workspace keeps it from allocating while a graph is being captured.
+class Cublas final : public gpu::GemmLibrary {
+ public:
+  Cublas(std::shared_ptr<gpu::DeviceApi> api, Handle stream)
+      : api_(std::move(api)), generation_(api_->generation()), workspace_(api_, 32u << 20, "cuBLAS workspace") {
+    check_cublas(cublasCreate(&handle_), "cublasCreate");
+    check_cublas(cublasSetWorkspace(handle_, reinterpret_cast<void*>(workspace_.ptr()), workspace_.bytes()),
+                 "cublasSetWorkspace");
+    check_cublas(cublasSetStream(handle_, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  }
+  ~Cublas() override {
+    if (api_->alive(generation_)) cublasDestroy(handle_);
+  }
+  std::string name() const override { return "cuBLAS"; }
+  bool baseline() const override { return true; }
+  void enqueue(const gpu::GemmCall& c) override {
+    const float alpha = 1.f, beta = 0.f;
+    const cudaDataType in = cublas_type(c.in);
+    // Row-major C = A*B is column-major C^T = B^T * A^T.
+    check_cublas(cublasGemmEx(handle_, c.b_nk ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, c.n, c.m, c.k, &alpha,
+                              reinterpret_cast<const void*>(c.b), in, c.b_nk ? c.k : c.n,
+                              reinterpret_cast<const void*>(c.a), in, c.k, &beta, reinterpret_cast<void*>(c.c),
+                              cublas_type(c.out), c.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+  }
+
+ private:
+  std::shared_ptr<gpu::DeviceApi> api_;
+  int generation_;
+  gpu::Buffer workspace_;
+  cublasHandle_t handle_ = nullptr;
+};
+
+// A context of our own (not the primary one: a context that faulted must be destroyed to
+// recover, and the primary one is shared with cuBLAS's runtime).
+class CudaApi final : public gpu::DeviceApi, public std::enable_shared_from_this<CudaApi> {
+ public:
+  CudaApi(const Driver& d, int index) : d_(d) {
+    check(d.cuDeviceGet(&device_, index), "cuDeviceGet");
+    check(d.cuCtxCreate(&ctx_, nullptr, 0, device_), "cuCtxCreate");
+    int v = 0;
+    d.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_);
+    sms_ = v;
+    d.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device_);
+    l2_ = v > 0 ? v : 64.0 * 1024 * 1024;
+  }
+  ~CudaApi() override {
+    if (ctx_) d_.cuCtxDestroy(ctx_);
+  }
+
+  void make_current() override { check(d_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+  int compute_units() const override { return sms_; }
+  double l2_bytes() const override { return l2_; }
+
+  DevicePtr alloc(std::size_t bytes) override {
+    CUdeviceptr p = 0;
+    check(d_.cuMemAlloc(&p, bytes), "cuMemAlloc");
+    return p;
+  }
+  void free(DevicePtr p) noexcept override { current(), d_.cuMemFree(p); }
+  void upload(DevicePtr dst, const void* src, std::size_t bytes, Handle s) override {
+    check(d_.cuMemcpyHtoDAsync(dst, src, bytes, stream(s)), "cuMemcpyHtoDAsync");
+  }
+  void download(void* dst, DevicePtr src, std::size_t bytes) override {
+    check(d_.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+  }
+  void fill8(DevicePtr dst, unsigned char value, std::size_t bytes, Handle s) override {
+    check(d_.cuMemsetD8Async(dst, value, bytes, stream(s)), "cuMemsetD8Async");
+  }
+  void fill32(DevicePtr dst, std::uint32_t value, std::size_t count, Handle s) override {
+    check(d_.cuMemsetD32Async(dst, value, count, stream(s)), "cuMemsetD32Async");
+  }
+
+  Handle load_module(const std::string& binary) override {
+    CUmodule m = nullptr;
+    check(d_.cuModuleLoadData(&m, binary.data()), "cuModuleLoadData");
+    return m;
+  }
+  void unload_module(Handle m) noexcept override { current(), d_.cuModuleUnload(static_cast<CUmodule>(m)); }
+  Handle function(Handle m, const std::string& name) override {
+    CUfunction f = nullptr;
+    check(d_.cuModuleGetFunction(&f, static_cast<CUmodule>(m), name.c_str()), "cuModuleGetFunction");
+    return f;
+  }
+  gpu::FunctionLimits limits(Handle f) override {
+    int threads = 0, smem = 0, regs = 0;
+    const auto fn = static_cast<CUfunction>(f);
+    d_.cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
+    d_.cuFuncGetAttribute(&smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+    d_.cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+    return {static_cast<std::uint64_t>(threads), static_cast<std::uint64_t>(smem), regs};
+  }
+  void allow_dynamic_shared(Handle f, std::uint64_t bytes) override {
+    if (bytes <= 48 * 1024) return;  // what every function gets without asking
+    check(d_.cuFuncSetAttribute(static_cast<CUfunction>(f), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                static_cast<int>(bytes)),
+          "cuFuncSetAttribute");
+  }
+  std::pair<DevicePtr, std::size_t> global(Handle m, const std::string& name) override {
+    CUdeviceptr p = 0;
+    std::size_t bytes = 0;
+    check(d_.cuModuleGetGlobal(&p, &bytes, static_cast<CUmodule>(m), name.c_str()), "cuModuleGetGlobal");
+    return {p, bytes};
+  }
+  void launch(Handle f, const LaunchGeometry& g, Handle s, void** params) override {
+    const auto u = [](std::uint64_t v) { return static_cast<unsigned>(v); };
+    check(d_.cuLaunchKernel(static_cast<CUfunction>(f), u(g.grid[0]), u(g.grid[1]), u(g.grid[2]), u(g.block[0]),
+                            u(g.block[1]), u(g.block[2]), u(g.shared_bytes), stream(s), params, nullptr),
+          "cuLaunchKernel");
+  }
+  void encode_tensor_map(const gpu::TensorMapDesc& t, DevicePtr base, void* out) override;
+  std::unique_ptr<gpu::GemmLibrary> gemm(Handle s, const gpu::Toolchain&) override {
+    return std::make_unique<Cublas>(shared_from_this(), s);
+  }
+
+  Handle create_stream() override {
+    CUstream s = nullptr;
+    check(d_.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    return s;
+  }
+  void destroy_stream(Handle s) noexcept override { current(), d_.cuStreamDestroy(stream(s)); }
+  void synchronize(Handle s) override { check(d_.cuStreamSynchronize(stream(s)), "cuStreamSynchronize"); }
+  Handle create_event() override {
+    CUevent e = nullptr;
+    check(d_.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+    return e;
+  }
+  void destroy_event(Handle e) noexcept override { current(), d_.cuEventDestroy(event(e)); }
+  void record(Handle e, Handle s) override { check(d_.cuEventRecord(event(e), stream(s)), "cuEventRecord"); }
+  bool finished(Handle e) override {
+    const CUresult r = d_.cuEventQuery(event(e));
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    check(r, "cuEventQuery");
+    return true;
+  }
+  float elapsed_ms(Handle a, Handle b) override {
+    float ms = 0;
+    check(d_.cuEventElapsedTime(&ms, event(a), event(b)), "cuEventElapsedTime");
+    return ms;
+  }
+  void begin_capture(Handle s) override {
+    check(d_.cuStreamBeginCapture(stream(s), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  }
+  Handle end_capture(Handle s) override {
+    CUgraph g = nullptr;
+    check(d_.cuStreamEndCapture(stream(s), &g), "cuStreamEndCapture");
+    CUgraphExec exec = nullptr;
+    const CUresult r = d_.cuGraphInstantiateWithFlags(&exec, g, 0);
+    d_.cuGraphDestroy(g);
+    check(r, "cuGraphInstantiate");
+    return exec;
+  }
+  void launch_graph(Handle g, Handle s) override {
+    check(d_.cuGraphLaunch(static_cast<CUgraphExec>(g), stream(s)), "cuGraphLaunch");
+  }
+  void destroy_graph(Handle g) noexcept override { current(), d_.cuGraphExecDestroy(static_cast<CUgraphExec>(g)); }
+
+ protected:
+  bool recreate(std::string& why) override {
+    const CUresult destroyed = d_.cuCtxDestroy(ctx_);
+    ctx_ = nullptr;
+    const CUresult created = d_.cuCtxCreate(&ctx_, nullptr, 0, device_);
+    if (created == CUDA_SUCCESS) return d_.cuCtxSetCurrent(ctx_) == CUDA_SUCCESS;
+    ctx_ = nullptr;
+    why = "destroying the old one: " + error_text(destroyed) + "; creating one: " + error_text(created);
+    return false;
+  }
+
+ private:
+  static CUstream stream(Handle s) { return static_cast<CUstream>(s); }
+  static CUevent event(Handle e) { return static_cast<CUevent>(e); }
+  // Releases run on whichever thread drops the last owner.
+  void current() const noexcept { d_.cuCtxSetCurrent(ctx_); }
+
+  const Driver& d_;
+  CUdevice device_ = 0;
+  CUcontext ctx_ = nullptr;
+  int sms_ = 1;
+  double l2_ = 0;
+};
+
+void CudaApi::encode_tensor_map(const gpu::TensorMapDesc& t, DevicePtr base, void* out) {
+  static_assert(sizeof(CUtensorMap) == gpu::kTensorMapBytes);
+  // Row-major: each dimension's stride is the product of the ones inside it.
+  const std::size_t rank = t.dims.size();
+  std::vector<cuuint64_t> dims(t.dims.begin(), t.dims.end()), strides;
+  std::vector<cuuint32_t> box(t.box.begin(), t.box.end()), element_strides(rank, 1);
+  cuuint64_t stride = elem_size(t.type);
+  for (std::size_t i = 0; i + 1 < rank; ++i) strides.push_back(stride *= dims[i]);
+  check(
+      d_.cuTensorMapEncodeTiled(static_cast<CUtensorMap*>(out), tensor_map_type(t.type), static_cast<cuuint32_t>(rank),
+                                reinterpret_cast<void*>(base), dims.data(), strides.data(), box.data(),
+                                element_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, tensor_map_swizzle(t.swizzle),
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+      "cuTensorMapEncodeTiled");
+}
+
+}  // namespace
+
+std::shared_ptr<gpu::DeviceApi> open_device(const Driver& d, int index) { return std::make_shared<CudaApi>(d, index); }
+
+}  // namespace ktune::cuda

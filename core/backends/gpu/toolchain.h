@@ -1,0 +1,66 @@
+#pragma once
+// The compile side of a vendor, usable without a device (the tests build every config where
+// only the compiler is installed): the compiler with its disk cache, the option that caps
+// registers, what a compiled module says about itself before it is loaded, and ktune's own
+// kernels in the vendor's language.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ktune/compile_cache.h"
+#include "ktune/expression.h"
+
+namespace ktune::gpu {
+
+// What a compiled module tells about itself without a GPU.
+struct ModuleInfo {
+  struct Function {
+    int registers = -1;  // -1: the module does not say
+    std::uint64_t static_shared = 0;
+  };
+  struct Constant {
+    std::uint64_t bytes = 0;
+    bool initialized = false;  // the source gives it a (non-zero) initializer
+  };
+  // True when `constants` lists every __constant__ symbol the module reads; otherwise the
+  // spec's constants are checked only when they are filled, after loading.
+  bool knows_constants = false;
+  std::map<std::string, Constant> constants;  // lowered name -> symbol
+  std::map<std::string, Function> functions;  // lowered name -> attributes
+  // Registers are allocated `granule` per thread at a time, to `group` threads at a time.
+  int register_granule = 1, register_group = 1;
+  // What a block of `threads` really holds of the register file when each thread uses `registers`.
+  std::uint64_t allocated_registers(std::uint64_t registers, std::uint64_t threads) const {
+    const std::uint64_t r = register_granule, t = register_group;
+    return (registers + r - 1) / r * r * ((threads + t - 1) / t * t);
+  }
+};
+
+class Toolchain {
+ public:
+  virtual ~Toolchain() = default;
+  // `entries`: kernels and __constant__ symbols as the spec names them; the result's `lowered`
+  // gives their names in the binary, in the same order. Throws TrialFailure(CompileError) with
+  // the compiler's log. Thread-safe.
+  virtual CompiledModule compile(const std::string& source, const std::string& name,
+                                 const std::vector<std::string>& options,
+                                 const std::vector<std::string>& entries) const = 0;
+  // Options for a module whose largest block has `threads` threads, so that a block gets the
+  // registers it needs to launch at all (spilling if it must); empty when nothing is needed.
+  virtual std::vector<std::string> register_cap(std::uint64_t threads, const Variables& device) const = 0;
+  // Throws std::runtime_error when `binary` is not a module of this vendor.
+  virtual ModuleInfo inspect(const std::string& binary) const = 0;
+  // ktune's own kernels: ktune_compare(const void* got, int type (0 f16, 1 bf16, 2 f32), const
+  // float* want, unsigned n, float atol, float rtol, unsigned long long out[2]) counts the
+  // mismatches and keeps the largest error (its float bits high, its index low) with atomics;
+  // ktune_clock_probe(unsigned long long* out, unsigned long long ns), where `clock_probe`, busy-waits
+  // `ns` of wall time per block and writes the cycles and nanoseconds it took.
+  struct Utilities {
+    std::string source, file;
+    bool clock_probe = false;
+  };
+  virtual const Utilities& utilities() const = 0;
+};
+
+}  // namespace ktune::gpu
