@@ -1,6 +1,7 @@
 #pragma once
 // The parse behind parse_json and parse_ordered_json (json_read.h), a template so that a test
 // can run it on a JSON type that counts its work: private to the core.
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,7 +65,14 @@ class LimitedBuilder {
   using string_t = typename J::string_t;
   using binary_t = typename J::binary_t;
 
-  explicit LimitedBuilder(J& root) : root_(root) {}
+  // Called for each container at `level` (the top-level value is level 1) that only objects
+  // hold, with the keys that lead to it, once it is complete; returning true drops it from the
+  // result: a caller that turns each entry of a large file into its own type never holds the
+  // whole file as JSON values.
+  using HandOff = std::function<bool(const std::vector<std::string>& keys, J& value)>;
+
+  explicit LimitedBuilder(J& root, HandOff hand_off = {}, std::size_t level = 0)
+      : root_(root), hand_off_(std::move(hand_off)), level_(level), keys_(level > 0 ? level - 1 : 0) {}
 
   const std::string& last_key() const { return last_key_; }
   bool too_deep() const { return too_deep_; }
@@ -82,6 +90,7 @@ class LimitedBuilder {
   bool end_array() { return close(); }
   bool key(string_t& k) {
     last_key_ = k;
+    if (open_.size() < level_) keys_[open_.size() - 1] = k;
     // operator[] keeps the last of duplicate keys, as nlohmann's own parser does.
     member_ = &(*open_.back())[k];
     return true;
@@ -124,21 +133,32 @@ class LimitedBuilder {
     return true;
   }
   bool close() {
+    if (hand_off_ && level_ > 1 && open_.size() == level_ && held_by_objects() && hand_off_(keys_, *open_.back()))
+      open_[level_ - 2]->erase(keys_[level_ - 2]);
     open_.pop_back();
+    return true;
+  }
+  bool held_by_objects() const {
+    for (std::size_t i = 0; i + 1 < open_.size(); ++i)
+      if (!open_[i]->is_object()) return false;
     return true;
   }
 
   J& root_;
-  std::vector<J*> open_;  // the containers being filled, outermost first
+  HandOff hand_off_;
+  std::size_t level_;
+  std::vector<std::string> keys_;  // the last key read at each level above level_
+  std::vector<J*> open_;           // the containers being filled, outermost first
   J* member_ = nullptr;
   std::string last_key_, error_;
   bool too_deep_ = false;
 };
 
 template <class J>
-J parse_limited(std::string_view text, const std::string& origin) {
+J parse_limited(std::string_view text, const std::string& origin, typename LimitedBuilder<J>::HandOff hand_off = {},
+                std::size_t level = 0) {
   J out;
-  LimitedBuilder<J> builder(out);
+  LimitedBuilder<J> builder(out, std::move(hand_off), level);
   if (J::sax_parse(text.begin(), text.end(), &builder)) return out;
   if (builder.too_deep())
     throw InputError(origin + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at line " +

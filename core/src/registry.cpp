@@ -8,6 +8,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "json_limited.h"
 #include "json_path.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
@@ -303,6 +304,38 @@ fs::path Registry::file_for(const fs::path& root, const std::string& backend, co
   return root / backend / (device_slug + ".json");
 }
 
+namespace {
+
+using OldKeys = std::vector<std::tuple<std::string, std::string, RegistryEntry>>;
+
+// Old keys (",tp=N/dim") to the local key, with the setting in the entry's metadata; read after
+// the local ones, so a local entry meets its old twin.
+void migrate(Registry& reg, OldKeys& old, std::vector<std::string>& migrations) {
+  for (auto& [family, key, e] : old) {
+    Problem p;
+    try {
+      p = Problem::from_key(family, key);
+    } catch (const InputError& err) {
+      throw InputError("entries." + family + "." + key + ": " + err.what());
+    }
+    e.tp_size = p.tp_size;
+    e.tp_split_dim = to_string(p.tp_split_dim);
+    const std::string local = p.local_key();
+    const RegistryEntry* there = reg.find(family, local);
+    std::string note = family + " " + key + " -> " + local + " (tp " + std::to_string(p.tp_size) + "/" +
+                       e.tp_split_dim + " in its metadata)";
+    if (there && there->latency_median_ns <= e.latency_median_ns) {
+      migrations.push_back(note + ": dropped, " + local + " is there and as fast");
+      continue;
+    }
+    if (there) note += ": replaces the slower " + local;
+    reg.set(family, local, std::move(e));
+    migrations.push_back(note);
+  }
+}
+
+}  // namespace
+
 Registry Registry::load(const fs::path& file) {
   // A missing file is a registry nobody has written to yet; its name says whose it is.
   if (!fs::exists(file)) return Registry(file.parent_path().filename().string(), file.stem().string());
@@ -312,7 +345,40 @@ Registry Registry::load(const fs::path& file) {
                          : "; fix it, or move it away to start an empty registry";
   const std::string origin = "registry " + file.string();
   try {
-    return from_json(read_json_file(file, "registry"));
+    // Each entry (entries.<family>.<key>: level 4) becomes a RegistryEntry as soon as it is read,
+    // and its JSON is dropped: the whole file as JSON values costs more to build and free than
+    // the entries themselves. What is left (the format, backend and device) is read after.
+    std::map<std::string, std::map<std::string, RegistryEntry>> entries;
+    OldKeys old;
+    std::string entry_error;  // the first entry's that does not read: thrown after the file's own
+    const auto take = [&](const std::vector<std::string>& keys, json& value) {
+      if (keys[0] != "entries") return false;
+      if (!entry_error.empty()) return true;
+      const std::string &family = keys[1], &key = keys[2];
+      std::optional<RegistryEntry> e = QuickEntry::read(value);
+      try {
+        if (!e) {
+          const JsonPath in_family(value, JsonPath(value, "entries").child_path(family));
+          e = entry_from(JsonPath(value, in_family.child_path(key)));
+        }
+      } catch (const InputError& err) {
+        entry_error = err.what();
+        return true;
+      }
+      auto& into = entries[family];
+      // In the order save writes them (sorted): each goes at the end, without a search.
+      if (key.find(",tp=") == std::string::npos)
+        into.insert_or_assign(into.end(), key, std::move(*e));
+      else
+        old.emplace_back(family, key, std::move(*e));
+      return true;
+    };
+    Registry reg = from_json(detail::parse_limited<json>(read_text_file(file, "registry"), origin, take, 4));
+    if (!entry_error.empty()) throw InputError(entry_error);
+    std::erase_if(entries, [](const auto& family) { return family.second.empty(); });
+    reg.entries_ = std::move(entries);  // from_json found every entry taken, or refused the file
+    migrate(reg, old, reg.migrations_);
+    return reg;
   } catch (const InputError& e) {
     const std::string what = e.what();
     // Errors of the parse already name the file; those of the fields do not.
@@ -514,8 +580,7 @@ Registry Registry::from_json(const json& j) {
     root["ktune_registry"].fail("registry format " + std::to_string(format) +
                                 " is not supported by this ktune (it reads " + std::to_string(kRegistryFormat) + ")");
   Registry reg(root["backend"].string(), root["device"].string());
-  // Old keys (",tp=N/dim") are read after the local ones, so a local entry meets its old twin.
-  std::vector<std::tuple<std::string, std::string, RegistryEntry>> old;
+  OldKeys old;
   root["entries"].for_each_member([&](const std::string& family, const JsonPath& keys) {
     auto& entries = reg.entries_[family];
     for (auto it = keys.object().begin(); it != keys.object().end(); ++it) {
@@ -529,27 +594,7 @@ Registry Registry::from_json(const json& j) {
     }
     if (entries.empty()) reg.entries_.erase(family);
   });
-  for (auto& [family, key, e] : old) {
-    Problem p;
-    try {
-      p = Problem::from_key(family, key);
-    } catch (const InputError& err) {
-      throw InputError("entries." + family + "." + key + ": " + err.what());
-    }
-    e.tp_size = p.tp_size;
-    e.tp_split_dim = to_string(p.tp_split_dim);
-    const std::string local = p.local_key();
-    const RegistryEntry* there = reg.find(family, local);
-    std::string note = family + " " + key + " -> " + local + " (tp " + std::to_string(p.tp_size) + "/" +
-                       e.tp_split_dim + " in its metadata)";
-    if (there && there->latency_median_ns <= e.latency_median_ns) {
-      reg.migrations_.push_back(note + ": dropped, " + local + " is there and as fast");
-      continue;
-    }
-    if (there) note += ": replaces the slower " + local;
-    reg.set(family, local, std::move(e));
-    reg.migrations_.push_back(note);
-  }
+  migrate(reg, old, reg.migrations_);
   return reg;
 }
 
