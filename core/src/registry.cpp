@@ -152,10 +152,12 @@ class QuickEntry {
   RegistryEntry e_;
 };
 
-void append_indented(std::string& out, const std::string& text, std::string_view indent) {
-  for (const char c : text) {
-    out += c;
-    if (c == '\n') out += indent;
+void append_indented(std::string& out, std::string_view text, std::string_view indent) {
+  for (std::size_t line = 0, end; line < text.size(); line = end) {
+    end = text.find('\n', line);
+    end = end == std::string_view::npos ? text.size() : end + 1;
+    out += text.substr(line, end - line);
+    if (text[end - 1] == '\n') out += indent;
   }
 }
 
