@@ -10,10 +10,11 @@ namespace ktune::detail {
 
 namespace {
 
-// Enough for every problem of a run on every device kind of a process; a space with more valid
-// configs than kMaxCachedConfigs is solved again instead of held.
+// Enough for every problem of a run on every device kind of a process, in bounded memory: the
+// oldest entries go once the valid configs held pass kMaxCachedConfigs (a config of ten
+// parameters takes about 1 KB), and a larger result is solved again instead of held.
 constexpr std::size_t kCacheEntries = 32;
-constexpr std::size_t kMaxCachedConfigs = 1'000'000;
+constexpr std::size_t kMaxCachedConfigs = 200'000;
 
 // Everything enumeration reads, spelled so that different spaces or contexts differ: each
 // parameter's name and values, each constraint, an explicit list's configs, then each variable
@@ -39,6 +40,7 @@ std::string cache_key(const SearchSpace& space, const Variables& context) {
 struct Cache {
   std::mutex mutex;
   std::deque<std::pair<std::string, std::shared_ptr<const SolvedSpace>>> entries;  // newest first
+  std::size_t configs = 0;                                                         // valid configs held
 };
 
 Cache& cache() {
@@ -70,7 +72,11 @@ std::shared_ptr<const SolvedSpace> solve_space_cached(const SearchSpace& space, 
   if (result->valid.size() <= kMaxCachedConfigs) {
     const std::lock_guard lock(c.mutex);
     c.entries.emplace_front(std::move(key), result);
-    if (c.entries.size() > kCacheEntries) c.entries.pop_back();
+    c.configs += result->valid.size();
+    while (c.entries.size() > kCacheEntries || c.configs > kMaxCachedConfigs) {
+      c.configs -= c.entries.back().second->valid.size();
+      c.entries.pop_back();
+    }
   }
   return result;
 }
