@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -91,8 +92,11 @@ class LimitedBuilder {
   bool key(string_t& k) {
     last_key_ = k;
     if (open_.size() < level_) keys_[open_.size() - 1] = k;
-    // operator[] keeps the last of duplicate keys, as nlohmann's own parser does.
-    member_ = &(*open_.back())[k];
+    // The last of duplicate keys wins, as in nlohmann's own parser.
+    if constexpr (kKeptInOrder)
+      member_ = &ordered_member(k);
+    else
+      member_ = &(*open_.back())[k];
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception& e) {
@@ -103,6 +107,28 @@ class LimitedBuilder {
   const std::string& error() const { return error_; }
 
  private:
+  // ordered_json's objects are vectors searched from the start for every key (operator[]): an
+  // object of n members, a Kernel Tuner cache's configs, would take O(n^2). Past a few members
+  // they are searched through an index of their own while they are read.
+  static constexpr bool kKeptInOrder = requires(typename J::object_t o) { o.emplace_back(string_t(), J()); };
+  static constexpr std::size_t kIndexFrom = 16;
+
+  J& ordered_member(const string_t& k) {
+    auto& members = open_.back()->template get_ref<typename J::object_t&>();
+    auto& index = index_.back();
+    if (members.size() < kIndexFrom) {
+      for (auto& m : members)
+        if (m.first == k) return m.second;
+    } else {
+      if (index.empty())
+        for (std::size_t i = 0; i < members.size(); ++i) index.emplace(members.begin()[i].first, i);
+      const auto [at, added] = index.emplace(k, members.size());
+      if (!added) return members.begin()[at->second].second;
+    }
+    members.emplace_back(k, J());
+    return members.back().second;
+  }
+
   // Where the next value goes: the root, the member whose key was just read, or an array's end.
   template <class V>
   J* place(V&& v) {
@@ -130,10 +156,14 @@ class LimitedBuilder {
       return false;
     }
     open_.push_back(place(type));
+    if constexpr (kKeptInOrder) index_.emplace_back();
     return true;
   }
   bool close() {
-    if (hand_off_ && level_ > 1 && open_.size() == level_ && held_by_objects() && hand_off_(keys_, *open_.back()))
+    if constexpr (kKeptInOrder) index_.pop_back();
+    // Not for ordered objects: the erase would shift the members that their index points at.
+    if (!kKeptInOrder && hand_off_ && level_ > 1 && open_.size() == level_ && held_by_objects() &&
+        hand_off_(keys_, *open_.back()))
       open_[level_ - 2]->erase(keys_[level_ - 2]);
     open_.pop_back();
     return true;
@@ -148,7 +178,9 @@ class LimitedBuilder {
   HandOff hand_off_;
   std::size_t level_;
   std::vector<std::string> keys_;  // the last key read at each level above level_
-  std::vector<J*> open_;           // the containers being filled, outermost first
+  std::vector<J*> open_;
+  std::vector<std::unordered_map<string_t, std::size_t>>
+      index_;  // of the open ordered objects           // the containers being filled, outermost first
   J* member_ = nullptr;
   std::string last_key_, error_;
   bool too_deep_ = false;

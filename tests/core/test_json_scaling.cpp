@@ -65,6 +65,18 @@ class TestJsonScaling : public QObject {
     QVERIFY2(large <= 4 * small + 64, qPrintable(QString("%1 for 1000 members, %2 for 4000").arg(small).arg(large)));
   }
 
+  // Ordered objects are read through an index past a few members (a Kernel Tuner cache has one
+  // per config): the order written and the last of duplicate keys, as nlohmann's parser keeps them.
+  void orderedObjectsKeepOrderAndLastDuplicate() {
+    std::string text = "{";
+    for (int i = 0; i < 40; ++i) text += "\"k" + std::to_string((i * 7) % 25) + "\": " + std::to_string(i) + ",";
+    text += "\"k0\": {\"x\": 1, \"x\": 2}}";
+    const nlohmann::ordered_json mine = parse_ordered_json(text, "t"), theirs = nlohmann::ordered_json::parse(text);
+    QCOMPARE(mine.dump(), theirs.dump());
+    QCOMPARE(mine.size(), std::size_t(25));
+    QCOMPARE(mine.begin().key(), std::string("k0"));
+  }
+
   void depthLimitHoldsOnThisPathToo() {
     std::string deep(kMaxJsonDepth, '[');
     deep += std::string(kMaxJsonDepth, ']');
