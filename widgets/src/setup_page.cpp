@@ -18,7 +18,6 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <filesystem>
 
 #include "ktune/error.h"
 #include "ktune/run_options.h"
@@ -71,6 +70,55 @@ QSpinBox* optionIntSpinBox(std::span<const Option<S>> options, const char* key) 
 
 SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* parent)
     : QWidget(parent), backends_(backends), shapes_(std::make_unique<ShapesModel>()) {
+  familyCombo_ = new QComboBox;
+  familyLabel_ = new QLabel;
+  familyLabel_->setWordWrap(true);
+  auto* familyForm = new QFormLayout;
+  familyForm->addRow(tr("Family"), familyCombo_);
+  familyForm->addRow(familyLabel_);
+
+  QLayout* deviceForm = makeDeviceForm();
+  QLayout* shapesLayout = makeShapesLayout();
+  QLayout* spaceLayout = makeSpaceLayout();
+  QLayout* strategyForm = makeStrategyForm();
+  QLayout* measureForm = makeMeasureForm();
+  QLayout* runForm = makeRunForm();
+
+  auto* left = new QVBoxLayout;
+  left->addWidget(group(tr("Device"), deviceForm), 3);
+  left->addWidget(group(tr("Kernel"), familyForm));
+  left->addWidget(group(tr("Problem shapes"), shapesLayout), 2);
+  auto* settings = new QHBoxLayout;
+  auto* settingsLeft = new QVBoxLayout;
+  settingsLeft->addWidget(group(tr("Strategy"), strategyForm));
+  settingsLeft->addWidget(group(tr("Run"), runForm));
+  settingsLeft->addStretch();
+  settings->addLayout(settingsLeft);
+  settings->addWidget(group(tr("Measurement"), measureForm));
+  auto* right = new QVBoxLayout;
+  right->addWidget(group(tr("Search space"), spaceLayout), 1);
+  right->addLayout(settings);
+  auto* columns = new QHBoxLayout(this);
+  columns->addLayout(left, 2);
+  columns->addLayout(right, 3);
+
+  connect(familyCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onFamilyChanged);
+
+  fillBackends();
+  Session defaults;
+  noiseTarget_->setValue(defaults.measure.noise_target * 100);
+  minSamples_->setValue(defaults.measure.min_samples);
+  maxSamples_->setValue(defaults.measure.max_samples);
+  warmupMs_->setValue(defaults.measure.warmup_ms);
+  maxMsPerConfig_->setValue(defaults.measure.max_ms_per_config);
+  slowAbort_->setChecked(defaults.measure.slow_abort);
+  outputDir_->setText(qstr(defaults.output_dir));
+}
+
+SetupPage::~SetupPage() = default;
+
+// Backend, worker, device and its properties, Isolate.
+QLayout* SetupPage::makeDeviceForm() {
   backendCombo_ = new QComboBox;
   backendCombo_->setObjectName(QStringLiteral("backend"));
   deviceCombo_ = new QComboBox;
@@ -95,13 +143,20 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   deviceForm->addRow(deviceTable_);
   deviceForm->addRow(isolate_);
 
-  familyCombo_ = new QComboBox;
-  familyLabel_ = new QLabel;
-  familyLabel_->setWordWrap(true);
-  auto* familyForm = new QFormLayout;
-  familyForm->addRow(tr("Family"), familyCombo_);
-  familyForm->addRow(familyLabel_);
+  connect(backendCombo_, &QComboBox::currentIndexChanged, this, [this] {
+    pendingSession_.reset();
+    onBackendChanged();
+  });
+  connect(workerPanel_, &WorkerPanel::connected, this, &SetupPage::onWorkerConnected);
+  connect(workerPanel_, &WorkerPanel::failed, this, [this] {
+    pendingSession_.reset();
+    if (isExternalWorker()) onBackendChanged();  // the last worker's offer is gone
+  });
+  connect(deviceCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onDeviceChanged);
+  return deviceForm;
+}
 
+QLayout* SetupPage::makeShapesLayout() {
   shapeEdit_ = new QLineEdit;
   shapeEdit_->setPlaceholderText(tr("M=1,16,64 N=4096 K=4096"));
   shapeEdit_->setToolTip(
@@ -139,6 +194,26 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   shapesLayout->addWidget(shapeMessage_);
   shapesLayout->addLayout(shapeButtons);
 
+  connect(shapes_.get(), &ShapesModel::problemsChanged, this, &SetupPage::updateContexts);
+  connect(shapes_.get(), &ShapesModel::editRejected, this, &SetupPage::setShapeMessage);
+  connect(addShape, &QPushButton::clicked, this, [this] {
+    if (addShapes(shapeEdit_->text())) shapeEdit_->clear();
+  });
+  connect(shapeEdit_, &QLineEdit::returnPressed, addShape, &QPushButton::click);
+  connect(pasteShapes, &QPushButton::clicked, this, [this] {
+    bool ok = false;
+    const QString text = QInputDialog::getMultiLineText(
+        this, tr("Paste shapes"), tr("One shape per line, e.g. M=1,16,64 N=4096 K=4096:"), {}, &ok);
+    if (ok) addShapes(text);
+  });
+  connect(removeShape, &QPushButton::clicked, this, [this] {
+    const QModelIndexList rows = shapesView_->selectionModel()->selectedRows();
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it) shapes_->removeRows(it->row(), 1);
+  });
+  return shapesLayout;
+}
+
+QLayout* SetupPage::makeSpaceLayout() {
   space_ = new SpaceEditor;
   auto* resetSpace = new QPushButton(tr("Family default"));
   auto* loadSpace = new QPushButton(tr("Load…"));
@@ -152,6 +227,29 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   spaceLayout->addWidget(space_, 1);
   spaceLayout->addLayout(spaceButtons);
 
+  connect(resetSpace, &QPushButton::clicked, this, [this] { space_->setSpace(currentFamily().default_space); });
+  connect(loadSpace, &QPushButton::clicked, this, [this] {
+    const QString file = QFileDialog::getOpenFileName(this, tr("Load search space"), {}, tr("JSON (*.json)"));
+    if (file.isEmpty()) return;
+    try {
+      space_->setSpace(SearchSpace::load(sstr(file)));
+    } catch (const InputError& e) {
+      setShapeMessage(QString::fromUtf8(e.what()));
+    }
+  });
+  connect(saveSpace, &QPushButton::clicked, this, [this] {
+    const QString file = QFileDialog::getSaveFileName(this, tr("Save search space"), {}, tr("JSON (*.json)"));
+    if (file.isEmpty()) return;
+    try {
+      space_->space().save(sstr(file));
+    } catch (const std::exception& e) {
+      setShapeMessage(QString::fromUtf8(e.what()));
+    }
+  });
+  return spaceLayout;
+}
+
+QLayout* SetupPage::makeStrategyForm() {
   strategyCombo_ = new QComboBox;
   for (const std::string& name : strategy_names()) strategyCombo_->addItem(qstr(name));
   budget_ = optionIntSpinBox(strategy_options(), "budget");
@@ -164,6 +262,11 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   strategyForm->addRow(tr("Budget"), budget_);
   strategyForm->addRow(tr("Strategy seed"), strategySeed_);
 
+  return strategyForm;
+}
+
+// Widgets of measure options take their range and tooltip from the option table (run_options.h).
+QLayout* SetupPage::makeMeasureForm() {
   method_ = new QComboBox;
   method_->addItem(tr("amortized (warm, throughput)"), QStringLiteral("amortized"));
   method_->addItem(tr("per launch (cold, latency)"), QStringLiteral("per_launch"));
@@ -194,6 +297,11 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   measureForm->addRow(rotateBuffers_);
   measureForm->addRow(tr("Workload seed"), seed_);
 
+  return measureForm;
+}
+
+// Run name, runs folder, and the session buttons.
+QLayout* SetupPage::makeRunForm() {
   runName_ = new QLineEdit;
   runName_->setPlaceholderText(tr("default: <family>_<date>_<time>"));
   outputDir_ = new QLineEdit;
@@ -211,70 +319,6 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   runForm->addRow(tr("Runs folder"), folderRow);
   runForm->addRow(sessionRow);
 
-  auto* left = new QVBoxLayout;
-  left->addWidget(group(tr("Device"), deviceForm), 3);
-  left->addWidget(group(tr("Kernel"), familyForm));
-  left->addWidget(group(tr("Problem shapes"), shapesLayout), 2);
-  auto* settings = new QHBoxLayout;
-  auto* settingsLeft = new QVBoxLayout;
-  settingsLeft->addWidget(group(tr("Strategy"), strategyForm));
-  settingsLeft->addWidget(group(tr("Run"), runForm));
-  settingsLeft->addStretch();
-  settings->addLayout(settingsLeft);
-  settings->addWidget(group(tr("Measurement"), measureForm));
-  auto* right = new QVBoxLayout;
-  right->addWidget(group(tr("Search space"), spaceLayout), 1);
-  right->addLayout(settings);
-  auto* columns = new QHBoxLayout(this);
-  columns->addLayout(left, 2);
-  columns->addLayout(right, 3);
-
-  connect(backendCombo_, &QComboBox::currentIndexChanged, this, [this] {
-    pendingSession_.reset();
-    onBackendChanged();
-  });
-  connect(workerPanel_, &WorkerPanel::connected, this, &SetupPage::onWorkerConnected);
-  connect(workerPanel_, &WorkerPanel::failed, this, [this] {
-    pendingSession_.reset();
-    if (isExternalWorker()) onBackendChanged();  // the last worker's offer is gone
-  });
-  connect(deviceCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onDeviceChanged);
-  connect(familyCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onFamilyChanged);
-  connect(shapes_.get(), &ShapesModel::problemsChanged, this, &SetupPage::updateContexts);
-  connect(shapes_.get(), &ShapesModel::editRejected, this, &SetupPage::setShapeMessage);
-  connect(addShape, &QPushButton::clicked, this, [this] {
-    if (addShapes(shapeEdit_->text())) shapeEdit_->clear();
-  });
-  connect(shapeEdit_, &QLineEdit::returnPressed, addShape, &QPushButton::click);
-  connect(pasteShapes, &QPushButton::clicked, this, [this] {
-    bool ok = false;
-    const QString text = QInputDialog::getMultiLineText(
-        this, tr("Paste shapes"), tr("One shape per line, e.g. M=1,16,64 N=4096 K=4096:"), {}, &ok);
-    if (ok) addShapes(text);
-  });
-  connect(removeShape, &QPushButton::clicked, this, [this] {
-    const QModelIndexList rows = shapesView_->selectionModel()->selectedRows();
-    for (auto it = rows.rbegin(); it != rows.rend(); ++it) shapes_->removeRows(it->row(), 1);
-  });
-  connect(resetSpace, &QPushButton::clicked, this, [this] { space_->setSpace(currentFamily().default_space); });
-  connect(loadSpace, &QPushButton::clicked, this, [this] {
-    const QString file = QFileDialog::getOpenFileName(this, tr("Load search space"), {}, tr("JSON (*.json)"));
-    if (file.isEmpty()) return;
-    try {
-      space_->setSpace(SearchSpace::load(sstr(file)));
-    } catch (const InputError& e) {
-      setShapeMessage(QString::fromUtf8(e.what()));
-    }
-  });
-  connect(saveSpace, &QPushButton::clicked, this, [this] {
-    const QString file = QFileDialog::getSaveFileName(this, tr("Save search space"), {}, tr("JSON (*.json)"));
-    if (file.isEmpty()) return;
-    try {
-      space_->space().save(sstr(file));
-    } catch (const std::exception& e) {
-      setShapeMessage(QString::fromUtf8(e.what()));
-    }
-  });
   connect(browse, &QPushButton::clicked, this, [this] {
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Runs folder"), outputDir_->text());
     if (!dir.isEmpty()) outputDir_->setText(dir);
@@ -299,18 +343,8 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
     }
   });
 
-  fillBackends();
-  Session defaults;
-  noiseTarget_->setValue(defaults.measure.noise_target * 100);
-  minSamples_->setValue(defaults.measure.min_samples);
-  maxSamples_->setValue(defaults.measure.max_samples);
-  warmupMs_->setValue(defaults.measure.warmup_ms);
-  maxMsPerConfig_->setValue(defaults.measure.max_ms_per_config);
-  slowAbort_->setChecked(defaults.measure.slow_abort);
-  outputDir_->setText(qstr(defaults.output_dir));
+  return runForm;
 }
-
-SetupPage::~SetupPage() = default;
 
 void SetupPage::fillBackends() {
   QSignalBlocker block(backendCombo_);
@@ -487,149 +521,6 @@ bool SetupPage::addShapes(const QString& text) {
     setShapeMessage(QString::fromUtf8(e.what()));
     return false;
   }
-}
-
-Session SetupPage::session() const {
-  Session s;
-  const Backend* backend = currentBackend();
-  s.backend = backend ? backend->name() : sstr(backendCombo_->currentText());
-  if (isExternalWorker())
-    s.worker = sstr(workerPanel_->command());
-  else
-    s.isolate = isolate_->isChecked();
-  s.device =
-      deviceCombo_->currentIndex() < 0 ? 0 : devices_[static_cast<std::size_t>(deviceCombo_->currentIndex())].index;
-  s.family = sstr(familyCombo_->currentText());
-  s.problems = shapes_->problems();
-  s.space = space_->space();
-  s.strategy = strategy_;
-  s.measure = measure_;
-  s.tolerance = tolerance_;
-  s.strategy.kind = sstr(strategyCombo_->currentText());
-  s.strategy.budget = static_cast<std::size_t>(budget_->value());
-  s.strategy.seed = static_cast<std::uint64_t>(strategySeed_->value());
-  s.measure.method = method_from_string(sstr(method_->currentData().toString()));
-  s.measure.noise_target = noiseTarget_->value() / 100.0;
-  s.measure.min_samples = minSamples_->value();
-  s.measure.max_samples = maxSamples_->value();
-  s.measure.warmup_ms = warmupMs_->value();
-  s.measure.max_ms_per_config = maxMsPerConfig_->value();
-  s.measure.slow_abort = slowAbort_->isChecked();
-  s.measure.rotate_buffers = rotateBuffers_->isChecked();
-  s.seed = static_cast<std::uint64_t>(seed_->value());
-  s.run_name = sstr(runName_->text().trimmed());
-  s.output_dir = sstr(outputDir_->text().trimmed());
-  return s;
-}
-
-void SetupPage::setSession(const Session& s, WorkerStart start, const QString& origin) {
-  if (!s.worker.empty()) {
-    // The rest waits for the worker's hello: its devices and families are not known before.
-    backendCombo_->setCurrentIndex(static_cast<int>(backends_.size()));
-    if (start == WorkerStart::Now)
-      workerPanel_->setCommand(qstr(s.worker));
-    else
-      workerPanel_->setCommandFromFile(qstr(s.worker), origin.isEmpty() ? tr("a file") : origin);
-    pendingSession_ = s;
-    if (start != WorkerStart::Never) workerPanel_->connectWorker();
-    return;
-  }
-  const int backend = backendCombo_->findText(qstr(s.backend));
-  if (backend < 0 || backend >= static_cast<int>(backends_.size()))
-    throw InputError("backend \"" + s.backend + "\" is not in this build; pick one of the listed backends");
-  backendCombo_->setCurrentIndex(backend);
-  onBackendChanged();
-  applySession(s);
-}
-
-void SetupPage::applySession(const Session& s) {
-  if (s.isolate && isolate_->isEnabled()) isolate_->setChecked(*s.isolate);
-  for (std::size_t i = 0; i < devices_.size(); ++i)
-    if (devices_[i].index == s.device) deviceCombo_->setCurrentIndex(static_cast<int>(i));
-  const int family = familyCombo_->findText(qstr(s.family));
-  if (family < 0) throw InputError("kernel family \"" + s.family + "\" is not known to the " + s.backend + " backend");
-  familyCombo_->setCurrentIndex(family);
-  onFamilyChanged();
-  shapes_->setProblems(s.problems);
-  if (!s.space.parameters().empty()) space_->setSpace(s.space);
-  strategyCombo_->setCurrentText(qstr(s.strategy.kind));
-  budget_->setValue(static_cast<int>(s.strategy.budget));
-  strategySeed_->setValue(static_cast<int>(s.strategy.seed));
-  method_->setCurrentIndex(method_->findData(qstr(ktune::to_string(s.measure.method))));
-  noiseTarget_->setValue(s.measure.noise_target * 100);
-  minSamples_->setValue(s.measure.min_samples);
-  maxSamples_->setValue(s.measure.max_samples);
-  warmupMs_->setValue(s.measure.warmup_ms);
-  maxMsPerConfig_->setValue(s.measure.max_ms_per_config);
-  slowAbort_->setChecked(s.measure.slow_abort);
-  rotateBuffers_->setChecked(s.measure.rotate_buffers);
-  strategy_ = s.strategy;
-  measure_ = s.measure;
-  tolerance_ = s.tolerance;
-  seed_->setValue(static_cast<int>(s.seed));
-  runName_->setText(qstr(s.run_name));
-  outputDir_->setText(qstr(s.output_dir));
-  updateContexts();
-}
-
-TuneRequest SetupPage::request() const {
-  TuneRequest r;
-  if (!currentBackend() && isExternalWorker() && workerPanel_->awaitsConfirmation() && !workerPanel_->isConnecting())
-    throw InputError(sstr(workerPanel_->commandOrigin()) +
-                     " names a worker command that was not started: press Connect under Device to review it and "
-                     "start it (ktune-workbench --trust-worker-command starts it without asking)");
-  if (!currentBackend() && isExternalWorker())
-    throw InputError(workerPanel_->isConnecting()
-                         ? "the external worker has not said hello yet: wait for it, or check its command under Device"
-                         : "the external worker is not connected: type its command under Device and press Connect");
-  if (!currentBackend()) throw InputError("no backend: this build has none");
-  r.family = currentFamily();
-  currentDevice();  // throws when the backend found no device
-  if (shapes_->problems().empty()) throw InputError("no problem shapes: add at least one under Problem shapes");
-  try {
-    space_->space();
-  } catch (const InputError& e) {
-    throw InputError(std::string("the search space has an error, marked in red: ") + e.what());
-  }
-  const Session s = session();
-  r.settings() = s.settings();
-  if (r.space.parameters().empty())
-    throw InputError("the search space has no parameters: add some or press Family default");
-  validate(r.settings());
-  if (s.output_dir.empty()) throw InputError("no runs folder: choose where the run is saved");
-  const std::string name = s.run_name.empty() ? default_run_name(r.family.name) : s.run_name;
-  r.run_dir = run_folder(s.output_dir, name);
-  if (std::filesystem::exists(r.run_dir / "run_metadata.json"))
-    throw InputError("the run folder " + r.run_dir.string() +
-                     " already holds a run: choose another run name, or open that run and resume it");
-  r.arguments = {"ktune-workbench", "--session", s.to_json().dump()};
-  return r;
-}
-
-RunTarget SetupPage::runTarget() const {
-  Backend* backend = currentBackend();
-  if (!backend) request();  // throws what to do
-  RunTarget t;
-  t.device = currentDevice();
-  if (isExternalWorker()) {
-    t.backend = workerPanel_->backend();
-    return t;
-  }
-  // The built-in backends live as long as the application: shared without ownership.
-  t.backend = std::shared_ptr<Backend>(std::shared_ptr<Backend>(), backend);
-  if (isolates()) {
-    worker::WorkerOptions options;
-    for (const QString& a : workerProgram_) options.argv.push_back(sstr(a));
-    options.argv.insert(options.argv.end(), {"--backend", backend->name(), "--device", std::to_string(t.device.index)});
-    t.isolate = std::move(options);
-  }
-  return t;
-}
-
-void SetupPage::saveSessionTo(const QString& file) const { session().save(sstr(file)); }
-
-void SetupPage::loadSessionFrom(const QString& file) {
-  setSession(Session::load(sstr(file)), WorkerStart::Confirm, tr("the session file %1").arg(file));
 }
 
 }  // namespace ktune::gui

@@ -18,6 +18,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLayout;
 class QLineEdit;
 class QSpinBox;
 class QTableView;
@@ -76,6 +77,13 @@ class SetupPage : public QWidget {
   void loadSessionFrom(const QString& file);
 
  private:
+  // The page's groups, each with its widgets' connections.
+  QLayout* makeDeviceForm();
+  QLayout* makeShapesLayout();
+  QLayout* makeSpaceLayout();
+  QLayout* makeStrategyForm();
+  QLayout* makeMeasureForm();
+  QLayout* makeRunForm();
   void fillBackends();
   void onBackendChanged();
   void onDeviceChanged();
