@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "h100.h"
 #include "ktune/backends/cuda_spec.h"
 #include "ktune/error.h"
 #include "ktune/kernel_spec.h"
@@ -22,27 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kCuda = fs::path(KTUNE_SOURCE_DIR) / "resources/kernels/cuda";
+using ktune_test::h100;  // an H100 80GB HBM3 as its driver reports it
 
-// An H100 80GB HBM3 as its driver reports it (tests/cuda/h100.h).
-Variables h100() {
-  return {{"sms", 132},
-          {"smem_per_block", 49152},
-          {"smem_per_block_optin", 232448},
-          {"smem_per_sm", 233472},
-          {"regs_per_block", 65536},
-          {"regs_per_sm", 65536},
-          {"warp_size", 32},
-          {"max_threads_per_block", 1024},
-          {"l2_bytes", 52428800},
-          {"sm_clock_mhz", 1980},
-          {"mem_clock_mhz", 2619},
-          {"mem_bandwidth_gbs", 3352},
-          {"cc_major", 9},
-          {"cc_minor", 0},
-          {"peak_gflops_f16", 1070530},
-          {"peak_gflops_f32", 66908}};
-}
+const fs::path kCuda = fs::path(KTUNE_SOURCE_DIR) / "resources/kernels/cuda";
 
 // Median wall time of `runs` calls, in milliseconds.
 double median_ms(int runs, const std::function<void()>& fn) {

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "cpu_test_support.h"
+#include "h100.h"
 #include "ktune/backends/cpu.h"
 #include "ktune/backends/cuda_spec.h"
 #include "ktune/backends/hip_spec.h"
@@ -24,26 +25,9 @@ namespace {
 
 const fs::path kKernels = fs::path(KTUNE_SOURCE_DIR) / "resources/kernels";
 
-// An H100 as its driver reports it (tests/cuda/h100.h), and the A100 the gemm spec sends to mma.sync.
-Variables h100() {
-  return {{"sms", 132},
-          {"smem_per_block", 49152},
-          {"smem_per_block_optin", 232448},
-          {"smem_per_sm", 233472},
-          {"regs_per_block", 65536},
-          {"regs_per_sm", 65536},
-          {"warp_size", 32},
-          {"max_threads_per_block", 1024},
-          {"l2_bytes", 52428800},
-          {"sm_clock_mhz", 1980},
-          {"mem_clock_mhz", 2619},
-          {"mem_bandwidth_gbs", 3352},
-          {"cc_major", 9},
-          {"cc_minor", 0},
-          {"peak_gflops_f16", 1070530},
-          {"peak_gflops_f32", 66908}};
-}
+using ktune_test::h100;
 
+// The A100 the gemm spec sends to mma.sync.
 Variables a100() {
   Variables v = h100();
   v["cc_major"] = 8;
