@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_fast.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
 
@@ -199,6 +200,20 @@ J parse_limited(std::string_view text, const std::string& origin, typename Limit
   const std::string& key = builder.last_key();
   throw InputError(origin + ": not valid JSON (" + builder.error() +
                    (key.empty() ? "" : ", after the key \"" + key + "\"") + ")");
+}
+
+// parse_limited through ktune's own tokenizer (json_fast.h): the same handler, events and result,
+// several times faster on large files. A text it refuses is parsed again by nlohmann's reader for
+// the error, so that messages say where and why as every other reader's do.
+template <class J>
+J parse_limited_fast(std::string_view text, const std::string& origin,
+                     typename LimitedBuilder<J>::HandOff hand_off = {}, std::size_t level = 0) {
+  J out;
+  LimitedBuilder<J> builder(out, std::move(hand_off), level);
+  if (read_json(text, builder)) return out;
+  parse_limited<J>(text, origin);  // throws, but for a text the readers disagree on (a bug)
+  throw InputError(origin + ": not read by ktune's JSON reader although nlohmann's reads it (a ktune bug: " +
+                   "please report it with the file)");
 }
 
 }  // namespace ktune::detail

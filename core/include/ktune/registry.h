@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -91,6 +92,10 @@ class Registry {
   // Keys of older files with ",tp=N/out" are migrated to the local key with the setting in the
   // entry's metadata (migrations() says which; the next save writes them so).
   static Registry load(const std::filesystem::path& file);
+  // load's reading of a file's text, `origin` naming the file in errors: through ktune's own JSON
+  // reader, or with `nlohmann_reader` through nlohmann's, which every other file goes through
+  // (the tests and tests/fuzz/fuzz_json_readers hold the two to the same results).
+  static Registry from_text(std::string_view text, const std::string& origin, bool nlohmann_reader = false);
   // Atomic (temp file, fsync, rename); the previous file is kept as <file>.bak.
   void save(const std::filesystem::path& file) const;
 
