@@ -29,9 +29,10 @@ def validators(schema):
     cls = jsonschema.Draft202012Validator
     cls.check_schema(schema)
     whole = cls(schema)
-    one = {name: cls({**schema, "oneOf": None, "$ref": "#/$defs/" + name}) for d in DEFS.values() for name in d.values()}
-    for v in one.values():
-        del v.schema["oneOf"]
+    # One message type's schema: the whole schema's $defs, with a $ref to that type in place of
+    # the oneOf (the dict is built without it: newer jsonschema copies the schema it is given).
+    base = {k: v for k, v in schema.items() if k != "oneOf"}
+    one = {name: cls({**base, "$ref": "#/$defs/" + name}) for d in DEFS.values() for name in d.values()}
     return whole, one
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import types
 import unittest
@@ -51,9 +52,21 @@ class Worker:
         self.proc.stdin.flush()
 
     def finish(self, timeout=60):
-        """Closes stdin; every line the worker wrote, once it has exited (bounded)."""
+        """Every line the worker wrote, once it has exited (bounded). A worker drops queued work
+        when its input closes (ktune is gone), so after a shutdown stdin stays open until the bye,
+        as ktune keeps it: closing it at once raced the worker on a busy machine."""
+        lines = []
+        if self.sent and self.sent[-1].get("type") == "shutdown":
+            def read_to_bye():
+                for line in self.proc.stdout:
+                    lines.append(line)
+                    if json.loads(line).get("type") == "bye":
+                        return
+            reader = threading.Thread(target=read_to_bye, daemon=True)
+            reader.start()
+            reader.join(timeout)
         out, _ = self.proc.communicate(timeout=timeout)
-        return [json.loads(line) for line in out.splitlines()]
+        return [json.loads(line) for line in lines + out.splitlines()]
 
 
 def wait_for(path, timeout=30.0):
@@ -110,6 +123,7 @@ class Tracebacks(unittest.TestCase):
                 w.send(HELLO)
                 w.send({"type": "prepare", "id": 1, "family": "raw", "problem": problem(), "config": {"x": 2}, "seed": 0})
                 w.send({"type": "measure", "id": 2, "family": "raw", "problem": problem(), "config": {"x": 3}, "seed": 0})
+                w.send({"type": "shutdown", "id": 3})
                 answers = {m.get("id"): m for m in w.finish()}
         build, run = answers[1], answers[2]
         self.assertEqual(build["status"], "compile_error")
@@ -177,6 +191,7 @@ class DeviceName(unittest.TestCase):
             sys.modules.pop(k, None)
         with Worker([sys.executable, "-c", KERNELS]) as w:
             w.send(HELLO)
+            w.send({"type": "shutdown", "id": 1})
             hello = w.finish()[0]
         self.assertEqual(hello["devices"][0]["name"], kw.default_device_name(0))
 
