@@ -343,7 +343,9 @@ void WorkerProcess::read_loop() {
       timeout_ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(exit_by - now).count());
     }
     if (poll(fds, 3, timeout_ms) < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
+    // stderr before stdout: what a worker wrote to stderr before its answer is then in the tail
+    // before the answer ends the trial, and never explains the next trial's failure.
+    for (const int i : {1, 0}) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       if (read_stream(i, fds[i].fd, buf[i])) continue;
       ::close(fds[i].fd);
