@@ -21,7 +21,7 @@ if [ "${KTUNE_SKIP_APT:-0}" != 1 ]; then
   $sudo apt-get update -q
   $sudo apt-get install -y -q --no-install-recommends \
     ca-certificates cmake ninja-build g++ pkg-config \
-    nlohmann-json3-dev libcli11-dev libmuparser-dev libopenblas-dev \
+    nlohmann-json3-dev libcli11-dev libmuparser-dev libopenblas-dev zlib1g-dev \
     qt6-base-dev qt6-base-dev-tools libqt6charts6-dev libqt6svg6-dev libqt6opengl6-dev libgl1-mesa-dev libxkbcommon-dev \
     xvfb xauth python3 python3-numpy python3-jsonschema
   if [ "${KTUNE_WITH_HIP:-ON}" = ON ]; then

@@ -3,6 +3,7 @@
 // recorded measurements as a ktune run folder (diff, export, the workbench, tune --replay).
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace ktune::cli {
 
@@ -12,6 +13,8 @@ struct ImportArgs {
   std::string output_dir = "tuning_runs";
   std::string family;
   std::string backend = "cuda";
+  std::vector<std::string> constraints;  // --constraint, the kernel's restrictions
+  std::string space_file;                // --space
 };
 
 // Adds `import` with its `kernel-tuner` subcommand to `app`; returns `import`.

@@ -7,11 +7,13 @@
 #include <set>
 #include <sstream>
 
+#include <zlib.h>
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
 #include "ktune/files.h"
 #include "ktune/json_read.h"
+#include "ktune/replay_backend.h"
 #include "ktune/stats.h"
 #include "ktune/tuner.h"
 #include "ktune/version.h"
@@ -44,6 +46,51 @@ const Marker* find_marker(const ojson& v) {
   for (const auto& m : kMarkers)
     if (v.get<std::string>() == m.name) return &m;
   return nullptr;
+}
+
+struct Inflater {
+  z_stream z{};
+  Inflater() {
+    if (inflateInit2(&z, 15 + 16) != Z_OK) throw RunError("zlib: cannot start decompressing");  // 16: gzip
+  }
+  ~Inflater() { inflateEnd(&z); }
+};
+
+// The file a .json.gz holds, under the same size limit as a file read whole.
+std::string gunzip(const std::string& data, const fs::path& file) {
+  Inflater in;
+  const std::uint64_t cap = max_file_bytes();
+  std::string out;
+  std::vector<char> buf(1 << 16);
+  std::size_t fed = 0;
+  for (int rc = Z_OK; rc != Z_STREAM_END;) {
+    if (in.z.avail_in == 0 && fed < data.size()) {
+      const std::size_t n = std::min<std::size_t>(data.size() - fed, 1u << 30);
+      in.z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + fed));
+      in.z.avail_in = static_cast<uInt>(n);
+      fed += n;
+    }
+    in.z.next_out = reinterpret_cast<Bytef*>(buf.data());
+    in.z.avail_out = static_cast<uInt>(buf.size());
+    rc = inflate(&in.z, Z_NO_FLUSH);
+    if (rc == Z_BUF_ERROR && in.z.avail_in == 0 && fed == data.size())
+      throw InputError(file.string() + ": the gzip-compressed file ends before its data does (cut off while copied?)");
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+      throw InputError(file.string() + ": not readable gzip data (" + (in.z.msg ? in.z.msg : "zlib error") + ")");
+    out.append(buf.data(), buf.size() - in.z.avail_out);
+    if (out.size() > cap)
+      throw InputError(file.string() + ": decompresses to more than " + std::to_string(cap >> 20) +
+                       " MiB, the most ktune reads of one file; set " + kMaxFileEnv + " (MiB) to read more");
+  }
+  return out;
+}
+
+// The cache's text: the file, or what it holds when gzip-compressed (it starts with 1f 8b).
+std::string read_cache_text(const fs::path& file) {
+  std::string text = read_text_file(file, "Kernel Tuner cache");
+  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b)
+    return gunzip(text, file);
+  return text;
 }
 
 // While Kernel Tuner runs, the file stops after `"key": {...},` with the cache and the outer
@@ -180,10 +227,74 @@ std::optional<std::string> unusable_time(const Trial& t) {
   return std::nullopt;
 }
 
+// The run's space: tune_params' product, or the space file, under the given constraints.
+SearchSpace restricted_space(SearchSpace tune_params, const KernelTunerRestrictions& r, const fs::path& file) {
+  if (r.empty()) return tune_params;
+  std::vector<Constraint> constraints;
+  if (r.space) {
+    std::string cache_names, file_names;
+    for (const auto& p : tune_params.parameters()) cache_names += (cache_names.empty() ? "" : ", ") + p.name;
+    for (const auto& p : r.space->parameters()) file_names += (file_names.empty() ? "" : ", ") + p.name;
+    bool same = tune_params.parameters().size() == r.space->parameters().size();
+    for (const auto& p : tune_params.parameters()) same = same && r.space->find(p.name);
+    if (!same)
+      throw InputError("the search space file's parameters (" + file_names + ") are not those of " + file.string() +
+                       " (tune_params_keys: " + cache_names + "); give it the cache's parameters");
+    constraints = r.space->constraints();
+  }
+  constraints.insert(constraints.end(), r.constraints.begin(), r.constraints.end());
+  const SearchSpace& base = r.space ? *r.space : tune_params;
+  if (base.is_list()) return SearchSpace(base.parameters(), base.configs(), std::move(constraints));
+  return SearchSpace(base.parameters(), std::move(constraints));
+}
+
+// The variables a replay's constraints see: the device's and the problem's (x, y, z).
+Variables space_context(const RunMetadata& m) {
+  Variables vars = m.device.variables();
+  for (const auto& [k, v] : family_from_run(m).variables(m.problems.front())) vars[k] = v;
+  return vars;
+}
+
+void check_restrictions(const SearchSpace& space, const Variables& context) {
+  for (const auto& issue : space.check(context))
+    throw InputError("restriction '" + space.constraints()[issue.index].expr + "': " + issue.message +
+                     " (a restriction reads the parameters and the problem's fields)");
+}
+
+// Why `space` does not hold `config`, or nullopt when it does.
+std::optional<std::string> outside(const SearchSpace& space, const std::set<std::string>& listed, const Config& config,
+                                   const Variables& context) {
+  if (space.is_list()) {
+    if (!listed.count(config.key())) return "not in the search space file's list of configs";
+  } else {
+    for (const auto& p : space.parameters())
+      if (std::find(p.values.begin(), p.values.end(), config.value(p.name)) == p.values.end())
+        return p.name + "=" + config.value(p.name).text() + " is not one of the space's candidates";
+  }
+  return space.violated(config, context);
+}
+
+// The space's size before and after its constraints, counted where ktune can enumerate it; the
+// prune report when constraints pruned it.
+std::optional<PruneReport> count_space(const SearchSpace& space, const Variables& context, const std::string& what,
+                                       CacheCoverage& c) {
+  c.space_total = space.total_size();
+  if (space.constraints().empty()) {
+    c.space_valid = c.space_total;
+    return std::nullopt;
+  }
+  if (c.space_total > kMaxSpaceSize) return std::nullopt;
+  PruneReport report = space.prune_report(context);
+  require_valid_configs(report, what);
+  c.space_valid = report.valid;
+  return report;
+}
+
 }  // namespace
 
-KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string& family, const std::string& backend) {
-  const ojson root = parse_cache_text(read_text_file(file), file);
+KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string& family, const std::string& backend,
+                                         const KernelTunerRestrictions& restrictions) {
+  const ojson root = parse_cache_text(read_cache_text(file), file);
   if (!root.is_object()) throw InputError(file.string() + ": not a Kernel Tuner cache file (expected a JSON object)");
   KernelTunerCache out;
   RunMetadata& m = out.metadata;
@@ -195,8 +306,15 @@ KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string
   m.backend = backend;
   m.device.backend = backend;
   m.device.name = device.get<std::string>();
-  m.space = read_space(root, file);
   m.problems.push_back(read_problem(root, m.family, file));
+  m.space = restricted_space(read_space(root, file), restrictions, file);
+  const Variables context = space_context(m);
+  check_restrictions(m.space, context);
+  CacheCoverage& coverage = out.coverage;
+  const std::string pkey = m.problems.front().key();
+  const auto pruned = count_space(m.space, context, m.family + " " + pkey, coverage);
+  std::set<std::string> listed;
+  for (const auto& c : m.space.configs()) listed.insert(c.key());
   if (const auto obj = root.find("objective"); obj != root.end() && obj->is_string())
     m.versions.emplace_back("kernel_tuner_objective", obj->get<std::string>());
   m.ktune_version = version();
@@ -205,7 +323,6 @@ KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string
 
   const ojson& cache = member(root, "cache", file);
   if (!cache.is_object()) throw InputError(file.string() + ": cache: expected an object of measured configs");
-  const std::string pkey = m.problems.front().key();
   std::size_t max_samples = 1;
   for (const auto& [key, rec] : cache.items()) {
     const std::string entry = "cache[\"" + key + "\"]";
@@ -216,6 +333,12 @@ KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string
     }
     t.id = static_cast<std::int64_t>(out.trials.size());
     t.problem_key = pkey;
+    if (const auto why = outside(m.space, listed, t.config, context)) {
+      out.outside_space.insert(t.id);
+      (t.status == TrialStatus::Pruned ? coverage.invalid_outside : coverage.violating).push_back(entry + ": " + *why);
+    } else {
+      ++coverage.in_space;
+    }
     max_samples = std::max(max_samples, t.samples_ns.size());
     out.trials.push_back(std::move(t));
   }
@@ -229,6 +352,8 @@ KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string
   m.measure.warmup_ms = 0;
   m.measure.slow_abort = false;
   m.measure.min_samples = m.measure.max_samples = static_cast<int>(max_samples);
+  // As a tuned run records how its constraints pruned the space (the workbench lists those configs).
+  if (pruned) m.pruning.push_back({pkey, context, *pruned, out.trials.size()});
   return out;
 }
 
@@ -237,13 +362,15 @@ void write_imported_run(const fs::path& run_dir, KernelTunerCache cache) {
   RunStore store = RunStore::create(run_dir, cache.metadata);
   ProblemResult result;
   result.problem = cache.metadata.problems.front();
-  result.space_total = cache.metadata.space.total_size();
+  result.space_total = cache.coverage.space_total;
   for (const auto& t : cache.trials) {
     store.append(t);
-    if (t.status != TrialStatus::Pruned) ++result.space_valid;
-    if (t.status == TrialStatus::Ok && (!result.best || t.stats.median_ns < result.best->stats.median_ns))
+    if (!cache.coverage.space_valid && t.status != TrialStatus::Pruned) ++result.space_valid;
+    const bool held = !cache.outside_space.count(t.id);
+    if (held && t.status == TrialStatus::Ok && (!result.best || t.stats.median_ns < result.best->stats.median_ns))
       result.best = t;
   }
+  if (cache.coverage.space_valid) result.space_valid = *cache.coverage.space_valid;
   if (result.best) result.choice = search_choice(*result.best, cache.metadata.measure.noise_target);
   store.finish({result}, "finished");
 }

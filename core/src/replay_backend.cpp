@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "ktune/error.h"
@@ -74,6 +75,27 @@ class ReplaySession : public ProblemSession {
   double pace_ms_;
 };
 
+// Where `config` falls in `space`'s order: its list position, or each value's candidate index;
+// nullopt when the space does not hold it.
+std::optional<std::vector<std::size_t>> position(const SearchSpace& space,
+                                                 const std::map<std::string, std::size_t>& listed,
+                                                 const Config& config) {
+  if (config.values().size() != space.parameters().size()) return std::nullopt;
+  if (space.is_list()) {
+    const auto it = listed.find(config.key());
+    if (it == listed.end()) return std::nullopt;
+    return std::vector<std::size_t>{it->second};
+  }
+  std::vector<std::size_t> out;
+  for (const auto& p : space.parameters()) {
+    if (!config.has(p.name)) return std::nullopt;
+    const auto v = std::find(p.values.begin(), p.values.end(), config.value(p.name));
+    if (v == p.values.end()) return std::nullopt;
+    out.push_back(static_cast<std::size_t>(v - p.values.begin()));
+  }
+  return out;
+}
+
 bool is_integer(const std::string& s) {
   long long v = 0;
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -81,6 +103,21 @@ bool is_integer(const std::string& s) {
 }
 
 }  // namespace
+
+SearchSpace recorded_space(const SearchSpace& space, const std::vector<Config>& recorded) {
+  std::map<std::string, std::size_t> listed;  // a list space's configs by key
+  for (std::size_t i = 0; i < space.configs().size(); ++i) listed.emplace(space.configs()[i].key(), i);
+  std::map<std::vector<std::size_t>, Config> held;  // ordered by position: the space's own order
+  for (const auto& c : recorded)
+    if (auto at = position(space, listed, c)) held.emplace(std::move(*at), c);
+  if (held.empty())
+    throw InputError("none of the " + std::to_string(recorded.size()) +
+                     " recorded configs is in the run's search space: nothing to replay");
+  std::vector<Config> configs;
+  configs.reserve(held.size());
+  for (auto& [at, c] : held) configs.push_back(std::move(c));
+  return SearchSpace(space.parameters(), std::move(configs), space.constraints());
+}
 
 KernelFamily family_from_run(const RunMetadata& metadata) {
   KernelFamily f;
@@ -105,6 +142,14 @@ ReplayBackend::ReplayBackend(const fs::path& run_dir, std::optional<KernelFamily
   family_ = family ? std::move(*family) : family_from_run(metadata_);
   for (auto& t : RunStore::read_trials(run_dir)) trials_[t.problem_key][t.config.key()] = std::move(t);
   if (trials_.empty()) throw InputError(run_dir.string() + ": the run has no trials to replay");
+  std::vector<Config> recorded;
+  for (const auto& [problem, configs] : trials_)
+    for (const auto& [key, t] : configs) recorded.push_back(t.config);
+  try {
+    space_ = recorded_space(metadata_.space, recorded);
+  } catch (const InputError& e) {
+    throw InputError(run_dir.string() + ": " + e.what());
+  }
 }
 
 std::unique_ptr<ReplayBackend> ReplayBackend::for_run(const fs::path& run_dir,
@@ -123,6 +168,12 @@ const std::map<std::string, Trial>& ReplayBackend::landscape(const std::string& 
   return it == trials_.end() ? none : it->second;
 }
 
+std::size_t ReplayBackend::recorded_configs() const {
+  std::size_t n = 0;
+  for (const auto& [problem, configs] : trials_) n += configs.size();
+  return n;
+}
+
 std::unique_ptr<ProblemSession> ReplayBackend::open(const DeviceInfo&, const KernelFamily&, const Problem& problem,
                                                     std::uint64_t) {
   const std::string key = problem.key();
@@ -133,7 +184,7 @@ TuneRequest ReplayBackend::request(const StrategySpec& strategy) const {
   TuneRequest req;
   req.family = family_;
   req.problems = metadata_.problems;
-  req.space = metadata_.space;
+  req.space = space_;
   req.strategy = strategy;
   req.measure = metadata_.measure;
   req.measure.warmup_ms = 0;

@@ -3,6 +3,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <fstream>
+
+#include "kernel_tuner_fixture.h"
 #include "ktune/backends.h"
 #include "ktune/kernel_tuner_import.h"
 #include "ktune/replay_backend.h"
@@ -47,6 +50,20 @@ fs::path import_cache(const QTemporaryDir& tmp, const fs::path& cache) {
   const fs::path dir = fs::path(tmp.path().toStdString()) / cache.stem();
   write_imported_run(dir, read_kernel_tuner_cache(cache));
   return dir;
+}
+
+// A Kernel Tuner cache of `n` configs of a 3,840-config space, imported.
+fs::path import_sparse(const QTemporaryDir& tmp, std::size_t n) {
+  const fs::path file = fs::path(tmp.path().toStdString()) / "sparse.json";
+  std::ofstream(file) << test::kernel_tuner_text(test::sparse_kernel_tuner_cache(n).json, true);
+  return import_cache(tmp, file);
+}
+
+double best_recorded_ns(const std::map<std::string, Trial>& landscape) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [key, t] : landscape)
+    if (t.status == TrialStatus::Ok) best = std::min(best, t.stats.median_ns);
+  return best;
 }
 
 }  // namespace
@@ -96,7 +113,7 @@ class TestReplay : public QObject {
     QVERIFY2(found >= atLeast, qPrintable(QString("%1 came within 2% in %2 of 5 seeds").arg(kind).arg(found)));
   }
 
-  void recordedFailuresAndUnrecordedConfigs() {
+  void recordedFailuresAndARecordedSample() {
     QTemporaryDir tmp;
     ReplayBackend full(import_cache(tmp, kData / "kernel_tuner_matmul_cache.json"));
     const auto& landscape = full.landscape(full.metadata().problems.front().key());
@@ -111,17 +128,63 @@ class TestReplay : public QObject {
     for (const auto& t : all.trials.finished)
       if (t.status == TrialStatus::Ok) QCOMPARE(t.samples_ns, landscape.at(t.config.key()).samples_ns);
 
-    // The live file recorded 50 of the space's 240 configs; the rest are not in the landscape.
+    // The live file recorded 50 of the space's 240 configs: the replay searches those 50.
     ReplayBackend live(import_cache(tmp, kData / "kernel_tuner_matmul_cache_live.json"));
+    const auto& sample = live.landscape(live.metadata().problems.front().key());
     const Replayed part = replay(live, {"exhaustive", 0, 0});
-    QCOMPARE(part.trials.finished.size(), std::size_t(240));
-    std::size_t missing = 0;
-    for (const auto& t : part.trials.finished)
-      if (contains(t.error, "not in the recorded landscape")) {
-        QCOMPARE(t.status, TrialStatus::LaunchError);
-        ++missing;
+    QCOMPARE(part.trials.finished.size(), std::size_t(50));
+    for (const auto& t : part.trials.finished) {
+      QVERIFY2(sample.count(t.config.key()), t.config.key().c_str());
+      QCOMPARE(t.status, sample.at(t.config.key()).status);
+    }
+  }
+
+  // 60 configs recorded of 3,840: every strategy proposes recorded configs only (none answered
+  // "not in the recorded landscape"), and with the landscape's size as its budget, where it can
+  // try them all, finds the recorded best.
+  void everyStrategySearchesASparseLandscapeAsRecorded() {
+    QTemporaryDir tmp;
+    ReplayBackend backend(import_sparse(tmp, 60));
+    QCOMPARE(backend.metadata().space.total_size(), std::uint64_t(3840));
+    QCOMPARE(backend.space().total_size(), std::uint64_t(60));
+    const auto& landscape = backend.landscape(backend.metadata().problems.front().key());
+    QCOMPARE(landscape.size(), std::size_t(60));
+    const double best = best_recorded_ns(landscape);
+    for (const auto& kind : strategy_names()) {
+      for (std::uint64_t seed = 0; seed < 3; ++seed) {
+        const Replayed some = replay(backend, {kind, 15, seed});
+        QCOMPARE(some.trials.finished.size(), std::size_t(kind == "exhaustive" ? 60 : 15));
+        for (const auto& t : some.trials.finished) {
+          QVERIFY2(landscape.count(t.config.key()), (kind + " proposed " + t.config.key()).c_str());
+          QVERIFY2(!contains(t.error, "not in the recorded landscape"), (kind + ": " + t.error).c_str());
+        }
+        const Replayed all = replay(backend, {kind, 60, seed});
+        QCOMPARE(all.trials.finished.size(), std::size_t(60));
+        QVERIFY2(all.summary.results.front().best, kind.c_str());
+        QCOMPARE(all.summary.results.front().best->stats.median_ns, best);
       }
-    QCOMPARE(missing, std::size_t(240 - 50));
+    }
+  }
+
+  // The run's constraints still hold over the recorded list; values outside the space's candidates
+  // are not in it; the order is the space's.
+  void recordedSpaceKeepsTheSpacesOrderAndConstraints() {
+    const SearchSpace space({{"a", {1, 2, 4}}, {"b", {8, 16}}}, {{"a * b <= 32", ""}});
+    auto config = [](std::int64_t a, std::int64_t b) {
+      Config c;
+      c.set("a", a);
+      c.set("b", b);
+      return c;
+    };
+    const std::vector<Config> recorded = {config(4, 16), config(1, 16), config(3, 8), config(1, 8), config(1, 16)};
+    const SearchSpace list = recorded_space(space, recorded);
+    QCOMPARE(list.constraints(), space.constraints());
+    QCOMPARE(list.configs().size(), std::size_t(3));  // a=3 is no candidate; a=1,b=16 once
+    QCOMPARE(list.configs()[0], config(1, 8));
+    QCOMPARE(list.configs()[1], config(1, 16));
+    QCOMPARE(list.enumerate({}).size(), std::size_t(2));  // a=4,b=16 breaks the constraint
+    const std::string e = input_error_of([&] { recorded_space(space, {config(3, 8)}); });
+    QVERIFY2(contains(e, "none of the 1 recorded configs is in the run's search space"), e.c_str());
   }
 
   // A real CPU run, measured exhaustively, replayed exhaustively: the same best config with the
