@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config_json.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
 
@@ -75,14 +76,6 @@ nlohmann::json Config::to_json() const {
   return j;
 }
 
-Config Config::from_json(const nlohmann::json& j) {
-  if (!j.is_object())
-    throw InputError("a config must be a JSON object of parameter: value (integer, boolean or string), got " +
-                     json_excerpt(j));
-  Config c;
-  for (const auto& [k, v] : j.items())
-    c.values_.emplace_back(k, ParamValue::from_json(v, "config parameter '" + k + "'"));
-  return c;
-}
+Config Config::from_json(const nlohmann::json& j) { return detail::config_from_json(j); }
 
 }  // namespace ktune

@@ -178,10 +178,9 @@ class LimitedBuilder {
   J& root_;
   HandOff hand_off_;
   std::size_t level_;
-  std::vector<std::string> keys_;  // the last key read at each level above level_
-  std::vector<J*> open_;
-  std::vector<std::unordered_map<string_t, std::size_t>>
-      index_;  // of the open ordered objects           // the containers being filled, outermost first
+  std::vector<std::string> keys_;                                 // the last key read at each level above level_
+  std::vector<J*> open_;                                          // the containers being filled, outermost first
+  std::vector<std::unordered_map<string_t, std::size_t>> index_;  // of the open ordered objects
   J* member_ = nullptr;
   std::string last_key_, error_;
   bool too_deep_ = false;
@@ -202,18 +201,26 @@ J parse_limited(std::string_view text, const std::string& origin, typename Limit
                    (key.empty() ? "" : ", after the key \"" + key + "\"") + ")");
 }
 
-// parse_limited through ktune's own tokenizer (json_fast.h): the same handler, events and result,
-// several times faster on large files. A text it refuses is parsed again by nlohmann's reader for
-// the error, so that messages say where and why as every other reader's do.
+// Reads `text` into `handler` (LimitedBuilder, or a reader's own that keeps its limits) through
+// ktune's own tokenizer (json_fast.h): the same events as nlohmann's, several times faster on
+// large files. A text it refuses is parsed again by nlohmann's reader for the error, so that
+// messages say where and why as every other reader's do.
+template <class J, class Handler>
+void read_fast(std::string_view text, const std::string& origin, Handler& handler) {
+  if (read_json(text, handler)) return;
+  parse_limited<J>(text, origin);  // throws, but for a text the readers disagree on (a bug)
+  throw InputError(origin + ": not read by ktune's JSON reader although nlohmann's reads it (a ktune bug: " +
+                   "please report it with the file)");
+}
+
+// parse_limited through ktune's own tokenizer: the same handler, events and result.
 template <class J>
 J parse_limited_fast(std::string_view text, const std::string& origin,
                      typename LimitedBuilder<J>::HandOff hand_off = {}, std::size_t level = 0) {
   J out;
   LimitedBuilder<J> builder(out, std::move(hand_off), level);
-  if (read_json(text, builder)) return out;
-  parse_limited<J>(text, origin);  // throws, but for a text the readers disagree on (a bug)
-  throw InputError(origin + ": not read by ktune's JSON reader although nlohmann's reads it (a ktune bug: " +
-                   "please report it with the file)");
+  read_fast<J>(text, origin, builder);
+  return out;
 }
 
 }  // namespace ktune::detail

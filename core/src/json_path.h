@@ -8,12 +8,16 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "json_flat.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
 
@@ -21,47 +25,67 @@ namespace ktune::detail {
 
 template <class J>
 class BasicJsonPath {
+  static constexpr bool kFlat = std::is_same_v<J, FlatNode>;
+
  public:
-  explicit BasicJsonPath(const J& j, std::string path = {}) : j_(&j), path_(std::move(path)) {}
+  // `label` names `j` in errors; the path below it is rendered only for an error, by finding
+  // the value in `j` again: a path string per member read cost more than the values (a registry of
+  // 100,000 entries reads millions of them).
+  explicit BasicJsonPath(const J& j, std::string label = {}) : root_(&j), j_(&j), label_(std::move(label)) {}
 
   const J& json() const { return *j_; }
-  const std::string& path() const { return path_; }
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw InputError(path_.empty() ? what : path_ + ": " + what);
+  std::string path() const {
+    std::string p = label_;
+    if (j_ != root_) locate(*root_, p);
+    return p;
   }
 
-  bool has(const std::string& key) const { return j_->is_object() && j_->contains(key); }
+  [[noreturn]] void fail(const std::string& what) const {
+    const std::string p = path();
+    throw InputError(p.empty() ? what : p + ": " + what);
+  }
+
+  bool has(const std::string& key) const { return j_->is_object() && member(key); }
 
   // A required member.
   BasicJsonPath operator[](const std::string& key) const {
     object();
-    const auto it = j_->find(key);
-    if (it == j_->end()) fail("missing field \"" + key + "\"");
-    return BasicJsonPath(*it, child_path(key));
+    const J* m = member(key);
+    if (!m) fail("missing field \"" + key + "\"");
+    return child(*m);
   }
   // An optional member of an object.
   std::optional<BasicJsonPath> find(const std::string& key) const {
-    if (!has(key)) return std::nullopt;
-    return (*this)[key];
+    if (!j_->is_object()) return std::nullopt;
+    const J* m = member(key);
+    if (!m) return std::nullopt;
+    return child(*m);
   }
   BasicJsonPath operator[](std::size_t i) const {
-    return BasicJsonPath(array().at(i), path_ + "[" + std::to_string(i) + "]");
+    if constexpr (kFlat) {
+      const J* at = nullptr;
+      std::size_t n = 0;
+      array().each_child([&](const J& x) {
+        if (n++ == i) at = &x;
+      });
+      if (!at) throw std::out_of_range("array index " + std::to_string(i) + " is out of range");
+      return child(*at);
+    } else {
+      return child(array().at(i));
+    }
   }
   // Calls f(key, BasicJsonPath) for each member of an object.
   template <class F>
   void for_each_member(F&& f) const {
-    for (auto it = object().begin(); it != j_->end(); ++it)
-      f(it.key(), BasicJsonPath(it.value(), child_path(it.key())));
+    each_member(object(), [&](std::string_view k, const J& v) { f(std::string(k), child(v)); });
   }
   // Calls f(BasicJsonPath) for each element of an array.
   template <class F>
   void for_each_element(F&& f) const {
-    for (std::size_t i = 0; i < size(); ++i) f((*this)[i]);
-  }
-  std::string child_path(const std::string& key) const {
-    if (is_identifier(key)) return path_.empty() ? key : path_ + "." + key;
-    return path_ + "[" + json_excerpt(nlohmann::json(key)) + "]";
+    if constexpr (kFlat)
+      array().each_child([&](const J& x) { f(child(x)); });
+    else
+      for (const auto& x : array()) f(child(x));
   }
 
   const J& object() const {
@@ -110,7 +134,7 @@ class BasicJsonPath {
   std::vector<double> numbers() const {
     std::vector<double> out;
     out.reserve(size());
-    for (std::size_t i = 0; i < size(); ++i) out.push_back((*this)[i].number());
+    for_each_element([&](const BasicJsonPath& x) { out.push_back(x.number()); });
     return out;
   }
   std::string string_or(const std::string& key, std::string fallback) const {
@@ -136,16 +160,65 @@ class BasicJsonPath {
 
   [[noreturn]] void expected(const std::string& what) const { fail("expected " + what + ", got " + json_excerpt(*j_)); }
 
+  // `path` and the step to a member `key` below it, as errors write it: stats.latency_median_ns,
+  // entries.gemm["M=16,N=8"].
+  static void append_key(std::string& path, std::string_view key) {
+    if (is_identifier(key)) {
+      if (!path.empty()) path += '.';
+      path += key;
+    } else {
+      path += "[" + json_excerpt(nlohmann::json(key)) + "]";
+    }
+  }
+
  private:
-  static bool is_identifier(const std::string& s) {
+  BasicJsonPath(const BasicJsonPath& parent, const J& j) : root_(parent.root_), j_(&j), label_(parent.label_) {}
+  BasicJsonPath child(const J& j) const { return BasicJsonPath(*this, j); }
+
+  const J* member(const std::string& key) const {
+    if constexpr (kFlat) {
+      return j_->member(key);
+    } else {
+      const auto it = j_->find(key);
+      return it == j_->end() ? nullptr : &*it;
+    }
+  }
+
+  // Appends to `p` the steps from `at` down to this value; false if it is not below `at`.
+  bool locate(const J& at, std::string& p) const {
+    if (&at == j_) return true;
+    const std::size_t mark = p.size();
+    const auto below = [&](const J& x, std::string_view key, std::size_t i) {
+      if (at.is_object())
+        append_key(p, key);
+      else
+        p += "[" + std::to_string(i) + "]";
+      if (locate(x, p)) return true;
+      p.resize(mark);
+      return false;
+    };
+    bool found = false;
+    std::size_t i = 0;
+    if constexpr (kFlat) {
+      at.each_child([&](const J& x) { found = found || below(x, x.key(), i++); });
+    } else if (at.is_object()) {
+      for (auto it = at.begin(); it != at.end() && !found; ++it) found = below(it.value(), it.key(), 0);
+    } else if (at.is_array()) {
+      for (; i < at.size() && !found; ++i) found = below(at[i], {}, i);
+    }
+    return found;
+  }
+
+  static bool is_identifier(std::string_view s) {
     if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
     for (char c : s)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
     return true;
   }
 
+  const J* root_;  // where the path starts: named by label_
   const J* j_;
-  std::string path_;
+  std::string label_;
 };
 
 using JsonPath = BasicJsonPath<nlohmann::json>;

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "config_json.h"
 #include "ktune/error.h"
 #include "ktune/json_read.h"
 
@@ -70,14 +71,7 @@ nlohmann::json ParamValue::to_json() const {
 }
 
 ParamValue ParamValue::from_json(const nlohmann::json& j, const std::string& what) {
-  if (j.is_number_integer()) return ParamValue(j.get<std::int64_t>());
-  if (j.is_boolean()) return ParamValue(j.get<bool>());
-  if (j.is_string()) {
-    std::string s = j.get<std::string>();
-    if (const std::string why = string_value_problem(s); !why.empty()) throw InputError(what + ": " + why);
-    return ParamValue(std::move(s));
-  }
-  throw InputError(what + " must be an integer, a boolean or a string, got " + json_excerpt(j));
+  return detail::param_value_from_json(j, [&] { return what; });
 }
 
 std::string string_value_problem(const std::string& s) {

@@ -1,10 +1,14 @@
 #include "ktune/registry.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <tuple>
 
+#include "config_json.h"
+#include "json_flat.h"
 #include "json_limited.h"
 #include "json_path.h"
 #include "ktune/error.h"
@@ -15,22 +19,29 @@
 namespace ktune {
 
 namespace fs = std::filesystem;
+using detail::BasicJsonPath;
+using detail::FlatJson;
+using detail::FlatNode;
 using detail::JsonPath;
 using nlohmann::json;
 
 namespace {
 
-RegistryEntry entry_from(const JsonPath& p) {
+// The one reading of an entry: from nlohmann's values (RegistryEntry::from_json, from_json) and
+// from flat ones (from_text's, built from the tokenizer's events).
+template <class J>
+RegistryEntry entry_from(const BasicJsonPath<J>& p) {
+  using Path = BasicJsonPath<J>;
   RegistryEntry e;
-  e.config = p["config"].parse(Config::from_json);
-  const JsonPath stats = p["stats"];
+  e.config = p["config"].parse([](const J& c) { return detail::config_from_json(c); });
+  const Path stats = p["stats"];
   // Latencies decide what apply keeps: a zero, negative or infinite one would beat or block
   // every real measurement of its key.
   e.latency_avg_ns = stats["latency_avg_ns"].positive_number();
   e.latency_median_ns = stats["latency_median_ns"].positive_number();
   e.latency_std_ns = stats["latency_std_ns"].non_negative_number();
   e.compile_time_s = stats["compile_time_s"].non_negative_number();
-  const JsonPath meta = p["metadata"];
+  const Path meta = p["metadata"];
   e.benchmarking_method = meta["benchmarking_method"].string();
   e.samples_ns = meta["samples_ns"].numbers();
   e.run = meta["run"].string();
@@ -43,109 +54,20 @@ RegistryEntry entry_from(const JsonPath& p) {
     if (e.tp_size > 1) e.tp_split_dim = to_string(tp_split_dim_from_string(meta["tp_split_dim"].string()));
   }
   if (const auto v = meta.find("versions"))
-    v->for_each_member([&](const std::string& k, const JsonPath& x) { e.versions.emplace_back(k, x.string()); });
+    v->for_each_member([&](const std::string& k, const Path& x) { e.versions.emplace_back(k, x.string()); });
   e.imported_from = meta.string_or("imported_from", "");
-  if (const auto by = meta.find("chosen_by"))
-    e.chosen_by = by->parse([](const json& v) { return chosen_by_from_string(v.get<std::string>()); });
+  if (const auto by = meta.find("chosen_by")) {
+    const std::string name = by->string();
+    e.chosen_by = by->parse([&](const J&) { return chosen_by_from_string(name); });
+  }
   if (const auto search = meta.find("search_median_ns")) e.search_median_ns = search->positive_number();
   if (const auto flags = meta.find("flags")) {
     std::vector<std::string> names;
-    flags->for_each_element([&](const JsonPath& f) { names.push_back(f.string()); });
-    e.flags = flags->parse([&](const json&) { return WinnerFlags::from_names(names); });
+    flags->for_each_element([&](const Path& f) { names.push_back(f.string()); });
+    e.flags = flags->parse([&](const J&) { return WinnerFlags::from_names(names); });
   }
   return e;
 }
-
-// entry_from's reads without their JSON paths, which cost more than the entry (a string per
-// member and per sample: millions for a registry of 100,000 entries). Accepts only what
-// entry_from accepts, and gives up (nullopt) at anything it would refuse, for entry_from to read
-// again and name the culprit.
-class QuickEntry {
- public:
-  static std::optional<RegistryEntry> read(const json& j) {
-    try {
-      QuickEntry q;
-      if (q.entry(j)) return std::move(q.e_);
-    } catch (const InputError&) {
-    } catch (const json::exception&) {
-    }
-    return std::nullopt;
-  }
-
- private:
-  static const json* member(const json& o, const char* key) {
-    const auto it = o.find(key);
-    return it == o.end() ? nullptr : &*it;
-  }
-  static bool number(const json* v, double& out, bool zero_ok) {
-    if (!v || !v->is_number()) return false;
-    out = v->get<double>();
-    return (zero_ok ? out >= 0 : out > 0) && std::isfinite(out);
-  }
-  static bool text(const json* v, std::string& out) {
-    if (!v || !v->is_string()) return false;
-    out = v->get<std::string>();
-    return true;
-  }
-  static bool strings(const json& a, std::vector<std::string>& out) {
-    if (!a.is_array()) return false;
-    for (const auto& x : a)
-      if (!text(&x, out.emplace_back())) return false;
-    return true;
-  }
-
-  bool entry(const json& j) {
-    if (!j.is_object()) return false;
-    const json *config = member(j, "config"), *stats = member(j, "stats"), *meta = member(j, "metadata");
-    if (!config || !stats || !meta || !stats->is_object() || !meta->is_object()) return false;
-    e_.config = Config::from_json(*config);
-    if (!number(member(*stats, "latency_avg_ns"), e_.latency_avg_ns, false) ||
-        !number(member(*stats, "latency_median_ns"), e_.latency_median_ns, false) ||
-        !number(member(*stats, "latency_std_ns"), e_.latency_std_ns, true) ||
-        !number(member(*stats, "compile_time_s"), e_.compile_time_s, true))
-      return false;
-    const json* samples = member(*meta, "samples_ns");
-    if (!samples || !samples->is_array()) return false;
-    e_.samples_ns.reserve(samples->size());
-    for (const auto& x : *samples) {
-      if (!x.is_number()) return false;
-      e_.samples_ns.push_back(x.get<double>());
-    }
-    return text(member(*meta, "benchmarking_method"), e_.benchmarking_method) && text(member(*meta, "run"), e_.run) &&
-           text(member(*meta, "tuned_at"), e_.tuned_at) && text(member(*meta, "ktune_version"), e_.ktune_version) &&
-           optional_fields(*meta);
-  }
-
-  bool optional_fields(const json& meta) {
-    if (const json* tp = member(meta, "tp_size")) {
-      if (!tp->is_number_integer() || (tp->is_number_unsigned() && tp->get<std::uint64_t>() > INT64_MAX)) return false;
-      e_.tp_size = static_cast<int>(tp->get<std::int64_t>());
-      std::string dim;
-      if (e_.tp_size < 1) return false;
-      if (e_.tp_size > 1) {
-        if (!text(member(meta, "tp_split_dim"), dim)) return false;
-        e_.tp_split_dim = to_string(tp_split_dim_from_string(dim));
-      }
-    }
-    if (const json* v = member(meta, "versions")) {
-      if (!v->is_object()) return false;
-      for (auto it = v->begin(); it != v->end(); ++it)
-        if (!text(&it.value(), e_.versions.emplace_back(it.key(), std::string()).second)) return false;
-    }
-    if (const json* from = member(meta, "imported_from"); from && !text(from, e_.imported_from)) return false;
-    if (const json* by = member(meta, "chosen_by")) e_.chosen_by = chosen_by_from_string(by->get<std::string>());
-    if (const json* search = member(meta, "search_median_ns"); search && !number(search, e_.search_median_ns, false))
-      return false;
-    if (const json* flags = member(meta, "flags")) {
-      std::vector<std::string> names;
-      if (!strings(*flags, names)) return false;
-      e_.flags = WinnerFlags::from_names(names);
-    }
-    return true;
-  }
-
-  RegistryEntry e_;
-};
 
 using OldKeys = std::vector<std::tuple<std::string, std::string, RegistryEntry>>;
 
@@ -173,6 +95,111 @@ void migrate(Registry& reg, OldKeys& old, std::vector<std::string>& migrations) 
     reg.set(family, local, std::move(e));
     migrations.push_back(note);
   }
+}
+
+// The tokenizer's events of a registry file: each entry (a container at entries.<family>.<key>,
+// held by objects) is built flat and handed to take(family, key, root) as it ends, `root` holding
+// it under the objects that lead to it, so that its errors name their path; the rest (format,
+// backend, device, and what is no entry, for from_json to judge) goes to LimitedBuilder. Hands
+// over what LimitedBuilder's own hand-off at level 4 does (from_text's nlohmann route, which
+// fuzz_json_readers holds this one to), under the same depth limit.
+template <class Take>
+class EntrySplitter {
+ public:
+  EntrySplitter(detail::LimitedBuilder<json>& rest, Take take) : rest_(rest), take_(std::move(take)) {}
+
+  bool null() { return in_entry() ? (doc_.null(), true) : (flush_key(), rest_.null()); }
+  bool boolean(bool v) { return in_entry() ? (doc_.boolean(v), true) : (flush_key(), rest_.boolean(v)); }
+  bool number_integer(std::int64_t v) {
+    return in_entry() ? (doc_.integer(v), true) : (flush_key(), rest_.number_integer(v));
+  }
+  bool number_unsigned(std::uint64_t v) {
+    return in_entry() ? (doc_.unsigned_integer(v), true) : (flush_key(), rest_.number_unsigned(v));
+  }
+  bool number_float(double v, const std::string& text) {
+    return in_entry() ? (doc_.floating(v), true) : (flush_key(), rest_.number_float(v, text));
+  }
+  bool string(std::string& v) { return in_entry() ? (doc_.string(v), true) : (flush_key(), rest_.string(v)); }
+  bool start_object(std::size_t n) {
+    return start(true, [&] { return rest_.start_object(n); });
+  }
+  bool start_array(std::size_t n) {
+    return start(false, [&] { return rest_.start_array(n); });
+  }
+  bool end_object() {
+    return end([&] { return rest_.end_object(); });
+  }
+  bool end_array() {
+    return end([&] { return rest_.end_array(); });
+  }
+  bool key(std::string& k) {
+    if (in_entry()) {
+      doc_.key(k);
+      return true;
+    }
+    if (outer_.size() <= keys_.size()) keys_[outer_.size() - 1] = k;
+    // An entry's key waits for its value: an entry is not LimitedBuilder's to hold.
+    pending_key_ = outer_.size() == keys_.size();
+    return pending_key_ || rest_.key(k);
+  }
+
+ private:
+  bool in_entry() const { return doc_.depth() > 0; }
+  void flush_key() {
+    if (pending_key_) rest_.key(keys_.back());
+    pending_key_ = false;
+  }
+  template <class Forward>
+  bool start(bool object, Forward&& forward) {
+    if (in_entry()) {
+      if (doc_.depth() >= static_cast<std::size_t>(kMaxJsonDepth)) return false;
+    } else if (pending_key_ && keys_[0] == "entries" &&
+               std::find(outer_.begin(), outer_.end(), false) == outer_.end()) {
+      pending_key_ = false;
+      doc_.clear();
+      for (const std::string& k : keys_) {
+        doc_.open(true);
+        doc_.key(k);
+      }
+    } else {
+      flush_key();
+      if (!forward()) return false;
+      outer_.push_back(object);
+      return true;
+    }
+    doc_.open(object);
+    return true;
+  }
+  template <class Forward>
+  bool end(Forward&& forward) {
+    if (!in_entry()) {
+      outer_.pop_back();
+      return forward();
+    }
+    doc_.close();
+    if (doc_.depth() == keys_.size()) {
+      while (in_entry()) doc_.close();
+      take_(keys_[1], keys_[2], doc_.root());
+    }
+    return true;
+  }
+
+  detail::LimitedBuilder<json>& rest_;
+  Take take_;
+  FlatJson doc_;                     // the entry being read
+  std::vector<bool> outer_;          // whether each container open in rest_ is an object
+  std::array<std::string, 3> keys_;  // the last key read at each of the first three levels
+  bool pending_key_ = false;         // keys_[2] read, not yet given to rest_
+};
+
+// Into `entries`, or `old` for an old key (migrate's).
+void keep(std::map<std::string, RegistryEntry>& entries, OldKeys& old, const std::string& family,
+          const std::string& key, RegistryEntry e) {
+  // In the order save writes them (sorted): each goes at the end, without a search.
+  if (key.find(",tp=") == std::string::npos)
+    entries.insert_or_assign(entries.end(), key, std::move(e));
+  else
+    old.emplace_back(family, key, std::move(e));
 }
 
 }  // namespace
@@ -203,30 +230,38 @@ Registry Registry::from_text(std::string_view text, const std::string& origin, b
   std::map<std::string, std::map<std::string, RegistryEntry>> entries;
   OldKeys old;
   std::string entry_error;  // the first entry's that does not read: thrown after the file's own
-  const auto take = [&](const std::vector<std::string>& keys, json& value) {
-    if (keys[0] != "entries") return false;
-    if (!entry_error.empty()) return true;
-    const std::string &family = keys[1], &key = keys[2];
-    std::optional<RegistryEntry> e = QuickEntry::read(value);
+  const auto take = [&](const std::string& family, const std::string& key, const auto& read) {
+    if (!entry_error.empty()) return;
     try {
-      if (!e) {
-        const JsonPath in_family(value, JsonPath(value, "entries").child_path(family));
-        e = entry_from(JsonPath(value, in_family.child_path(key)));
-      }
+      RegistryEntry e = read();
+      keep(entries[family], old, family, key, std::move(e));
     } catch (const InputError& err) {
       entry_error = err.what();
-      return true;
     }
-    auto& into = entries[family];
-    // In the order save writes them (sorted): each goes at the end, without a search.
-    if (key.find(",tp=") == std::string::npos)
-      into.insert_or_assign(into.end(), key, std::move(*e));
-    else
-      old.emplace_back(family, key, std::move(*e));
-    return true;
   };
-  Registry reg = from_json(nlohmann_reader ? detail::parse_limited<json>(text, origin, take, 4)
-                                           : detail::parse_limited_fast<json>(text, origin, take, 4));
+  json rest;
+  if (nlohmann_reader) {
+    rest = detail::parse_limited<json>(
+        text, origin,
+        [&](const std::vector<std::string>& keys, json& value) {
+          if (keys[0] != "entries") return false;
+          take(keys[1], keys[2], [&] {
+            std::string label = "entries";
+            JsonPath::append_key(label, keys[1]);
+            JsonPath::append_key(label, keys[2]);
+            return entry_from(JsonPath(value, std::move(label)));
+          });
+          return true;
+        },
+        4);
+  } else {
+    detail::LimitedBuilder<json> builder(rest);
+    EntrySplitter splitter(builder, [&](const std::string& family, const std::string& key, const FlatNode& root) {
+      take(family, key, [&] { return entry_from(BasicJsonPath<FlatNode>(root)["entries"][family][key]); });
+    });
+    detail::read_fast<json>(text, origin, splitter);
+  }
+  Registry reg = from_json(rest);
   if (!entry_error.empty()) throw InputError(entry_error);
   std::erase_if(entries, [](const auto& family) { return family.second.empty(); });
   reg.entries_ = std::move(entries);  // from_json found every entry taken, or refused the file
@@ -245,15 +280,8 @@ Registry Registry::from_json(const json& j) {
   OldKeys old;
   root["entries"].for_each_member([&](const std::string& family, const JsonPath& keys) {
     auto& entries = reg.entries_[family];
-    for (auto it = keys.object().begin(); it != keys.object().end(); ++it) {
-      std::optional<RegistryEntry> e = QuickEntry::read(it.value());
-      if (!e) e = entry_from(JsonPath(it.value(), keys.child_path(it.key())));
-      // Keys come sorted (nlohmann's objects are maps): each goes at the end, without a search.
-      if (it.key().find(",tp=") == std::string::npos)
-        entries.insert_or_assign(entries.end(), it.key(), std::move(*e));
-      else
-        old.emplace_back(family, it.key(), std::move(*e));
-    }
+    keys.for_each_member(
+        [&](const std::string& key, const JsonPath& e) { keep(entries, old, family, key, entry_from(e)); });
     if (entries.empty()) reg.entries_.erase(family);
   });
   migrate(reg, old, reg.migrations_);

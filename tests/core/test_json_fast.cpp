@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 
 #include "../../core/src/json_limited.h"
@@ -150,6 +151,65 @@ class TestJsonFast : public QObject {
     const std::string origin = "registry " + file.string();
     QCOMPARE(input_error_of([&] { Registry::from_text(text, origin); }),
              input_error_of([&] { Registry::from_text(text, origin, true); }));
+  }
+
+  // An entry read from the tokenizer's events (flat values) names the path of what it refuses
+  // exactly as one read from nlohmann's values does, the path rendered only for the error.
+  void entryErrorsNameTheirPathThroughEitherReader() {
+    Registry reg("cpu", "x");
+    reg.set("my-gemm", "M=1", entry(100));
+    const json good = reg.to_json();
+    const auto message = [&](const std::function<void(json&)>& edit) {
+      json j = good;
+      edit(j["entries"]["my-gemm"]["M=1"]);
+      const std::string text = j.dump(1);
+      const std::string fast = input_error_of([&] { Registry::from_text(text, "t.json"); });
+      if (fast != input_error_of([&] { Registry::from_text(text, "t.json", true); }))
+        throw std::runtime_error("the readers differ on " + text);
+      return fast;
+    };
+    const std::string at = "entries[\"my-gemm\"][\"M=1\"].";
+    QCOMPARE(message([](json& e) {
+               e["metadata"]["samples_ns"] = {1.0, 2.0, "x"};
+             }),
+             at + "metadata.samples_ns[2]: expected a number, got \"x\"");
+    QCOMPARE(message([](json& e) {
+               e["metadata"]["versions"] = {{"compiler", 3}};
+             }),
+             at + "metadata.versions.compiler: expected a string, got 3");
+    QCOMPARE(message([](json& e) { e["config"]["BM"] = json::array({1}); }),
+             at + "config: config parameter 'BM' must be an integer, a boolean or a string, got [1]");
+    QCOMPARE(message([](json& e) { e["stats"].erase("latency_std_ns"); }),
+             at + "stats: missing field \"latency_std_ns\"");
+    QCOMPARE(message([](json& e) { e = json::array(); }), "entries[\"my-gemm\"][\"M=1\"]: expected an object, got []");
+    // Was nlohmann's "[json.exception.type_error.302] type must be string, but is number".
+    QCOMPARE(message([](json& e) { e["metadata"]["chosen_by"] = 5; }),
+             at + "metadata.chosen_by: expected a string, got 5");
+  }
+
+  // Inside an entry: the depth limit, and duplicate keys as nlohmann keeps them (the last, and
+  // objects in key order).
+  void entriesKeepTheDepthLimitAndNlohmannsMembers() {
+    Registry reg("cpu", "x");
+    reg.set("gemm", "M=1", entry(100));
+    std::string text = reg.to_json().dump();
+    const std::string deep = std::string(kMaxJsonDepth - 4, '[') + std::string(kMaxJsonDepth - 4, ']');
+    text.insert(text.find("\"config\""), "\"extra\":" + deep + ",");
+    QVERIFY(Registry::from_text(text, "t.json").find("gemm", "M=1"));
+    text.insert(text.find("\"extra\":") + 8, "\n[");
+    text.insert(text.find("]]"), "]");
+    const std::string error = input_error_of([&] { Registry::from_text(text, "t.json"); });
+    QVERIFY2(contains(error, "t.json: nested deeper than 64 levels at line 2"), error.c_str());
+
+    text = reg.to_json().dump();
+    text.insert(text.find("\"BM\":64") + 7, ",\"BM\":32,\"AA\":1");
+    text.insert(text.find("\"benchmarking_method\""), "\"versions\":{\"zeta\":\"1\",\"alpha\":\"2\",\"zeta\":\"3\"},");
+    const RegistryEntry fast = *Registry::from_text(text, "t.json").find("gemm", "M=1");
+    const RegistryEntry slow = *Registry::from_text(text, "t.json", true).find("gemm", "M=1");
+    QCOMPARE(fast.config.key(), slow.config.key());
+    QCOMPARE(fast.config.key(), std::string("AA=1,BM=32,cache=.cg,wide=true"));
+    QVERIFY(fast.versions == slow.versions);
+    QVERIFY((fast.versions == std::vector<std::pair<std::string, std::string>>{{"alpha", "2"}, {"zeta", "3"}}));
   }
 
   // Doubles where std::to_chars's shortest digits are not nlohmann's (Grisu2), and the forms dump
