@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <thread>
+
+#include "ktune/error.h"
 
 namespace ktune {
 
@@ -157,6 +160,10 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// Draw i of the counter-based generator behind every seeded buffer: depends only on (seed, i),
+// the same on every machine.
+std::uint64_t draw(std::uint64_t seed, std::uint64_t i) { return splitmix64(seed ^ (i * 0xd1b54a32d192ed03ULL)); }
+
 bool is_integer(ElemType t) {
   return t == ElemType::I8 || t == ElemType::U8 || t == ElemType::I32 || t == ElemType::U32 || t == ElemType::I64;
 }
@@ -180,12 +187,51 @@ std::vector<unsigned char> generate(ElemType t, std::size_t count, const ArgInit
   const bool integer = is_integer(t);
   parallel_for(count, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
-      const double u = static_cast<double>(splitmix64(seed ^ (i * 0xd1b54a32d192ed03ULL)) >> 11) * 0x1.0p-53;
+      const double u = static_cast<double>(draw(seed, i) >> 11) * 0x1.0p-53;
       const double v = integer ? std::floor(init.lo + u * (init.hi - init.lo + 1)) : init.lo + u * (init.hi - init.lo);
       store_elem(out.data(), t, i, std::min(v, init.hi));
     }
   });
   return out;
+}
+
+std::vector<unsigned char> generate_lengths(ElemType t, std::size_t count, std::int64_t min, std::int64_t max,
+                                            std::uint64_t seed) {
+  ArgInit uniform;
+  uniform.kind = ArgInit::Kind::Uniform;
+  uniform.lo = static_cast<double>(min);
+  uniform.hi = static_cast<double>(max);
+  std::vector<unsigned char> out = generate(t, count, uniform, seed);
+  // Draw `count` is past every element's draw.
+  if (count > 0) store_elem(out.data(), t, draw(seed, count) % count, static_cast<double>(max));
+  return out;
+}
+
+PageTable generate_page_table(const std::vector<std::int64_t>& lengths, std::int64_t max_pages, std::int64_t page_size,
+                              bool shuffle, std::uint64_t seed) {
+  PageTable t;
+  std::vector<std::int64_t> used(lengths.size());
+  for (std::size_t b = 0; b < lengths.size(); ++b) {
+    used[b] = (lengths[b] + page_size - 1) / page_size;
+    if (used[b] > max_pages)
+      throw InputError("sequence " + std::to_string(b) + " has length " + std::to_string(lengths[b]) + ", " +
+                       std::to_string(used[b]) + " pages of " + std::to_string(page_size) +
+                       " tokens, but a row of the " + "table holds " + std::to_string(max_pages) +
+                       ": make its count at least sequences * ceil_div(" + "longest length, page_size)");
+    t.pages += used[b];
+  }
+  if (t.pages > std::numeric_limits<std::int32_t>::max())
+    throw InputError(std::to_string(t.pages) + " pages do not fit i32 page numbers");
+  std::vector<std::int32_t> order(static_cast<std::size_t>(t.pages));
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
+  // Fisher-Yates over the generator's draws (std::shuffle's order differs between standard libraries).
+  if (shuffle)
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[draw(seed, i - 1) % i]);
+  t.table.assign(lengths.size() * static_cast<std::size_t>(max_pages), 0);
+  std::size_t next = 0;
+  for (std::size_t b = 0; b < lengths.size(); ++b)
+    for (std::int64_t i = 0; i < used[b]; ++i) t.table[b * max_pages + i] = order[next++];
+  return t;
 }
 
 Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol) {

@@ -92,6 +92,12 @@ SpecDialect::ReferenceKind SpecDialect::ReferenceKind::gemm() {
   return k;
 }
 
+std::string SpecArgument::published() const {
+  if (init.kind == ArgInit::Kind::Lengths) return name + "_total";
+  if (init.kind == ArgInit::Kind::PageTable) return name + "_pages";
+  return "";
+}
+
 const SpecArgument* KernelSpec::argument(const std::string& name) const {
   for (const auto& a : args_)
     if (a.name == name) return &a;

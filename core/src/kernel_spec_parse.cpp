@@ -3,7 +3,10 @@
 // and the final check that every expression reads only names the spec knows. Every read goes
 // through JsonPath, so an error names the field: "key_fields[1].numeric: expected true or false".
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -268,6 +271,7 @@ struct KernelSpecReader {
     else if (arg.is_buffer() && arg.role == ArgRole::Input)
       arg.init.kind = ArgInit::Kind::Uniform;  // inputs are random unless said otherwise: zeros hide bugs
     if (arg.role != ArgRole::Input && !arg.is_buffer()) a.fail("only a buffer can be an output or a workspace");
+    if (arg.init.generated_index()) index_buffer(a, arg);
     if (const auto c = a.find("constant")) {
       if (!arg.is_buffer() || arg.role != ArgRole::Input)
         c->fail("only an input buffer fills a __constant__ symbol (its generated data is copied there)");
@@ -301,7 +305,7 @@ struct KernelSpecReader {
     }
   }
 
-  static void init(const JsonPath& in, SpecArgument& arg) {
+  void init(const JsonPath& in, SpecArgument& arg) const {
     const nlohmann::json& j = in.json();
     if (j == "zero") {
       arg.init.kind = ArgInit::Kind::Zero;
@@ -312,9 +316,87 @@ struct KernelSpecReader {
       arg.init.lo = in["uniform"][0].number();
       arg.init.hi = in["uniform"][1].number();
       if (!(arg.init.lo <= arg.init.hi)) in.fail("uniform bounds must be [lo, hi] with lo <= hi");
+    } else if (in.has("lengths")) {
+      lengths_init(in["lengths"], arg.init);
+    } else if (in.has("page_table")) {
+      page_table_init(in["page_table"], arg);
     } else {
-      in.expected("\"zero\", \"none\" or {\"uniform\": [lo, hi]}");
+      in.expected(
+          "\"zero\", \"none\", {\"uniform\": [lo, hi]}, {\"lengths\": {\"min\", \"max\"}} or {\"page_table\": "
+          "{\"lengths\", \"page_size\", \"shuffle\"}}");
     }
+  }
+
+  // A misspelt key ("shufle") would otherwise be ignored and its default run unnoticed.
+  static void only_keys(const JsonPath& o, std::initializer_list<const char*> keys) {
+    o.object();
+    o.for_each_member([&](const std::string& k, const JsonPath& v) {
+      if (std::none_of(keys.begin(), keys.end(), [&](const char* known) { return k == known; })) {
+        std::string list;
+        for (const char* known : keys) list += (list.empty() ? "\"" : ", \"") + std::string(known) + "\"";
+        v.fail("unknown key: expected " + list);
+      }
+    });
+  }
+
+  // The value of an expression that reads nothing; nullopt otherwise (and for a malformed one,
+  // which check_expressions reports with its place).
+  static std::optional<double> constant(const std::string& e) {
+    if (e.find("${") != std::string::npos) return std::nullopt;
+    try {
+      const Expression x(e);
+      if (x.variables().empty()) return x.eval({});
+    } catch (const InputError&) {
+    }
+    return std::nullopt;
+  }
+
+  static void lengths_init(const JsonPath& l, ArgInit& init) {
+    only_keys(l, {"min", "max"});
+    for (const char* key : {"min", "max"})
+      if (!l.has(key)) l.fail(std::string("missing \"") + key + "\": an expression of the " + key + "imum length");
+    init.kind = ArgInit::Kind::Lengths;
+    init.min = text(l["min"]);
+    init.max = text(l["max"]);
+    // Constant bounds are checked now; the others once a problem gives them values.
+    const auto lo = constant(init.min), hi = constant(init.max);
+    if (lo && *lo < 1) l["min"].fail("is " + text(l["min"]) + ": every length must be at least 1");
+    if (lo && hi && *lo > *hi)
+      l.fail("min (" + init.min + ") exceeds max (" + init.max + "): lengths are drawn from [min, max]");
+  }
+
+  void page_table_init(const JsonPath& t, SpecArgument& arg) const {
+    ArgInit& init = arg.init;
+    only_keys(t, {"lengths", "page_size", "shuffle"});
+    if (!t.has("lengths")) t.fail("missing \"lengths\": the argument holding the sequence lengths");
+    if (!t.has("page_size")) t.fail("missing \"page_size\": tokens per page, an expression");
+    init.kind = ArgInit::Kind::PageTable;
+    init.lengths = t["lengths"].string();
+    init.page_size = text(t["page_size"]);
+    init.shuffle = t.boolean_or("shuffle", true);
+    const SpecArgument* of = s.argument(init.lengths);
+    if (!of)
+      t["lengths"].fail("'" + init.lengths +
+                        "' is not an argument declared before this one: declare the lengths argument first");
+    if (of->init.kind != ArgInit::Kind::Lengths)
+      t["lengths"].fail("'" + init.lengths + "' is not generated with \"init\": {\"lengths\": {\"min\", \"max\"}}");
+    const auto rows = constant(of->count), count = constant(arg.count);
+    if (rows && count && *rows > 0 && std::fmod(*count, *rows) != 0)
+      t.fail("count " + arg.count + " is not a multiple of the " + of->count + " sequences of '" + of->name +
+             "': the table holds one row of pages per sequence");
+  }
+
+  // Lengths and page tables are integer inputs whose values index memory.
+  static void index_buffer(const JsonPath& a, const SpecArgument& arg) {
+    const bool table = arg.init.kind == ArgInit::Kind::PageTable;
+    const char* what = table ? "page_table" : "lengths";
+    if (!arg.is_buffer() || arg.role != ArgRole::Input)
+      a["init"].fail(std::string("\"") + what + "\" generates an input buffer; '" + arg.name + "' is not one");
+    if (arg.dtype.find("${") != std::string::npos) return;  // checked per problem, when generated
+    const ElemType t = elem_type_from_string(arg.dtype);
+    if (t != ElemType::I32 && (table || t != ElemType::I64))
+      a["buffer"].fail("'" + arg.dtype + "': \"" + what + "\" generates " + (table ? "i32" : "i32 or i64") +
+                       " values (page and token indices)");
   }
 
   // Outputs: poisoned (NaN bytes) before each validation run unless the kernel accumulates.
@@ -476,47 +558,95 @@ struct KernelSpecReader {
   }
 
   // Every expression must parse and read only known names, so a typo fails at load, not mid-run.
+  // A variable that generated data publishes is known to later arguments and to what a session
+  // evaluates once the inputs exist; never to what shapes the search space.
   void check_expressions() const {
     std::set<std::string> known = dialect.device_properties;
     for (const auto& k : f.key_fields)
       if (k.numeric) known.insert(k.name);
     for (const auto& p : f.default_space.parameters()) known.insert(p.name);
-    auto check = [&](const std::string& expr, const std::string& where) {
+    std::map<std::string, std::size_t> publisher;  // published variable -> its argument's index
+    for (std::size_t i = 0; i < s.args_.size(); ++i)
+      if (const std::string v = s.args_[i].published(); !v.empty()) {
+        if (known.count(v))
+          throw InputError("arguments." + s.args_[i].name + ": its generated data publishes '" + v +
+                           "', which is already a key field, parameter or device property: rename the argument");
+        publisher[v] = i;
+      }
+    constexpr std::size_t kNowhere = static_cast<std::size_t>(-1);
+    // `visible`: how many arguments, from the first, have published their variables at this place.
+    auto check = [&](const std::string& expr, const std::string& where, std::size_t visible) {
       if (expr.empty()) return;
       try {
-        for (const auto& v : Expression(expr).variables())
-          if (!known.count(v))
+        for (const auto& v : Expression(expr).variables()) {
+          if (known.count(v)) continue;
+          const auto p = publisher.find(v);
+          if (p == publisher.end())
             throw InputError("'" + v + "' in \"" + expr +
-                             "\" is not a numeric key field, parameter or device property");
+                             "\" is not a numeric key field, parameter, device property or generated variable");
+          const std::string& by = s.args_[p->second].name;
+          if (visible == kNowhere)
+            throw InputError("'" + v + "' in \"" + expr + "\" is generated data (published by argument '" + by +
+                             "'), which this field cannot read: the search space, flops, bytes, defines and a "
+                             "launch's block, shared_bytes and when do not depend on generated inputs; later "
+                             "arguments, launch grids, check.count and the reference's expressions may read it");
+          if (p->second >= visible)
+            throw InputError("'" + v + "' in \"" + expr + "\" is published by argument '" + by +
+                             "', which is not declared before this one: declare '" + by + "' earlier");
+        }
       } catch (const InputError& e) {
         throw InputError(where + ": " + e.what());
       }
     };
-    check(f.flops_expr, "flops");
-    check(f.bytes_expr, "bytes");
-    for (const auto& d : s.defines_) check(d.expr, "compile.defines." + d.name);
-    for (const auto& a : s.args_) {
-      check(a.is_buffer() ? a.count : a.value, "arguments." + a.name);
-      for (const auto& e : a.dims) check(e, "arguments." + a.name + ".dims");
-      for (const auto& e : a.box) check(e, "arguments." + a.name + ".box");
+    check(f.flops_expr, "flops", kNowhere);
+    check(f.bytes_expr, "bytes", kNowhere);
+    for (const auto& c : f.default_space.constraints()) check_constraint(c.expr, publisher);
+    for (const auto& d : s.defines_) check(d.expr, "compile.defines." + d.name, kNowhere);
+    for (std::size_t i = 0; i < s.args_.size(); ++i) {
+      const SpecArgument& a = s.args_[i];
+      const std::string where = "arguments." + a.name;
+      check(a.is_buffer() ? a.count : a.value, where, i);
+      for (const auto& e : a.dims) check(e, where + ".dims", i);
+      for (const auto& e : a.box) check(e, where + ".box", i);
+      // "${...}" is substituted per problem: such an init is checked when generated.
+      for (const auto& [e, key] :
+           {std::pair{&a.init.min, "min"}, {&a.init.max, "max"}, {&a.init.page_size, "page_size"}})
+        if (e->find("${") == std::string::npos) check(*e, where + ".init." + key, i);
     }
+    const std::size_t all = s.args_.size();
     auto check_launch = [&](const SpecLaunch& l, const std::string& where) {
       for (int k = 0; k < 3; ++k) {
-        check(l.grid[k], where + ".grid");
-        check(l.block[k], where + ".block");
+        check(l.grid[k], where + ".grid", all);
+        check(l.block[k], where + ".block", kNowhere);
       }
-      check(l.shared_bytes, where + ".shared_bytes");
-      check(l.when, where + ".when");
-      for (const auto& [name, expr] : l.defines) check(expr, where + ".defines." + name);
+      check(l.shared_bytes, where + ".shared_bytes", kNowhere);
+      check(l.when, where + ".when", kNowhere);
+      for (const auto& [name, expr] : l.defines) check(expr, where + ".defines." + name, kNowhere);
     };
     for (std::size_t i = 0; i < s.launches_.size(); ++i)
       check_launch(s.launches_[i], "launches[" + std::to_string(i) + "]");
     if (s.reference_.kind == "kernel") check_launch(s.reference_.launch, "reference");
-    check(s.check_.count, "check.count");
+    check(s.check_.count, "check.count", all);
     if (const auto kind = dialect.references.find(s.reference_.kind); kind != dialect.references.end())
       for (const auto& key : kind->second.expressions)
         if (const auto it = s.reference_.fields.find(key); it != s.reference_.fields.end())
-          check(it->second, "reference." + key);
+          check(it->second, "reference." + key, all);
+  }
+
+  // Constraints may read names this parser does not know (SearchSpace checks them), but never
+  // generated data: the space is the same for every input.
+  static void check_constraint(const std::string& expr, const std::map<std::string, std::size_t>& publisher) {
+    std::vector<std::string> vars;
+    try {
+      vars = Expression(expr).variables();
+    } catch (const InputError&) {
+      return;  // SearchSpace reports it
+    }
+    for (const auto& v : vars)
+      if (publisher.count(v))
+        throw InputError("space.constraints: '" + v + "' in \"" + expr +
+                         "\" is generated data: the search space is the same for every input, so a constraint "
+                         "cannot read it");
   }
 };
 

@@ -12,7 +12,7 @@ void SpecSession::Kernel::load(SpecSession& s) {
   std::vector<Module> loaded;
   std::vector<Handle> fns;
   for (const auto& m : compiled) loaded.emplace_back(s.device(), api.load_module(m.binary));
-  const auto& vars = s.device_vars_;
+  const auto& vars = s.vars_;
   const std::string& smem = s.spec_->shared_memory_limit();
   const double smem_limit = vars.count(smem) ? vars.at(smem) : 49152;
   for (const auto& l : plan.launches) {
@@ -140,8 +140,8 @@ std::unique_ptr<Launchable> SpecSession::build(const std::vector<SpecLaunch>& la
   const Config config = spec_->complete(requested);
   k->config_ = config;
   try {
-    k->plan = plan_build(*spec_, launches, problem_, config, device_vars_, *toolchain_);
-    const Variables vars = spec_->variables(problem_, config, device_vars_);
+    k->plan = plan_build(*spec_, launches, problem_, config, vars_, *toolchain_);
+    const Variables vars = spec_->variables(problem_, config, vars_);
     for (const auto& a : spec_->arguments()) {
       const ElemType type = spec_->arg_type(a, problem_, config);
       if (a.kind == SpecArgument::Kind::Scalar) {
@@ -154,8 +154,8 @@ std::unique_ptr<Launchable> SpecSession::build(const std::vector<SpecLaunch>& la
         for (const auto& e : a.dims) t.desc.dims.push_back(static_cast<std::uint64_t>(Expression(e).eval(vars)));
         for (const auto& e : a.box) t.desc.box.push_back(static_cast<std::uint32_t>(Expression(e).eval(vars)));
       } else if (a.role == ArgRole::Workspace) {
-        k->workspace_bytes.emplace_back(a.name, spec_->arg_count(a, problem_, config, device_vars_) * elem_size(type));
-      } else if (const auto need = spec_->arg_count(a, problem_, config, device_vars_); need > buffer_count(a)) {
+        k->workspace_bytes.emplace_back(a.name, spec_->arg_count(a, problem_, config, vars_) * elem_size(type));
+      } else if (const auto need = spec_->arg_count(a, problem_, config, vars_); need > buffer_count(a)) {
         throw TrialFailure(TrialStatus::LaunchError,
                            "buffer " + a.name + " needs " + std::to_string(need) +
                                " elements for this config, but holds " + std::to_string(buffer_count(a)) +
@@ -168,7 +168,7 @@ std::unique_ptr<Launchable> SpecSession::build(const std::vector<SpecLaunch>& la
   k->compiled = compile_plan(*toolchain_, *spec_, k->plan);
   k->compile_time_s = 0;
   for (const auto& m : k->compiled) k->compile_time_s += m.seconds;
-  k->constant_fills = check_compiled(*spec_, problem_, config, k->plan, k->compiled, device_vars_, *toolchain_);
+  k->constant_fills = check_compiled(*spec_, problem_, config, k->plan, k->compiled, vars_, *toolchain_);
   std::shared_lock lock(device_->mutex);
   try {
     device_->make_current();

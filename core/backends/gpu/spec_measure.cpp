@@ -107,7 +107,7 @@ Validation SpecSession::check_reduced(const Launchable& k, const std::vector<uns
   const SpecCheck& c = spec_->check();
   double got = 0;
   try {
-    got = spec_->reduced(host.data(), type, host.size() / elem_size(type), problem_, config, device_vars_);
+    got = spec_->reduced(host.data(), type, host.size() / elem_size(type), problem_, config, vars_);
   } catch (const InputError& e) {
     throw TrialFailure(TrialStatus::LaunchError, e.what());
   }

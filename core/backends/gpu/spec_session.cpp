@@ -17,22 +17,17 @@ SpecSession::SpecSession(std::shared_ptr<DeviceApi> device, std::shared_ptr<cons
     : device_(std::move(device)),
       toolchain_(std::move(toolchain)),
       info_(info),
-      device_vars_(info.variables()),
       spec_(std::move(spec)),
       problem_(std::move(problem)),
       sizing_config_(spec_->family().default_config) {
   device_->check_usable();
   device_->make_current();
   create_stream_and_events();
-  // Sizes first, once: compile threads read them while the measuring thread runs.
-  for (const auto& a : spec_->arguments())
-    if (a.is_buffer() && a.role != ArgRole::Workspace)
-      buffer_counts_[a.name] = spec_->max_arg_count(a, problem_, device_vars_);
-  for (const auto& a : spec_->arguments()) {
-    if (!a.is_buffer() || a.role != ArgRole::Input) continue;
-    const ElemType t = spec_->arg_type(a, problem_, sizing_config_);
-    host_inputs_[a.name] = {t, generate(t, buffer_count(a), a.init, seed ^ fnv1a64(problem_.key() + "/" + a.name))};
-  }
+  // Sizes and inputs first, once: compile threads read them while the measuring thread runs.
+  SpecInputs inputs = generate_spec_inputs(*spec_, problem_, info.variables(), seed);
+  vars_ = std::move(inputs.variables);
+  buffer_counts_ = std::move(inputs.counts);
+  host_inputs_ = std::move(inputs.inputs);
   allocate_buffers();
   compute_reference();
 }
@@ -156,12 +151,12 @@ void SpecSession::compute_reference() {
   if (reference_.empty() || spec_->check().reduce == SpecCheck::Reduce::None) return;
   // The reduced check compares one number: the reference's, over its own config's count.
   const Config& config = ref.kind == "config" ? ref.config : sizing_config_;
-  reference_ = {spec_->reduced(reference_.data(), ElemType::F64, reference_.size(), problem_, config, device_vars_)};
+  reference_ = {spec_->reduced(reference_.data(), ElemType::F64, reference_.size(), problem_, config, vars_)};
 }
 
 void SpecSession::run_reference(Launchable& k, const SpecArgument& out, const Config& config) {
   const ElemType type = spec_->arg_type(out, problem_, config);
-  const std::size_t count = spec_->arg_count(out, problem_, config, device_vars_);
+  const std::size_t count = spec_->arg_count(out, problem_, config, vars_);
   k.ensure_loaded(*this);
   zero_workspaces();
   fill_output(out);
@@ -175,7 +170,7 @@ void SpecSession::run_reference(Launchable& k, const SpecArgument& out, const Co
 
 GemmCall SpecSession::gemm_call(ElemType out) {
   auto f = spec_->reference().fields;
-  const Variables vars = spec_->variables(problem_, sizing_config_, device_vars_);
+  const Variables vars = spec_->variables(problem_, sizing_config_, vars_);
   GemmCall c;
   c.m = static_cast<int>(Expression(f["m"]).eval(vars));
   c.n = static_cast<int>(Expression(f["n"]).eval(vars));
@@ -200,7 +195,7 @@ GemmCall SpecSession::gemm_call(ElemType out) {
 
 void SpecSession::gemm_reference() {
   auto f = spec_->reference().fields;
-  const std::size_t out_count = spec_->arg_count(spec_->output(), problem_, sizing_config_, device_vars_);
+  const std::size_t out_count = spec_->arg_count(spec_->output(), problem_, sizing_config_, vars_);
   // f32 output, so the reference carries no rounding of its own.
   GemmCall c = gemm_call(ElemType::F32);
   if (static_cast<std::size_t>(c.m) * c.n != out_count)

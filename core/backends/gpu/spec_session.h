@@ -17,6 +17,7 @@
 #include "ktune/backends/gpu.h"
 #include "ktune/host_data.h"
 #include "ktune/kernel_spec.h"
+#include "ktune/spec_inputs.h"
 #include "toolchain.h"
 
 namespace ktune::gpu {
@@ -73,10 +74,6 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   GemmLibrary& gemm();
 
  private:
-  struct HostInput {
-    ElemType type;
-    std::vector<unsigned char> data;
-  };
   class Kernel;
   class LibraryGemm;
 
@@ -115,7 +112,9 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   std::shared_ptr<DeviceApi> device_;
   std::shared_ptr<const Toolchain> toolchain_;
   DeviceInfo info_;
-  Variables device_vars_;
+  // Device properties and what the generated inputs publish (SpecInputs::variables): every
+  // evaluation of the spec in the session reads them.
+  Variables vars_;
   std::shared_ptr<const KernelSpec> spec_;
   Problem problem_;
   Config sizing_config_;  // default config: the reference kernel's, and the gemm reference's sizes

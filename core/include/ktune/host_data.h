@@ -24,6 +24,22 @@ void store_elem(void* data, ElemType t, std::size_t i, double v);
 // only on (seed, i).
 std::vector<unsigned char> generate(ElemType t, std::size_t count, const ArgInit& init, std::uint64_t seed);
 
+// `count` lengths (t: i32 or i64) drawn uniformly from [min, max] with generate()'s generator,
+// one of them, at a seeded index, exactly max: the problem's longest length always runs.
+std::vector<unsigned char> generate_lengths(ElemType t, std::size_t count, std::int64_t min, std::int64_t max,
+                                            std::uint64_t seed);
+
+// A paged KV cache's page table: one row of `max_pages` i32 entries per length, row b's first
+// ceil(lengths[b] / page_size) entries distinct pages of one pool of exactly `pages` (the sum of
+// those counts), in a seeded random order when `shuffle` (else 0, 1, ... row by row), the rest 0.
+struct PageTable {
+  std::vector<std::int32_t> table;
+  std::int64_t pages = 0;
+};
+// Throws InputError when a length needs more than max_pages pages, naming it.
+PageTable generate_page_table(const std::vector<std::int64_t>& lengths, std::int64_t max_pages, std::int64_t page_size,
+                              bool shuffle, std::uint64_t seed);
+
 struct Comparison {
   Validation validation;
   std::size_t mismatches = 0;

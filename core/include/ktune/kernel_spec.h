@@ -53,6 +53,26 @@
 // and dynamic shared memory are bounded by max_threads_per_block and the dialect's shared memory
 // limit (smem_per_block_optin, lds_per_block) without being told: derived constraints join the
 // default space when the dialect has those properties.
+//
+// Generated index data (decode attention over a paged KV cache; resources/kernels/cuda/
+// paged_attention.json):
+//   {"name": "lengths", "buffer": "i32", "count": "num_sequences",
+//    "init": {"lengths": {"min": "ragged ? 1 : max_model_len", "max": "max_model_len"}}},
+//   {"name": "page_table", "buffer": "i32", "count": "num_sequences*ceil_div(max_model_len,page_size)",
+//    "init": {"page_table": {"lengths": "lengths", "page_size": "page_size", "shuffle": true}}},
+//   {"name": "K", "buffer": "${dtype}", "count": "page_table_pages*num_kv_heads*page_size*head_dim"}
+// "lengths" (i32 or i64): `count` seeded integers uniform in [min, max], one of them (at a seeded
+// index) exactly max, so the problem's longest length always runs; 1 <= min <= max. "page_table"
+// (i32), over a lengths argument declared before it whose count N divides its own: N rows of
+// count/N entries; row b's first ceil(len_b/page_size) entries are distinct pages of one pool of
+// exactly P = sum_b ceil(len_b/page_size) pages, in a seeded random order ("shuffle": false: 0..P-1
+// in order), the rest 0; a length needing more pages than a row holds is an error. min, max and
+// page_size are expressions ("${...}" substituted) evaluated with the default config: the data is
+// the same for every config of a problem, and on every machine. Each publishes a variable,
+// "<name>_total" (the lengths' sum) and "<name>_pages" (P), that later arguments (counts, scalar
+// values, tensor maps, inits), launch grids, check.count and the reference's expressions may
+// read; the space's constraints, flops, bytes, defines and a launch's block, shared_bytes and when
+// may not (they shape the search space, which is the same for every input).
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -85,8 +105,14 @@ std::string define_value(const ParamValue& v);
 
 struct ArgInit {
   // Poison: NaN bytes (0xff) before each validation run; outputs only, their default.
-  enum class Kind { None, Zero, Uniform, Poison } kind = Kind::None;
+  // Lengths, PageTable: generated index data (sequence lengths, a paged KV cache's page table).
+  enum class Kind { None, Zero, Uniform, Poison, Lengths, PageTable } kind = Kind::None;
   double lo = -1, hi = 1;  // Uniform: integers types draw integers in [lo, hi]
+  std::string min, max;    // Lengths: expressions of the shortest and longest length
+  std::string lengths;     // PageTable: the Lengths argument whose sequences it pages
+  std::string page_size;   // PageTable: tokens per page, an expression
+  bool shuffle = true;     // PageTable: pages in a seeded random order (else 0, 1, ...)
+  bool generated_index() const { return kind == Kind::Lengths || kind == Kind::PageTable; }
 };
 
 // A kernel argument: a device buffer, a scalar, or a tensor map (a TMA descriptor, passed by
@@ -106,6 +132,9 @@ struct SpecArgument {
   ArgInit init;
   std::string constant;  // buffer (input): the __constant__ symbol its data also fills, per loaded module
   bool is_buffer() const { return kind == Kind::Buffer; }
+  // The variable its generated data publishes to later expressions: "<name>_total" (Lengths: the
+  // sum), "<name>_pages" (PageTable: the pool's page count); empty for other inits.
+  std::string published() const;
 };
 
 struct SpecLaunch {
@@ -213,8 +242,10 @@ class KernelSpec {
   // `c` with the parameters it lacks taken from the default config: a registry entry written
   // before the family gained a parameter (gemm's WGMMA) still builds the kernel it named.
   Config complete(const Config& c) const;
-  // Variables for every expression: problem numeric fields, config parameters, device properties
-  // (`device` may be empty), in that order of precedence.
+  // Variables for every expression: problem numeric fields, config parameters, then `device`:
+  // device properties and, in a session, the variables generated inputs publish
+  // (SpecInputs::variables; may be empty), in that order of precedence. Every method taking
+  // `device` passes it here.
   Variables variables(const Problem& p, const Config& c, const Variables& device = {}) const;
   // Replaces "${name}" by a text key field, a parameter or a define's value; throws InputError
   // for an unknown name.

@@ -1,0 +1,111 @@
+#include "ktune/spec_inputs.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ktune/error.h"
+#include "ktune/host_data.h"
+
+namespace ktune {
+
+namespace {
+
+struct Generator {
+  const KernelSpec& spec;
+  const Problem& p;
+  SpecInputs& out;
+
+  std::string culprit(const SpecArgument& a) const { return spec.family().source + ": argument '" + a.name + "'"; }
+
+  // An init expression for this problem: "${...}" substituted, evaluated with the default config
+  // (generated data is the same for every config) and what earlier arguments published.
+  std::int64_t integer(const SpecArgument& a, const std::string& key, const std::string& expr) const {
+    const Config& c = spec.family().default_config;
+    double v = 0;
+    try {
+      v = Expression(spec.substitute(expr, p, c)).eval(spec.variables(p, c, out.variables));
+    } catch (const InputError& e) {
+      throw InputError(culprit(a) + ": init." + key + " \"" + expr + "\": " + e.what());
+    }
+    if (!std::isfinite(v) || v != std::floor(v) || std::abs(v) > 9e15)
+      throw InputError(culprit(a) + ": init." + key + " \"" + expr + "\" is " + std::to_string(v) +
+                       " for this problem, expected an integer");
+    return static_cast<std::int64_t>(v);
+  }
+
+  std::vector<unsigned char> lengths(const SpecArgument& a, ElemType t, std::uint64_t count, std::uint64_t seed) {
+    if (t != ElemType::I32 && t != ElemType::I64)
+      throw InputError(culprit(a) + ": lengths are i32 or i64, not " + to_string(t));
+    const std::int64_t lo = integer(a, "lengths.min", a.init.min), hi = integer(a, "lengths.max", a.init.max);
+    const std::int64_t type_max =
+        t == ElemType::I32 ? std::numeric_limits<std::int32_t>::max() : std::numeric_limits<std::int64_t>::max();
+    if (lo < 1 || lo > hi || hi > type_max)
+      throw InputError(culprit(a) + ": init.lengths has min " + std::to_string(lo) + " (\"" + a.init.min + "\"), max " +
+                       std::to_string(hi) + " (\"" + a.init.max + "\") for " + p.key() +
+                       ": lengths need 1 <= min <= max" +
+                       (hi > type_max ? " and max within " + std::string(to_string(t)) : ""));
+    std::vector<unsigned char> data = generate_lengths(t, count, lo, hi, seed);
+    double total = 0;
+    for (std::uint64_t i = 0; i < count; ++i) total += load_elem(data.data(), t, i);
+    out.variables[a.published()] = total;
+    return data;
+  }
+
+  std::vector<unsigned char> page_table(const SpecArgument& a, ElemType t, std::uint64_t count, std::uint64_t seed) {
+    if (t != ElemType::I32) throw InputError(culprit(a) + ": a page table is i32, not " + to_string(t));
+    const HostInput& in = out.inputs.at(a.init.lengths);
+    const std::uint64_t rows = out.counts.at(a.init.lengths);
+    if (rows == 0 || count % rows != 0)
+      throw InputError(culprit(a) + ": count " + std::to_string(count) + " (\"" + a.count +
+                       "\") is not a multiple of " + std::to_string(rows) + ", the sequences of '" + a.init.lengths +
+                       "': the table holds one row of pages per sequence");
+    const std::int64_t page_size = integer(a, "page_table.page_size", a.init.page_size);
+    if (page_size < 1)
+      throw InputError(culprit(a) + ": init.page_table.page_size \"" + a.init.page_size + "\" is " +
+                       std::to_string(page_size) + ", expected at least 1");
+    std::vector<std::int64_t> lengths(rows);
+    for (std::uint64_t b = 0; b < rows; ++b)
+      lengths[b] = static_cast<std::int64_t>(load_elem(in.data.data(), in.type, b));
+    PageTable table;
+    try {
+      table = generate_page_table(lengths, static_cast<std::int64_t>(count / rows), page_size, a.init.shuffle, seed);
+    } catch (const InputError& e) {
+      throw InputError(culprit(a) + " (count \"" + a.count + "\" = " + std::to_string(count) + ", over '" +
+                       a.init.lengths + "'): " + e.what());
+    }
+    out.variables[a.published()] = static_cast<double>(table.pages);
+    std::vector<unsigned char> data(table.table.size() * sizeof(std::int32_t));
+    std::memcpy(data.data(), table.table.data(), data.size());
+    return data;
+  }
+
+  void argument(const SpecArgument& a, std::uint64_t seed) {
+    const std::uint64_t count = spec.max_arg_count(a, p, out.variables);
+    out.counts[a.name] = count;
+    if (a.role != ArgRole::Input) return;
+    const ElemType t = spec.arg_type(a, p, spec.family().default_config);
+    const std::uint64_t arg_seed = seed ^ fnv1a64(p.key() + "/" + a.name);
+    std::vector<unsigned char> data;
+    if (a.init.kind == ArgInit::Kind::Lengths)
+      data = lengths(a, t, count, arg_seed);
+    else if (a.init.kind == ArgInit::Kind::PageTable)
+      data = page_table(a, t, count, arg_seed);
+    else
+      data = generate(t, count, a.init, arg_seed);
+    out.inputs[a.name] = {t, std::move(data)};
+  }
+};
+
+}  // namespace
+
+SpecInputs generate_spec_inputs(const KernelSpec& spec, const Problem& p, const Variables& device, std::uint64_t seed) {
+  SpecInputs out;
+  out.variables = device;
+  Generator g{spec, p, out};
+  for (const auto& a : spec.arguments())
+    if (a.is_buffer() && a.role != ArgRole::Workspace) g.argument(a, seed);
+  return out;
+}
+
+}  // namespace ktune
