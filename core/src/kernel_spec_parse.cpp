@@ -3,10 +3,8 @@
 // and the final check that every expression reads only names the spec knows. Every read goes
 // through JsonPath, so an error names the field: "key_fields[1].numeric: expected true or false".
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <map>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -14,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_path.h"
+#include "kernel_spec_index.h"
 #include "ktune/error.h"
 #include "ktune/files.h"
 #include "ktune/json_read.h"
@@ -22,11 +21,9 @@
 namespace ktune {
 
 using detail::JsonPath;
+using detail::spec_text;
 
-namespace {
-
-// An expression or a name, written as a string or a plain number.
-std::string text(const JsonPath& v) {
+std::string detail::spec_text(const JsonPath& v) {
   if (v.json().is_string()) return v.string();
   if (v.json().is_number_integer()) return std::to_string(v.integer());
   if (v.json().is_number()) {
@@ -36,6 +33,8 @@ std::string text(const JsonPath& v) {
   }
   v.expected("a string or a number");
 }
+
+namespace {
 
 // A non-empty array member, read element by element.
 template <class F>
@@ -98,9 +97,9 @@ struct KernelSpecReader {
               KeyField k;
               k.name = kf["name"].string();
               k.numeric = kf.boolean_or("numeric", true);
-              if (const auto d = kf.find("default")) k.default_value = text(*d);
+              if (const auto d = kf.find("default")) k.default_value = spec_text(*d);
               if (const auto c = kf.find("choices"))
-                c->for_each_element([&](const JsonPath& v) { k.choices.push_back(text(v)); });
+                c->for_each_element([&](const JsonPath& v) { k.choices.push_back(spec_text(v)); });
               k.help = kf.string_or("help", "");
               if (f.field(k.name)) kf.fail("duplicate key field '" + k.name + "'");
               f.key_fields.push_back(std::move(k));
@@ -208,7 +207,7 @@ struct KernelSpecReader {
   void compile(const JsonPath& c) {
     c.object();
     if (const auto o = c.find("options"))
-      o->for_each_element([&](const JsonPath& v) { s.options_.push_back(text(v)); });
+      o->for_each_element([&](const JsonPath& v) { s.options_.push_back(spec_text(v)); });
     s.params_as_defines_ = c.boolean_or("params_as_defines", true);
     if (const auto defines = c.find("defines"))
       defines->for_each_member([&](const std::string& name, const JsonPath& v) {
@@ -219,11 +218,11 @@ struct KernelSpecReader {
           const KeyField* k = f.field(d.field);
           if (!k || k->numeric) v["field"].fail("'" + d.field + "' is not a text key field");
           if (!v.has("map")) v.fail("missing \"map\": {field value: define value}");
-          v["map"].for_each_member([&](const std::string& from, const JsonPath& to) { d.map[from] = text(to); });
+          v["map"].for_each_member([&](const std::string& from, const JsonPath& to) { d.map[from] = spec_text(to); });
           for (const auto& choice : k->choices)
             if (!d.map.count(choice)) v["map"].fail("has no entry for " + d.field + "=" + choice);
         } else {
-          d.expr = text(v);
+          d.expr = spec_text(v);
         }
         s.defines_.push_back(std::move(d));
       });
@@ -236,12 +235,12 @@ struct KernelSpecReader {
     if (a.has("buffer")) {
       arg.dtype = a["buffer"].string();
       if (!a.has("count")) a.fail("buffer '" + arg.name + "' needs \"count\" (an element count expression)");
-      arg.count = text(a["count"]);
+      arg.count = spec_text(a["count"]);
     } else if (a.has("scalar")) {
       arg.kind = SpecArgument::Kind::Scalar;
       arg.dtype = a["scalar"].string();
       if (!a.has("value")) a.fail("scalar '" + arg.name + "' needs \"value\" (an expression)");
-      arg.value = text(a["value"]);
+      arg.value = spec_text(a["value"]);
     } else if (a.has("tensor_map")) {
       if (!dialect.tensor_maps) a["tensor_map"].fail("the " + dialect.backend + " backend has no tensor maps");
       tensor_map(a, arg);
@@ -271,7 +270,7 @@ struct KernelSpecReader {
     else if (arg.is_buffer() && arg.role == ArgRole::Input)
       arg.init.kind = ArgInit::Kind::Uniform;  // inputs are random unless said otherwise: zeros hide bugs
     if (arg.role != ArgRole::Input && !arg.is_buffer()) a.fail("only a buffer can be an output or a workspace");
-    if (arg.init.generated_index()) index_buffer(a, arg);
+    if (arg.init.generated_index()) detail::check_index_buffer(a, arg);
     if (const auto c = a.find("constant")) {
       if (!arg.is_buffer() || arg.role != ArgRole::Input)
         c->fail("only an input buffer fills a __constant__ symbol (its generated data is copied there)");
@@ -294,7 +293,7 @@ struct KernelSpecReader {
       std::vector<std::string>* out = list;  // clang 14 cannot capture a structured binding
       if (!a.has(key) || !a[key].json().is_array() || a[key].size() == 0 || a[key].size() > 5)
         a.fail(std::string("tensor map '") + arg.name + "' needs \"" + key + "\": 1 to 5 expressions, innermost first");
-      a[key].for_each_element([&](const JsonPath& e) { out->push_back(text(e)); });
+      a[key].for_each_element([&](const JsonPath& e) { out->push_back(spec_text(e)); });
     }
     if (arg.dims.size() != arg.box.size()) a.fail("tensor map '" + arg.name + "': \"dims\" and \"box\" differ in rank");
     if (const auto sw = a.find("swizzle")) {
@@ -317,86 +316,14 @@ struct KernelSpecReader {
       arg.init.hi = in["uniform"][1].number();
       if (!(arg.init.lo <= arg.init.hi)) in.fail("uniform bounds must be [lo, hi] with lo <= hi");
     } else if (in.has("lengths")) {
-      lengths_init(in["lengths"], arg.init);
+      detail::read_lengths_init(in["lengths"], arg.init);
     } else if (in.has("page_table")) {
-      page_table_init(in["page_table"], arg);
+      detail::read_page_table_init(in["page_table"], arg, s);
     } else {
       in.expected(
           "\"zero\", \"none\", {\"uniform\": [lo, hi]}, {\"lengths\": {\"min\", \"max\"}} or {\"page_table\": "
           "{\"lengths\", \"page_size\", \"shuffle\"}}");
     }
-  }
-
-  // A misspelt key ("shufle") would otherwise be ignored and its default run unnoticed.
-  static void only_keys(const JsonPath& o, std::initializer_list<const char*> keys) {
-    o.object();
-    o.for_each_member([&](const std::string& k, const JsonPath& v) {
-      if (std::none_of(keys.begin(), keys.end(), [&](const char* known) { return k == known; })) {
-        std::string list;
-        for (const char* known : keys) list += (list.empty() ? "\"" : ", \"") + std::string(known) + "\"";
-        v.fail("unknown key: expected " + list);
-      }
-    });
-  }
-
-  // The value of an expression that reads nothing; nullopt otherwise (and for a malformed one,
-  // which check_expressions reports with its place).
-  static std::optional<double> constant(const std::string& e) {
-    if (e.find("${") != std::string::npos) return std::nullopt;
-    try {
-      const Expression x(e);
-      if (x.variables().empty()) return x.eval({});
-    } catch (const InputError&) {
-    }
-    return std::nullopt;
-  }
-
-  static void lengths_init(const JsonPath& l, ArgInit& init) {
-    only_keys(l, {"min", "max"});
-    for (const char* key : {"min", "max"})
-      if (!l.has(key)) l.fail(std::string("missing \"") + key + "\": an expression of the " + key + "imum length");
-    init.kind = ArgInit::Kind::Lengths;
-    init.min = text(l["min"]);
-    init.max = text(l["max"]);
-    // Constant bounds are checked now; the others once a problem gives them values.
-    const auto lo = constant(init.min), hi = constant(init.max);
-    if (lo && *lo < 1) l["min"].fail("is " + text(l["min"]) + ": every length must be at least 1");
-    if (lo && hi && *lo > *hi)
-      l.fail("min (" + init.min + ") exceeds max (" + init.max + "): lengths are drawn from [min, max]");
-  }
-
-  void page_table_init(const JsonPath& t, SpecArgument& arg) const {
-    ArgInit& init = arg.init;
-    only_keys(t, {"lengths", "page_size", "shuffle"});
-    if (!t.has("lengths")) t.fail("missing \"lengths\": the argument holding the sequence lengths");
-    if (!t.has("page_size")) t.fail("missing \"page_size\": tokens per page, an expression");
-    init.kind = ArgInit::Kind::PageTable;
-    init.lengths = t["lengths"].string();
-    init.page_size = text(t["page_size"]);
-    init.shuffle = t.boolean_or("shuffle", true);
-    const SpecArgument* of = s.argument(init.lengths);
-    if (!of)
-      t["lengths"].fail("'" + init.lengths +
-                        "' is not an argument declared before this one: declare the lengths argument first");
-    if (of->init.kind != ArgInit::Kind::Lengths)
-      t["lengths"].fail("'" + init.lengths + "' is not generated with \"init\": {\"lengths\": {\"min\", \"max\"}}");
-    const auto rows = constant(of->count), count = constant(arg.count);
-    if (rows && count && *rows > 0 && std::fmod(*count, *rows) != 0)
-      t.fail("count " + arg.count + " is not a multiple of the " + of->count + " sequences of '" + of->name +
-             "': the table holds one row of pages per sequence");
-  }
-
-  // Lengths and page tables are integer inputs whose values index memory.
-  static void index_buffer(const JsonPath& a, const SpecArgument& arg) {
-    const bool table = arg.init.kind == ArgInit::Kind::PageTable;
-    const char* what = table ? "page_table" : "lengths";
-    if (!arg.is_buffer() || arg.role != ArgRole::Input)
-      a["init"].fail(std::string("\"") + what + "\" generates an input buffer; '" + arg.name + "' is not one");
-    if (arg.dtype.find("${") != std::string::npos) return;  // checked per problem, when generated
-    const ElemType t = elem_type_from_string(arg.dtype);
-    if (t != ElemType::I32 && (table || t != ElemType::I64))
-      a["buffer"].fail("'" + arg.dtype + "': \"" + what + "\" generates " + (table ? "i32" : "i32 or i64") +
-                       " values (page and token indices)");
   }
 
   // Outputs: poisoned (NaN bytes) before each validation run unless the kernel accumulates.
@@ -429,21 +356,21 @@ struct KernelSpecReader {
       if (!l.has(key)) l.fail(std::string("missing \"") + key + "\" (1 to 3 expressions)");
       const JsonPath d = l[key];
       if (d.size() == 0 || d.size() > 3) d.expected("an array of 1 to 3 expressions");
-      for (std::size_t k = 0; k < d.size(); ++k) out[k] = text(d[k]);
+      for (std::size_t k = 0; k < d.size(); ++k) out[k] = spec_text(d[k]);
     };
     dims("grid", launch.grid);
     dims("block", launch.block);
-    if (const auto sb = l.find("shared_bytes")) launch.shared_bytes = text(*sb);
-    if (const auto w = l.find("when")) launch.when = text(*w);
+    if (const auto sb = l.find("shared_bytes")) launch.shared_bytes = spec_text(*sb);
+    if (const auto w = l.find("when")) launch.when = spec_text(*w);
     if (!l.has("args")) l.fail("missing \"args\": argument names in parameter order");
     l["args"].for_each_element([&](const JsonPath& a) {
-      const std::string name = text(a);
+      const std::string name = spec_text(a);
       if (!s.argument(name)) a.fail("'" + name + "' is not a declared argument");
       launch.args.push_back(name);
     });
     if (const auto defines = l.find("defines")) {
       defines->for_each_member(
-          [&](const std::string& name, const JsonPath& v) { launch.defines.emplace_back(name, text(v)); });
+          [&](const std::string& name, const JsonPath& v) { launch.defines.emplace_back(name, spec_text(v)); });
     }
     return launch;
   }
@@ -477,7 +404,7 @@ struct KernelSpecReader {
       for (const auto& key : *keys)
         if (!r.has(key)) r.fail(ref.kind + " needs \"" + key + "\"");
     r.for_each_member([&](const std::string& k, const JsonPath& v) {
-      if (k != "kind") ref.fields[k] = text(v);
+      if (k != "kind") ref.fields[k] = spec_text(v);
     });
     for (const auto* keys : {&kind.arguments, &kind.optional_arguments})
       for (const auto& key : *keys) {
@@ -508,7 +435,7 @@ struct KernelSpecReader {
       c["reduce"].fail("'" + reduce + "' is not sum, max or none");
     if (const auto n = c.find("count")) {
       if (k.reduce == SpecCheck::Reduce::None) n->fail("a count needs \"reduce\": \"sum\" or \"max\"");
-      k.count = text(*n);
+      k.count = spec_text(*n);
     }
     if (const auto v = c.find("atol")) k.atol = v->number();
     if (const auto v = c.find("rtol")) k.rtol = v->number();
@@ -600,7 +527,7 @@ struct KernelSpecReader {
     };
     check(f.flops_expr, "flops", kNowhere);
     check(f.bytes_expr, "bytes", kNowhere);
-    for (const auto& c : f.default_space.constraints()) check_constraint(c.expr, publisher);
+    for (const auto& c : f.default_space.constraints()) detail::check_no_generated(c.expr, publisher);
     for (const auto& d : s.defines_) check(d.expr, "compile.defines." + d.name, kNowhere);
     for (std::size_t i = 0; i < s.args_.size(); ++i) {
       const SpecArgument& a = s.args_[i];
@@ -631,22 +558,6 @@ struct KernelSpecReader {
       for (const auto& key : kind->second.expressions)
         if (const auto it = s.reference_.fields.find(key); it != s.reference_.fields.end())
           check(it->second, "reference." + key, all);
-  }
-
-  // Constraints may read names this parser does not know (SearchSpace checks them), but never
-  // generated data: the space is the same for every input.
-  static void check_constraint(const std::string& expr, const std::map<std::string, std::size_t>& publisher) {
-    std::vector<std::string> vars;
-    try {
-      vars = Expression(expr).variables();
-    } catch (const InputError&) {
-      return;  // SearchSpace reports it
-    }
-    for (const auto& v : vars)
-      if (publisher.count(v))
-        throw InputError("space.constraints: '" + v + "' in \"" + expr +
-                         "\" is generated data: the search space is the same for every input, so a constraint "
-                         "cannot read it");
   }
 };
 
