@@ -1,10 +1,12 @@
 // Kernel Tuner cache files as ktune runs: closed and still-being-written files, failure markers,
 // samples in order, extra metrics kept, and bad files named with their field.
+#include <zlib.h>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "kernel_tuner_fixture.h"
 #include "ktune/files.h"
 #include "ktune/kernel_tuner_import.h"
 #include "store_test_support.h"
@@ -24,6 +26,44 @@ std::size_t count(const KernelTunerCache& c, TrialStatus s) {
 }
 
 void write(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::binary) << text; }
+
+// `text` as gzip writes it.
+std::string gzip(const std::string& text) {
+  z_stream z{};
+  deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, text.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// The sparse cache's recorded configs by Kernel Tuner key, and the product of its tune_params.
+struct Sparse {
+  test::SparseCache cache = test::sparse_kernel_tuner_cache(80);
+  std::vector<std::vector<std::int64_t>> space;  // every config of the product, values in key order
+  Sparse() {
+    space.push_back({});
+    for (const auto& [name, values] : cache.json["tune_params"].items()) {
+      std::vector<std::vector<std::int64_t>> next;
+      for (const auto& c : space)
+        for (const auto& v : values) {
+          next.push_back(c);
+          next.back().push_back(v.get<std::int64_t>());
+        }
+      space = std::move(next);
+    }
+  }
+  fs::path file(const QTemporaryDir& tmp) const {
+    const fs::path f = fs::path(tmp.path().toStdString()) / "sparse.json";
+    write(f, test::kernel_tuner_text(cache.json, true));
+    return f;
+  }
+};
 
 }  // namespace
 
@@ -172,6 +212,154 @@ class TestKernelTunerImport : public QObject {
     QVERIFY2(contains(c.skipped[1], "cache[\"" + spoiled[1] + "\"]: time 0 ms"), c.skipped[1].c_str());
     for (const auto& t : c.trials)
       for (double ns : t.samples_ns) QVERIFY(ns > 0);
+  }
+
+  // The restrictions make the run's space the one Kernel Tuner searched: its size under them, the
+  // share the cache covers, and the recorded configs that break them, counted by brute force here.
+  void restrictionsGiveTheSpaceAndItsCoverage() {
+    QTemporaryDir tmp;
+    const Sparse sparse;
+    // block_size_x * block_size_y >= 64, tile_size_x <= 4, as Kernel Tuner's restrictions would be.
+    auto holds = [](const std::vector<std::int64_t>& v) { return v[0] * v[1] >= 64 && v[2] <= 4; };
+    std::uint64_t valid = 0;
+    for (const auto& c : sparse.space) valid += holds(c);
+    std::size_t in_space = 0, violating = 0, invalid_outside = 0;
+    for (const auto& [key, rec] : sparse.cache.json["cache"].items()) {
+      std::vector<std::int64_t> v;
+      for (const auto& name : sparse.cache.json["tune_params_keys"]) v.push_back(rec[name.get<std::string>()]);
+      if (holds(v))
+        ++in_space;
+      else
+        ++(rec["time"] == "InvalidConfig" ? invalid_outside : violating);
+    }
+    QVERIFY(violating > 0 && invalid_outside > 0 && in_space > 0);
+
+    KernelTunerRestrictions r;
+    r.constraints = {{"block_size_x * block_size_y >= 64", ""}, {"tile_size_x <= 4", ""}};
+    const KernelTunerCache c = read_kernel_tuner_cache(sparse.file(tmp), {}, "cuda", r);
+    QCOMPARE(c.coverage.space_total, sparse.cache.space_size);
+    QCOMPARE(c.coverage.space_valid, std::optional<std::uint64_t>(valid));
+    QCOMPARE(c.coverage.in_space, std::uint64_t(in_space));
+    QCOMPARE(c.coverage.violating.size(), violating);
+    QCOMPARE(c.coverage.invalid_outside.size(), invalid_outside);
+    QCOMPARE(c.outside_space.size(), violating + invalid_outside);
+    QVERIFY2(
+        contains(c.coverage.violating.front(), "cache[\"") && contains(c.coverage.violating.front(), "\"]: pruned by "),
+        c.coverage.violating.front().c_str());
+    QCOMPARE(c.trials.size(), sparse.cache.json["cache"].size());  // the violating ones stay, as measured
+    QCOMPARE(c.metadata.space.constraints(), r.constraints);
+    QCOMPARE(c.metadata.pruning.size(), std::size_t(1));
+    QCOMPARE(c.metadata.pruning[0].report.valid, valid);
+
+    // The best is the fastest config the space holds, never a violating one.
+    const Trial* best = nullptr;
+    for (const auto& t : c.trials)
+      if (t.status == TrialStatus::Ok && !c.outside_space.count(t.id) &&
+          (!best || t.stats.median_ns < best->stats.median_ns))
+        best = &t;
+    const fs::path dir = fs::path(tmp.path().toStdString()) / "restricted";
+    write_imported_run(dir, c);
+    const RunResults results = RunStore::read_results(dir);
+    QCOMPARE(results.entries.at(0).config, best->config);
+    QCOMPARE(RunStore::read_metadata(dir).space, c.metadata.space);
+  }
+
+  // Without restrictions the space is the product, covered by what was recorded; every recorded
+  // config is in it.
+  void withoutRestrictionsTheSpaceIsTheProduct() {
+    QTemporaryDir tmp;
+    const Sparse sparse;
+    const KernelTunerCache c = read_kernel_tuner_cache(sparse.file(tmp));
+    QCOMPARE(c.coverage.space_total, sparse.cache.space_size);
+    QCOMPARE(c.coverage.space_valid, std::optional<std::uint64_t>(sparse.cache.space_size));
+    QCOMPARE(c.coverage.in_space, std::uint64_t(80));
+    QVERIFY(c.coverage.violating.empty() && c.outside_space.empty() && c.metadata.pruning.empty());
+  }
+
+  // A space file as for `ktune tune --space`: narrowed candidates and its own constraints, to
+  // which --constraint adds; a recorded value outside its candidates is named.
+  void spaceFileNarrowsTheSpace() {
+    QTemporaryDir tmp;
+    const Sparse sparse;
+    nlohmann::ordered_json space;
+    space["parameters"] = sparse.cache.json["tune_params"];
+    space["parameters"]["block_size_x"] = {16, 32, 64, 128};  // no 256
+    space["constraints"] = {"block_size_y <= 16"};
+    const fs::path file = fs::path(tmp.path().toStdString()) / "space.json";
+    write(file, space.dump());
+    KernelTunerRestrictions r;
+    r.space = SearchSpace::load(file);
+    r.constraints = {{"use_shared_mem == 1", ""}};
+    const KernelTunerCache c = read_kernel_tuner_cache(sparse.file(tmp), {}, "cuda", r);
+    QCOMPARE(c.coverage.space_total, std::uint64_t(4 * 6 * 4 * 4 * 4 * 2));
+    QCOMPARE(c.coverage.space_valid, std::optional<std::uint64_t>(4 * 5 * 4 * 4 * 4 * 1));
+    QCOMPARE(c.metadata.space.constraints().size(), std::size_t(2));
+    bool named = false;
+    for (const auto& v : c.coverage.violating)
+      named = named || contains(v, "block_size_x=256 is not one of the space's candidates");
+    QVERIFY(named);
+
+    space["parameters"].erase("use_shared_mem");
+    space["parameters"]["unroll"] = {1, 2};
+    write(file, space.dump());
+    r.space = SearchSpace::load(file);
+    const std::string e = input_error_of([&] { read_kernel_tuner_cache(sparse.file(tmp), {}, "cuda", r); });
+    QVERIFY2(contains(e, "unroll") && contains(e, "tune_params_keys: block_size_x") && contains(e, "use_shared_mem"),
+             e.c_str());
+  }
+
+  void badRestrictionsAreNamed() {
+    QTemporaryDir tmp;
+    const Sparse sparse;
+    KernelTunerRestrictions r;
+    r.constraints = {{"block_size_z > 1", ""}};
+    std::string e = input_error_of([&] { read_kernel_tuner_cache(sparse.file(tmp), {}, "cuda", r); });
+    QVERIFY2(contains(e, "restriction 'block_size_z > 1'") && contains(e, "unknown variable 'block_size_z'"),
+             e.c_str());
+    r.constraints = {{"block_size_x > 1000", ""}};
+    e = input_error_of([&] { read_kernel_tuner_cache(sparse.file(tmp), {}, "cuda", r); });
+    QVERIFY2(contains(e, "all 3840 configs are pruned") && contains(e, "block_size_x > 1000"), e.c_str());
+    // The problem's fields are variables of a restriction (problem_size [2048, 2048]: x, y).
+    r.constraints = {{"block_size_x * tile_size_x <= x / 8", ""}};
+    QVERIFY(read_kernel_tuner_cache(sparse.file(tmp), {}, "cuda", r).coverage.space_valid.value() > 0);
+  }
+
+  // A gzip-compressed cache reads as the file it holds, closed or still being written; a cut one,
+  // or one that would decompress past the file limit, is named as such.
+  void gzipCompressedCachesRead() {
+    QTemporaryDir tmp;
+    const fs::path dir(tmp.path().toStdString());
+    const Sparse sparse;
+    for (const bool closed : {true, false}) {
+      const std::string text = test::kernel_tuner_text(sparse.cache.json, closed);
+      write(dir / "plain.json", text);
+      write(dir / "packed.json.gz", gzip(text));
+      const KernelTunerCache plain = read_kernel_tuner_cache(dir / "plain.json");
+      const KernelTunerCache packed = read_kernel_tuner_cache(dir / "packed.json.gz");
+      QCOMPARE(packed.trials.size(), plain.trials.size());
+      for (std::size_t i = 0; i < plain.trials.size(); ++i) {
+        QCOMPARE(packed.trials[i].config, plain.trials[i].config);
+        QCOMPARE(packed.trials[i].samples_ns, plain.trials[i].samples_ns);
+      }
+    }
+    const std::string packed = gzip(test::kernel_tuner_text(sparse.cache.json, true));
+    write(dir / "cut.json.gz", packed.substr(0, packed.size() / 2));
+    std::string e = input_error_of([&] { read_kernel_tuner_cache(dir / "cut.json.gz"); });
+    QVERIFY2(contains(e, "cut.json.gz: the gzip-compressed file ends before its data does"), e.c_str());
+    QVERIFY(!contains(e, "still being written"));
+    std::string corrupt = packed;
+    for (std::size_t i = 20; i < 40; ++i) corrupt[i] = static_cast<char>(~corrupt[i]);
+    write(dir / "corrupt.json.gz", corrupt);
+    e = input_error_of([&] { read_kernel_tuner_cache(dir / "corrupt.json.gz"); });
+    QVERIFY2(contains(e, "corrupt.json.gz: not readable gzip data"), e.c_str());
+
+    // 3 MiB of spaces compress to a few KiB: the limit holds for what the file holds.
+    write(dir / "large.json.gz", gzip(std::string(3 << 20, ' ') + test::kernel_tuner_text(sparse.cache.json, true)));
+    setenv(kMaxFileEnv, "1", 1);
+    e = input_error_of([&] { read_kernel_tuner_cache(dir / "large.json.gz"); });
+    unsetenv(kMaxFileEnv);
+    QVERIFY2(contains(e, "large.json.gz: decompresses to more than 1 MiB") && contains(e, kMaxFileEnv), e.c_str());
+    QCOMPARE(read_kernel_tuner_cache(dir / "large.json.gz").trials.size(), std::size_t(80));
   }
 
   // Runs written before the metrics column still read (and their trials have no metrics).
