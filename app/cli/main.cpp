@@ -101,10 +101,10 @@ void print_diff(const RunResults& run, const RegistryDiff& diff) {
       {"class", "family", "key", "old", "new", "ratio", "compared", "new config"}};
   for (const auto& d : diff.entries) {
     char ratio[32] = "-";
-    if (d.old_entry) std::snprintf(ratio, sizeof ratio, "%.3fx", d.ratio);
+    if (d.old_entry && d.ratio > 0) std::snprintf(ratio, sizeof ratio, "%.3fx", d.ratio);
     std::string cls = to_string(d.cls);
     if (d.new_entry.flags.any()) cls += " (flagged)";
-    rows.push_back({cls, d.family, d.key, d.old_entry ? format_ns(d.old_ns) : "-", format_ns(d.new_ns), ratio,
+    rows.push_back({cls, d.family, d.key, d.old_entry ? (d.old_ns > 0 ? format_ns(d.old_ns) : "unmeasured") : "-", format_ns(d.new_ns), ratio,
                     d.compared, d.new_entry.config.key()});
   }
   print_table(rows);

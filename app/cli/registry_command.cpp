@@ -30,11 +30,11 @@ void add_target(CLI::App* sub, RegistryArgs& a, bool family_option = true) {
   sub->add_option("--registry", a.registry, "Registry root (holds <backend>/<device>.json)")->capture_default_str();
 }
 
-std::vector<std::string> split_fields(const std::string& text) {
+std::vector<std::string> split_fields(const std::string& text, const std::string& option) {
   std::vector<std::string> out;
   std::stringstream ss(text);
   for (std::string f; std::getline(ss, f, ',');) {
-    if (f.empty()) throw InputError("--key-fields '" + text + "' has an empty name; give names separated by commas");
+    if (f.empty()) throw InputError(option + " '" + text + "' has an empty name; give names separated by commas");
     out.push_back(f);
   }
   return out;
@@ -75,6 +75,58 @@ Registry load_noting(const std::filesystem::path& file) {
   return reg;
 }
 
+void add_tpu_options(CLI::App* sub, RegistryArgs& a, bool exporting) {
+  sub->add_option("--key-fields", a.key_fields,
+                  "tpu-inference's flat layout: the family key fields a key's comma-separated values are, in order "
+                  "(default batch,out,in,x_dtype,w_dtype: tpu-inference's n_batch,n_out,n_in,x_q_dtype,w_q_dtype)");
+  sub->add_option("--list-params", a.list_params,
+                  "tpu-inference's bare-list values: the parameters they hold, in order (default "
+                  "batch_block_size,out_block_size,in_block_size,n_lane_multiplier, or for attention "
+                  "num_kv_pages_per_block,num_q_per_block)");
+  if (exporting) {
+    sub->add_option("--values", a.values,
+                    "tpu-inference: write {config, stats, metadata} objects (keeps the measurements; unmeasured "
+                    "entries get \"stats\": {}) or bare lists, as its newer files hold them")
+        ->check(CLI::IsMember({"object", "list"}))
+        ->capture_default_str();
+  } else {
+    sub->add_option("--key", a.fixed_keys,
+                    "A key field the file's keys do not give, as field=value, for every entry (repeatable): "
+                    "num_sequences=35 for tpu-inference's attention files");
+  }
+}
+
+TpuOptions tpu_options(const RegistryArgs& a) {
+  TpuOptions o;
+  if (!a.key_fields.empty()) o.key_fields = split_fields(a.key_fields, "--key-fields");
+  if (!a.list_params.empty()) o.list_params = split_fields(a.list_params, "--list-params");
+  o.fixed_fields = a.fixed_keys;
+  o.lists = a.values == "list";
+  return o;
+}
+
+TpuImport read_tpu(const RegistryArgs& a, const KernelFamily& family) {
+  TpuImport in = read_tpu_inference(a.file, family, tpu_options(a));
+  std::cout << "read " << in.entries.size() << " entries of " << a.file << " ("
+            << (in.layout == TpuLayout::Nested ? "nested attention layout" : "flat layout") << ", " << in.from_lists
+            << " as bare lists): " << in.unmeasured
+            << " without a latency, imported unmeasured; the median latency (which tpu-inference does not record) is "
+            << "the median of samples_ns for " << in.median_from_samples << " and latency_avg_ns for "
+            << in.median_from_average << '\n';
+  for (const auto& s : in.skipped) std::cout << "skipped " << s << '\n';
+  return in;
+}
+
+int export_tpu(const Registry& reg, const KernelFamily& family, const RegistryArgs& a) {
+  const TpuFile f = export_tpu_inference(reg, family, a.output, tpu_options(a));
+  std::cout << "wrote " << f.path.string() << ": " << f.entries << " " << family.name << " entries";
+  if (f.folded > 0)
+    std::cout << " (" << f.folded << " more differ only in fields tpu-inference's keys lack: the largest "
+              << family.bucket_field << " of each is written)";
+  std::cout << '\n';
+  return 0;
+}
+
 }  // namespace
 
 RegistryCommands add_registry_command(CLI::App& app, RegistryArgs& a) {
@@ -88,20 +140,30 @@ RegistryCommands add_registry_command(CLI::App& app, RegistryArgs& a) {
       "medium_M128, large (M <= 256), xlarge (M > 256), each the config of the largest tuned M in it, and any (the "
       "largest tuned M); plus {device}-GEMM-{FAMILY}.json with the most common config per bucket. {FAMILY} is the "
       "family in upper case less a leading GEMM_ (gemm_a8w8_blockscale: A8W8_BLOCKSCALE, aiter's name). Text key "
-      "fields (dtypes) are in the name only where they differ between files");
-  c.exp->add_option("--format", a.format, "aiter")->required()->check(CLI::IsMember({"aiter"}));
+      "fields (dtypes) are in the name only where they differ between files. --format tpu-inference writes "
+      "tpu-inference's tuned_data file instead (see --values, --key-fields, --list-params)");
+  c.exp->add_option("--format", a.format, "aiter | tpu-inference")
+      ->required()
+      ->check(CLI::IsMember({"aiter", "tpu-inference"}));
   c.exp->add_option("-o,--output", a.output, "Folder to write the files into (created)")->required();
+  add_tpu_options(c.exp, a, true);
   add_target(c.exp, a);
   c.imp = c.registry->add_subcommand(
       "import",
-      "Read a tpu-tune registry file (an object of \"key_params\": {config, stats, metadata}) into the ktune registry: "
-      "each key's comma-separated values are the --key-fields, every config is checked against the family's space. "
-      "tpu-tune records no median: it becomes the median of the entry's samples_ns, or latency_avg_ns where it has "
-      "none. Existing entries are kept unless --force; the write is atomic with a backup, under the registry's lock");
-  c.imp->add_option("--format", a.format, "tpu-tune")->required()->check(CLI::IsMember({"tpu-tune"}));
-  c.imp->add_option("file", a.file, "tpu-tune registry JSON file")->required()->check(CLI::ExistingFile);
-  c.imp->add_option("--key-fields", a.key_fields, "The family key fields the keys' values give, in order: batch,out,in")
-      ->required();
+      "Read a tpu-inference tuned_data file into the ktune registry, either layout: flat "
+      "(quantized_matmul/tpu_v6e.json: \"16,2048,4096,int8,int8\" keys, their comma-separated values the --key-fields) "
+      "or nested (ragged_paged_attention/v3/*.json: page size -> q_{dtype}_kv_{dtype} -> q_head-N_kv_head-N_head-N -> "
+      "max_model_len-N-sw-None, onto page_size, dtype, num_q_heads, num_kv_heads, head_dim, max_model_len; give "
+      "num_sequences with --key); values {config, stats, metadata} or bare lists (--list-params). An entry without "
+      "a latency (\"stats\": {} or none) is a config without a measurement: imported unmeasured, diff and apply say "
+      "so. tpu-inference records no median: the median of samples_ns, else latency_avg_ns. Every config is checked "
+      "against the family's space; existing entries are kept unless --force; the write is atomic with a backup, "
+      "under the registry's lock. tpu-tune is the same format's older name");
+  c.imp->add_option("--format", a.format, "tpu-inference (tpu-tune)")
+      ->required()
+      ->check(CLI::IsMember({"tpu-inference", "tpu-tune"}));
+  c.imp->add_option("file", a.file, "tpu-inference tuned_data JSON file")->required()->check(CLI::ExistingFile);
+  add_tpu_options(c.imp, a, false);
   c.imp->add_flag("--force", a.force, "Replace entries the registry already has for these keys");
   c.imp->add_flag("--dry-run", a.dry_run, "Print what would be written; write nothing");
   add_target(c.imp, a);
@@ -112,6 +174,7 @@ int run_registry_export(const RegistryArgs& a, const Backends& backends) {
   const KernelFamily family = target_family(a, backends);
   const auto file = Registry::file_for(a.registry, a.backend, target_slug(a, backends));
   const Registry reg = load_noting(file);
+  if (a.format == "tpu-inference") return export_tpu(reg, family, a);
   const auto written = export_aiter(reg, family, a.output);
   for (const auto& p : written) std::cout << "wrote " << p.string() << '\n';
   std::cout << written.size() << " aiter files from " << file.string() << " (" << family.name << ")\n";
@@ -121,11 +184,8 @@ int run_registry_export(const RegistryArgs& a, const Backends& backends) {
 int run_registry_import(const RegistryArgs& a, const Backends& backends) {
   const KernelFamily family = target_family(a, backends);
   const std::string device_slug = target_slug(a, backends);
-  const TpuTuneEntries in = read_tpu_tune(a.file, family, split_fields(a.key_fields));
+  const TpuImport in = read_tpu(a, family);
   const auto file = Registry::file_for(a.registry, a.backend, device_slug);
-  std::cout << "read " << in.entries.size() << " entries of " << a.file << "; the median latency (which tpu-tune does "
-            << "not record) is the median of samples_ns for " << in.median_from_samples << " and latency_avg_ns for "
-            << in.median_from_average << " without samples\n";
   // Under the lock apply takes: a concurrent apply or import does not lose these entries or its own.
   const FileLock lock = lock_registry(file);
   Registry reg = load_noting(file);
@@ -210,7 +270,9 @@ int run_lookup(const LookupArgs& a, const Backends& backends) {
                       : r.source == LookupSource::Bucket ? "nearest bucket"
                                                          : "default";
     std::cout << p.local_key() << ": " << r.config.key() << "  (" << src
-              << (r.matched_key.empty() ? "" : " " + r.matched_key) << ")\n";
+              << (r.matched_key.empty() ? "" : " " + r.matched_key)
+              << (r.entry && !r.entry->measured() ? ", unmeasured: " + r.entry->imported_from + " gives no latency" : "")
+              << ")\n";
     if (!r.warning.empty()) std::cerr << "warning: " << r.warning << '\n';
     if (!r.version_warning.empty()) std::cerr << "warning: " << r.version_warning << '\n';
   }

@@ -20,7 +20,12 @@ struct RegistryArgs {
   std::string registry = "tuned_data";
   std::string output;      // export: the folder
   std::string file;        // import: the tpu-tune file
-  std::string key_fields;  // import: "batch,out,in"
+  std::string key_fields;  // tpu-inference's flat keys: "batch,out,in,x_dtype,w_dtype"
+  std::string list_params;              // tpu-inference's bare lists: the parameters, in order
+  std::vector<std::string> fixed_keys;  // import: "num_sequences=35", fields the file's keys lack
+  std::string values = "object";        // export --format tpu-inference: object | list
+  std::string arch;                     // aiter: the GPU architecture of the files (gfx942)
+  std::string aiter_layout = "flat";    // export --format aiter: flat | nested
   bool force = false, dry_run = false;
 };
 

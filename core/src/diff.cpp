@@ -30,6 +30,8 @@ const char* to_string(DiffClass c) {
       return "same";
     case DiffClass::NotComparable:
       return "not comparable";
+    case DiffClass::Unmeasured:
+      return "unmeasured";
   }
   return "unknown";
 }
@@ -153,9 +155,14 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
     if (const RegistryEntry* old = out.registry.find(d.family, d.key)) {
       d.old_entry = *old;
       d.old_entry->config = in_order_of(old->config, r.config);
-      compare_like_with_like(d, same_threshold);
-      d.cls = classify(d.ratio, d.threshold);
-      if (old->benchmarking_method != d.new_entry.benchmarking_method) d.cls = DiffClass::NotComparable;
+      if (!old->measured()) {
+        d.cls = DiffClass::Unmeasured;
+        d.compared = "registry entry unmeasured";
+      } else {
+        compare_like_with_like(d, same_threshold);
+        d.cls = classify(d.ratio, d.threshold);
+        if (old->benchmarking_method != d.new_entry.benchmarking_method) d.cls = DiffClass::NotComparable;
+      }
       const auto v = std::find_if(paired.begin(), paired.end(),
                                   [&](const PairedVerdict& p) { return p.family == d.family && p.key == d.key; });
       if (v != paired.end() && !v->registry_samples_ns.empty() && !v->run_samples_ns.empty() &&
@@ -227,6 +234,11 @@ ApplyReport plan_apply(const RunResults& run, const Loaded& loaded, const ApplyO
                   format("%.1f", 100 * d.threshold) + "%)");
     } else if (d.cls == DiffClass::Slower && !options.force) {
       skip(d, "slower than the registry entry (" + ratio_text(d) + "); use --force to replace it");
+    } else if (d.cls == DiffClass::Unmeasured && !options.force) {
+      skip(d, "the registry entry has no measurement (" +
+                  (d.old_entry->imported_from.empty() ? std::string("no stats") : d.old_entry->imported_from) +
+                  "): whether the run's config is faster is not known; `ktune apply --remeasure` times both, "
+                  "--force replaces it");
     } else if (d.cls == DiffClass::NotComparable && !options.force) {
       skip(d, "not comparable: measured " + d.new_entry.benchmarking_method + ", the registry entry " +
                   d.old_entry->benchmarking_method + "; use --force to replace it");
@@ -279,6 +291,8 @@ ApplyReport apply_run(const RunResults& run, const fs::path& registry_root, cons
   }
   const bool had_file = fs::exists(report.registry_file);
   for (const auto& d : report.written) loaded.registry.set(d.family, d.key, d.new_entry);
+  // A worker's family travels with its entries: lookup and export find it in the registry alone.
+  if (!run.family_description.is_null()) loaded.registry.set_family_description(run.family, run.family_description);
   loaded.registry.save(report.registry_file);
   if (had_file) report.backup_file = report.registry_file.string() + ".bak";
   return report;

@@ -112,6 +112,7 @@ json RegistryEntry::to_json() const {
               {"run", run},
               {"tuned_at", tuned_at},
               {"ktune_version", ktune_version}}}};
+  if (!measured()) j["stats"] = json::object();
   json& meta = j["metadata"];
   if (tp_size > 1) {
     meta["tp_size"] = tp_size;

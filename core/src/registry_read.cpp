@@ -36,11 +36,13 @@ RegistryEntry entry_from(const BasicJsonPath<J>& p) {
   e.config = p["config"].parse([](const J& c) { return detail::config_from_json(c); });
   const Path stats = p["stats"];
   // Latencies decide what apply keeps: a zero, negative or infinite one would beat or block
-  // every real measurement of its key.
-  e.latency_avg_ns = stats["latency_avg_ns"].positive_number();
-  e.latency_median_ns = stats["latency_median_ns"].positive_number();
-  e.latency_std_ns = stats["latency_std_ns"].non_negative_number();
-  e.compile_time_s = stats["compile_time_s"].non_negative_number();
+  // every real measurement of its key. No stats at all is an unmeasured entry.
+  if (!stats.object().empty()) {
+    e.latency_avg_ns = stats["latency_avg_ns"].positive_number();
+    e.latency_median_ns = stats["latency_median_ns"].positive_number();
+    e.latency_std_ns = stats["latency_std_ns"].non_negative_number();
+    e.compile_time_s = stats["compile_time_s"].non_negative_number();
+  }
   const Path meta = p["metadata"];
   e.benchmarking_method = meta["benchmarking_method"].string();
   e.samples_ns = meta["samples_ns"].numbers();

@@ -143,6 +143,7 @@ void write_entry(Writer& w, const RegistryEntry& e, int depth) {
   o.key("config").sorted_object(e.config.values(), depth + 1, [&](const ParamValue& v) { write_value(w, v); });
   write_metadata(o.key("metadata"), e, depth + 1);
   Writer::Object stats(o.key("stats"), depth + 1);
+  if (!e.measured()) return;
   stats.key("compile_time_s").number(e.compile_time_s);
   stats.key("latency_avg_ns").number(e.latency_avg_ns);
   stats.key("latency_median_ns").number(e.latency_median_ns);

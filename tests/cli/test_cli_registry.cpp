@@ -234,7 +234,7 @@ class TestCliRegistry : public QObject {
     const QJsonObject e =
         readJson(regFile)["entries"].toObject()["gemm"].toObject()["M=8,N=96,K=64,dtype=f32"].toObject();
     QCOMPARE(e["stats"].toObject()["latency_median_ns"].toDouble(), 4400.0);
-    QCOMPARE(e["metadata"].toObject()["imported_from"].toString(), QString("tpu-tune tpu_v6e.json"));
+    QCOMPARE(e["metadata"].toObject()["imported_from"].toString(), QString("tpu-inference tpu_v6e.json"));
     QVERIFY(QFile::exists(regFile + ".bak"));
     const Result l = run({"lookup", "gemm", "--backend", "cpu", "--registry", registry, "--shape", "M=8 N=96 K=64"});
     QVERIFY2(l.out.contains("(exact M=8,N=96,K=64,dtype=f32)"), qPrintable(l.out));

@@ -137,6 +137,41 @@ class TestDiffApply : public QObject {
     QCOMPARE(registry_bm(1), ParamValue(32));
   }
 
+  // An entry imported without stats (tpu-inference's configs): no number to beat, so not a speedup.
+  void unmeasuredEntryIsNotASpeedup() {
+    Registry reg("cpu", "test-cpu");
+    RegistryEntry shipped;
+    shipped.config = Config({{"BM", 16}, {"BN", 64}});
+    shipped.imported_from = "tpu-inference tpu_v6e.json";
+    reg.set("gemm", key(1), shipped);
+    const fs::path file = Registry::file_for(root_, "cpu", "test-cpu");
+    reg.save(file);
+    // Written and read back as "stats": {}, through both readers.
+    QVERIFY(QString::fromStdString(read_text_file(file)).contains("\"stats\": {}"));
+    QVERIFY(!Registry::load(file).find("gemm", key(1))->measured());
+    QVERIFY(!Registry::from_text(read_text_file(file), "f", true).find("gemm", key(1))->measured());
+    QCOMPARE(RegistryEntry::from_json(shipped.to_json()).latency_median_ns, 0.0);
+
+    const RegistryDiff diff = diff_run(run2(), root_);
+    const DiffEntry& d = find(diff.entries, 1);
+    QCOMPARE(d.cls, DiffClass::Unmeasured);
+    QCOMPARE(std::string(to_string(d.cls)), std::string("unmeasured"));
+    QCOMPARE(d.ratio, 0.0);
+    QCOMPARE(d.old_ns, 0.0);
+    const ApplyReport rep = apply_run(run2(), root_, {});
+    QVERIFY(std::none_of(rep.written.begin(), rep.written.end(), [&](const DiffEntry& w) { return w.key == key(1); }));
+    const auto i = std::find_if(rep.skipped.begin(), rep.skipped.end(), [&](const DiffEntry& s) { return s.key == key(1); });
+    QVERIFY(i != rep.skipped.end());
+    const std::string why = rep.skip_reasons[static_cast<std::size_t>(i - rep.skipped.begin())];
+    QVERIFY2(contains(why, "no measurement (tpu-inference tpu_v6e.json)") && contains(why, "--remeasure"), why.c_str());
+    QCOMPARE(registry_bm(1), ParamValue(16));
+    ApplyOptions force;
+    force.force = true;
+    apply_run(run2(), root_, force);
+    QCOMPARE(registry_bm(1), ParamValue(32));
+    QVERIFY(Registry::load(file).find("gemm", key(1))->measured());
+  }
+
   void unfinishedRunIsNotApplied() {
     RunResults partial = base_run();
     partial.state = "cancelled";

@@ -22,6 +22,7 @@ QColor classColor(DiffClass c) {
     case DiffClass::Same:
       return QColor(0x75, 0x75, 0x75);
     case DiffClass::NotComparable:
+    case DiffClass::Unmeasured:
       return QColor(0xe6, 0x51, 0x00);
   }
   return Qt::black;
@@ -33,7 +34,9 @@ bool flagged(const DiffEntry& e) { return e.new_entry.flags.any(); }
 
 }  // namespace
 
-bool DiffModel::needsForce(DiffClass c) { return c == DiffClass::Slower || c == DiffClass::NotComparable; }
+bool DiffModel::needsForce(DiffClass c) {
+  return c == DiffClass::Slower || c == DiffClass::NotComparable || c == DiffClass::Unmeasured;
+}
 
 int DiffModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(diff_.entries.size());
@@ -106,6 +109,10 @@ QVariant DiffModel::toolTip(const DiffEntry& e, int column) const {
     return tr("Re-measured just now: both configs timed side by side in alternation on the run's device.");
   if (e.cls == DiffClass::Slower)
     return tr("The registry's entry is faster. Checking this row replaces it anyway, after a confirmation.");
+  if (e.cls == DiffClass::Unmeasured)
+    return tr(
+        "The registry's entry has no measurement (imported without stats): nothing says which is faster. "
+        "Re-measure times both; checking this row replaces the entry anyway, after a confirmation.");
   if (e.cls == DiffClass::NotComparable && e.old_entry)
     return tr("Measured %1 in this run, %2 in the registry: the medians do not say which is faster. "
               "Checking this row replaces the entry anyway, after a confirmation.")
@@ -147,7 +154,7 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
     case NewConfigColumn:
       return configText(e.new_entry.config);
     case OldColumn:
-      return e.old_entry ? formatNs(e.old_ns) : QString();
+      return e.old_entry ? (e.old_ns > 0 ? formatNs(e.old_ns) : tr("unmeasured")) : QString();
     case NewColumn:
       return formatNs(e.new_ns);
     case ComparedColumn:

@@ -193,6 +193,10 @@ void DiffPage::remeasureEnded(const QString& error) {
 QString DiffPage::confirmForceText(const DiffEntry& e) const {
   const QString numbers = tr("%1 in the registry, %2 in this run (%3)")
                               .arg(formatNs(e.old_ns), formatNs(e.new_ns), DiffModel::comparedText(e));
+  if (e.cls == DiffClass::Unmeasured)
+    return tr("The registry's entry for %1 has no measurement: whether this run's config is faster is not known."
+              "\n\nApply the run's config anyway?")
+        .arg(qstr(e.key));
   if (e.cls == DiffClass::NotComparable)
     return tr("The registry's entry for %1 was measured %2, this run %3: %4 do not compare.\n\nApply the run's config "
               "anyway?")

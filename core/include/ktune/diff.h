@@ -12,8 +12,10 @@ namespace ktune {
 
 // NotComparable: the registry entry was measured with another benchmarking method (amortized
 // throughput vs per-launch latency), so the two numbers do not say which config is faster.
-enum class DiffClass { New, Faster, Slower, Same, NotComparable };
-const char* to_string(DiffClass c);  // "new", "faster", "slower", "same", "not comparable"
+// Unmeasured: the registry entry has no measurement (RegistryEntry::measured), so nothing says
+// either; a paired re-measure (`apply --remeasure`) classes it faster, slower or same.
+enum class DiffClass { New, Faster, Slower, Same, NotComparable, Unmeasured };
+const char* to_string(DiffClass c);  // "new", "faster", "slower", "same", "not comparable", "unmeasured"
 
 // "69 of 112 configs measured" (without "of N" for runs that predate the planned count).
 std::string describe_progress(const RunResults& run);

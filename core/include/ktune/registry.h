@@ -40,13 +40,18 @@ struct RegistryEntry {
   std::string tp_split_dim;  // "out" | "in" when tp_size > 1
   // Driver, toolkit and compiler versions it was measured with (the backend's versions()).
   std::vector<std::pair<std::string, std::string>> versions;
-  std::string imported_from;  // "tpu-tune FILE" for an imported entry
+  std::string imported_from;  // "tpu-inference FILE" for an imported entry
   // Which measurement the latencies and samples above are (the winner's paired re-measure, or
   // the search's own timing), the search's median beside them, and what made the number doubtful
   // (ResultEntry::choice). Older entries and imports: chosen by search, search median 0.
   ChosenBy chosen_by = ChosenBy::Search;
   double search_median_ns = 0;
   WinnerFlags flags;
+
+  // An entry without a measurement: a config another tool ships without stats (tpu-inference
+  // keeps most of its configs so). Its latencies are 0 and it has no samples; the file holds
+  // "stats": {}. Diff and apply class it "unmeasured": nothing says whether a run is faster.
+  bool measured() const { return latency_median_ns > 0; }
 
   nlohmann::json to_json() const;
   static RegistryEntry from_json(const nlohmann::json& j);  // throws InputError
