@@ -9,9 +9,11 @@
 #include "ktune/backends/hip_spec.h"
 #include "ktune/diff.h"
 #include "ktune/error.h"
+#include "ktune/family_description.h"
 #include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/registry_formats.h"
+#include "registry_target.h"
 #include "tune_options.h"
 
 namespace ktune::cli {
@@ -24,7 +26,14 @@ void add_target(CLI::App* sub, RegistryArgs& a, bool family_option = true) {
       "--kernel-spec", a.kernel_spec,
       "The family of a kernel spec JSON (e.g. resources/kernels/cuda/gemm.json): no GPU or CUDA build needed");
   add_allow_source_outside_spec(sub);
-  sub->add_option("--backend,-b", a.backend, "Backend whose registry and family to use")->capture_default_str();
+  sub->add_option("--family-from", a.family_from,
+                  "A run folder whose recorded family to use, with its backend and device: a family tuned through a "
+                  "worker (`ktune tune --worker`), which this build does not have. Without it such a family is read "
+                  "from the description the registry file keeps (written by apply and import)");
+  sub->add_option("--backend,-b", a.backend,
+                  "Backend whose registry and family to use: a built-in one or a worker's (the name its runs record)")
+      ->capture_default_str()
+      ->each([&a](const std::string&) { a.backend_given = true; });
   sub->add_option("--device", a.device, "Device index (its slug names the registry file)")->capture_default_str();
   sub->add_option("--device-slug", a.device_slug, "Registry device slug (default: this machine's device)");
   sub->add_option("--registry", a.registry, "Registry root (holds <backend>/<device>.json)")->capture_default_str();
@@ -40,8 +49,11 @@ std::vector<std::string> split_fields(const std::string& text, const std::string
   return out;
 }
 
+std::string target_slug(const RegistryArgs& a, const Backends& backends);
+
 // The family to read entries of: a kernel spec's without its backend (registry commands run no
-// kernel, so a CPU-only build reads a CUDA registry), else the backend's built-in family.
+// kernel, so a CPU-only build reads a CUDA registry), else family_of_target's (a built-in one, a
+// worker's from its run or the registry file).
 KernelFamily target_family(const RegistryArgs& a, const Backends& backends) {
   if (!a.kernel_spec.empty()) {
     if (a.backend != "cuda" && a.backend != "hip")
@@ -54,14 +66,13 @@ KernelFamily target_family(const RegistryArgs& a, const Backends& backends) {
     f.backend = a.backend;
     return f;
   }
-  if (a.family.empty())
-    throw InputError("name a kernel family (--family; `ktune kernels` lists them) or give --kernel-spec FILE");
-  return find_backend(backends, a.backend).family(a.family);
+  return family_of_target(a, backends, [&] { return target_slug(a, backends); });
 }
 
 // The registry file's device slug: --device-slug, else the device's (which needs the backend).
 std::string target_slug(const RegistryArgs& a, const Backends& backends) {
   if (!a.device_slug.empty()) return a.device_slug;
+  require_slug_without_backend(a, backends);
   const auto devices = find_backend(backends, a.backend).devices();
   if (a.device < 0 || static_cast<std::size_t>(a.device) >= devices.size())
     throw InputError("the " + a.backend + " backend has no device " + std::to_string(a.device) +
@@ -170,7 +181,8 @@ RegistryCommands add_registry_command(CLI::App& app, RegistryArgs& a) {
   return c;
 }
 
-int run_registry_export(const RegistryArgs& a, const Backends& backends) {
+int run_registry_export(const RegistryArgs& args, const Backends& backends) {
+  const RegistryArgs a = with_run_target(args);
   const KernelFamily family = target_family(a, backends);
   const auto file = Registry::file_for(a.registry, a.backend, target_slug(a, backends));
   const Registry reg = load_noting(file);
@@ -181,7 +193,8 @@ int run_registry_export(const RegistryArgs& a, const Backends& backends) {
   return 0;
 }
 
-int run_registry_import(const RegistryArgs& a, const Backends& backends) {
+int run_registry_import(const RegistryArgs& args, const Backends& backends) {
+  const RegistryArgs a = with_run_target(args);
   const KernelFamily family = target_family(a, backends);
   const std::string device_slug = target_slug(a, backends);
   const TpuImport in = read_tpu(a, family);
@@ -208,6 +221,9 @@ int run_registry_import(const RegistryArgs& a, const Backends& backends) {
   if (a.dry_run) {
     std::cout << "dry run: nothing written\n";
   } else if (written > 0) {
+    // A worker's family travels with its entries, as apply keeps it.
+    if (auto d = describe_family(family, family.default_space); !d.is_null())
+      reg.set_family_description(family.name, std::move(d));
     reg.save(file);
     std::cout << "registry " << file.string() << ": " << written << " written, " << kept << " kept\n";
   } else {
@@ -237,7 +253,9 @@ CLI::App* add_lookup_command(CLI::App& app, LookupArgs& a) {
   return lookup;
 }
 
-int run_lookup(const LookupArgs& a, const Backends& backends) {
+int run_lookup(const LookupArgs& args, const Backends& backends) {
+  LookupArgs a = args;
+  a.target = with_run_target(args.target);
   const KernelFamily family = target_family(a.target, backends);
   const std::string slug = target_slug(a.target, backends);
   // The device's properties check the family default against its constraints, and the running
@@ -252,6 +270,7 @@ int run_lookup(const LookupArgs& a, const Backends& backends) {
       context.versions = b->versions();
     }
   }
+  if (context.device.empty()) context.device = run_device_variables(a.target, slug);
   if (!a.device_json.empty()) {
     nlohmann::json j = read_json_file(a.device_json, "device properties");
     if (j.is_array()) {

@@ -14,7 +14,9 @@ struct RegistryArgs {
   std::string format;
   std::string family;
   std::string kernel_spec;
+  std::string family_from;  // a run folder: its recorded family, backend and device (a worker's)
   std::string backend = "cpu";
+  bool backend_given = false;  // --backend on the command line (else --family-from's run's)
   int device = 0;
   std::string device_slug;  // default: the device's
   std::string registry = "tuned_data";

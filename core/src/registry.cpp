@@ -162,6 +162,10 @@ void Registry::set(const std::string& family, const std::string& problem_key, Re
   entries_[family][problem_key] = std::move(entry);
 }
 
+void Registry::set_family_description(const std::string& family, json description) {
+  family_descriptions_[family] = std::move(description);
+}
+
 std::size_t Registry::size() const {
   std::size_t n = 0;
   for (const auto& [family, keys] : entries_) n += keys.size();
@@ -323,6 +327,7 @@ json Registry::to_json() const {
   }
   json j = {{"ktune_registry", kRegistryFormat}, {"backend", backend_}, {"device", device_}};
   j["entries"] = std::move(entries);
+  if (!family_descriptions_.empty()) j["families"] = family_descriptions_;
   return j;
 }
 

@@ -286,6 +286,9 @@ Registry Registry::from_json(const json& j) {
         [&](const std::string& key, const JsonPath& e) { keep(entries, old, family, key, entry_from(e)); });
     if (entries.empty()) reg.entries_.erase(family);
   });
+  if (const auto families = root.find("families"))
+    families->for_each_member(
+        [&](const std::string& family, const JsonPath& d) { reg.family_descriptions_[family] = d.object(); });
   migrate(reg, old, reg.migrations_);
   return reg;
 }

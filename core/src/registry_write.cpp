@@ -99,6 +99,15 @@ class Writer {
       }
   }
 
+  // A value kept as JSON (a family's description), as dump(2) writes it at this depth.
+  void json_value(const nlohmann::json& j, int depth) {
+    const std::string text = j.dump(2);
+    for (const char c : text) {
+      out_ += c;
+      if (c == '\n') out_.append(2 * static_cast<std::size_t>(depth), ' ');
+    }
+  }
+
   void line(int depth) {
     out_ += '\n';
     out_.append(2 * static_cast<std::size_t>(depth), ' ');
@@ -165,6 +174,10 @@ std::string registry_text(const Registry& reg) {
         Writer::Object f(entries.key(family), 2);
         for (const auto& [key, entry] : keys) write_entry(f.key(key), entry, 3);
       }
+    }
+    if (!reg.family_descriptions().empty()) {
+      Writer::Object families(root.key("families"), 1);
+      for (const auto& [family, description] : reg.family_descriptions()) families.key(family).json_value(description, 2);
     }
     root.key("ktune_registry").integer(kRegistryFormat);
   }

@@ -64,6 +64,7 @@ json RunMetadata::to_json() const {
             {"finished_at", finished_at}, {"state", state}};
   j.update(RunSettings::to_json());
   if (!merged_from.empty()) j["merged_from"] = merged_from;
+  if (!family_description.is_null()) j["family_description"] = family_description;
   return j;
 }
 
@@ -95,6 +96,7 @@ RunMetadata RunMetadata::from_json(const json& j) {
   if (root.has("merged_from"))
     for (std::size_t i = 0; i < root["merged_from"].size(); ++i)
       m.merged_from.push_back(root["merged_from"][i].object());
+  if (root.has("family_description")) m.family_description = root["family_description"].object();
   return m;
 }
 
@@ -285,6 +287,7 @@ RunResults RunStore::read_results(const fs::path& dir) {
   });
   run.state = metadata.state;
   run.versions = metadata.versions;
+  run.family_description = metadata.family_description;
   for (const auto& p : metadata.pruning) run.planned += p.planned;
   for (const auto& t : read_trials(dir)) run.measured += t.status != TrialStatus::Pruned;
   return run;

@@ -8,6 +8,7 @@
 
 #include "ktune/device_pool.h"
 #include "ktune/error.h"
+#include "ktune/family_description.h"
 #include "ktune/run_options.h"
 #include "ktune/run_store.h"
 #include "ktune/version.h"
@@ -158,6 +159,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       RunMetadata md;
       md.run_name = req.run_dir.filename().string();
       md.family = req.family.name;
+      md.family_description = describe_family(req.family, req.space);
       md.backend = backend().name();
       md.device = device();
       md.arguments = req.arguments;

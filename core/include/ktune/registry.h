@@ -113,6 +113,11 @@ class Registry {
   std::size_t size() const;
   // One line per key migrated on read (old ",tp=" keys), for the CLI to print.
   const std::vector<std::string>& migrations() const { return migrations_; }
+  // Descriptions of families whose kernels a ktune build need not have (a worker's), by family
+  // name: the family as the run that tuned it recorded it (family_description.h), kept in the
+  // file's "families" so that lookup and export find the family from the registry alone.
+  const std::map<std::string, nlohmann::json>& family_descriptions() const { return family_descriptions_; }
+  void set_family_description(const std::string& family, nlohmann::json description);
 
   // Throws InputError naming the entry (family, key) and the parameter when an entry of
   // `family` has a parameter the family's space lacks, or a value of another kind.
@@ -134,6 +139,7 @@ class Registry {
  private:
   std::string backend_, device_;
   std::map<std::string, std::map<std::string, RegistryEntry>> entries_;
+  std::map<std::string, nlohmann::json> family_descriptions_;
   std::vector<std::string> migrations_;
 };
 

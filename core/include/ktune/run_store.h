@@ -72,6 +72,9 @@ struct RunMetadata : RunSettings {
   std::string state = "running";                              // running | finished | cancelled | failed
   // A run made by `ktune merge`: the run_metadata.json of every shard it combines; empty otherwise.
   std::vector<nlohmann::json> merged_from;
+  // The family as data (describe_family, family_description.h) when it is not built into ktune
+  // (a worker's, a kernel spec's), for registry commands without the worker; null otherwise.
+  nlohmann::json family_description;
 
   nlohmann::json to_json() const;
   static RunMetadata from_json(const nlohmann::json& j);  // throws InputError
@@ -109,6 +112,7 @@ struct RunResults {
   std::vector<std::pair<std::string, std::string>> versions;  // the run's driver, toolkit, compilers
   std::uint64_t measured = 0;                                 // configs measured (every trial but pruned ones)
   std::uint64_t planned = 0;  // configs the strategy meant to measure; 0 for runs that predate the record
+  nlohmann::json family_description;  // RunMetadata's: apply keeps it in the registry
 };
 
 class RunStore {
