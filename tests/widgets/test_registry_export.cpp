@@ -66,9 +66,9 @@ class TestRegistryExport : public QObject {
     const fs::path nk = fs::path(sstr(out)) / "test-cpu-GEMM-GEMM-N=256-K=256.json";
     QVERIFY(files.contains(qstr(nk.string())));
     const nlohmann::json j = nlohmann::json::parse(std::ifstream(nk));
-    QCOMPARE(j["small"], gemm.default_config.to_json());
-    QCOMPARE(j["xlarge"], gemm.default_config.to_json());
-    QVERIFY(!j.contains("medium_M64"));
+    QCOMPARE(j["M_LEQ_16"], gemm.default_config.to_json());  // aiter's buckets, named by the slug
+    QCOMPARE(j["M_LEQ_512"], gemm.default_config.to_json());
+    QVERIFY(!j.contains("M_LEQ_64"));
     QVERIFY(fs::exists(fs::path(sstr(out)) / "test-cpu-GEMM-GEMM.json"));
   }
 

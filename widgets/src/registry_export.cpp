@@ -2,7 +2,7 @@
 
 #include "ktune/error.h"
 #include "ktune/registry.h"
-#include "ktune/registry_formats.h"
+#include "ktune/registry_format_aiter.h"
 #include "ktune/widgets/qt_types.h"
 
 namespace ktune::gui {
@@ -18,7 +18,11 @@ QStringList exportRegistryAsAiter(const std::filesystem::path& registryFile, con
                      family.name + " entries");
   const Registry registry = Registry::load(registryFile);
   QStringList files;
-  for (const auto& path : export_aiter(registry, family, sstr(dir))) files << qstr(path.string());
+  // The workbench asks no architecture: a device whose gfx target ktune cannot tell (a CPU, an
+  // NVIDIA GPU) names the files by its slug, as `registry export --format aiter --arch SLUG` would.
+  AiterExportOptions options;
+  if (aiter_arch(registry.device()).empty()) options.arch = registry.device();
+  for (const auto& path : export_aiter(registry, family, sstr(dir), options)) files << qstr(path.string());
   return files;
 }
 
