@@ -13,6 +13,7 @@
 #include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/registry_formats.h"
+#include "registry_aiter_command.h"
 #include "registry_target.h"
 #include "tune_options.h"
 
@@ -146,18 +147,23 @@ RegistryCommands add_registry_command(CLI::App& app, RegistryArgs& a) {
   c.registry->require_subcommand(1);
   c.exp = c.registry->add_subcommand(
       "export",
-      "Write a family's entries as aiter's tuned-config files: per group of equal key fields but M (N, K) a "
-      "{device}-GEMM-{FAMILY}-N=..-K=...json with the configs by M bucket: small (M < 32), medium_M32, medium_M64, "
-      "medium_M128, large (M <= 256), xlarge (M > 256), each the config of the largest tuned M in it, and any (the "
-      "largest tuned M); plus {device}-GEMM-{FAMILY}.json with the most common config per bucket. {FAMILY} is the "
-      "family in upper case less a leading GEMM_ (gemm_a8w8_blockscale: A8W8_BLOCKSCALE, aiter's name). Text key "
-      "fields (dtypes) are in the name only where they differ between files. --format tpu-inference writes "
+      "Write a family's entries as aiter's tuned GEMM configs, as aiter's loader (get_gemm_config) reads them: per "
+      "group of equal key fields but M (N, K) a {arch}-GEMM-{TAG}-N=..-K=...json holding, for each tuned M, the "
+      "bucket M_LEQ_b of the smallest of aiter's bounds b >= M (4, 8, 16, ..., 8192; with --aiter-layout nested 1, "
+      "4, ..., 8192), M_GEQ_8192 past them, and any (the largest tuned M); two tuned Ms in one bucket: the larger "
+      "one's config, with a note. Plus the default file {arch}-GEMM-{TAG}.json that aiter requires: the most common "
+      "config per bucket and overall. {arch} is aiter's architecture name (gfx942), from the registry's device or "
+      "--arch; {TAG} is the family in upper case less a leading GEMM_ (gemm_a8w8_blockscale: A8W8_BLOCKSCALE). Text "
+      "key fields (dtypes) are in the name only where they differ between files. --format aiter-guide writes the "
+      "seed guide's buckets (small, medium_M32, medium_M64, medium_M128, large, xlarge) named by the device slug, "
+      "of which aiter's loader reads only any. --format tpu-inference writes "
       "tpu-inference's tuned_data file instead (see --values, --key-fields, --list-params)");
-  c.exp->add_option("--format", a.format, "aiter | tpu-inference")
+  c.exp->add_option("--format", a.format, "aiter | aiter-guide | tpu-inference")
       ->required()
-      ->check(CLI::IsMember({"aiter", "tpu-inference"}));
+      ->check(CLI::IsMember({"aiter", "aiter-guide", "tpu-inference"}));
   c.exp->add_option("-o,--output", a.output, "Folder to write the files into (created)")->required();
   add_tpu_options(c.exp, a, true);
+  add_aiter_options(c.exp, a, true);
   add_target(c.exp, a);
   c.imp = c.registry->add_subcommand(
       "import",
@@ -169,12 +175,19 @@ RegistryCommands add_registry_command(CLI::App& app, RegistryArgs& a) {
       "a latency (\"stats\": {} or none) is a config without a measurement: imported unmeasured, diff and apply say "
       "so. tpu-inference records no median: the median of samples_ns, else latency_avg_ns. Every config is checked "
       "against the family's space; existing entries are kept unless --force; the write is atomic with a backup, "
-      "under the registry's lock. tpu-tune is the same format's older name");
-  c.imp->add_option("--format", a.format, "tpu-inference (tpu-tune)")
+      "under the registry's lock. tpu-tune is the same format's older name. --format aiter reads aiter's tuned GEMM "
+      "configs of the family (a file, or a folder searched for {arch}-GEMM-{TAG}-N=..-K=...json and the nested "
+      "layout's GEMM-{TAG}-N=..-K=...json): M_LEQ_b becomes the entry of M=b and M_GEQ_b that of M=b, all "
+      "unmeasured (aiter's files hold no latencies); any and the default file (no N, K) are not imported, and "
+      "the command says so");
+  c.imp->add_option("--format", a.format, "tpu-inference (tpu-tune) | aiter")
       ->required()
-      ->check(CLI::IsMember({"tpu-inference", "tpu-tune"}));
-  c.imp->add_option("file", a.file, "tpu-inference tuned_data JSON file")->required()->check(CLI::ExistingFile);
+      ->check(CLI::IsMember({"tpu-inference", "tpu-tune", "aiter"}));
+  c.imp->add_option("file", a.file, "tpu-inference tuned_data JSON file, or aiter's config file or folder")
+      ->required()
+      ->check(CLI::ExistingPath);
   add_tpu_options(c.imp, a, false);
+  add_aiter_options(c.imp, a, false);
   c.imp->add_flag("--force", a.force, "Replace entries the registry already has for these keys");
   c.imp->add_flag("--dry-run", a.dry_run, "Print what would be written; write nothing");
   add_target(c.imp, a);
@@ -187,17 +200,14 @@ int run_registry_export(const RegistryArgs& args, const Backends& backends) {
   const auto file = Registry::file_for(a.registry, a.backend, target_slug(a, backends));
   const Registry reg = load_noting(file);
   if (a.format == "tpu-inference") return export_tpu(reg, family, a);
-  const auto written = export_aiter(reg, family, a.output);
-  for (const auto& p : written) std::cout << "wrote " << p.string() << '\n';
-  std::cout << written.size() << " aiter files from " << file.string() << " (" << family.name << ")\n";
-  return 0;
+  return export_aiter_files(reg, family, a, file);
 }
 
 int run_registry_import(const RegistryArgs& args, const Backends& backends) {
   const RegistryArgs a = with_run_target(args);
   const KernelFamily family = target_family(a, backends);
   const std::string device_slug = target_slug(a, backends);
-  const TpuImport in = read_tpu(a, family);
+  const auto entries = a.format == "aiter" ? read_aiter_files(a, family, device_slug) : read_tpu(a, family).entries;
   const auto file = Registry::file_for(a.registry, a.backend, device_slug);
   // Under the lock apply takes: a concurrent apply or import does not lose these entries or its own.
   const FileLock lock = lock_registry(file);
@@ -207,7 +217,7 @@ int run_registry_import(const RegistryArgs& args, const Backends& backends) {
     throw InputError(file.string() + " holds the registry of " + reg.backend() + "/" + reg.device() + ", not of " +
                      a.backend + "/" + device_slug);
   std::size_t written = 0, kept = 0;
-  for (const auto& [key, e] : in.entries) {
+  for (const auto& [key, e] : entries) {
     if (reg.find(family.name, key) && !a.force) {
       std::cout << "kept " << family.name << " " << key << ": the registry has it (--force replaces it)\n";
       ++kept;

@@ -74,18 +74,18 @@ class TestCliA8w8 : public QObject {
 
     const QString out = tmp.filePath("aiter");
     const Result e = run({"registry", "export", "--format", "aiter", "--family", "gemm_a8w8_blockscale", "--backend",
-                          "cpu", "--registry", registry, "-o", out});
+                          "cpu", "--registry", registry, "--arch", "gfx942", "-o", out});
     QVERIFY2(e.code == 0, qPrintable(e.out + e.err));
     // The dtypes differ between groups, so they name the files; the family is aiter's tag.
-    const QString perNK = out + "/" + slug + "-GEMM-A8W8_BLOCKSCALE-N=256-K=256-q_dtype=int8-out_dtype=bf16.json";
+    const QString perNK = out + "/gfx942-GEMM-A8W8_BLOCKSCALE-N=256-K=256-q_dtype=int8-out_dtype=bf16.json";
     QVERIFY2(QFile::exists(perNK), qPrintable(QDir(out).entryList().join(", ")));
     const QJsonObject buckets = QJsonDocument::fromJson(readAll(perNK)).object();
-    QVERIFY(buckets.contains("small") && buckets.contains("medium_M64") && buckets.contains("any"));
-    QCOMPARE(buckets["small"].toObject(),
+    QVERIFY(buckets.contains("M_LEQ_8") && buckets.contains("M_LEQ_64") && buckets.contains("any"));
+    QCOMPARE(buckets["M_LEQ_8"].toObject(),
              entries["M=8,N=256,K=256,q_dtype=int8,out_dtype=bf16"].toObject()["config"].toObject());
-    QVERIFY(buckets["small"].toObject()["vnni"].isBool());
+    QVERIFY(buckets["M_LEQ_8"].toObject()["vnni"].isBool());
     QCOMPARE(QDir(out).entryList({"*.json"}, QDir::Files).size(), 5);  // 4 (q, out) groups + the default file
-    QVERIFY(QFile::exists(out + "/" + slug + "-GEMM-A8W8_BLOCKSCALE.json"));
+    QVERIFY(QFile::exists(out + "/gfx942-GEMM-A8W8_BLOCKSCALE.json"));
   }
 };
 

@@ -186,17 +186,27 @@ class TestCliRegistry : public QObject {
   void exportAiter() {
     const QString out = tmp.filePath("aiter");
     const QString slug = QFileInfo(regFile).completeBaseName();
+    // aiter names its files by GPU architecture: a CPU's registry needs --arch, and says so.
+    const Result noArch = run({"registry", "export", "--format", "aiter", "--family", "gemm", "--backend", "cpu",
+                               "--registry", registry, "-o", out});
+    QCOMPARE(noArch.code, 2);
+    QVERIFY2(noArch.err.contains("give it with --arch") && noArch.err.contains(slug), qPrintable(noArch.err));
     const Result r = run({"registry", "export", "--format", "aiter", "--family", "gemm", "--backend", "cpu",
-                          "--registry", registry, "-o", out});
+                          "--registry", registry, "--arch", "gfx942", "-o", out});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
-    const QJsonObject perNK = readJson(out + "/" + slug + "-GEMM-GEMM-N=64-K=64.json");
-    QVERIFY2(perNK.contains("small") && perNK.contains("medium_M64") && perNK.contains("any"), qPrintable(r.out));
-    QCOMPARE(perNK["small"].toObject(), readJson(regFile)["entries"]
+    const QJsonObject perNK = readJson(out + "/gfx942-GEMM-GEMM-N=64-K=64.json");
+    QVERIFY2(perNK.contains("M_LEQ_16") && perNK.contains("M_LEQ_64") && perNK.contains("any"), qPrintable(r.out));
+    QCOMPARE(perNK["M_LEQ_16"].toObject(), readJson(regFile)["entries"]
                                             .toObject()["gemm"]
                                             .toObject()["M=16,N=64,K=64,dtype=f32"]
                                             .toObject()["config"]
                                             .toObject());
-    QVERIFY(readJson(out + "/" + slug + "-GEMM-GEMM.json").contains("any"));
+    QVERIFY(readJson(out + "/gfx942-GEMM-GEMM.json").contains("any"));
+    // The seed guide's layout, named by the device slug as before.
+    const Result guide = run({"registry", "export", "--format", "aiter-guide", "--family", "gemm", "--backend", "cpu",
+                              "--registry", registry, "-o", out});
+    QVERIFY2(guide.code == 0, qPrintable(guide.out + guide.err));
+    QVERIFY(readJson(out + "/" + slug + "-GEMM-GEMM-N=64-K=64.json").contains("small"));
     // Another family's registry is empty: a clear error.
     const Result none = run({"registry", "export", "--format", "aiter", "--family", "qmatmul", "--backend", "cpu",
                              "--registry", registry, "-o", out});
@@ -204,7 +214,7 @@ class TestCliRegistry : public QObject {
     QVERIFY2(none.err.contains("no qmatmul entries"), qPrintable(none.err));
     // The output must be a folder.
     const Result file = run({"registry", "export", "--format", "aiter", "--family", "gemm", "--backend", "cpu",
-                             "--registry", registry, "-o", regFile});
+                             "--registry", registry, "--arch", "gfx942", "-o", regFile});
     QCOMPARE(file.code, 2);
     QVERIFY2(file.err.contains("as the output folder"), qPrintable(file.err));
   }
