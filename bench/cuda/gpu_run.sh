@@ -3,7 +3,7 @@
 # stages named on the command line, logging to one folder that ends up as $OUT/logs.tgz (the
 # device tool brings back at most 8 files). The machine has no Qt, muparser, nlohmann_json or
 # CLI11: they come from the carried .deps (see bench/cuda/RESULTS.md for how to make it).
-#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt live remeasure winner
+#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt live remeasure winner paged
 #     [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
@@ -122,6 +122,22 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
             print("registry", k, e["config"], e["stats"]["latency_median_ns"], m.get("chosen_by"), m.get("search_median_ns"), m.get("flags", []))' \
           $W/reg; } 2>&1 | tee "$LOG/winner.log"
       tar czf "$OUT/winner.tgz" --exclude=.ktune.lock -C $W . ;;
+    paged)  # issue 25: paged_attention against its read ceiling (bench/cuda/paged_read.json, same pages) cold and
+      # warm, and SDPA on the dense layout (sdpa_decode.py); PAGED_FULL, PAGED_RAGGED (shapes), PAGED_ARGS (default:
+      # --space bench/cuda/paged_space.json, 255 configs a shape of the family's 1,752)
+      k=build-gpu/app/cli/ktune; P=/tmp/paged_runs; rm -rf $P; mkdir -p $P
+      shapes=(--shape "${PAGED_FULL:-num_sequences=16,64 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=4096 ragged=0}"
+              --shape "${PAGED_RAGGED:-num_sequences=35 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=8192 ragged=1}")
+      { for mode in cold warm; do
+          method=$([ $mode = cold ] && echo per_launch || echo amortized)
+          timeout 280 $k tune --backend cuda paged_attention "${shapes[@]}" --method $method ${PAGED_ARGS:---space bench/cuda/paged_space.json} \
+            --run-name attn_$mode --output-dir $P -q; echo "attention $mode exit=$? at ${SECONDS}s"
+          timeout 120 $k tune --backend cuda --kernel-spec bench/cuda/paged_read.json "${shapes[@]}" --method $method \
+            --run-name read_$mode --output-dir $P -q; echo "read $mode exit=$? at ${SECONDS}s"
+        done
+        python3 bench/cuda/sdpa_decode.py | tee $P/sdpa.jsonl
+        python3 bench/cuda/paged_report.py $P/attn_cold $P/attn_warm $P/read_cold $P/read_warm $P/sdpa.jsonl; } 2>&1 | tee "$LOG/paged.log"
+      tar czf "$OUT/paged_runs.tgz" --exclude=.ktune.lock -C $P . ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac
   echo "stage $s done at ${SECONDS}s"

@@ -64,7 +64,10 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   // Grows workspace `name` to at least `bytes`.
   void ensure_workspace(const std::string& name, std::size_t bytes);
   // The generated data of input `name`.
-  const std::vector<unsigned char>& host_input(const std::string& name) const { return host_inputs_.at(name).data; }
+  const std::vector<unsigned char>& host_input(const std::string& name) const override {
+    return host_inputs_.at(name).data;
+  }
+  const std::vector<double>& reference_output() const override { return reference_; }
   // Copies host memory to the device in stream order and waits: `src` may go away once this
   // returns. A plain copy from pageable memory can return before its DMA lands and is not ordered
   // with a non-blocking stream (seen: a reference whose last 10 % was still arriving).

@@ -1,6 +1,8 @@
 #pragma once
 // What a GPU ProblemSession (cuda, hip) tells beyond the generic interface (dynamic_cast to it).
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace ktune {
 
@@ -14,6 +16,10 @@ class GpuSessionInfo {
   virtual std::pair<double, double> sm_clock_range_mhz() const = 0;
   // Context resets after sticky faults (crashed trials) so far.
   virtual int recoveries() const = 0;
+  // The seeded data of input `name` as it was uploaded, and the reference output every config is
+  // compared with (a test checks the reference itself against a brute force on the host).
+  virtual const std::vector<unsigned char>& host_input(const std::string& name) const = 0;
+  virtual const std::vector<double>& reference_output() const = 0;
 };
 
 }  // namespace ktune

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Paged decode attention against its ceiling and its baseline, from runs of one device call:
+  paged_report.py ATTN_COLD ATTN_WARM READ_COLD READ_WARM [SDPA_JSONL]
+ATTN_* are ktune runs of the paged_attention family (cold: --method per_launch, warm: amortized),
+READ_* runs of bench/cuda/paged_read.json over the same shapes (the same lengths, page tables and
+pools: the bytes attention must read, read by the fastest config of a kernel that computes
+nothing). Each number is the run's winner as results.json records it (its median latency). Prints
+per shape and mode: attention µs, ceiling µs, % of the ceiling (ceiling / attention), and for the
+full-length shapes SDPA's dense µs (sdpa_decode.py, same call) and SDPA / attention."""
+import json
+import sys
+
+
+def winners(run):
+    with open(run + "/results.json") as f:
+        d = json.load(f)
+    out = {}
+    for r in d["results"]:
+        fields = r["problem"]["fields"]
+        out[tuple(sorted(fields.items()))] = (r["stats"]["latency_median_ns"] / 1e3, r["config"])
+    return out
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.exit(__doc__)
+    attn = {"cold": winners(sys.argv[1]), "warm": winners(sys.argv[2])}
+    read = {"cold": winners(sys.argv[3]), "warm": winners(sys.argv[4])}
+    sdpa = {}
+    if len(sys.argv) > 5:
+        for line in open(sys.argv[5]):
+            if line.startswith("{"):
+                s = json.loads(line)
+                sdpa[(s["batch"], s["q_heads"], s["kv_heads"], s["head_dim"], s["context"], s["mode"])] = s["median_us"]
+    print("| sequences | heads q/kv | head_dim | page | context | lengths | mode | attention µs | ceiling µs | % of ceiling | SDPA dense µs | SDPA / attention | config |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for mode in ("cold", "warm"):
+        for key, (us, cfg) in sorted(attn[mode].items()):
+            f = dict(key)
+            ceiling = read[mode].get(key, (float("nan"), None))[0]
+            base = sdpa.get((f["num_sequences"], f["num_q_heads"], f["num_kv_heads"], f["head_dim"], f["max_model_len"], mode))
+            base_cols = "%.1f | %.3f" % (base, base / us) if base and not f.get("ragged", 1) else "- | -"
+            print("| %d | %d/%d | %d | %d | %d | %s | %s | %.1f | %.1f | %.1f %% | %s | %s |" % (
+                f["num_sequences"], f["num_q_heads"], f["num_kv_heads"], f["head_dim"], f["page_size"],
+                f["max_model_len"], "ragged" if f.get("ragged", 1) else "full", mode, us, ceiling,
+                100 * ceiling / us, base_cols, " ".join("%s=%s" % kv for kv in sorted(cfg.items()))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+// The paged_attention family on the device: its reference kernel against a dense brute force on
+// the host (f64, pages gathered through the table), then configs covering every value of every
+// parameter and every split / q-heads-per-block pair against that reference, on ragged lengths
+// and shuffled page tables (a kernel that ignores the table or the lengths cannot pass), GQA
+// groups of 1, 4 and 8, head_dim 32 to 256, page sizes 8 to 64, f16 and bf16. Split configs are
+// validated twice: the merge counters must be left at zero for the next launch.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "check.h"
+#include "gpu.h"
+#include "ktune/backends/gpu.h"
+#include "ktune/host_data.h"
+#include "ktune/measurement.h"
+
+using namespace ktune;
+
+namespace {
+
+struct Shape {
+  long seqs, q_heads, kv_heads, head_dim, page, max_len, ragged;
+  std::string dtype;
+};
+
+std::vector<std::int32_t> ints(const std::vector<unsigned char>& bytes) {
+  std::vector<std::int32_t> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+// out[b][h][:] = softmax(q . K^T / sqrt(d)) V over sequence b's tokens, in f64.
+std::vector<double> brute_force(const GpuSessionInfo& s, const Shape& sh) {
+  const ElemType t = elem_type_from_string(sh.dtype);
+  const auto& q = s.host_input("Q");
+  const auto& k = s.host_input("K");
+  const auto& v = s.host_input("V");
+  const auto lengths = ints(s.host_input("lengths"));
+  const auto table = ints(s.host_input("page_table"));
+  const long max_pages = (sh.max_len + sh.page - 1) / sh.page, d = sh.head_dim;
+  std::vector<double> out(sh.seqs * sh.q_heads * d);
+  for (long b = 0; b < sh.seqs; ++b)
+    for (long h = 0; h < sh.q_heads; ++h) {
+      const long kvh = h / (sh.q_heads / sh.kv_heads), qrow = (b * sh.q_heads + h) * d;
+      std::vector<double> score(lengths[b]);
+      double mx = -INFINITY;
+      auto row = [&](long tok) {
+        return ((table[b * max_pages + tok / sh.page] * sh.kv_heads + kvh) * sh.page + tok % sh.page) * d;
+      };
+      for (long tok = 0; tok < lengths[b]; ++tok) {
+        double dot = 0;
+        for (long e = 0; e < d; ++e) dot += load_elem(q.data(), t, qrow + e) * load_elem(k.data(), t, row(tok) + e);
+        score[tok] = dot / std::sqrt(static_cast<double>(d));
+        mx = std::max(mx, score[tok]);
+      }
+      double sum = 0;
+      for (double& x : score) sum += x = std::exp(x - mx);
+      for (long tok = 0; tok < lengths[b]; ++tok)
+        for (long e = 0; e < d; ++e) out[qrow + e] += score[tok] / sum * load_elem(v.data(), t, row(tok) + e);
+    }
+  return out;
+}
+
+// The workload is what the test claims: ragged lengths, one at max_model_len, a shuffled table.
+void check_workload(const GpuSessionInfo& s, const Shape& sh, const std::string& key) {
+  const auto lengths = ints(s.host_input("lengths"));
+  const auto table = ints(s.host_input("page_table"));
+  std::set<std::int32_t> distinct(lengths.begin(), lengths.end());
+  CHECK_MSG(*distinct.rbegin() == sh.max_len, key);
+  if (sh.ragged) CHECK_MSG(sh.seqs < 3 || distinct.size() > 1, key + ": lengths are not ragged");
+  bool in_order = true;
+  for (std::size_t i = 1; i < (lengths[0] + sh.page - 1) / sh.page; ++i) in_order &= table[i] == table[i - 1] + 1;
+  CHECK_MSG(!in_order || lengths[0] <= 2 * sh.page, key + ": the page table is not shuffled");
+}
+
+// Configs until every value of every parameter and every (SPLITS, QPB) pair is covered.
+std::vector<Config> covering(const std::vector<Config>& valid) {
+  std::set<std::string> covered;
+  std::vector<Config> chosen;
+  for (const Config& c : valid) {
+    bool adds = covered.insert("S" + std::to_string(c.get("SPLITS")) + "Q" + std::to_string(c.get("QPB"))).second;
+    for (const char* p : {"TOKENS", "QPB", "WARPS", "STAGES", "SPLITS", "VEC"})
+      adds |= covered.insert(std::string(p) + "=" + std::to_string(c.get(p))).second;
+    if (adds) chosen.push_back(c);
+  }
+  return chosen;
+}
+
+}  // namespace
+
+int main() {
+  auto gpu = ktune_test::gpu_or_skip("test_paged_attention_gpu");
+  const KernelFamily family = gpu.backend->family("paged_attention");
+  const Shape shapes[] = {{5, 8, 2, 128, 16, 300, 1, "bf16"},  {3, 4, 4, 64, 64, 1000, 1, "f16"},
+                          {4, 16, 2, 256, 8, 517, 1, "bf16"},  {7, 8, 1, 32, 32, 200, 1, "f16"},
+                          {2, 32, 8, 128, 16, 4096, 0, "bf16"}};
+  Tolerance tol;
+  tol.atol = 5e-3, tol.rtol = 1e-2;
+  int validated = 0;
+  for (const Shape& sh : shapes) {
+    const Problem p = ktune_test::make_problem(
+        family, {{"num_sequences", std::to_string(sh.seqs)},
+                 {"num_q_heads", std::to_string(sh.q_heads)},
+                 {"num_kv_heads", std::to_string(sh.kv_heads)},
+                 {"head_dim", std::to_string(sh.head_dim)},
+                 {"page_size", std::to_string(sh.page)},
+                 {"max_model_len", std::to_string(sh.max_len)},
+                 {"ragged", std::to_string(sh.ragged)},
+                 {"dtype", sh.dtype}});
+    auto session = gpu.backend->open(gpu.device, family, p, 1234);
+    const auto& info = dynamic_cast<const GpuSessionInfo&>(*session);
+    check_workload(info, sh, p.key());
+    const std::vector<double> want = brute_force(info, sh);
+    const std::vector<double>& ref = info.reference_output();
+    CHECK_MSG(ref.size() == want.size(), p.key());
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < std::min(ref.size(), want.size()); ++i)
+      bad += !(std::abs(ref[i] - want[i]) <= tol.atol + tol.rtol * std::abs(want[i]));
+    CHECK_MSG(bad == 0, p.key() + ": the reference kernel differs from the brute force in " + std::to_string(bad) +
+                            " of " + std::to_string(want.size()) + " elements");
+
+    Variables ctx = gpu.device.variables();
+    for (const auto& [name, v] : family.variables(p)) ctx[name] = v;
+    const auto chosen = covering(family.default_space.enumerate(ctx));
+    CHECK_MSG(!chosen.empty(), p.key());
+    for (const Config& c : chosen) {
+      try {
+        auto kernel = session->prepare(c);
+        for (int round = 0; round < (c.get("SPLITS") > 1 ? 2 : 1); ++round) {
+          const Validation v = session->validate(*kernel, tol);
+          CHECK_MSG(v.mismatch_fraction == 0, p.key() + " " + c.key() + " round " + std::to_string(round));
+          ++validated;
+        }
+      } catch (const TrialFailure& e) {
+        CHECK_MSG(false, p.key() + " " + c.key() + ": " + to_string(e.status()) + ": " + e.what());
+      }
+    }
+    std::printf("%s: reference = brute force, %zu configs validated\n", p.key().c_str(), chosen.size());
+  }
+  std::printf("%d validations\n", validated);
+  return ktune_test::finish("test_paged_attention_gpu");
+}
