@@ -11,6 +11,7 @@ LOG=/tmp/ktune_logs
 mkdir -p "$OUT" "$LOG"
 pack_logs() { tar czf "$OUT/logs.tgz" -C "$LOG" . || echo "could not pack the logs into $OUT/logs.tgz"; }
 trap pack_logs EXIT
+trap 'exit 130' INT TERM  # a timeout still brings the logs back
 export LD_LIBRARY_PATH=$PWD/.deps/muparser/lib:$LD_LIBRARY_PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$LOG/gpu.txt"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUPARSER_ROOT=$PWD/.deps/muparser \
