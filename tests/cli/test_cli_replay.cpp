@@ -1,13 +1,16 @@
 // ktune import kernel-tuner and ktune tune --replay, as a user runs them: the run folder they
-// make opens in diff and export, bad files exit 2 naming the field, replays repeat per seed.
+// make opens in diff and export, bad files exit 2 naming the field, replays repeat per seed,
+// restrictions given at import and the cache's coverage of the space, sparse landscapes replayed.
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "../core/kernel_tuner_fixture.h"
 #include "cli_support.h"
 
 namespace {
@@ -144,6 +147,50 @@ class TestCliReplay : public QObject {
     const QString help = run({"tune", "--help"}).out;
     for (const char* word : {"--time-budget", "--remeasure-top", "genetic", "bayes", "--resume the time"})
       QVERIFY2(help.contains(word), word);
+  }
+
+  // 60 configs recorded of 3,840: the import says so, and a replay searches the 60, not the product.
+  void sparseCacheCoverageAndReplay() {
+    const QString cache = tmp.filePath("sparse.json");
+    writeAll(cache, QByteArray::fromStdString(
+                        ktune::test::kernel_tuner_text(ktune::test::sparse_kernel_tuner_cache(60).json, false)));
+    const Result plain = run({"import", "kernel-tuner", cache, "--run-name", "sparse", "--output-dir", runs});
+    QVERIFY2(plain.code == 0, qPrintable(plain.out + plain.err));
+    QVERIFY2(plain.out.contains("space: 3840 configs (the product of tune_params: the file holds no restrictions; "
+                                "give them with --constraint or --space); the cache covers 60 of them (1.56 %)"),
+             qPrintable(plain.out));
+
+    const Result r = run({"tune", "--replay", runs + "/sparse", "--strategy", "random", "--budget", "20", "--seed", "3",
+                          "--run-name", "sparse_replay", "--output-dir", runs});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2((r.out + r.err).contains("space 60 configs"), qPrintable(r.out + r.err));
+    const QByteArray trials = readAll(runs + "/sparse_replay/trials.csv");
+    QCOMPARE(trials.count('\n'), 21);  // the header and 20 trials
+    QVERIFY2(!trials.contains("not in the recorded landscape"), trials.constData());
+
+    const QString space = tmp.filePath("restrictions.json");
+    writeAll(space, R"({"parameters": {"block_size_x": [16, 32, 64, 128, 256], "block_size_y": [1, 2, 4, 8, 16, 32],
+      "tile_size_x": [1, 2, 4, 8], "tile_size_y": [1, 2, 4, 8], "loop_unroll_factor": [0, 1, 2, 4],
+      "use_shared_mem": [0, 1]}, "constraints": ["block_size_x * block_size_y <= 1024"]})");
+    const Result restricted =
+        run({"import", "kernel-tuner", cache, "--run-name", "restricted", "--output-dir", runs, "--space", space,
+             "--constraint", "block_size_x*block_size_y >= 64", "--constraint", "use_shared_mem == 1"});
+    QVERIFY2(restricted.code == 0, qPrintable(restricted.out + restricted.err));
+    QVERIFY2(restricted.out.contains(QRegularExpression("space: 3840 configs, \\d+ under the restrictions; the cache "
+                                                        "covers \\d+ of them \\(\\d+\\.\\d\\d %\\)")),
+             qPrintable(restricted.out));
+    QVERIFY2(restricted.out.contains("recorded configs violate the restrictions, yet Kernel Tuner ran them") &&
+                 restricted.out.contains("pruned by use_shared_mem == 1"),
+             qPrintable(restricted.out));
+    QVERIFY2(restricted.out.contains("InvalidConfig entries fall outside the restrictions"),
+             qPrintable(restricted.out));
+
+    const Result bad = run({"import", "kernel-tuner", cache, "--run-name", "bad_restriction", "--output-dir", runs,
+                            "--constraint", "block_size_x and block_size_y"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("block_size_x and block_size_y"), qPrintable(bad.err));
+    const QString help = run({"import", "kernel-tuner", "--help"}).out;
+    for (const char* word : {"--constraint", "--space", ".json.gz", "covers"}) QVERIFY2(help.contains(word), word);
   }
 
   void replayRefusesWhatTheRunDecides() {

@@ -60,7 +60,8 @@ inline SparseCache sparse_kernel_tuner_cache(std::size_t n) {
       state = state * 6364136223846793005ULL + 1442695040888963407ULL;
       v.push_back(values[(state >> 33) % values.size()]);
       rec[name] = v.back();
-      key += (key.empty() ? "" : ",") + std::to_string(v.back());
+      if (!key.empty()) key += ',';
+      key += std::to_string(v.back());
     }
     if (!seen.insert(key).second) continue;
     const std::size_t k = seen.size();
@@ -100,7 +101,9 @@ inline std::string kernel_tuner_text(const nlohmann::ordered_json& cache, bool c
     nlohmann::ordered_json line;
     line[key] = rec;
     const std::string one = line.dump();
-    text += "\n" + one.substr(1, one.size() - 2) + ",";
+    text += '\n';
+    text.append(one, 1, one.size() - 2);  // `{"key": {...}}` -> `"key": {...}`
+    text += ',';
   }
   if (closed) {
     if (text.back() == ',') text.pop_back();
