@@ -187,6 +187,40 @@ class TestReplay : public QObject {
     QVERIFY2(contains(e, "none of the 1 recorded configs is in the run's search space"), e.c_str());
   }
 
+  // A run of several problems: the header's count is every problem's recorded configs (a run of
+  // 2 shapes x 2 configs recorded 4), and each problem replays its own.
+  void recordedConfigsCountEveryProblem() {
+    QTemporaryDir tmp;
+    const fs::path dir = fs::path(tmp.path().toStdString()) / "two";
+    auto backends = make_backends();
+    Backend& cpu = find_backend(backends, "cpu");
+    TuneRequest req;
+    req.family = cpu.family("gemm");
+    req.problems = expand_shape(req.family, "M=16,32 N=64 K=64");
+    req.space = SearchSpace({{"MR", {4, 8}},
+                             {"NR", {8}},
+                             {"vec", {4}},
+                             {"MC", {64}},
+                             {"KC", {128}},
+                             {"NC", {1024}},
+                             {"loop_order", {0}},
+                             {"threads", {1}}},
+                            {});
+    req.measure.warmup_ms = 0;
+    req.measure.min_samples = req.measure.max_samples = 3;
+    req.measure.remeasure_top = 0;
+    req.run_dir = dir;
+    Trials measured;
+    Tuner(cpu, cpu.devices().front()).run(req, measured);
+    QCOMPARE(measured.finished.size(), std::size_t(4));
+    ReplayBackend backend(dir, cpu.family("gemm"));
+    QCOMPARE(backend.recorded_configs(), std::size_t(4));
+    QCOMPARE(backend.landscape(req.problems.front().key()).size(), std::size_t(2));
+    QCOMPARE(backend.space().total_size(), std::uint64_t(2));
+    const Replayed again = replay(backend, {"exhaustive", 0, 0});
+    QCOMPARE(again.trials.with(TrialStatus::Ok), std::size_t(4));
+  }
+
   // A real CPU run, measured exhaustively, replayed exhaustively: the same best config with the
   // same median, from the same samples taken in the same order.
   void exhaustiveReplayReproducesTheBest() {
