@@ -143,7 +143,11 @@ int export_tpu(const Registry& reg, const KernelFamily& family, const RegistryAr
 
 RegistryCommands add_registry_command(CLI::App& app, RegistryArgs& a) {
   RegistryCommands c;
-  c.registry = app.add_subcommand("registry", "Write the registry in the seed tools' formats, or read theirs into it");
+  c.registry = app.add_subcommand(
+      "registry",
+      "Write the registry in the seed tools' formats, or read theirs into it. A family tuned through a worker "
+      "(`tune --worker`) works too: its description is read from the registry file (apply keeps it there) or from "
+      "its run (--family-from RUN_DIR)");
   c.registry->require_subcommand(1);
   c.exp = c.registry->add_subcommand(
       "export",
@@ -249,8 +253,12 @@ CLI::App* add_lookup_command(CLI::App& app, LookupArgs& a) {
       "it), else the nearest tuned bucket (M rounded up to the next tuned M, else the largest tuned M below), else the "
       "family default (the most common best config of the device's entries that the family's constraints allow there); "
       "warns naming the missing key and the command that tunes it, and when the entry was measured with other "
-      "driver/toolkit/compiler versions than this machine's");
-  lookup->add_option("family", a.target.family, "Kernel family");
+      "driver/toolkit/compiler versions than this machine's. A family tuned through a worker (`tune --worker`) is read "
+      "from the registry file, where apply keeps it (--backend WORKER_BACKEND --device-slug S), or from its run "
+      "(--family-from RUN_DIR)");
+  lookup->add_option("family", a.target.family,
+                     "Kernel family: a built-in one, or a worker's that the registry file describes (left out with "
+                     "--family-from RUN_DIR)");
   lookup->add_option("--shape,-s", a.shapes, "Shape(s)")->required();
   lookup->add_option("--tp-size", a.tp_size, "Tensor-parallel degree: look up the local shape")->capture_default_str();
   lookup->add_option("--tp-split-dim", a.tp_split_dim, "out | in | heads (left out: the family's only split)");

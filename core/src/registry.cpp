@@ -70,7 +70,9 @@ std::string tune_command(const std::string& backend, const KernelFamily& family,
     if (!shape.empty()) shape += ' ';
     shape += k + "=" + v;
   }
-  std::string cmd = "ktune tune " + family.name + " --backend " + backend + " --shape \"" + shape + "\"";
+  // A worker's family is tuned through its worker, which the registry does not know.
+  const std::string with = family.source == "worker" ? " --worker \"<its worker's command>\"" : " --backend " + backend;
+  std::string cmd = "ktune tune " + family.name + with + " --shape \"" + shape + "\"";
   if (problem.tp_size > 1)
     cmd += " --tp-size " + std::to_string(problem.tp_size) + " --tp-split-dim " + to_string(problem.tp_split_dim);
   return cmd;

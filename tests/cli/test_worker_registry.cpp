@@ -93,6 +93,9 @@ class TestWorkerRegistry : public QObject {
     // The family's bucket field is the worker's: M=9 rounds up to the tuned M=16.
     const Result bucket = run(QStringList{"lookup", "numpy_matmul", "--shape", "M=9 N=64 K=64"} + numpyTarget());
     QVERIFY2(bucket.out.contains("(nearest bucket M=16,N=64,K=64,dtype=f32)"), qPrintable(bucket.out + bucket.err));
+    // The shape is tuned through the worker: the warning does not name a backend this build lacks.
+    QVERIFY2(bucket.err.contains("ktune tune numpy_matmul --worker \"<its worker's command>\" --shape \"M=9 N=64"),
+             qPrintable(bucket.err));
     // The worker's key fields: its dtype choices hold.
     const Result dtype =
         run(QStringList{"lookup", "numpy_matmul", "--shape", "M=16 N=64 K=64 dtype=f16"} + numpyTarget());
