@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ktune/error.h"
+#include "ktune/family_description.h"
 
 namespace ktune {
 
@@ -55,6 +56,11 @@ std::vector<PairedVerdict> judge_run(const RunResults& run, const RunMetadata& m
                                      const std::filesystem::path& registry_root,
                                      const std::vector<std::unique_ptr<Backend>>& backends,
                                      const VerdictCallback& on_verdict) {
+  if (!built_in_backend(backends, metadata.backend))
+    throw InputError("--remeasure times both configs on the run's backend, " + metadata.backend +
+                     ", which is not built into this ktune (it has: " + backend_names(backends) +
+                     "): a worker's run is applied on its recorded numbers (leave out --remeasure), or tuned again "
+                     "through its worker");
   Backend& backend = find_backend(backends, metadata.backend);
   const DeviceInfo device = find_device(backend, metadata.device.index);
   if (device.slug() != metadata.device.slug())

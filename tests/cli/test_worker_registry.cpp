@@ -189,6 +189,29 @@ class TestWorkerRegistry : public QObject {
     QVERIFY2(l.out.contains("M=32,N=64,K=64,dtype=f32: block=32,order=col  (exact"), qPrintable(l.out + l.err));
   }
 
+  // aiter's files of the worker's family (exportEveryFormat's) read back into an empty registry.
+  void importAiterFiles() {
+    const QString fresh = tmp.filePath("fromaiter");
+    const Result r = run({"registry", "import", "--format", "aiter", tmp.filePath("export-aiter"), "--family-from",
+                          runDir, "--registry", fresh});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    const QJsonObject reg = readJson(fresh + "/numpy/" + slug + ".json");
+    QCOMPARE(reg["entries"]
+                 .toObject()["numpy_matmul"]
+                 .toObject()["M=16,N=64,K=64,dtype=f32"]
+                 .toObject()["config"]
+                 .toObject(),
+             winner16);
+    QVERIFY(reg["families"].toObject().contains("numpy_matmul"));
+  }
+
+  void remeasureNeedsTheBackend() {
+    // Re-measuring times configs on the run's backend: a worker's run says so, and apply without it works.
+    const Result r = run({"apply", runDir, "--registry", registry, "--remeasure"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("not built into this ktune") && r.err.contains("leave out --remeasure"), qPrintable(r.err));
+  }
+
   void unknownFamilySaysWhatToPass() {
     // The case: a worker's backend and family that nothing describes.
     const Result r = run({"registry", "export", "--format", "aiter", "--family", "gemm_a8w8_blockscale", "--backend",
