@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The Triton paged decode worker (examples/workers/triton_paged_decode.py) beside the native CUDA
+`paged_attention` family, on the same shapes and with the same measurement method: tunes the worker
+over the shapes of each native run given (its results.json), within a time budget, and prints per
+shape and method the native winner's µs, the worker's, native / worker and both configs.
+
+    python3 bench/triton/paged_compare.py --ktune build-gpu/app/cli/ktune \\
+        --native /tmp/paged_runs/attn_cold --native /tmp/paged_runs/attn_warm [--seconds 170]
+
+A native run is one of gpu_run.sh's paged stage (attn_cold: --method per_launch, attn_warm:
+amortized); each needs a tune of the worker with its method. --seconds is the search time of all
+of them together, split evenly over the (shape, method) problems (ktune's --time-budget per
+problem, a random search; Triton compiles about 1 s a config, on every core at once); start-up,
+workloads and the re-measure of the best few come on top (about 20 s a run).
+"""
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+WORKER = os.path.join(ROOT, "examples", "workers", "triton_paged_decode.py")
+
+
+def winners(run_dir):
+    """(method, {problem fields as a sorted tuple: (µs, config)}) of a ktune run's results.json."""
+    with open(os.path.join(run_dir, "results.json")) as f:
+        d = json.load(f)
+    out = {}
+    for r in d["results"]:
+        out[tuple(sorted(r["problem"]["fields"].items()))] = (r["stats"]["latency_median_ns"] / 1e3, r["config"])
+    return d.get("benchmarking_method", "amortized"), out
+
+
+def shape_arg(key):
+    return " ".join(f"{k}={v}" for k, v in key)
+
+
+def tune_worker(args, method, keys, seconds):
+    """Runs ktune on the worker over `keys` with `method`, `seconds` of search per problem; the run's folder."""
+    name = f"triton_paged_{method}"
+    cmd = [args.ktune, "tune", "--worker", f"{shlex.quote(sys.executable)} {shlex.quote(WORKER)} {args.worker_flags}",
+           "--method", method, "--strategy", args.strategy, "--seed", "1", "--time-budget", f"{seconds:.0f}s",
+           "--output-dir", args.output_dir, "--run-name", name, "-q"]
+    for key in keys:
+        cmd += ["--shape", shape_arg(key)]
+    print("$ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
+    t0 = time.monotonic()
+    code = subprocess.call(cmd)
+    print(f"worker tune ({method}) exit={code} in {time.monotonic() - t0:.0f} s", flush=True)
+    return os.path.join(args.output_dir, name)
+
+
+def config_text(cfg):
+    return " ".join(f"{k}={v}" for k, v in sorted(cfg.items()))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--ktune", required=True, help="the ktune CLI")
+    ap.add_argument("--native", action="append", required=True, help="a native paged_attention run folder")
+    ap.add_argument("--seconds", type=float, default=170, help="search time of the worker's tunes together")
+    ap.add_argument("--strategy", default="random", help="ktune's --strategy for the worker's tunes")
+    ap.add_argument("--worker-flags", default="", help="flags narrowing the worker's space, e.g. '--kv-splits 1,4'")
+    ap.add_argument("--output-dir", default="/tmp/ktune_paged_triton", help="where the worker's runs go")
+    args = ap.parse_args()
+
+    native = {}  # method -> winners
+    for run in args.native:
+        method, won = winners(run)
+        native.setdefault(method, {}).update(won)
+    problems = sum(len(w) for w in native.values())
+    worker = {}
+    for method, won in native.items():
+        run = tune_worker(args, method, sorted(won), args.seconds / max(1, problems))
+        worker[method] = winners(run)[1] if os.path.exists(os.path.join(run, "results.json")) else {}
+
+    print("| shape | method | native µs | Triton µs | native / Triton | native config | Triton config |")
+    print("|---|---|---|---|---|---|---|")
+    for method, won in native.items():
+        for key, (us, cfg) in sorted(won.items()):
+            t_us, t_cfg = worker[method].get(key, (float("nan"), {}))
+            print(f"| {shape_arg(key)} | {method} | {us:.1f} | {t_us:.1f} | {us / t_us:.3f} | {config_text(cfg)} | "
+                  f"{config_text(t_cfg) or 'no result'} |")
+
+
+if __name__ == "__main__":
+    main()
