@@ -5,13 +5,14 @@ over the shapes of each native run given (its results.json), within a time budge
 shape and method the native winner's µs, the worker's, native / worker and both configs.
 
     python3 bench/triton/paged_compare.py --ktune build-gpu/app/cli/ktune \\
-        --native /tmp/paged_runs/attn_cold --native /tmp/paged_runs/attn_warm [--seconds 170]
+        --native /tmp/paged_runs/attn_cold --native /tmp/paged_runs/attn_warm [--seconds 140]
 
 A native run is one of gpu_run.sh's paged stage (attn_cold: --method per_launch, attn_warm:
 amortized); each needs a tune of the worker with its method. --seconds is the search time of all
 of them together, split evenly over the (shape, method) problems (ktune's --time-budget per
 problem, a random search; Triton compiles about 1 s a config, on every core at once); start-up,
-workloads and the re-measure of the best few come on top (about 20 s a run).
+workloads and the re-measure of the best few come on top (15 to 25 s a run): about 3 minutes for
+the paged stage's 6 shapes, cold and warm, on an H100.
 """
 import argparse
 import json
@@ -64,7 +65,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--ktune", required=True, help="the ktune CLI")
     ap.add_argument("--native", action="append", required=True, help="a native paged_attention run folder")
-    ap.add_argument("--seconds", type=float, default=170, help="search time of the worker's tunes together")
+    ap.add_argument("--seconds", type=float, default=140, help="search time of the worker's tunes together")
     ap.add_argument("--strategy", default="random", help="ktune's --strategy for the worker's tunes")
     ap.add_argument("--worker-flags", default="", help="flags narrowing the worker's space, e.g. '--kv-splits 1,4'")
     ap.add_argument("--output-dir", default="/tmp/ktune_paged_triton", help="where the worker's runs go")
