@@ -3,7 +3,7 @@
 # stages named on the command line, logging to one folder that ends up as $OUT/logs.tgz (the
 # device tool brings back at most 8 files). The machine has no Qt, muparser, nlohmann_json or
 # CLI11: they come from the carried .deps (see bench/cuda/RESULTS.md for how to make it).
-#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt live remeasure winner paged
+#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt live remeasure winner paged paged_triton
 #     [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
@@ -13,10 +13,12 @@ pack_logs() { tar czf "$OUT/logs.tgz" -C "$LOG" . || echo "could not pack the lo
 trap pack_logs EXIT
 trap 'exit 130' INT TERM  # a timeout still brings the logs back
 export LD_LIBRARY_PATH=$PWD/.deps/muparser/lib:$LD_LIBRARY_PATH
+# zlib's headers where the machine lacks them: .deps/zlib (include/, lib/libz.a) from a Debian zlib1g-dev.
+[ -f /usr/include/zlib.h ] || KTUNE_ZLIB=$PWD/.deps/zlib
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$LOG/gpu.txt"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUPARSER_ROOT=$PWD/.deps/muparser \
   -DCMAKE_PREFIX_PATH=$PWD/.deps/nl -DCLI11_INCLUDE_DIR=$PWD/.deps/nl/include \
-  -DKTUNE_WITH_GUI=OFF -DKTUNE_WITH_CUDA=ON -DKTUNE_BUILD_BENCH=ON -DKTUNE_BUILD_TESTS=ON \
+  ${KTUNE_ZLIB:+-DZLIB_ROOT=$KTUNE_ZLIB} -DKTUNE_WITH_GUI=OFF -DKTUNE_WITH_CUDA=ON -DKTUNE_BUILD_BENCH=ON -DKTUNE_BUILD_TESTS=ON \
   >"$LOG/configure.log" 2>&1 || { tail -40 "$LOG/configure.log"; exit 1; }
 # KTUNE_GPU_TARGETS="ktune": build only those targets (a stage that needs the CLI alone).
 cmake --build build-gpu ${KTUNE_GPU_TARGETS:+--target $KTUNE_GPU_TARGETS} >"$LOG/build.log" 2>&1 ||
@@ -127,8 +129,8 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
       # warm, and SDPA on the dense layout (sdpa_decode.py); PAGED_FULL, PAGED_RAGGED (shapes), PAGED_ARGS (default:
       # --space bench/cuda/paged_space.json, 255 configs a shape of the family's 1,752)
       k=build-gpu/app/cli/ktune; P=/tmp/paged_runs; rm -rf $P; mkdir -p $P
-      shapes=(--shape "${PAGED_FULL:-num_sequences=16,64 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=4096 ragged=0}"
-              --shape "${PAGED_RAGGED:-num_sequences=35 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=8192 ragged=1}")
+      shapes=(--shape "${PAGED_FULL:-num_sequences=16,64 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=4096 min_len=4096}"
+              --shape "${PAGED_RAGGED:-num_sequences=35 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=8192 min_len=1}")
       { for mode in cold warm; do
           method=$([ $mode = cold ] && echo per_launch || echo amortized)
           timeout 280 $k tune --backend cuda paged_attention "${shapes[@]}" --method $method ${PAGED_ARGS:---space bench/cuda/paged_space.json} \
@@ -139,6 +141,12 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
         python3 bench/cuda/sdpa_decode.py | tee $P/sdpa.jsonl
         python3 bench/cuda/paged_report.py $P/attn_cold $P/attn_warm $P/read_cold $P/read_warm $P/sdpa.jsonl; } 2>&1 | tee "$LOG/paged.log"
       tar czf "$OUT/paged_runs.tgz" --exclude=.ktune.lock -C $P . ;;
+    paged_triton)  # issue 25: the Triton paged decode worker checked, then tuned beside the paged stage's native runs
+      k=build-gpu/app/cli/ktune
+      { PYTHONUNBUFFERED=1 timeout 200 python3 bench/triton/paged_decode_check.py --quick
+        PYTHONUNBUFFERED=1 timeout 300 python3 bench/triton/paged_compare.py --ktune $k --native /tmp/paged_runs/attn_cold \
+          --native /tmp/paged_runs/attn_warm --seconds ${PAGED_TRITON_SECONDS:-140} --output-dir /tmp/paged_triton; } 2>&1 | tee "$LOG/paged_triton.log"
+      tar czf "$OUT/paged_triton.tgz" --exclude=.ktune.lock -C /tmp/paged_triton . ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac
   echo "stage $s done at ${SECONDS}s"

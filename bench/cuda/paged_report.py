@@ -6,7 +6,7 @@ READ_* runs of bench/cuda/paged_read.json over the same shapes (the same lengths
 pools: the bytes attention must read, read by the fastest config of a kernel that computes
 nothing). Each number is the run's winner as results.json records it (its median latency). Prints
 per shape and mode: attention µs, ceiling µs, % of the ceiling (ceiling / attention), and for the
-full-length shapes SDPA's dense µs (sdpa_decode.py, same call) and SDPA / attention."""
+full-length shapes (min_len = max_model_len) SDPA's dense µs (sdpa_decode.py, same call) and SDPA / attention."""
 import json
 import sys
 
@@ -39,10 +39,11 @@ def main():
             f = dict(key)
             ceiling = read[mode].get(key, (float("nan"), None))[0]
             base = sdpa.get((f["num_sequences"], f["num_q_heads"], f["num_kv_heads"], f["head_dim"], f["max_model_len"], mode))
-            base_cols = "%.1f | %.3f" % (base, base / us) if base and not f.get("ragged", 1) else "- | -"
+            full = f["min_len"] == f["max_model_len"]
+            base_cols = "%.1f | %.3f" % (base, base / us) if base and full else "- | -"
             print("| %d | %d/%d | %d | %d | %d | %s | %s | %.1f | %.1f | %.1f %% | %s | %s |" % (
                 f["num_sequences"], f["num_q_heads"], f["num_kv_heads"], f["head_dim"], f["page_size"],
-                f["max_model_len"], "ragged" if f.get("ragged", 1) else "full", mode, us, ceiling,
+                f["max_model_len"], "full" if full else "%d..%d" % (f["min_len"], f["max_model_len"]), mode, us, ceiling,
                 100 * ceiling / us, base_cols, " ".join("%s=%s" % kv for kv in sorted(cfg.items()))))
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The baseline of paged decode attention: PyTorch's SDPA (flash decoding) on the same shapes with
 K/V laid out densely, [batch, kv_heads, context, head_dim], every sequence at full context (what a
-dense kernel reads; the paged family's `ragged=0` shapes). GQA through enable_gqa: K/V are read
+dense kernel reads; the paged family's shapes with min_len = max_model_len). GQA through enable_gqa: K/V are read
 once per kv head, as the paged kernel reads them. Timed with CUDA events, median of --samples
 launches, cold (a 512 MiB buffer written between launches evicts L2) and warm.
 Prints one JSON line per (shape, mode): {"batch", "q_heads", "kv_heads", "head_dim", "context",

@@ -27,13 +27,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 import triton_paged_decode as pd  # noqa: E402
 
 SHAPES = [  # (fields, why)
-    (dict(num_sequences=7, num_q_heads=32, num_kv_heads=8, head_dim=128, page_size=16, max_model_len=1000, ragged=1,
+    (dict(num_sequences=7, num_q_heads=32, num_kv_heads=8, head_dim=128, page_size=16, max_model_len=1000, min_len=1,
           dtype="bf16"), "ragged, GQA 4, a partial last page"),
-    (dict(num_sequences=5, num_q_heads=8, num_kv_heads=8, head_dim=64, page_size=64, max_model_len=700, ragged=1,
+    (dict(num_sequences=5, num_q_heads=8, num_kv_heads=8, head_dim=64, page_size=64, max_model_len=700, min_len=1,
           dtype="f16"), "ragged, MHA, page 64"),
-    (dict(num_sequences=3, num_q_heads=16, num_kv_heads=2, head_dim=128, page_size=16, max_model_len=512, ragged=0,
+    (dict(num_sequences=3, num_q_heads=16, num_kv_heads=2, head_dim=128, page_size=16, max_model_len=512, min_len=512,
           dtype="bf16"), "full length, GQA 8"),
-    (dict(num_sequences=4, num_q_heads=4, num_kv_heads=1, head_dim=256, page_size=32, max_model_len=300, ragged=1,
+    (dict(num_sequences=4, num_q_heads=4, num_kv_heads=1, head_dim=256, page_size=32, max_model_len=300, min_len=1,
           dtype="bf16"), "ragged, head_dim 256"),
 ]
 
@@ -94,7 +94,7 @@ def controls(problem, x, ref, tally):
     check("reference = dense SDPA", err < 1e-3, f"max abs difference {err:.3g}", tally)
     config = dict(kv_pages_per_block=1, q_heads_per_block=1, num_warps=4, num_stages=2, kv_splits=1, dot=1)
     wrong = [("the unshuffled page table", dict(x, table=unshuffled(x["table"], x["lengths"], problem["page_size"])))]
-    if problem["ragged"]:
+    if problem["min_len"] < problem["max_model_len"]:
         wrong.append(("full lengths", dict(x, lengths=torch.full_like(x["lengths"], problem["max_model_len"]))))
     for what, bad in wrong:
         launch = pd.Launch(config, problem, bad)
@@ -103,8 +103,8 @@ def controls(problem, x, ref, tally):
 
 
 BENCH = [dict(num_sequences=n, num_q_heads=32, num_kv_heads=8, head_dim=128, page_size=page, max_model_len=length,
-              ragged=ragged, dtype="bf16")
-         for n, length, ragged in ((16, 4096, 0), (64, 4096, 0), (35, 8192, 1)) for page in (16, 64)]
+              min_len=low, dtype="bf16")
+         for n, length, low in ((16, 4096, 4096), (64, 4096, 4096), (35, 8192, 1)) for page in (16, 64)]
 
 
 def kv_bytes(x):

@@ -5,13 +5,13 @@ over Triton's parameters with tpu-tune's meaning (rpa-v3: KV pages per block, q 
 number of sequences, the tp size dividing heads).
 
     ktune tune --worker "python3 examples/workers/triton_paged_decode.py" \\
-      --shape "num_sequences=16,64 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=4096 ragged=0"
+      --shape "num_sequences=16,64 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=4096 min_len=4096"
 
 The problem: one query token per sequence (decode), q and out [num_sequences, q_heads, head_dim];
 K and V pools of pages [num_pages, kv_heads, page_size, head_dim] holding exactly the pages the
 sequences use, shuffled over the pool through the page table [num_sequences, ceil(max_model_len /
-page_size)]; lengths seeded uniform in [1, max_model_len] with one at max_model_len (ragged=1),
-or all at max_model_len (ragged=0); GQA (q head h reads kv head h / (q_heads / kv_heads)); f32
+page_size)]; lengths seeded uniform in [min_len, max_model_len] with one at max_model_len
+(min_len=max_model_len: all at full context); GQA (q head h reads kv head h / (q_heads / kv_heads)); f32
 accumulation, softmax scale 1/sqrt(head_dim). The key fields are the local (per-rank) shape: with
 --tp-size T pass num_q_heads / T and max(1, num_kv_heads / T), as tpu-tune's --num-q-heads does.
 
@@ -121,12 +121,11 @@ def spec_family():
 # --- the workload: lengths and page table in plain Python, tensors in torch ---------------------
 
 def lengths(problem, seed):
-    """Sequence lengths: uniform in [1, max_model_len] with one at max_model_len (ragged), else all at max."""
+    """Sequence lengths: uniform in [min_len, max_model_len] with one at max_model_len."""
     n, top = problem["num_sequences"], problem["max_model_len"]
-    if not problem.get("ragged", 1):
-        return [top] * n
+    low = problem.get("min_len", 1)
     rng = random.Random(seed * 2 + 1)
-    out = [rng.randint(1, top) for _ in range(n)]
+    out = [rng.randint(low, top) for _ in range(n)]
     out[rng.randrange(n)] = top
     return out
 

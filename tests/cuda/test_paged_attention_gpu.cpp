@@ -21,7 +21,7 @@ using namespace ktune;
 namespace {
 
 struct Shape {
-  long seqs, q_heads, kv_heads, head_dim, page, max_len, ragged;
+  long seqs, q_heads, kv_heads, head_dim, page, max_len, min_len;
   std::string dtype;
 };
 
@@ -69,9 +69,10 @@ void check_workload(const GpuSessionInfo& s, const Shape& sh, const std::string&
   const auto table = ints(s.host_input("page_table"));
   std::set<std::int32_t> distinct(lengths.begin(), lengths.end());
   CHECK_MSG(*distinct.rbegin() == sh.max_len, key);
-  if (sh.ragged) CHECK_MSG(sh.seqs < 3 || distinct.size() > 1, key + ": lengths are not ragged");
+  CHECK_MSG(*distinct.begin() >= sh.min_len, key);
+  if (sh.min_len < sh.max_len) CHECK_MSG(sh.seqs < 3 || distinct.size() > 1, key + ": lengths are not ragged");
   bool in_order = true;
-  for (std::size_t i = 1; i < (lengths[0] + sh.page - 1) / sh.page; ++i) in_order &= table[i] == table[i - 1] + 1;
+  for (long i = 1; i < (lengths[0] + sh.page - 1) / sh.page; ++i) in_order &= table[i] == table[i - 1] + 1;
   CHECK_MSG(!in_order || lengths[0] <= 2 * sh.page, key + ": the page table is not shuffled");
 }
 
@@ -93,9 +94,9 @@ std::vector<Config> covering(const std::vector<Config>& valid) {
 int main() {
   auto gpu = ktune_test::gpu_or_skip("test_paged_attention_gpu");
   const KernelFamily family = gpu.backend->family("paged_attention");
-  const Shape shapes[] = {{5, 8, 2, 128, 16, 300, 1, "bf16"},  {3, 4, 4, 64, 64, 1000, 1, "f16"},
-                          {4, 16, 2, 256, 8, 517, 1, "bf16"},  {7, 8, 1, 32, 32, 200, 1, "f16"},
-                          {2, 32, 8, 128, 16, 4096, 0, "bf16"}};
+  const Shape shapes[] = {{5, 8, 2, 128, 16, 300, 1, "bf16"},     {3, 4, 4, 64, 64, 1000, 1, "f16"},
+                          {4, 16, 2, 256, 8, 517, 1, "bf16"},     {7, 8, 1, 32, 32, 200, 100, "f16"},
+                          {2, 32, 8, 128, 16, 4096, 4096, "bf16"}};
   Tolerance tol;
   tol.atol = 5e-3, tol.rtol = 1e-2;
   int validated = 0;
@@ -107,7 +108,7 @@ int main() {
                  {"head_dim", std::to_string(sh.head_dim)},
                  {"page_size", std::to_string(sh.page)},
                  {"max_model_len", std::to_string(sh.max_len)},
-                 {"ragged", std::to_string(sh.ragged)},
+                 {"min_len", std::to_string(sh.min_len)},
                  {"dtype", sh.dtype}});
     auto session = gpu.backend->open(gpu.device, family, p, 1234);
     const auto& info = dynamic_cast<const GpuSessionInfo&>(*session);

@@ -30,14 +30,14 @@ const cuda::Compiler& compiler() {
   return c;
 }
 
-Problem problem(const KernelSpec& s, long seqs, long q, long kv, long head_dim, long page, long len, long ragged,
+Problem problem(const KernelSpec& s, long seqs, long q, long kv, long head_dim, long page, long len, long min_len,
                 const std::string& dtype) {
   Problem p;
   p.family = s.family().name;
   p.fields = {{"num_sequences", std::to_string(seqs)}, {"num_q_heads", std::to_string(q)},
               {"num_kv_heads", std::to_string(kv)},    {"head_dim", std::to_string(head_dim)},
               {"page_size", std::to_string(page)},     {"max_model_len", std::to_string(len)},
-              {"ragged", std::to_string(ragged)},      {"dtype", dtype}};
+              {"min_len", std::to_string(min_len)},      {"dtype", dtype}};
   return p;
 }
 
@@ -74,7 +74,7 @@ std::vector<Config> covering(const std::vector<Config>& valid) {
 
 void test_space_and_builds() {
   const KernelSpec s = KernelSpec::load(kSource / "resources/kernels/cuda/paged_attention.json", cuda_spec_dialect());
-  const std::vector<Problem> problems = {problem(s, 16, 32, 8, 128, 16, 4096, 0, "bf16"),
+  const std::vector<Problem> problems = {problem(s, 16, 32, 8, 128, 16, 4096, 4096, "bf16"),
                                          problem(s, 35, 32, 8, 128, 64, 8192, 1, "f16"),
                                          problem(s, 4, 16, 2, 256, 8, 517, 1, "bf16")};
   int built = 0;
@@ -110,7 +110,7 @@ void test_read_ceiling() {
     if (read.argument(arg) && attn.argument(arg))
       CHECK_MSG(read.argument(arg)->count == attn.argument(arg)->count, arg);
   }
-  const Problem p = problem(read, 64, 32, 8, 128, 16, 4096, 0, "bf16");
+  const Problem p = problem(read, 64, 32, 8, 128, 16, 4096, 4096, "bf16");
   const auto valid = read.family().default_space.enumerate(context(read, p));
   CHECK(!valid.empty());
   const std::string why = build(read, read.launches(), p, read.family().default_config);
@@ -122,7 +122,7 @@ void test_shape_rules() {
   const KernelSpec s = KernelSpec::load(kSource / "resources/kernels/cuda/paged_attention.json", cuda_spec_dialect());
   CHECK_THROWS(InputError, s.family().check_shape(problem(s, 4, 12, 8, 128, 16, 256, 1, "bf16")), "multiple");
   CHECK_THROWS(InputError, s.family().check_shape(problem(s, 4, 8, 8, 96, 16, 256, 1, "bf16")), "head_dim");
-  CHECK_THROWS(InputError, s.family().check_shape(problem(s, 4, 8, 8, 128, 16, 256, 2, "bf16")), "ragged");
+  CHECK_THROWS(InputError, s.family().check_shape(problem(s, 4, 8, 8, 128, 16, 256, 257, "bf16")), "min_len");
 }
 
 }  // namespace

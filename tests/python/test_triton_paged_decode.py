@@ -40,7 +40,7 @@ pd = load_worker()
 
 def shape(**fields):
     base = dict(num_sequences=16, num_q_heads=32, num_kv_heads=8, head_dim=128, page_size=16, max_model_len=4096,
-                ragged=1)
+                min_len=1)
     return {**base, **fields}
 
 
@@ -89,7 +89,7 @@ class Description(unittest.TestCase):
         self.assertEqual(d["key_fields"], want)
         self.assertEqual([k["name"] for k in d["key_fields"]],
                          ["num_sequences", "num_q_heads", "num_kv_heads", "head_dim", "page_size", "max_model_len",
-                          "ragged", "dtype"])
+                          "min_len", "dtype"])
         for field in ("flops", "bytes", "bucket_field"):
             self.assertEqual(d[field], spec[field], field)
         self.assertEqual([p["name"] for p in d["space"]["parameters"]], list(pd.SPACE))
@@ -149,8 +149,12 @@ class Workload(unittest.TestCase):
         self.assertEqual(pd.lengths(p, seed=0), lens)
         self.assertNotEqual(pd.lengths(p, seed=1), lens)
 
-    def test_ragged_0_is_every_sequence_at_max_model_len(self):
-        self.assertEqual(pd.lengths(shape(num_sequences=4, ragged=0), seed=5), [4096] * 4)
+    def test_min_len_at_max_model_len_is_every_sequence_at_full_context(self):
+        self.assertEqual(pd.lengths(shape(num_sequences=4, min_len=4096), seed=5), [4096] * 4)
+
+    def test_lengths_start_at_min_len(self):
+        lens = pd.lengths(shape(num_sequences=50, min_len=3000), seed=2)
+        self.assertTrue(all(3000 <= n <= 4096 for n in lens))
 
     def test_the_table_is_a_shuffled_pool_of_exactly_the_pages_used(self):
         lens = [1, 16, 17, 100, 4096, 33]
@@ -170,7 +174,7 @@ class Workload(unittest.TestCase):
 class TorchWorkload(unittest.TestCase):
     """The workload and reference in torch, on the CPU (run with --torch)."""
 
-    p = dict(num_sequences=5, num_q_heads=8, num_kv_heads=2, head_dim=32, page_size=4, max_model_len=37, ragged=1,
+    p = dict(num_sequences=5, num_q_heads=8, num_kv_heads=2, head_dim=32, page_size=4, max_model_len=37, min_len=1,
              dtype="bf16")
 
     def setUp(self):

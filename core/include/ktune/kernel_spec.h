@@ -57,7 +57,7 @@
 // Generated index data (decode attention over a paged KV cache; resources/kernels/cuda/
 // paged_attention.json):
 //   {"name": "lengths", "buffer": "i32", "count": "num_sequences",
-//    "init": {"lengths": {"min": "ragged ? 1 : max_model_len", "max": "max_model_len"}}},
+//    "init": {"lengths": {"min": "min_len", "max": "max_model_len"}}},
 //   {"name": "page_table", "buffer": "i32", "count": "num_sequences*ceil_div(max_model_len,page_size)",
 //    "init": {"page_table": {"lengths": "lengths", "page_size": "page_size", "shuffle": true}}},
 //   {"name": "K", "buffer": "${dtype}", "count": "page_table_pages*num_kv_heads*page_size*head_dim"}

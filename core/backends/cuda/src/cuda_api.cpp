@@ -163,7 +163,11 @@ class CudaApi final : public gpu::DeviceApi, public std::enable_shared_from_this
     return {static_cast<std::uint64_t>(threads), static_cast<std::uint64_t>(smem), regs};
   }
   void allow_dynamic_shared(Handle f, std::uint64_t bytes) override {
-    if (bytes <= 48 * 1024) return;  // what every function gets without asking
+    // Without asking, a block gets 48 KiB of static and dynamic shared memory together: 48 KiB
+    // of dynamic beside a static `__shared__ int` fails to launch (CUDA_ERROR_INVALID_VALUE).
+    int static_bytes = 0;
+    d_.cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, static_cast<CUfunction>(f));
+    if (bytes + static_cast<std::uint64_t>(static_bytes) <= 48 * 1024) return;
     check(d_.cuFuncSetAttribute(static_cast<CUfunction>(f), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                 static_cast<int>(bytes)),
           "cuFuncSetAttribute");
