@@ -2,8 +2,8 @@
 """The baseline of paged decode attention: PyTorch's SDPA (flash decoding) on the same shapes with
 K/V laid out densely, [batch, kv_heads, context, head_dim], every sequence at full context (what a
 dense kernel reads; the paged family's shapes with min_len = max_model_len). GQA through enable_gqa: K/V are read
-once per kv head, as the paged kernel reads them. Timed with CUDA events, median of --samples
-launches, cold (a 512 MiB buffer written between launches evicts L2) and warm.
+once per kv head, as the paged kernel reads them. Timed with CUDA events, median of --samples:
+cold (a 512 MiB buffer written before each launch evicts L2) and warm (20 launches back to back).
 Prints one JSON line per (shape, mode): {"batch", "q_heads", "kv_heads", "head_dim", "context",
 "dtype", "mode", "median_us", "kv_gbps"}."""
 import argparse
@@ -14,17 +14,21 @@ import torch
 import torch.nn.functional as F
 
 
-def time_us(fn, samples, flush):
+def time_us(fn, samples, flush, batch=20):
+    """Cold: one launch after a flush (which keeps the GPU busy while Python launches, so the
+    launch's own latency is not timed). Warm: `batch` launches back to back between the events,
+    averaged, as ktune's amortized method times them."""
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(samples + 3):
         if flush is not None:
             flush.add_(1)
         start.record()
-        fn()
+        for _ in range(1 if flush is not None else batch):
+            fn()
         stop.record()
         stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0)
+        times.append(start.elapsed_time(stop) * 1000.0 / (1 if flush is not None else batch))
     return statistics.median(times[3:])
 
 
