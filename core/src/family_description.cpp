@@ -77,12 +77,13 @@ KernelFamily registry_family(const std::string& name, const std::string& backend
   } else {
     why = "the '" + backend + "' backend is not built into this ktune (it has: " + backend_names(backends) + ")";
   }
+  const std::string family = "family '" + name + "'";
   const std::string where = fs::exists(registry_file)
-                                ? "registry " + registry_file.string() + " keeps no description "
-                                : "there is no registry " + registry_file.string() + " to describe ";
+                                ? "registry " + registry_file.string() + " keeps no description of " + family
+                                : "there is no registry " + registry_file.string() + " to describe " + family;
   throw InputError(
-      why + ", and " + where + "of family '" + name +
-      "': pass --family-from RUN_DIR, a run that tuned it (`ktune tune --worker COMMAND`, whose run records "
+      why + ", and " + where +
+      ": pass --family-from RUN_DIR, a run that tuned it (`ktune tune --worker COMMAND`, whose run records "
       "the worker's family), or --kernel-spec FILE for a CUDA/HIP kernel spec");
 }
 

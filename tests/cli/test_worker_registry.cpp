@@ -226,6 +226,12 @@ class TestWorkerRegistry : public QObject {
     QCOMPARE(other.code, 2);
     QVERIFY2(other.err.contains("keeps no description of family 'triton_gemm'") && other.err.contains("--family-from"),
              qPrintable(other.err));
+    // A built-in backend without that family says so too.
+    const Result cpu = run({"lookup", "nosuch", "--backend", "cpu", "--registry", registry, "--shape", "M=16"});
+    QCOMPARE(cpu.code, 2);
+    QVERIFY2(cpu.err.contains("unknown kernel 'nosuch' on the cpu backend") &&
+                 cpu.err.contains("to describe family 'nosuch': pass --family-from RUN_DIR"),
+             qPrintable(cpu.err));
     // Without a device slug, a worker's backend cannot name the registry file: the error lists them.
     const Result noSlug =
         run({"lookup", "numpy_matmul", "--backend", "numpy", "--registry", registry, "--shape", "M=16 N=64 K=64"});
