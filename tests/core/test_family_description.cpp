@@ -104,6 +104,18 @@ class TestFamilyDescription : public QObject {
     QCOMPARE(text, reg.to_json().dump(2) + "\n");
     QCOMPARE(Registry::load(file).family_descriptions(), reg.family_descriptions());
     QCOMPARE(Registry::from_text(text, "test", true).family_descriptions(), reg.family_descriptions());
+    // Serving code: the family from the registry it loaded, then lookup.
+    const Registry loaded = Registry::load(file);
+    const KernelFamily served =
+        family_from_description(loaded.family_descriptions().at(f.name), loaded.backend(), file.string());
+    Problem p;
+    p.family = f.name;
+    p.fields = {{"M", "64"}, {"N", "4096"}, {"dtype", "f16"}};
+    const LookupResult exact = loaded.lookup(served, p);
+    QVERIFY(exact.source == LookupSource::Exact);
+    QCOMPARE(exact.config.key(), entry().config.key());
+    p.fields[0].second = "40";  // rounds up to the tuned M=64: the description's bucket field
+    QVERIFY(loaded.lookup(served, p).source == LookupSource::Bucket);
     // A registry without descriptions writes no "families".
     QVERIFY(!Registry("cpu", "x").to_json().contains("families"));
   }
