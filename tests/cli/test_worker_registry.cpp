@@ -244,14 +244,15 @@ class TestWorkerRegistry : public QObject {
   }
 
   void rawWorkerWithoutBucketField() {
-    // The raw-protocol worker: key field n, no bucket field, no source given in its hello.
+    // The raw-protocol worker: key field n, no bucket field, no source given in its hello; applied by
+    // the tune itself (--update-registry).
     const QString raw = tmp.filePath("raw");
     const Result t = run({"tune", "--worker", rawWorker(), "--shape", "n=8", "--run-name", "raw", "--output-dir",
-                          tmp.filePath("runs"), "--registry", raw, "-q"});
+                          tmp.filePath("runs"), "--registry", raw, "--update-registry", "--accept-flagged", "-q"});
     QVERIFY2(t.code == 0 || t.code == 1, qPrintable(t.out + t.err));
     const QString rawRun = tmp.filePath("runs/raw");
-    const Result a = run({"apply", rawRun, "--registry", raw, "--accept-flagged"});
-    QVERIFY2(a.code == 0 && a.out.contains("wrote raw n=8"), qPrintable(a.out + a.err));
+    const QJsonObject kept = readJson(raw + "/raw/raw-device.json")["families"].toObject()["raw"].toObject();
+    QCOMPARE(kept["key_fields"].toArray().first().toObject()["name"].toString(), QString("n"));
     const Result l =
         run({"lookup", "raw", "--backend", "raw", "--device-slug", "raw-device", "--registry", raw, "--shape", "n=8"});
     QVERIFY2(l.code == 0 && l.out.contains("n=8: x=1  (exact n=8)"), qPrintable(l.out + l.err));
