@@ -127,7 +127,7 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
       tar czf "$OUT/winner.tgz" --exclude=.ktune.lock -C $W . ;;
     paged)  # issue 25: paged_attention against its read ceiling (bench/cuda/paged_read.json, same pages) cold and
       # warm, and SDPA on the dense layout (sdpa_decode.py); PAGED_FULL, PAGED_RAGGED (shapes), PAGED_ARGS (default:
-      # --space bench/cuda/paged_space.json, 255 configs a shape of the family's 1,752)
+      # --space bench/cuda/paged_space.json: the values that won a search of 255 configs a shape, with L2HINT)
       k=build-gpu/app/cli/ktune; P=/tmp/paged_runs; rm -rf $P; mkdir -p $P
       shapes=(--shape "${PAGED_FULL:-num_sequences=16,64 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=4096 min_len=4096}"
               --shape "${PAGED_RAGGED:-num_sequences=35 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=8192 min_len=1}")

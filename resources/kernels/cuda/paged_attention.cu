@@ -30,6 +30,9 @@
 #ifndef MMA
 #define MMA 0
 #endif
+#ifndef L2HINT
+#define L2HINT 0
+#endif
 #ifndef REFERENCE
 #define REFERENCE 0  // 1: the reference kernel's build, which reads no tunable
 #endif
@@ -87,8 +90,16 @@ __device__ __forceinline__ void unpack(u32 w, float& lo, float& hi) {
 }
 
 __device__ __forceinline__ void cp_async16(u32 dst, const void* src, bool valid) {
-  // An invalid row (past the split's end) is zero-filled: its V never meets a NaN pool.
+  // An invalid row (past the split's end) is zero-filled: its V never meets a NaN pool. L2HINT
+  // asks L2 to fetch the whole 128- or 256-byte sector group around each 16-byte copy (a row's
+  // other chunks come from the same lines).
+#if L2HINT == 2
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+#elif L2HINT == 1
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+#else
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+#endif
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
