@@ -113,8 +113,7 @@ void print_diff(const RunResults& run, const RegistryDiff& diff) {
 int cmd_space(Backend& backend, const Common& c, const std::string& family_name, const std::string& spec,
               const std::string& space_file, const std::vector<std::string>& shapes, bool json) {
   const KernelFamily family = pick_family(backend, family_name, spec);
-  const SearchSpace space = space_file.empty() ? family.default_space : SearchSpace::load(space_file);
-  family.check_space(space);
+  const SearchSpace space = space_file.empty() ? family.default_space : family.user_space(SearchSpace::load(space_file));
   if (json) {
     std::cout << space.to_json().dump(2) << '\n';
     return kExitOk;
@@ -167,8 +166,7 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
   // A resumed run's shapes come from the run; otherwise none given tunes the family's default shape.
   const std::vector<std::string> shapes = resumed ? a.shapes : shapes_or_default(family, a.shapes, "to tune");
   req.problems = expand_shapes(family, shapes, a.tp_size, tp_split_dim_from_string(a.tp_split_dim));
-  req.space = a.space_file.empty() ? family.default_space : SearchSpace::load(a.space_file);
-  family.check_space(req.space);
+  req.space = a.space_file.empty() ? family.default_space : family.user_space(SearchSpace::load(a.space_file));
   req.strategy = a.strategy;
   req.measure = a.measure;
   req.tolerance = a.tolerance;

@@ -90,6 +90,15 @@ void KernelFamily::check_space(const SearchSpace& space) const {
                        " is missing; give it at least one value (`ktune space " + name + " --json` lists them all)");
 }
 
+SearchSpace KernelFamily::user_space(const SearchSpace& space) const {
+  check_space(space);
+  auto all = space.constraints();
+  for (const auto& limit : launch_limits)
+    if (std::find(all.begin(), all.end(), limit) == all.end()) all.push_back(limit);
+  if (all.size() == space.constraints().size()) return space;
+  return space.is_list() ? SearchSpace(space.parameters(), space.configs(), all) : SearchSpace(space.parameters(), all);
+}
+
 double KernelFamily::flops(const Problem& p) const {
   return flops_expr.empty() ? 0 : Expression(flops_expr).eval(variables(p));
 }

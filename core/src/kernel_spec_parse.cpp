@@ -477,6 +477,7 @@ struct KernelSpecReader {
                            "derived: " + what + " dynamic shared memory within the device's " + smem});
     }
     if (derived.empty()) return;
+    f.launch_limits = derived;
     auto all = f.default_space.constraints();
     all.insert(all.end(), derived.begin(), derived.end());
     f.default_space = f.default_space.is_list()

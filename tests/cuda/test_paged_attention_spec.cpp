@@ -16,6 +16,7 @@
 #include "ktune/error.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
+#include "ktune/search_space.h"
 
 using namespace ktune;
 using ktune_test::h100;
@@ -117,6 +118,27 @@ void test_read_ceiling() {
   CHECK_MSG(why.empty(), why);
 }
 
+// A --space file that copied the spec's constraints still gets its launch limits: the bench's
+// space kept 360 of 1,296 trials the H100 could not launch (256 to 512 KiB of shared memory).
+void test_user_space_keeps_launch_limits() {
+  const KernelSpec s = KernelSpec::load(kSource / "resources/kernels/cuda/paged_attention.json", cuda_spec_dialect());
+  CHECK(!s.family().launch_limits.empty());
+  const SearchSpace file = SearchSpace::load(kSource / "bench/cuda/paged_space.json");
+  const SearchSpace space = s.family().user_space(file);
+  const Problem p = problem(s, 64, 32, 8, 128, 16, 4096, 4096, "bf16");
+  const Variables ctx = context(s, p);
+  Config big = s.family().default_config;
+  for (const auto& [name, v] : std::vector<std::pair<std::string, int>>{
+           {"TOKENS", 32}, {"QPB", 4}, {"WARPS", 8}, {"STAGES", 4}, {"MMA", 1}})
+    big.set(name, v);
+  CHECK(!file.violated(big, ctx));
+  const auto why = space.violated(big, ctx);
+  CHECK_MSG(why && why->find("shared memory") != std::string::npos, why.value_or("not pruned"));
+  CHECK(space.enumerate(ctx).size() < file.enumerate(ctx).size());
+  // A space that already holds the limits is returned as it is.
+  CHECK(s.family().user_space(s.family().default_space).constraints() == s.family().default_space.constraints());
+}
+
 // Shapes the kernels cannot serve are refused with the rule that says why.
 void test_shape_rules() {
   const KernelSpec s = KernelSpec::load(kSource / "resources/kernels/cuda/paged_attention.json", cuda_spec_dialect());
@@ -130,6 +152,7 @@ void test_shape_rules() {
 int main() {
   test_space_and_builds();
   test_read_ceiling();
+  test_user_space_keeps_launch_limits();
   test_shape_rules();
   return ktune_test::finish("test_paged_attention_spec");
 }

@@ -51,6 +51,9 @@ struct KernelFamily {
   std::string flops_expr;  // over numeric key fields, e.g. "2*M*N*K"
   std::string bytes_expr;  // minimum traffic, for GB/s and the roofline
   SearchSpace default_space;
+  // Constraints every space of the family must hold, not only the default one: a spec's launch
+  // limits (threads and shared memory per block on the device), derived from its launches.
+  std::vector<Constraint> launch_limits;
   Config default_config;  // what serving code uses when the registry has no entry
   std::string source;     // where the family came from: "built-in" or a spec file path
 
@@ -70,6 +73,10 @@ struct KernelFamily {
   // not have, or lacks one it has: every config of such a space would fail to build, so the CLI
   // refuses it before anything is measured (space, tune --dry-run and tune alike).
   void check_space(const SearchSpace& space) const;
+  // A user's space checked as check_space does, with the family's launch limits it lacks added:
+  // a --space file that copied a spec's constraints still never proposes a config the device
+  // cannot launch.
+  SearchSpace user_space(const SearchSpace& space) const;
 };
 
 }  // namespace ktune
