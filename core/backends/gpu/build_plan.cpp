@@ -146,13 +146,13 @@ std::vector<std::vector<ConstantFill>> check_compiled(const KernelSpec& spec, co
       const auto& g = l.geometry;
       const std::uint64_t held =
           f->second.registers > 0
-              ? info.allocated_registers(static_cast<std::uint64_t>(f->second.registers), g.threads())
+              ? info.registers.allocated(static_cast<std::uint64_t>(f->second.registers), g.threads())
               : 0;
       if (regs_per_block > 0 && static_cast<double>(held) > regs_per_block)
         does_not_fit(g.entry + ": " + std::to_string(f->second.registers) + " registers per thread x " +
                      std::to_string(g.threads()) + " threads take " + std::to_string(held) + " (allocated " +
-                     std::to_string(info.register_granule) + " per thread, by " + std::to_string(info.register_group) +
-                     " threads), the device has " + n(regs_per_block) +
+                     std::to_string(info.registers.granule) + " per thread, by " +
+                     std::to_string(info.registers.group) + " threads), the device has " + n(regs_per_block) +
                      " per block (regs_per_block; a __launch_bounds__ in the source overrides ktune's register cap)");
       if (smem_limit >= 0 && static_cast<double>(g.shared_bytes + f->second.static_shared) > smem_limit)
         does_not_fit(g.entry + ": " + std::to_string(f->second.static_shared) + " bytes of static + " +

@@ -54,7 +54,7 @@ struct ConstantFill {
 // the kernel reads a __constant__ symbol without an initializer that the spec never fills, or
 // the spec fills one the module lacks or with more bytes than it holds (where the module lists
 // its constants; SpecKernel checks the rest when it fills them); TrialFailure(LaunchError) when
-// registers per thread (allocated 8 at a time, by warps) x threads exceed regs_per_block, or
+// registers per thread x threads, as the vendor allocates them (ModuleInfo::registers), exceed regs_per_block, or
 // static + dynamic shared memory exceed the shared memory limit (when `device` has them).
 std::vector<std::vector<ConstantFill>> check_compiled(const KernelSpec& spec, const Problem& p, const Config& c,
                                                       const BuildPlan& plan, const std::vector<CompiledModule>& modules,

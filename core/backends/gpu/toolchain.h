@@ -3,6 +3,7 @@
 // only the compiler is installed): the compiler with its disk cache, the option that caps
 // registers, what a compiled module says about itself before it is loaded, and ktune's own
 // kernels in the vendor's language.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -12,6 +13,27 @@
 #include "ktune/expression.h"
 
 namespace ktune::gpu {
+
+// How a vendor gives registers to a block: `granule` per thread at a time, to `group` threads at a
+// time, at most `max_per_thread` per thread (0: no such limit). NVIDIA's (cuda::kNvidiaRegisters)
+// is 8 per thread (256 per warp) to warps by 4: a block's warps are spread over the SM's four
+// sub-partitions, each with a quarter of the register file, so 23 warps need the registers of 24.
+struct RegisterAllocation {
+  int granule = 1, group = 1, max_per_thread = 0;
+  // What a block of `threads` really holds of the register file when each thread uses `registers`.
+  std::uint64_t allocated(std::uint64_t registers, std::uint64_t threads) const {
+    const std::uint64_t r = granule, t = group;
+    return (registers + r - 1) / r * r * ((threads + t - 1) / t * t);
+  }
+  // The most registers per thread with which a block of `threads` fits `file` registers: a
+  // multiple of `granule`, or `max_per_thread` when the block holds that many; 0 when not even one
+  // granule fits.
+  std::uint64_t cap(std::uint64_t threads, std::uint64_t file) const {
+    const std::uint64_t t = group, held = std::max<std::uint64_t>((threads + t - 1) / t * t, 1);
+    const std::uint64_t per_thread = file / held / granule * granule;
+    return max_per_thread > 0 ? std::min<std::uint64_t>(per_thread, max_per_thread) : per_thread;
+  }
+};
 
 // What a compiled module tells about itself without a GPU.
 struct ModuleInfo {
@@ -28,13 +50,7 @@ struct ModuleInfo {
   bool knows_constants = false;
   std::map<std::string, Constant> constants;  // lowered name -> symbol
   std::map<std::string, Function> functions;  // lowered name -> attributes
-  // Registers are allocated `granule` per thread at a time, to `group` threads at a time.
-  int register_granule = 1, register_group = 1;
-  // What a block of `threads` really holds of the register file when each thread uses `registers`.
-  std::uint64_t allocated_registers(std::uint64_t registers, std::uint64_t threads) const {
-    const std::uint64_t r = register_granule, t = register_group;
-    return (registers + r - 1) / r * r * ((threads + t - 1) / t * t);
-  }
+  RegisterAllocation registers;               // the vendor's rule, for the registers per thread of `functions`
 };
 
 class Toolchain {

@@ -155,10 +155,8 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
 std::vector<std::string> Compiler::register_cap(std::uint64_t threads, const Variables& device) const {
   const auto it = device.find("regs_per_block");
   if (it == device.end() || it->second <= 0 || threads == 0) return {};
-  // Registers go 8 per thread to whole warps: what one register per thread really costs a block.
-  const std::uint64_t per_register = 8 * ((threads + 31) / 32 * 32);
-  const auto cap = static_cast<std::uint64_t>(it->second) / per_register * 8;
-  if (cap >= 255) return {};
+  const std::uint64_t cap = kNvidiaRegisters.cap(threads, static_cast<std::uint64_t>(it->second));
+  if (cap >= static_cast<std::uint64_t>(kNvidiaRegisters.max_per_thread)) return {};
   return {"--maxrregcount=" + std::to_string(std::max<std::uint64_t>(cap, 16))};
 }
 

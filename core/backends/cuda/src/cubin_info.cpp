@@ -64,9 +64,7 @@ gpu::ModuleInfo parse_cubin(const std::string& b) {
 
   gpu::ModuleInfo out;
   out.knows_constants = true;
-  // Registers are allocated per warp, 8 per thread at a time (sm_50 and later).
-  out.register_granule = 8;
-  out.register_group = 32;
+  out.registers = kNvidiaRegisters;
   std::vector<std::string> symbol_names;
   bool reserved_shared = false;
   for (const auto& s : sections) {
