@@ -62,7 +62,9 @@ class TestCharts : public QObject {
  private slots:
   void initTestCase() { initialize(); }
 
-  void runOrderCountsMeasuredTrialsOnly() {
+  // Measured trials are numbered in run order; a failure without a time sits in the band at the
+  // place of the next measured trial; pruned configs never ran and are not drawn.
+  void runOrderDrawsEveryTrialThatRan() {
     TrialsModel model;
     const auto all = fixture::trials(3000, fixture::problems(3));
     model.setTrials(paramNames(), all);
@@ -71,8 +73,22 @@ class TestCharts : public QObject {
     LatencyOrderChart chart(&model);
     showAndRefresh(chart);
     const QList<QPointF> values = chart.dataValues();
-    QCOMPARE(values.size(), static_cast<qsizetype>(std::count_if(all.begin(), all.end(), measured)));
-    for (qsizetype i = 0; i < values.size(); ++i) QCOMPARE(values[i].x(), static_cast<double>(i));
+    QCOMPARE(values.size(), static_cast<qsizetype>(std::count_if(all.begin(), all.end(), [](const Trial& t) {
+               return t.status != TrialStatus::Pruned;
+             })));
+    QVERIFY(chart.hasFailureBand());
+    double next = 0;
+    qsizetype at = 0;
+    for (const Trial& t : all) {
+      if (t.status == TrialStatus::Pruned) continue;
+      const QPointF v = values[at++];
+      QCOMPARE(v.x(), next);
+      if (TrialChartView::failed(t.status))
+        QCOMPARE(v.y(), chart.failureBandY());
+      else
+        QVERIFY(v.y() < chart.failureBandY());
+      if (measured(t)) ++next;
+    }
 
     // One shape: its own measured trials from 0, as the throughput chart numbers its ok ones.
     const QString shape = model.problemKeys().at(1);
@@ -88,7 +104,8 @@ class TestCharts : public QObject {
       if (t.status == TrialStatus::Ok) okX.push_back(n);
       ++n;
     }
-    const QList<QPointF> one = chart.dataValues();
+    QList<QPointF> one = chart.dataValues();
+    one.removeIf([&](const QPointF& p) { return p.y() == chart.failureBandY(); });
     QCOMPARE(static_cast<double>(one.size()), n);
     QCOMPARE(one.front().x(), 0.0);
     QCOMPARE(one.back().x(), n - 1);

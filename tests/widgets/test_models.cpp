@@ -178,8 +178,9 @@ class TestModels : public QObject {
     chart.show();
     QVERIFY(QTest::qWaitForWindowExposed(&chart));
     chart.refresh();
-    const int measured =
-        static_cast<int>(std::count_if(all.begin(), all.end(), [](const Trial& t) { return t.stats.count > 0; }));
+    // Every trial that ran: measured ones and failures (in their band); not the pruned.
+    const int measured = static_cast<int>(
+        std::count_if(all.begin(), all.end(), [](const Trial& t) { return t.status != TrialStatus::Pruned; }));
     QCOMPARE(chart.dataPoints(), measured);
     QVERIFY(chart.drawnPoints() > 0);
     QVERIFY2(chart.drawnPoints() < chart.dataPoints() / 2, "20k points on 800 px should share pixel cells");

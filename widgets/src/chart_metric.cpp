@@ -16,13 +16,13 @@ ChartMetric::ChartMetric(const QString& recorded) : name_(recorded), key_(sstr(r
 }
 
 QString ChartMetric::label() const {
-  return isLatency() ? QCoreApplication::translate("ChartMetric", "median latency (µs)") : name_;
+  return isLatency() ? QCoreApplication::translate("ChartMetric", "median latency (%1)").arg(unit_.name) : name_;
 }
 
 bool ChartMetric::valueOf(const Trial& t, double* y) const {
   if (isLatency()) {
     if (t.stats.count == 0) return false;
-    *y = t.stats.median_ns / 1e3;
+    *y = fromNs(t.stats.median_ns);
     return true;
   }
   const auto it = t.metrics.find(key_);

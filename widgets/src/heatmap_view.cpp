@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/trial_chart.h"
@@ -20,10 +21,9 @@ const QColor kStops[] = {QColor(0x44, 0x01, 0x54), QColor(0x3b, 0x52, 0x8b), QCo
 constexpr int kMargin = 8, kLeft = 64, kBottom = 44, kTop = 48, kBar = 70;
 const QColor kFlagged(0xe6, 0x51, 0x00);
 
-// An ok trial of shape `key` with numbers for both axes.
-bool usable(const Trial& t, const std::string& key, const std::string& xn, const std::string& yn) {
-  return t.status == TrialStatus::Ok && t.stats.count > 0 && t.problem_key == key && t.config.has(xn) &&
-         t.config.has(yn) && !t.config.value(xn).is_string() && !t.config.value(yn).is_string();
+// A trial of shape `key` with a value for both axes, whatever its status.
+bool covers(const Trial& t, const std::string& key, const std::string& xn, const std::string& yn) {
+  return t.problem_key == key && t.config.has(xn) && t.config.has(yn);
 }
 }  // namespace
 
@@ -87,43 +87,99 @@ void HeatmapView::rebuild() {
   ys_.clear();
   cells_.clear();
   const std::string xn = sstr(xName_), yn = sstr(yName_), key = sstr(shape());
+  if (!xn.empty() && !yn.empty()) collectCells(key, xn, yn);
+  placeCrown(key, xn, yn);
+  // The winner's cell shows the number it was chosen by.
+  if (crownIsWinner_ && crownCell_ >= 0)
+    if (const Winner* w = model_->winner(key))
+      cells_[static_cast<std::size_t>(crownCell_)].best_ns = w->stats.median_ns;
+  min_ns_ = std::numeric_limits<double>::max();
+  max_ns_ = 0;
+  std::vector<double> shown;
+  for (const Cell& c : cells_) {
+    if (c.row < 0) continue;
+    min_ns_ = std::min(min_ns_, c.best_ns);
+    max_ns_ = std::max(max_ns_, c.best_ns);
+    shown.push_back(c.best_ns);
+  }
+  unit_ = timeUnitFor(medianOf(std::move(shown)));
+  update();
+}
+
+void HeatmapView::collectCells(const std::string& key, const std::string& xn, const std::string& yn) {
+  // Every trial of the shape gives its values a row and a column, so a value whose trials all
+  // failed or stopped early stays, saying so.
   const std::vector<Trial>& trials = model_->trials();
-  if (!xn.empty() && !yn.empty()) {
-    for (const Trial& t : trials) {
-      if (!usable(t, key, xn, yn)) continue;
-      xs_.push_back(t.config.get(xn));
-      ys_.push_back(t.config.get(yn));
-    }
+  for (const Trial& t : trials) {
+    if (!covers(t, key, xn, yn)) continue;
+    xs_.push_back(t.config.value(xn));
+    ys_.push_back(t.config.value(yn));
   }
   for (auto* v : {&xs_, &ys_}) {
     std::sort(v->begin(), v->end());
     v->erase(std::unique(v->begin(), v->end()), v->end());
   }
   cells_.assign(xs_.size() * ys_.size(), Cell{});
-  min_ns_ = std::numeric_limits<double>::max();
-  max_ns_ = 0;
   for (std::size_t row = 0; row < trials.size() && !xs_.empty(); ++row) {
     const Trial& t = trials[row];
-    if (!usable(t, key, xn, yn)) continue;
+    if (!covers(t, key, xn, yn)) continue;
     Cell& c = cells_[cellIndex(t, xn, yn)];
-    ++c.trials;
-    if (c.row < 0 || t.stats.median_ns < c.best_ns) {
+    ++c.counts[static_cast<std::size_t>(t.status)];
+    if (t.stats.count == 0) continue;
+    if (t.status == TrialStatus::Ok && (c.row < 0 || t.stats.median_ns < c.best_ns)) {
       c.best_ns = t.stats.median_ns;
       c.row = static_cast<int>(row);
+    } else if (t.status == TrialStatus::SlowAbort && (c.slowRow < 0 || t.stats.median_ns < c.slow_ns)) {
+      c.slow_ns = t.stats.median_ns;
+      c.slowRow = static_cast<int>(row);
     }
   }
-  for (const Cell& c : cells_) {
-    if (c.row < 0) continue;
-    min_ns_ = std::min(min_ns_, c.best_ns);
-    max_ns_ = std::max(max_ns_, c.best_ns);
-  }
-  placeCrown(key, xn, yn);
-  update();
+}
+
+QString HeatmapView::timeText(double ns) const {
+  const double v = ns / unit_.ns;
+  return QString::number(v, 'f', v >= 100 ? 0 : v >= 10 ? 1 : v >= 1 ? 2 : 3);
+}
+
+QString HeatmapView::textOf(const Cell& c) const {
+  if (c.row >= 0) return timeText(c.best_ns);
+  if (c.slowRow >= 0) return QStringLiteral("≥ ") + timeText(c.slow_ns);
+  const auto count = [&](TrialStatus s) { return c.counts[static_cast<std::size_t>(s)]; };
+  int failures = 0;
+  for (TrialStatus s : kAllTrialStatuses)
+    if (TrialChartView::failed(s)) failures += count(s);
+  if (failures > 0) return tr("failed");
+  if (count(TrialStatus::Pruned) > 0) return tr("pruned");
+  return tr("not measured");
+}
+
+QString HeatmapView::reasonOf(const Cell& c) const {
+  QStringList parts;
+  for (TrialStatus s : kAllTrialStatuses)
+    if (const int n = c.counts[static_cast<std::size_t>(s)])
+      parts << QStringLiteral("%1 %2").arg(n).arg(statusLabel(s));
+  if (parts.isEmpty()) return tr("not measured: no trial with these values");
+  QString text = tr("no ok trial: %1").arg(parts.join(QStringLiteral(", ")));
+  if (c.slowRow >= 0)
+    text += tr("\nslow_abort stops a config once it cannot beat the best: it is at least %1").arg(formatNs(c.slow_ns));
+  return text;
+}
+
+const HeatmapView::Cell* HeatmapView::cellOf(const ParamValue& x, const ParamValue& y) const {
+  const auto cx = std::find(xs_.begin(), xs_.end(), x);
+  const auto cy = std::find(ys_.begin(), ys_.end(), y);
+  if (cx == xs_.end() || cy == ys_.end()) return nullptr;
+  return &cells_[static_cast<std::size_t>(cy - ys_.begin()) * xs_.size() + static_cast<std::size_t>(cx - xs_.begin())];
+}
+
+QString HeatmapView::cellText(const ParamValue& x, const ParamValue& y) const {
+  const Cell* c = cellOf(x, y);
+  return c ? textOf(*c) : QString();
 }
 
 std::size_t HeatmapView::cellIndex(const Trial& t, const std::string& xn, const std::string& yn) const {
-  const auto cx = std::lower_bound(xs_.begin(), xs_.end(), t.config.get(xn)) - xs_.begin();
-  const auto cy = std::lower_bound(ys_.begin(), ys_.end(), t.config.get(yn)) - ys_.begin();
+  const auto cx = std::lower_bound(xs_.begin(), xs_.end(), t.config.value(xn)) - xs_.begin();
+  const auto cy = std::lower_bound(ys_.begin(), ys_.end(), t.config.value(yn)) - ys_.begin();
   return static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx);
 }
 
@@ -142,7 +198,7 @@ void HeatmapView::placeCrown(const std::string& key, const std::string& xn, cons
     crownIsWinner_ = true;
     crownFlagged_ = w->flagged();
     const int row = model_->winnerRow(key);
-    if (row < 0 || !usable(model_->trial(row), key, xn, yn)) {
+    if (row < 0 || !covers(model_->trial(row), key, xn, yn) || xs_.empty()) {
       crownText_ = tr("★ winner %1: %2").arg(model_->configText(w->config), w->numberText());
       return;
     }
@@ -165,13 +221,9 @@ void HeatmapView::placeCrown(const std::string& key, const std::string& xn, cons
                    .arg(cellName(t), formatNs(t.stats.median_ns));
 }
 
-qint64 HeatmapView::bestTrialAt(qint64 x, qint64 y) const {
-  const auto cx = std::find(xs_.begin(), xs_.end(), x);
-  const auto cy = std::find(ys_.begin(), ys_.end(), y);
-  if (cx == xs_.end() || cy == ys_.end()) return -1;
-  const Cell& c =
-      cells_[static_cast<std::size_t>(cy - ys_.begin()) * xs_.size() + static_cast<std::size_t>(cx - xs_.begin())];
-  return c.row < 0 ? -1 : model_->trial(c.row).id;
+qint64 HeatmapView::bestTrialAt(const ParamValue& x, const ParamValue& y) const {
+  const Cell* c = cellOf(x, y);
+  return !c || c->row < 0 ? -1 : model_->trial(c->row).id;
 }
 
 QRectF HeatmapView::gridRect() const {
@@ -208,7 +260,7 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   QFont titleFont = font();
   titleFont.setBold(true);
   p.setFont(titleFont);
-  const QString title = tr("Best search latency per %1 × %2 · %3").arg(xName_, yName_, shape());
+  const QString title = tr("Best latency (%1) per %2 × %3 · %4").arg(unit_.name, xName_, yName_, shape());
   p.drawText(QRect(0, 4, width(), 20), Qt::AlignCenter,
              QFontMetrics(titleFont).elidedText(title, Qt::ElideMiddle, width() - 8));
   p.setFont(font());
@@ -220,7 +272,7 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     p.setPen(Qt::gray);
     p.drawText(g, Qt::AlignCenter | Qt::TextWordWrap,
                xName_.isEmpty() || yName_.isEmpty() ? tr("Choose two parameters.")
-                                                    : tr("No ok trials with both parameters yet."));
+                                                    : tr("No trials of this shape with both parameters yet."));
     return;
   }
   const double cw = g.width() / static_cast<double>(xs_.size()), ch = g.height() / static_cast<double>(ys_.size());
@@ -232,14 +284,19 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     for (std::size_t cx = 0; cx < xs_.size(); ++cx) {
       const Cell& c = cells_[cy * xs_.size() + cx];
       const QRectF r(g.left() + static_cast<double>(cx) * cw, g.bottom() - static_cast<double>(cy + 1) * ch, cw, ch);
+      const QString label = textOf(c);
+      const bool fits = fm.horizontalAdvance(label) + 4 < cw && fm.height() < ch;
       if (c.row < 0) {
-        p.fillRect(r, QColor(0xf0, 0xf0, 0xf0));
+        paintEmpty(p, r, c);
+        if (fits) {
+          p.setPen(QColor(0x42, 0x42, 0x42));
+          p.drawText(r, Qt::AlignCenter, label);
+        }
         continue;
       }
       const QColor colour = colourFor(c.best_ns);
       p.fillRect(r.adjusted(0.5, 0.5, -0.5, -0.5), colour);
-      const QString label = formatNs(c.best_ns);
-      if (fm.horizontalAdvance(label) + 4 < cw && fm.height() < ch) {
+      if (fits) {
         p.setPen(colour.lightnessF() > 0.55 ? Qt::black : Qt::white);
         p.drawText(r, Qt::AlignCenter, label);
       }
@@ -265,6 +322,7 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   p.rotate(-90);
   p.drawText(QRectF(-g.height() / 2, -8, g.height(), 18), Qt::AlignCenter, yName_);
   p.restore();
+  if (max_ns_ <= 0) return;  // no ok cell: no scale
   // Colour bar: fast at the bottom.
   const QRectF bar(g.right() + 12, g.top(), 14, g.height());
   for (int i = 0; i < static_cast<int>(bar.height()); ++i) {
@@ -273,8 +331,22 @@ void HeatmapView::paintEvent(QPaintEvent*) {
                colourFor(std::exp(std::log(min_ns_) + f * (std::log(max_ns_) - std::log(min_ns_)))));
   }
   p.setFont(small);
-  p.drawText(QRectF(bar.right() + 2, bar.top() - 2, kBar, 14), Qt::AlignLeft, formatNs(max_ns_));
-  p.drawText(QRectF(bar.right() + 2, bar.bottom() - 12, kBar, 14), Qt::AlignLeft, formatNs(min_ns_));
+  p.drawText(QRectF(bar.right() + 2, bar.top() - 2, kBar, 14), Qt::AlignLeft,
+             timeText(max_ns_) + QLatin1Char(' ') + unit_.name);
+  p.drawText(QRectF(bar.right() + 2, bar.bottom() - 12, kBar, 14), Qt::AlignLeft,
+             timeText(min_ns_) + QLatin1Char(' ') + unit_.name);
+}
+
+void HeatmapView::paintEmpty(QPainter& p, const QRectF& r, const Cell& c) const {
+  // Greys and hatching, no hue: on this page hues are the scale's and the statuses'.
+  p.fillRect(r.adjusted(0.5, 0.5, -0.5, -0.5), QColor(0xf5, 0xf5, 0xf5));
+  const int total = std::accumulate(c.counts.begin(), c.counts.end(), 0);
+  if (total == 0) return;  // not measured: plain
+  const Qt::BrushStyle hatch = c.slowRow >= 0 ? Qt::BDiagPattern
+                               : c.counts[static_cast<std::size_t>(TrialStatus::Pruned)] == total
+                                   ? Qt::Dense7Pattern
+                                   : Qt::DiagCrossPattern;
+  p.fillRect(r.adjusted(0.5, 0.5, -0.5, -0.5), QBrush(QColor(0xbd, 0xbd, 0xbd), hatch));
 }
 
 void HeatmapView::paintCrown(QPainter& p, const QRectF& cell) const {
@@ -302,19 +374,21 @@ void HeatmapView::mouseMoveEvent(QMouseEvent* event) {
   const Cell& c = cells_[static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx)];
   if (c.row < 0) {
     QToolTip::showText(event->globalPosition().toPoint(),
-                       tr("%1=%2, %3=%4: no ok trial")
-                           .arg(xName_, model_->parameterText(sstr(xName_), xs_[cx]), yName_,
-                                model_->parameterText(sstr(yName_), ys_[cy])),
+                       QStringLiteral("%1=%2, %3=%4: ")
+                               .arg(xName_, model_->parameterText(sstr(xName_), xs_[cx]), yName_,
+                                    model_->parameterText(sstr(yName_), ys_[cy])) +
+                           reasonOf(c),
                        this);
     return;
   }
   const bool crowned =
       static_cast<int>(static_cast<std::size_t>(cy) * xs_.size() + static_cast<std::size_t>(cx)) == crownCell_;
-  QToolTip::showText(event->globalPosition().toPoint(),
-                     (crowned ? crownText_ + QStringLiteral("\n\n") : QString()) +
-                         tr("best search median of %1 trials:\n").arg(c.trials) +
-                         model_->describe(model_->trial(c.row)),
-                     this);
+  QToolTip::showText(
+      event->globalPosition().toPoint(),
+      (crowned ? crownText_ + QStringLiteral("\n\n") : QString()) +
+          tr("best search median of %1 trials:\n").arg(std::accumulate(c.counts.begin(), c.counts.end(), 0)) +
+          model_->describe(model_->trial(c.row)),
+      this);
 }
 
 void HeatmapView::mousePressEvent(QMouseEvent* event) {

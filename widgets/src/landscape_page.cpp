@@ -12,6 +12,7 @@
 #include <QSettings>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <set>
 
 #include "ktune/error.h"
@@ -197,22 +198,27 @@ void LandscapePage::setSpace(const SearchSpace& space) {
 }
 
 QStringList LandscapePage::rankedParameters() const {
-  // Parameters that vary most make the most telling axes; a one-value parameter is a flat line.
-  // The space's candidate lists say it from the start; without them, the trials seen so far.
+  // Parameters that varied most among the measured trials make the most telling axes; one that
+  // took a single value is a flat line (an imported cache records one power limit of a space that
+  // lists many). Before anything is measured, the space's candidate lists say it; without them,
+  // the trials seen so far.
   const QStringList params = model_->parameters();
+  const auto& trials = model_->trials();
+  const bool measured = std::any_of(trials.begin(), trials.end(), [](const Trial& t) { return t.stats.count > 0; });
   std::vector<std::pair<int, int>> ranked;  // (-distinct values, position)
   for (qsizetype i = 0; i < params.size(); ++i) {
     const std::string name = sstr(params[i]);
-    if (const Parameter* p = space_.find(name)) {
+    const Parameter* p = space_.find(name);
+    if (p && !measured) {
       ranked.emplace_back(-static_cast<int>(p->values.size()), static_cast<int>(i));
       continue;
     }
     std::set<ParamValue> values;
-    const auto& trials = model_->trials();
     // A strided sample is enough to tell a varying parameter from a fixed one.
     const std::size_t stride = std::max<std::size_t>(1, trials.size() / 20000);
     for (std::size_t r = 0; r < trials.size(); r += stride)
-      if (trials[r].config.has(name)) values.insert(trials[r].config.value(name));
+      if ((!measured || trials[r].stats.count > 0) && trials[r].config.has(name))
+        values.insert(trials[r].config.value(name));
     ranked.emplace_back(-static_cast<int>(values.size()), static_cast<int>(i));
   }
   std::stable_sort(ranked.begin(), ranked.end());

@@ -13,22 +13,28 @@ LatencyOrderChart::LatencyOrderChart(TrialsModel* model, QWidget* parent) : Tria
 
 QString LatencyOrderChart::xTitle() const { return tr("measured trial #"); }
 QString LatencyOrderChart::title() const {
-  return yMetric().isLatency() ? tr("Latency of every measured trial, in run order")
-                               : tr("%1 of every measured trial, in run order").arg(yMetric().label());
+  return yMetric().isLatency() ? tr("Latency of every trial that ran, in run order")
+                               : tr("%1 of every trial that ran, in run order").arg(yMetric().label());
 }
 
 QString LatencyOrderChart::yTitle() const { return yMetric().label(); }
 
 std::vector<TrialChartView::Group> LatencyOrderChart::groups() const {
   std::vector<Group> g;
-  for (TrialStatus s : kAllTrialStatuses) g.push_back(Group{statusLabel(s), statusColor(s)});
+  for (TrialStatus s : kAllTrialStatuses) g.push_back(Group{statusLegend(s), statusColor(s)});
   return g;
 }
 
 bool LatencyOrderChart::pointFor(const Trial& t, std::int64_t measured, double* x, double* y, int* group) const {
+  *group = static_cast<int>(t.status);
+  if (failed(t.status)) {
+    // In run order: a failure that never got a time sits where the next measured trial goes.
+    *x = static_cast<double>(measured >= 0 ? measured : measuredSoFar());
+    *y = kFailedBand;
+    return true;
+  }
   if (measured < 0 || !yMetric().valueOf(t, y)) return false;
   *x = static_cast<double>(measured);
-  *group = static_cast<int>(t.status);
   return true;
 }
 

@@ -1,5 +1,6 @@
 #include "ktune/widgets/trial_chart.h"
 
+#include <QCategoryAxis>
 #include <QChart>
 #include <QGraphicsLayout>
 #include <QLegendMarker>
@@ -23,14 +24,12 @@ TrialChartView::TrialChartView(TrialsModel* model, QWidget* parent) : QChartView
   chart()->setMargins(QMargins(6, 6, 6, 6));
   chart()->legend()->setAlignment(Qt::AlignBottom);
   chart()->setAnimationOptions(QChart::NoAnimation);
-  xAxis_ = new QValueAxis(this);
-  xAxis_->setLabelFormat(QStringLiteral("%g"));
-  // More ticks let nice numbers hug the data (3 ticks round 517 up to 1000).
-  xAxis_->setTickCount(6);
+  // Category axes with labels at values: the ticks are ours (round numbers, a parameter's values).
+  xAxis_ = new QCategoryAxis(this);
+  xAxis_->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
   chart()->addAxis(xAxis_, Qt::AlignBottom);
-  auto* y = new QValueAxis(this);
-  y->setLabelFormat(QStringLiteral("%g"));
-  y->setTickCount(6);
+  auto* y = new QCategoryAxis(this);
+  y->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
   yAxis_ = y;
   chart()->addAxis(yAxis_, Qt::AlignLeft);
   connect(xAxis_, &QValueAxis::rangeChanged, this, &TrialChartView::onRangeChanged);
@@ -157,9 +156,8 @@ void TrialChartView::setLogScale(bool on) {
     connect(axis, &QLogValueAxis::rangeChanged, this, &TrialChartView::onRangeChanged);
     yAxis_ = axis;
   } else {
-    auto* axis = new QValueAxis(this);
-    axis->setLabelFormat(QStringLiteral("%g"));
-    axis->setTickCount(6);
+    auto* axis = new QCategoryAxis(this);
+    axis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
     connect(axis, &QValueAxis::rangeChanged, this, &TrialChartView::onRangeChanged);
     yAxis_ = axis;
   }
@@ -200,7 +198,8 @@ QList<QPointF> TrialChartView::dataValues() const {
 int TrialChartView::drawnPoints() const { return static_cast<int>(drawn_.size()); }
 
 void TrialChartView::syncGroups() {
-  const std::vector<Group> wanted = groups();
+  groups_ = groups();
+  const std::vector<Group>& wanted = groups_;
   while (groupSeries_.size() > static_cast<qsizetype>(wanted.size())) {
     QScatterSeries* s = groupSeries_.takeLast();
     chart()->removeSeries(s);
@@ -224,8 +223,10 @@ void TrialChartView::syncGroups() {
   }
   applyLegend();
   for (qsizetype i = 0; i < groupSeries_.size(); ++i) {
-    groupSeries_[i]->setName(wanted[static_cast<std::size_t>(i)].name);
-    QColor c = wanted[static_cast<std::size_t>(i)].color;
+    const Group& g = wanted[static_cast<std::size_t>(i)];
+    groupSeries_[i]->setName(g.name);
+    groupSeries_[i]->setMarkerShape(g.marker);
+    QColor c = g.color;
     c.setAlpha(170);
     groupSeries_[i]->setColor(c);
   }
@@ -240,9 +241,14 @@ void TrialChartView::collect(std::size_t fromRow, std::vector<Point>* out) {
     const std::int64_t measured = t.stats.count > 0 ? measured_++ : -1;
     double x, y;
     int group;
-    if (!pointFor(t, measured, &x, &y, &group) || !std::isfinite(x) || !std::isfinite(y)) continue;
-    if (log_ && y <= 0) continue;
-    out->push_back(Point{x, y, group, static_cast<int>(row)});
+    if (!pointFor(t, measured, &x, &y, &group) || !std::isfinite(x)) continue;
+    const bool band = y == kFailedBand;
+    if (band) {
+      y = bandY_;  // placed again when the axes are fit
+    } else if (!std::isfinite(y) || (log_ && y <= 0)) {
+      continue;
+    }
+    out->push_back(Point{x, y, group, static_cast<int>(row), band});
   }
 }
 
@@ -259,7 +265,9 @@ void TrialChartView::rebuild() {
     const bool inView = std::all_of(fresh.begin(), fresh.end(), [&](const Point& p) {
       return p.x >= ranges_[0] && p.x <= ranges_[1] && p.y >= ranges_[2] && p.y <= ranges_[3];
     });
-    if (zoomed_ || inView) {
+    // The first failure brings the band, a new parameter value a new axis: both need the full pass.
+    const bool bandKnown = hasBand_ || std::none_of(fresh.begin(), fresh.end(), [](const Point& p) { return p.band; });
+    if (!needsPrepare() && bandKnown && (zoomed_ || inView)) {
       builtRows_ = rows;
       const std::size_t first = points_.size();
       for (const Point& p : fresh) {
@@ -276,6 +284,8 @@ void TrialChartView::rebuild() {
   fullRebuild_ = false;
   builtRows_ = rows;
   measured_ = 0;
+  prepare(sstr(shape_));
+  if (yMetric_.isLatency() && drawsSpread()) chooseTimeUnit(sstr(shape_));
   syncGroups();
   chart()->setTitle(drawsSpread() ? tr("%1 · whiskers: ± std within min–max").arg(title()) : title());
   xAxis_->setTitleText(xTitle());
@@ -293,34 +303,91 @@ void TrialChartView::rebuild() {
   updateHighlight();
 }
 
+void TrialChartView::xRange(double x0, double x1, double* lo, double* hi) const {
+  const double pad = x1 > x0 ? (x1 - x0) * 0.03 : std::max(1.0, std::abs(x0) * 0.1);
+  *lo = x0 >= 0 ? std::max(0.0, x0 - pad) : x0 - pad;
+  *hi = x1 + pad;
+}
+
 void TrialChartView::fitAxes(bool growing) {
   double x0 = std::numeric_limits<double>::max(), x1 = std::numeric_limits<double>::lowest();
   double y0 = x0, y1 = x1;
+  hasBand_ = false;
   for (const Point& p : points_) {
     x0 = std::min(x0, p.x);
     x1 = std::max(x1, p.x);
+    hasBand_ = hasBand_ || p.band;
+    if (p.band) continue;
     y0 = std::min(y0, p.y);
     y1 = std::max(y1, p.y);
   }
-  if (points_.empty()) {
-    x0 = 0, x1 = 1, y0 = log_ ? 1 : 0, y1 = 10;
-  }
-  const double xpad = x1 > x0 ? (x1 - x0) * 0.03 : std::max(1.0, std::abs(x0) * 0.1);
+  if (points_.empty()) x0 = 0, x1 = 1;
+  if (y0 > y1) y0 = log_ ? 1 : 0, y1 = 10;
+  double lo, hi;
+  xRange(x0, x1, &lo, &hi);
   settingRange_ = true;
   // While trials stream in, room on the right lets the next ones land without a refit.
-  const double right = growing ? std::max(xpad, (x1 - x0) * kHeadroom) : xpad;
-  xAxis_->setRange(x0 >= 0 ? std::max(0.0, x0 - xpad) : x0 - xpad, x1 + right);
-  xAxis_->applyNiceNumbers();
+  if (growing) hi = std::max(hi, x1 + (x1 - x0) * kHeadroom);
+  xAxis_->setRange(lo, hi);
   if (log_) {
     yAxis_->setRange(y0 / 1.3, y1 * 1.3);
+    placeBand(y1 * 1.3);
   } else {
     const double ypad = y1 > y0 ? (y1 - y0) * 0.06 : std::max(1e-3, std::abs(y0) * 0.1);
-    auto* axis = static_cast<QValueAxis*>(yAxis_);
-    axis->setRange(y0 >= 0 ? std::max(0.0, y0 - ypad) : y0 - ypad, y1 + ypad);
-    axis->applyNiceNumbers();
+    yAxis_->setRange(y0 >= 0 ? std::max(0.0, y0 - ypad) : y0 - ypad, y1 + ypad);
+    placeBand(y1 + ypad);
   }
   settingRange_ = false;
   saveRanges();
+  updateTicks();
+}
+
+void TrialChartView::placeBand(double dataTop) {
+  if (!hasBand_) return;
+  // A strip a seventh of the plot high above the highest time, its points on its middle line.
+  if (log_) {
+    const double l0 = std::log10(yMin()), l1 = std::log10(dataTop), h = (l1 - l0) / 6;
+    bandLow_ = dataTop;
+    bandY_ = std::pow(10.0, l1 + h / 2);
+    yAxis_->setMax(std::pow(10.0, l1 + h));
+  } else {
+    const double h = (dataTop - yMin()) / 6;
+    bandLow_ = dataTop;
+    bandY_ = dataTop + h / 2;
+    yAxis_->setMax(dataTop + h);
+  }
+  for (Point& p : points_)
+    if (p.band) p.y = bandY_;
+}
+
+void TrialChartView::updateTicks() {
+  setAxisTicks(xAxis_, xTicks(xAxis_->min(), xAxis_->max()));
+  if (log_) return;
+  auto* y = static_cast<QCategoryAxis*>(yAxis_);
+  // No time ticks in the failures band.
+  const double top = hasBand_ && !zoomed_ ? std::min(y->max(), bandLow_) : y->max();
+  setAxisTicks(y, niceTicks(y->min(), top, 6));
+}
+
+void TrialChartView::chooseTimeUnit(const std::string& shape) {
+  std::vector<double> medians;
+  const std::vector<Trial>& trials = model_->trials();
+  // A strided sample tells the unit as well as every trial.
+  const std::size_t stride = std::max<std::size_t>(1, trials.size() / 20000);
+  for (std::size_t r = 0; r < trials.size(); r += stride)
+    if (trials[r].stats.count > 0 && (shape.empty() || trials[r].problem_key == shape))
+      medians.push_back(trials[r].stats.median_ns);
+  yMetric_.setTimeUnit(timeUnitFor(medianOf(std::move(medians))));
+}
+
+QStringList TrialChartView::xTickLabels() const { return xAxis_->categoriesLabels(); }
+QStringList TrialChartView::yTickLabels() const {
+  return log_ ? QStringList() : static_cast<QCategoryAxis*>(yAxis_)->categoriesLabels();
+}
+
+QString TrialChartView::statusLegend(TrialStatus status) {
+  if (status == TrialStatus::SlowAbort) return tr("slow_abort ↑ (stopped early: a lower bound)");
+  return statusLabel(status);
 }
 
 void TrialChartView::ensureYIncludes(double value) {
@@ -335,17 +402,20 @@ void TrialChartView::ensureYIncludes(double value) {
     if (value <= axis->max()) return;
     settingRange_ = true;
     axis->setMax(value);
-    axis->applyNiceNumbers();
   }
   settingRange_ = false;
   saveRanges();
+  updateTicks();
   decimate();
 }
 
 void TrialChartView::onRangeChanged() {
   // Zooming and panning mark zoomed_ themselves; anything else moving the axes (Qt Charts
   // fitting a series it was handed) gets the fitted or zoomed view back on the next turn.
-  if (!settingRange_) decimateTimer_.start(0);
+  if (!settingRange_) {
+    updateTicks();
+    decimateTimer_.start(0);
+  }
 }
 
 void TrialChartView::zoomTo(const QRectF& plotRect) {
@@ -428,7 +498,8 @@ void TrialChartView::placeMarkers(std::size_t first, bool replace) {
     else if (!list.isEmpty())
       groupSeries_[g]->append(list);  // one call for the whole batch
     const auto markers = chart()->legend()->markers(groupSeries_[g]);
-    const bool show = groupSeries_[g]->count() > 0;
+    const Legend legend = groups_[static_cast<std::size_t>(g)].legend;
+    const bool show = legend == Legend::Always || (legend == Legend::IfDrawn && groupSeries_[g]->count() > 0);
     if (!markers.isEmpty()) markers.first()->setVisible(show);  // see applyLegend()
   }
   restoreRanges();

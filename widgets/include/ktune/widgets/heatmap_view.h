@@ -2,15 +2,20 @@
 // Heatmap over two parameters for one shape: each cell is the lowest search median among that
 // shape's ok trials with those two values (the best over every other parameter; a minimum over
 // different shapes would mean nothing). The crown goes to the shape's winner as the core decided
-// it, with the number it was chosen by, not to the lowest cell: until the shape's result is known
-// the lowest cell is marked as the search's best. Hover shows a cell's trial; clicking selects it.
+// it, and its cell shows the number it was chosen by, not the search's: until the shape's result
+// is known the lowest cell is marked as the search's best. A cell without an ok trial says why
+// (every trial slow_abort: "≥ t", a lower bound; failed; pruned; not measured), so no value of a
+// parameter drops out. Values of any kind (integers, strings, booleans) are rows and columns; all
+// times are in one unit chosen from the data. Hover shows a cell's trial; clicking selects it.
 // Qt Charts has no heatmap series, so this paints its own grid.
 #include <QElapsedTimer>
 #include <QTimer>
 #include <QWidget>
+#include <array>
 #include <vector>
 
 #include "ktune/trial.h"
+#include "ktune/widgets/chart_axes.h"
 
 class QPainter;
 
@@ -33,8 +38,13 @@ class HeatmapView : public QWidget {
   void exportTo(const QString& file);
   void refresh();
 
-  // Cell contents, for tests: best trial id at (x value, y value), or -1.
-  qint64 bestTrialAt(qint64 x, qint64 y) const;
+  // Cell contents, for tests: best ok trial id at (x value, y value), or -1; the text painted in
+  // the cell (a time in timeUnit(), or why it is empty); the values on each axis.
+  qint64 bestTrialAt(const ParamValue& x, const ParamValue& y) const;
+  QString cellText(const ParamValue& x, const ParamValue& y) const;
+  const std::vector<ParamValue>& xValues() const { return xs_; }
+  const std::vector<ParamValue>& yValues() const { return ys_; }
+  const TimeUnit& timeUnit() const { return unit_; }
   // The crowned trial (the winner's search trial, or the search's best before the result is
   // known), or -1; the caption saying which, with its number.
   qint64 crownedTrial() const { return crownId_; }
@@ -53,15 +63,23 @@ class HeatmapView : public QWidget {
 
  private:
   struct Cell {
-    double best_ns = 0;
-    int row = -1;  // model row of the best trial
-    int trials = 0;
+    double best_ns = 0;  // what it shows: the winner's number in the crowned cell
+    int row = -1;        // model row of the best ok trial
+    double slow_ns = 0;  // the lowest slow_abort time: a lower bound when nothing is ok
+    int slowRow = -1;
+    std::array<int, std::size(kAllTrialStatuses)> counts{};
   };
+  const Cell* cellOf(const ParamValue& x, const ParamValue& y) const;
+  QString textOf(const Cell& c) const;    // what the cell shows
+  QString reasonOf(const Cell& c) const;  // why it has no ok trial, with the counts
+  QString timeText(double ns) const;      // in unit_, without the unit
   void rebuild();
   void placeCrown(const std::string& key, const std::string& xn, const std::string& yn);
   std::size_t cellIndex(const Trial& t, const std::string& xn, const std::string& yn) const;
   QString cellName(const Trial& t) const;  // "BM=64, threads=4"
+  void collectCells(const std::string& key, const std::string& xn, const std::string& yn);
   void paintCrown(QPainter& p, const QRectF& cell) const;
+  void paintEmpty(QPainter& p, const QRectF& r, const Cell& c) const;
   void markDirty();
   QRectF gridRect() const;
   bool cellAt(const QPointF& pos, int* cx, int* cy) const;
@@ -69,9 +87,10 @@ class HeatmapView : public QWidget {
 
   TrialsModel* model_;
   QString xName_, yName_, shape_;
-  std::vector<qint64> xs_, ys_;
+  std::vector<ParamValue> xs_, ys_;
   std::vector<Cell> cells_;  // ys_.size() rows of xs_.size()
   double min_ns_ = 0, max_ns_ = 0;
+  TimeUnit unit_{QStringLiteral("µs"), 1e3};
   qint64 highlighted_ = -1;
   qint64 crownId_ = -1;
   int crownCell_ = -1;  // in cells_

@@ -8,6 +8,10 @@
 //    for the trial selected elsewhere (the trials table);
 //  - wheel zoom, rubber-band zoom, middle-button or Shift-drag pan, double-click to reset;
 //  - log-scale y and PNG/SVG export;
+//  - every trial that ran: failed ones (no time) in a band above the times, coloured by status,
+//    slow_abort ones with an arrow up (their time is a lower bound); colour means status on every
+//    scatter chart;
+//  - readable axes: round-number ticks, one time unit chosen from the data (chart_axes.h);
 //  - each problem's winner as the core decided it, a star at the number it was chosen by (joined
 //    to its search point when that differs), and each drawn trial's noise as a whisker
 //    (trial_chart_marks.cpp).
@@ -17,18 +21,20 @@
 #include <QList>
 #include <QPointF>
 #include <QRubberBand>
+#include <QScatterSeries>
 #include <QSet>
 #include <QTimer>
 #include <array>
+#include <limits>
 #include <vector>
 
 #include "ktune/trial.h"
+#include "ktune/widgets/chart_axes.h"
 #include "ktune/widgets/chart_metric.h"
 #include "ktune/widgets/winner.h"
 
 class QAbstractAxis;
-class QScatterSeries;
-class QValueAxis;
+class QCategoryAxis;
 class QXYSeries;
 
 namespace ktune::gui {
@@ -85,19 +91,35 @@ class TrialChartView : public QChartView {
   static constexpr int kCellPixels = 3;
   static constexpr int kMinRebuildMs = 250;
   static constexpr double kHeadroom = 0.15;  // of the x span, right of the last point
+  // pointFor's y for a trial that failed (no time to plot): it goes into the failures band.
+  static constexpr double kFailedBand = std::numeric_limits<double>::infinity();
+  // Failed trials (not ok, not slow_abort, not pruned) have no time that means anything.
+  static bool failed(TrialStatus status) {
+    return status != TrialStatus::Ok && status != TrialStatus::SlowAbort && status != TrialStatus::Pruned;
+  }
+  static QString statusLegend(TrialStatus status);  // "slow_abort ↑ (lower bound)"
+  // Whether failed trials are drawn in the band; its y range in chart units when they are.
+  bool hasFailureBand() const { return hasBand_; }
+  double failureBandY() const { return bandY_; }
+  QStringList xTickLabels() const;  // the x axis's labels, left to right
+  QStringList yTickLabels() const;  // the linear y axis's labels, bottom to top
 
  signals:
   void trialClicked(qint64 id);
 
  protected:
+  enum class Legend { IfDrawn, Always, Never };
   struct Group {
     QString name;
     QColor color;
+    QScatterSeries::MarkerShape marker = QScatterSeries::MarkerShapeCircle;
+    Legend legend = Legend::IfDrawn;  // Always: a key entry with no points of its own
   };
   struct Point {
     double x, y;
     int group;
-    int row;  // in the model
+    int row;    // in the model
+    bool band;  // a failed trial, drawn in the failures band
   };
 
   virtual QString xTitle() const = 0;
@@ -107,7 +129,19 @@ class TrialChartView : public QChartView {
   // `measured`: the trial's place among the measured trials (those with latency samples) of the
   // shapes shown, from 0; -1 for one never measured (pruned, or failed to build or run). Run
   // order charts plot against it, so thousands of pruned configs leave no gaps.
+  // y = kFailedBand puts the trial in the failures band.
   virtual bool pointFor(const Trial& trial, std::int64_t measured, double* x, double* y, int* group) const = 0;
+  // Before a full rebuild's groups() and pointFor(): a subclass learns what it needs from all
+  // trials of `shape` (empty: every shape), e.g. a parameter's values.
+  virtual void prepare(const std::string& /*shape*/) {}
+  // True when trials appended since prepare() need it again (a value the axis lacks).
+  virtual bool needsPrepare() const { return false; }
+  // The x axis's labels within [lo, hi]; by default round integers (trial numbers).
+  virtual std::vector<AxisTick> xTicks(double lo, double hi) const { return niceTicks(lo, hi, 7, true); }
+  // The x range that shows points from x0 to x1.
+  virtual void xRange(double x0, double x1, double* lo, double* hi) const;
+  // The number of measured trials collected so far: where a failed trial sits in run order.
+  std::int64_t measuredSoFar() const { return measured_; }
   // Lines drawn over the points (best so far, peak); `points` are in model order.
   virtual void rebuildExtras(const std::vector<Point>& /*points*/) {}
   // Whether y is the trials' latency, whose noise the whiskers show.
@@ -117,7 +151,7 @@ class TrialChartView : public QChartView {
 
   TrialsModel* model() const { return model_; }
   const std::vector<Point>& points() const { return points_; }
-  QValueAxis* xAxis() const { return xAxis_; }
+  QCategoryAxis* xAxis() const { return xAxis_; }
   // Extra series share the axes and are kept across log/linear switches.
   void addExtraSeries(QXYSeries* series, bool inLegend = true);
   // `full` false: only rows were appended since the last rebuild.
@@ -153,6 +187,13 @@ class TrialChartView : public QChartView {
   // Extras show in the legend when they have points and were not added as unlisted.
   void applyLegend();
   void onRangeChanged();
+  void updateTicks();
+  // The failures band over the times: where it starts and its points' y, after the axes are fit.
+  void placeBand(double dataTop);
+  void drawBand(QPainter* painter, const QRectF& plot);
+  void drawLowerBounds(QPainter* painter);
+  // The time unit of latency charts, from the median of the shown trials' medians.
+  void chooseTimeUnit(const std::string& shape);
   // The view (fitted or zoomed) the markers were decimated for; Qt Charts may refit axes when
   // series change, and restoreRanges() puts this view back.
   void saveRanges();
@@ -163,9 +204,10 @@ class TrialChartView : public QChartView {
   QPointF chartPosition(const QPoint& viewPosition) const;
 
   TrialsModel* model_;
-  QValueAxis* xAxis_;
+  QCategoryAxis* xAxis_;
   QAbstractAxis* yAxis_ = nullptr;
   QList<QScatterSeries*> groupSeries_;
+  std::vector<Group> groups_;
   QList<QXYSeries*> extraSeries_;
   QSet<QXYSeries*> notInLegend_;
   QScatterSeries* highlight_;
@@ -176,6 +218,8 @@ class TrialChartView : public QChartView {
   };
   std::vector<Link> links_;
   std::vector<Point> points_;
+  bool hasBand_ = false;
+  double bandLow_ = 0, bandY_ = 0;  // chart units
   struct Marker {
     QPointF pixels;  // chart item coordinates
     int row;
