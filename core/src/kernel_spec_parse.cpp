@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "family_sharding.h"
 #include "json_path.h"
 #include "kernel_spec_index.h"
 #include "ktune/error.h"
@@ -104,47 +105,8 @@ struct KernelSpecReader {
               if (f.field(k.name)) kf.fail("duplicate key field '" + k.name + "'");
               f.key_fields.push_back(std::move(k));
             });
-    auto key_field = [&](const char* key, bool numeric) {
-      const std::string v = root.string_or(key, "");
-      if (!v.empty()) {
-        const KeyField* k = f.field(v);
-        if (!k) root[key].fail("'" + v + "' is not one of the key fields");
-        if (numeric && !k->numeric) root[key].fail("'" + v + "' must be a numeric key field");
-      }
-      return v;
-    };
-    f.bucket_field = key_field("bucket_field", true);
-    if (const std::string out = key_field("tp_out_field", true); !out.empty())
-      f.tp_splits.push_back({TpSplitDim::Out, {{out}}});
-    if (const std::string in = key_field("tp_in_field", true); !in.empty())
-      f.tp_splits.push_back({TpSplitDim::In, {{in}}});
-    // Attention shards heads: "tp_head_fields": ["num_q_heads", {"name": "num_kv_heads", "at_least_one": true}].
-    if (const auto heads = root.find("tp_head_fields")) {
-      TpSplit split{TpSplitDim::Heads, {}};
-      heads->for_each_element([&](const JsonPath& h) {
-        TpField tf;
-        tf.name = h.json().is_string() ? h.string() : h["name"].string();
-        if (!h.json().is_string()) tf.at_least_one = h.boolean_or("at_least_one", false);
-        const KeyField* k = f.field(tf.name);
-        if (!k || !k->numeric) h.fail("'" + tf.name + "' must be a numeric key field");
-        split.fields.push_back(std::move(tf));
-      });
-      if (!split.fields.empty()) f.tp_splits.push_back(std::move(split));
-    }
-    // Rules a shape must satisfy, over the key fields: [{"expr": "mod(H, KVH) == 0", "description": "..."}].
-    if (const auto rules = root.find("shape_rules"))
-      rules->for_each_element([&](const JsonPath& r) {
-        Constraint c{r["expr"].string(), r.string_or("description", "")};
-        std::vector<std::string> vars;
-        try {
-          vars = Expression(c.expr).variables();
-        } catch (const InputError& e) {
-          r["expr"].fail(e.what());
-        }
-        for (const auto& v : vars)
-          if (!f.field(v)) r["expr"].fail("'" + v + "' is not a key field");
-        f.shape_rules.push_back(std::move(c));
-      });
+    f.bucket_field = detail::key_field_of(root, "bucket_field", f, true);
+    detail::read_sharding(root, f);
     f.flops_expr = root.string_or("flops", "");
     f.bytes_expr = root.string_or("bytes", "");
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "family_sharding.h"
+#include "json_path.h"
 #include "ktune/error.h"
 #include "ktune/version.h"
 
@@ -84,11 +86,13 @@ json family_to_json(const KernelFamily& f) {
                       {"choices", k.choices},
                       {"help", k.help}});
   const json space = f.default_space.to_json();
-  return {{"name", f.name},        {"description", f.description},
-          {"key_fields", fields},  {"bucket_field", f.bucket_field},
-          {"flops", f.flops_expr}, {"bytes", f.bytes_expr},
-          {"space", space},        {"default_config", f.default_config.to_json()},
-          {"source", f.source}};
+  json out = {{"name", f.name},        {"description", f.description},
+              {"key_fields", fields},  {"bucket_field", f.bucket_field},
+              {"flops", f.flops_expr}, {"bytes", f.bytes_expr},
+              {"space", space},        {"default_config", f.default_config.to_json()},
+              {"source", f.source}};
+  detail::write_sharding(f, out);
+  return out;
 }
 
 OfferedFamily family_from_json(const json& j, const std::string& backend) {
@@ -111,6 +115,11 @@ OfferedFamily family_from_json(const json& j, const std::string& backend) {
     kf.choices = k.value("choices", std::vector<std::string>{});
     kf.help = k.value("help", "");
     f.key_fields.push_back(std::move(kf));
+  }
+  try {
+    detail::read_sharding(detail::JsonPath(j, what), f);
+  } catch (const InputError& e) {
+    throw ProtocolError(e.what());
   }
   const auto space = j.find("space");
   out.has_space = space != j.end() && !space->is_null();

@@ -4,7 +4,7 @@ resources/kernels/cuda/paged_attention.json (its key fields, their meaning, its 
 over Triton's parameters with tpu-tune's meaning (rpa-v3: KV pages per block, q per block, the
 number of sequences, the tp size dividing heads).
 
-    ktune tune --worker "python3 examples/workers/triton_paged_decode.py" \\
+    ktune tune --worker "python3 examples/workers/triton_paged_decode.py" [--tp-size 4] \\
       --shape "num_sequences=16,64 num_q_heads=32 num_kv_heads=8 head_dim=128 page_size=16,64 max_model_len=4096 min_len=4096"
 
 The problem: one query token per sequence (decode), q and out [num_sequences, q_heads, head_dim];
@@ -12,8 +12,11 @@ K and V pools of pages [num_pages, kv_heads, page_size, head_dim] holding exactl
 sequences use, shuffled over the pool through the page table [num_sequences, ceil(max_model_len /
 page_size)]; lengths seeded uniform in [min_len, max_model_len] with one at max_model_len
 (min_len=max_model_len: all at full context); GQA (q head h reads kv head h / (q_heads / kv_heads)); f32
-accumulation, softmax scale 1/sqrt(head_dim). The key fields are the local (per-rank) shape: with
---tp-size T pass num_q_heads / T and max(1, num_kv_heads / T), as tpu-tune's --num-q-heads does.
+accumulation, softmax scale 1/sqrt(head_dim). Tensor parallelism is the spec's: give the global
+shape and `ktune tune --tp-size T`, and ktune tunes the local (per-rank) one, num_q_heads / T and
+num_kv_heads / T (one per rank when fewer than T), as tpu-tune's --num-q-heads does. The spec's
+shape rules refuse a shape no kernel runs (num_kv_heads not dividing num_q_heads, head_dim not 32,
+64, 128 or 256, min_len past max_model_len), naming the rule.
 
 The kernel: a program per (sequence, kv head and q_heads_per_block of its q heads, KV split). It
 walks its split in blocks of kv_pages_per_block pages, gathering each token's row through the page
@@ -110,12 +113,16 @@ def parse_args(argv):
 
 
 def spec_family():
-    """What the native family declares that this worker shares: the key fields, bucket and cost."""
+    """What the native family declares that this worker shares: the key fields, bucket and cost, and
+    (SHARDING) how --tp-size divides the heads and the rules a shape must satisfy."""
     with open(SPEC) as f:
         spec = json.load(f)
     fields = [{k: v for k, v in field.items() if k in ("name", "numeric", "default", "choices", "help")}
               for field in spec["key_fields"]]
     return spec, fields
+
+
+SHARDING = ("tp_out_field", "tp_in_field", "tp_head_fields", "shape_rules")  # kw.Family's names, the spec's
 
 
 # --- the workload: lengths and page table in plain Python, tensors in torch ---------------------
@@ -366,7 +373,7 @@ def family(space):
     spec, fields = spec_family()
     return kw.Family(
         name=spec["name"], key_fields=fields, bucket_field=spec["bucket_field"], flops=spec["flops"],
-        bytes=spec["bytes"], space=space, constraints=CONSTRAINTS,
+        bytes=spec["bytes"], space=space, constraints=CONSTRAINTS, **{k: spec[k] for k in SHARDING if k in spec},
         description="Triton paged decode attention (examples/workers/triton_paged_decode.py): " + spec["description"],
         inputs=inputs, reference=reference, build=build, compare=compare, timer=GraphTimer(), tolerance=TOLERANCE)
 

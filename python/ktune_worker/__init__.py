@@ -19,6 +19,7 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 import threading
 import time
@@ -67,23 +68,91 @@ class Family:
     bytes: str = "0"
     description: str = ""
     bucket_field: str = ""
+    # Tensor parallelism, as a kernel spec says it: `ktune tune --tp-size T` then sends the local
+    # (per-rank) shape. tp_out_field / tp_in_field: the numeric key field --tp-split-dim out / in
+    # divides; tp_head_fields: key fields divided together ("num_q_heads", or {"name":
+    # "num_kv_heads", "at_least_one": True}: replicated one per rank when fewer than ranks).
+    tp_out_field: str = ""
+    tp_in_field: str = ""
+    tp_head_fields: List[Any] = field(default_factory=list)
+    # Rules every (local) shape must satisfy, over the key fields: {"expr": "mod(H, KVH) == 0",
+    # "description": "..."}; ktune refuses a --shape that breaks one with its description.
+    shape_rules: List[Dict[str, str]] = field(default_factory=list)
     tolerance: Optional[Tolerance] = None  # None: what ktune sends (--atol, --rtol, --max-mismatch)
     timer: Callable[[Callable[[], Any], int], float] = wall_timer
     # (output, reference, tolerance) -> (max abs error, mismatch fraction). None: numpy arrays or
     # nested lists are compared here; a GPU worker compares on the device (torch, cupy) instead.
     compare: Optional[Callable[[Any, Any, Tolerance], Tuple[float, float]]] = None
 
-    def to_json(self) -> dict:
+    def __post_init__(self):
+        _check_sharding(self)
+
+    def _fields(self) -> List[dict]:
         fields = []
         for f in self.key_fields:
             f = {"name": f} if isinstance(f, str) else dict(f)
             fields.append({"name": f["name"], "numeric": f.get("numeric", True), "default": str(f.get("default", "")),
                            "choices": f.get("choices", []), "help": f.get("help", "")})
-        return {"name": self.name, "description": self.description, "key_fields": fields,
-                "bucket_field": self.bucket_field, "flops": self.flops, "bytes": self.bytes,
-                "space": {"parameters": [{"name": k, "values": list(v)} for k, v in self.space.items()],
-                          "constraints": list(self.constraints)},
-                "default_config": {k: v[0] for k, v in self.space.items()}, "source": "worker"}
+        return fields
+
+    def to_json(self) -> dict:
+        out = {"name": self.name, "description": self.description, "key_fields": self._fields(),
+               "bucket_field": self.bucket_field, "flops": self.flops, "bytes": self.bytes,
+               "space": {"parameters": [{"name": k, "values": list(v)} for k, v in self.space.items()],
+                         "constraints": list(self.constraints)},
+               "default_config": {k: v[0] for k, v in self.space.items()}, "source": "worker"}
+        for key in ("tp_out_field", "tp_in_field"):
+            if getattr(self, key):  # left out when unset: the hello of a family without them
+                out[key] = getattr(self, key)
+        for key in ("tp_head_fields", "shape_rules"):
+            if getattr(self, key):
+                out[key] = list(getattr(self, key))
+        return out
+
+
+# What a ktune expression may name besides key fields: its literals and constants.
+_EXPR_WORDS = {"true", "false", "_pi", "_e"}
+
+
+def _check_sharding(family: Family) -> None:
+    """ValueError naming the family and the field when its tensor-parallel fields or shape rules are
+    not what ktune reads (ktune would refuse the hello with the same complaint, later and farther away)."""
+    where = f"Family {family.name!r}"
+    fields = family._fields()
+    numeric = [f["name"] for f in fields if f["numeric"]]
+
+    def numeric_field(name, what):
+        if not isinstance(name, str) or name not in numeric:
+            raise ValueError(f"{where}: {what}: {name!r} is not a numeric key field (those are: {', '.join(numeric)})")
+
+    for key in ("tp_out_field", "tp_in_field"):
+        if getattr(family, key):
+            numeric_field(getattr(family, key), key)
+    if not isinstance(family.tp_head_fields, (list, tuple)):
+        raise ValueError(f"{where}: tp_head_fields: expected a list of key field names, got {family.tp_head_fields!r}")
+    for i, h in enumerate(family.tp_head_fields):
+        what = f"tp_head_fields[{i}]"
+        if isinstance(h, dict):
+            if "name" not in h or set(h) - {"name", "at_least_one"}:
+                raise ValueError(f"{where}: {what}: expected {{'name': ..., 'at_least_one': True}}, got {h!r}")
+            if not isinstance(h.get("at_least_one", False), bool):
+                raise ValueError(f"{where}: {what}.at_least_one: expected True or False, got {h['at_least_one']!r}")
+            h = h["name"]
+        numeric_field(h, what)
+    if not isinstance(family.shape_rules, (list, tuple)):
+        raise ValueError(f"{where}: shape_rules: expected a list of {{'expr', 'description'}}, got {family.shape_rules!r}")
+    names = {f["name"] for f in fields}
+    for i, r in enumerate(family.shape_rules):
+        what = f"shape_rules[{i}]"
+        if (not isinstance(r, dict) or not isinstance(r.get("expr"), str) or not r["expr"].strip()
+                or not isinstance(r.get("description", ""), str) or set(r) - {"expr", "description"}):
+            raise ValueError(f"{where}: {what}: expected {{'expr': 'a ktune expression', 'description': '...'}}, "
+                             f"got {r!r}")
+        # Names not called as functions, outside string literals, must be key fields.
+        text = re.sub(r"\"[^\"]*\"|'[^']*'", "", r["expr"])
+        for name in re.findall(r"(?<![\w.])[A-Za-z_]\w*(?!\w|\s*\()", text):
+            if name not in names and name not in _EXPR_WORDS:
+                raise ValueError(f"{where}: {what}.expr {r['expr']!r}: {name!r} is not a key field")
 
 
 class _Failure(Exception):

@@ -14,6 +14,8 @@ close      closes its stdout when asked to measure x=2, and keeps running
 chatty     writes "measuring x=X" to stderr and "debug: x=X" to stdout in every measure; at x=2 then
            "giving up on x=2" to stderr, and exits with code 3
 Every other config measures 1000+x ns, valid.
+RAW_FAMILY='{"key_fields": [...], "tp_head_fields": [...], ...}': members that replace or join those of the family
+"raw" in the hello (its key fields, tensor-parallel splits, shape rules).
 Several devices: RAW_DEVICES="Raw A,Raw A,Raw B" names the machine's devices (default one, "Raw Device"); the
 worker serves the one `--device I` names and, with RAW_LOG=DIR, appends each config it measures to
 DIR/device<I>.log (the tests see which worker measured what)."""
@@ -42,11 +44,12 @@ for line in sys.stdin:
     req = json.loads(line)
     kind, rid = req["type"], req.get("id")
     if kind == "hello":
+        family = {"name": "raw", "key_fields": [{"name": "n", "numeric": True, "default": "8"}], "flops": "n",
+                  "space": {"parameters": [{"name": "x", "values": [1, 2, 3, 4]}]}}
+        family.update(json.loads(os.environ.get("RAW_FAMILY", "{}")))
         send({"type": "hello", "protocol": 99 if mode == "old" else 1, "worker": "raw_worker.py", "backend": "raw",
               "devices": [{"backend": "raw", "index": device, "name": names[device], "properties": {}, "text": {}}],
-              "device_count": len(names),
-              "families": [{"name": "raw", "key_fields": [{"name": "n", "numeric": True, "default": "8"}],
-                            "flops": "n", "space": {"parameters": [{"name": "x", "values": [1, 2, 3, 4]}]}}]})
+              "device_count": len(names), "families": [family]})
     elif kind == "prepare" and req.get("baseline"):
         send({"type": "failed", "id": rid, "status": "launch_error", "message": "no baseline"})
     elif kind == "prepare":

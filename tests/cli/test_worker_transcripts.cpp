@@ -1,8 +1,9 @@
 // The worker protocol's schema (docs/worker-protocol.schema.json), its docs and the code agree:
 // real transcripts of both directions, recorded between ktune and three kinds of worker (the
 // built-in `ktune worker`, a python/ktune_worker one with integer, boolean and string parameters
-// and failing configs, a raw-protocol one that refuses `sample`), and the example messages of the
-// docs, are checked against the schema by tests/cli/validate_transcript.py (python3-jsonschema).
+// and failing configs, a raw-protocol one that refuses `sample` and offers a tensor-parallel split
+// and a shape rule), and the example messages of the docs, are checked against the schema by
+// tests/cli/validate_transcript.py (python3-jsonschema).
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -40,9 +41,13 @@ class TestWorkerTranscripts : public QObject {
              "n=8 dtype=f32", "--warmup-ms", "1", "--max-ms-per-config", "2000", "--run-name", "kw", "-q"},
             dir.path());
     QVERIFY2(k.code == 1 && k.out.contains("wrong_result"), qPrintable(k.out + k.err));
-    const Result r = run({"tune", "--worker", recorded(raw, rawWorker()), "--shape", "n=8", "--max-ms-per-config",
-                          "300", "--run-name", "raw", "-q"},
-                         dir.path());
+    // The raw worker offers attention's heads split and a shape rule, and is tuned on a shard of them.
+    const Result r = run(
+        {"tune", "--worker", recorded(raw, rawWorker()), "--shape", "n=8 q_heads=32 kv_heads=4", "--tp-size", "8",
+         "--max-ms-per-config", "300", "--run-name", "raw", "-q"},
+        dir.path(), envWith("RAW_FAMILY", R"({"key_fields": [{"name": "n"}, {"name": "q_heads"}, {"name": "kv_heads"}],
+                           "tp_head_fields": ["q_heads", {"name": "kv_heads", "at_least_one": true}],
+                           "shape_rules": [{"expr": "mod(q_heads, kv_heads) == 0", "description": "GQA"}]})"));
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
 
     QProcess check;

@@ -73,6 +73,33 @@ class TestFamilyDescription : public QObject {
     QCOMPARE(back.default_config.key(), f.default_config.key());
   }
 
+  // A run's and a registry's description keep how the family shards and its shape rules, so a
+  // lookup --tp-size and a shape check need no worker.
+  void descriptionKeepsSplitsAndShapeRules() {
+    KernelFamily f = worker_family();
+    f.tp_splits = {{TpSplitDim::Out, {{"N"}}}, {TpSplitDim::In, {{"M"}}}};
+    f.shape_rules = {{"mod(N, 64) == 0", "N must be a multiple of 64"}};
+    const json d = describe_family(f, f.default_space);
+    const KernelFamily back = family_from_description(d, "triton", "test");
+    QCOMPARE(back.tp_splits.size(), std::size_t(2));
+    QCOMPARE(back.resolve_tp_split(TpSplitDim::Out).fields.at(0).name, std::string("N"));
+    QCOMPARE(back.resolve_tp_split(TpSplitDim::In).fields.at(0).name, std::string("M"));
+    QCOMPARE(back.shape_rules, f.shape_rules);
+    QCOMPARE(describe_family(back, back.default_space), d);
+    const fs::path file = root() / "tp" / "triton" / "mi300x.json";
+    Registry reg("triton", "mi300x");
+    reg.set_family_description(f.name, d);
+    reg.save(file);
+    const KernelFamily kept = registry_family(f.name, "triton", {}, file);
+    QCOMPARE(kept.shape_rules, f.shape_rules);
+    QCOMPARE(kept.tp_splits.size(), std::size_t(2));
+    json bad = d;
+    bad["tp_head_fields"] = json::array({"dtype"});
+    const std::string err = input_error_of([&] { family_from_description(bad, "triton", "FILE"); });
+    QVERIFY2(contains(err, "FILE: ") && contains(err, "tp_head_fields[0]: 'dtype' must be a numeric key field"),
+             err.c_str());
+  }
+
   void aWorkerWithoutASpaceIsDescribedWithTheRunsSpace() {
     KernelFamily f = worker_family();
     const SearchSpace run_space = f.default_space;

@@ -67,6 +67,37 @@ std::vector<json> serveLines(const std::vector<json>& input, int* code = nullptr
   return lines;
 }
 
+// Attention as a worker offers it: heads divided together, and the GQA rule.
+KernelFamily headsFamily() {
+  KernelFamily f;
+  f.name = "attn";
+  f.backend = "triton";
+  f.key_fields = {{"H", true, "", {}, ""}, {"KVH", true, "", {}, ""}, {"D", true, "128", {}, ""}};
+  f.tp_splits = {{TpSplitDim::Heads, {{"H"}, {"KVH", true}}}, {TpSplitDim::Out, {{"D"}}}};
+  f.shape_rules = {{"mod(H, KVH) == 0", "H must be a multiple of KVH"}};
+  f.default_space = SearchSpace({{"BLOCK", {16, 32}, ""}}, {});
+  f.default_config = Config({{"BLOCK", 16}});
+  return f;
+}
+
+// The ProtocolError a hello whose family is `family` gets, "" when it is read.
+std::string helloError(const json& family) {
+  Hello h;
+  h.backend = "triton";
+  DeviceInfo d;
+  d.backend = "triton";
+  d.name = "GPU";
+  h.devices = {d};
+  json wire = to_json(h);
+  wire["families"] = json::array({family});
+  try {
+    hello_from_json(wire);
+    return "";
+  } catch (const ProtocolError& e) {
+    return e.what();
+  }
+}
+
 }  // namespace
 
 class TestWorkerProtocol : public QObject {
@@ -100,6 +131,75 @@ class TestWorkerProtocol : public QObject {
     QCOMPARE(f.family.default_space.constraints().at(0).expr, std::string("BLOCK <= M"));
     // JSON objects do not keep the order; the space restores it.
     QCOMPARE(in_space_order(f.family.default_config, f.family.default_space), toyFamily().default_config);
+  }
+
+  // Splits and shape rules travel with the kernel spec's names and forms, and read back whole.
+  void helloCarriesTensorParallelSplitsAndShapeRules() {
+    const json wire = family_to_json(headsFamily());
+    QCOMPARE(wire["tp_head_fields"], json::parse(R"(["H", {"name": "KVH", "at_least_one": true}])"));
+    QCOMPARE(wire["tp_out_field"], json("D"));
+    QVERIFY(!wire.contains("tp_in_field"));
+    QCOMPARE(wire["shape_rules"],
+             json::parse(R"([{"expr": "mod(H, KVH) == 0", "description": "H must be a multiple of KVH"}])"));
+    const KernelFamily back = family_from_json(json::parse(wire.dump()), "triton").family;
+    QCOMPARE(back.tp_splits.size(), std::size_t(2));
+    const TpSplit& heads = back.resolve_tp_split(TpSplitDim::Heads);
+    QCOMPARE(heads.fields.size(), std::size_t(2));
+    QCOMPARE(heads.fields[0].name, std::string("H"));
+    QVERIFY(!heads.fields[0].at_least_one);
+    QCOMPARE(heads.fields[1].name, std::string("KVH"));
+    QVERIFY(heads.fields[1].at_least_one);
+    QCOMPARE(back.resolve_tp_split(TpSplitDim::Out).fields.at(0).name, std::string("D"));
+    QCOMPARE(back.shape_rules, headsFamily().shape_rules);
+    // An older worker's family, without them: read as before, and written without them.
+    const KernelFamily plain = family_from_json(family_to_json(toyFamily()), "python").family;
+    QVERIFY(plain.tp_splits.empty() && plain.shape_rules.empty());
+    for (const char* key : {"tp_out_field", "tp_in_field", "tp_head_fields", "shape_rules"})
+      QVERIFY2(!family_to_json(toyFamily()).contains(key), key);
+  }
+
+  void malformedSplitsAndRulesAreProtocolErrorsNamingThePath_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("error");
+    QTest::newRow("head field unknown") << "tp_head_fields"
+                                        << R"(["H", {"name": "Q"}])"
+                                        << "hello.families.attn.tp_head_fields[1]: 'Q' must be a numeric key field";
+    QTest::newRow("head field a number") << "tp_head_fields"
+                                         << "[3]"
+                                         << "hello.families.attn.tp_head_fields[0]: expected a key field's name";
+    QTest::newRow("at_least_one not a boolean")
+        << "tp_head_fields"
+        << R"([{"name": "KVH", "at_least_one": "yes"}])"
+        << "hello.families.attn.tp_head_fields[0].at_least_one: expected true or false";
+    QTest::newRow("heads not a list") << "tp_head_fields"
+                                      << R"("H")"
+                                      << "hello.families.attn.tp_head_fields: expected an array";
+    QTest::newRow("out field unknown") << "tp_out_field"
+                                       << R"("N")"
+                                       << "hello.families.attn.tp_out_field: 'N' is not one of the key fields";
+    QTest::newRow("in field text") << "tp_in_field"
+                                   << R"("dtype")"
+                                   << "hello.families.attn.tp_in_field: 'dtype' must be a numeric key field";
+    QTest::newRow("rule without expr") << "shape_rules"
+                                       << R"([{"description": "x"}])"
+                                       << "hello.families.attn.shape_rules[0]: missing field \"expr\"";
+    QTest::newRow("rule over no key field") << "shape_rules"
+                                            << R"([{"expr": "H > 1"}, {"expr": "mod(H, Z) == 0"}])"
+                                            << "hello.families.attn.shape_rules[1].expr: 'Z' is not a key field";
+    QTest::newRow("rule that does not parse") << "shape_rules"
+                                              << R"([{"expr": "H >"}])"
+                                              << "hello.families.attn.shape_rules[0].expr: ";
+  }
+  void malformedSplitsAndRulesAreProtocolErrorsNamingThePath() {
+    QFETCH(QString, key);
+    QFETCH(QString, value);
+    QFETCH(QString, error);
+    json family = family_to_json(headsFamily());
+    family["key_fields"].push_back({{"name", "dtype"}, {"numeric", false}});
+    family[key.toStdString()] = json::parse(value.toStdString());
+    const std::string err = helloError(family);
+    QVERIFY2(err.find(error.toStdString()) != std::string::npos, err.c_str());
   }
 
   void requestsRoundTrip() {
@@ -275,6 +375,20 @@ class TestWorkerProtocol : public QObject {
     QVERIFY(sampled.ns > 0);
     QCOMPARE(reply_from_json(by_id[7]).status, TrialStatus::LaunchError);  // the CPU backend has no baseline
     QCOMPARE(out.back()["type"], json("bye"));                             // after the measures and samples before it
+  }
+
+  // What `ktune worker` offers is the built-in family whole: --tp-size works through it.
+  void builtInServerOffersItsFamiliesSplits() {
+    const auto out = serveLines({client_hello(), {{"type", "shutdown"}, {"id", 1}}});
+    QVERIFY(!out.empty());
+    std::map<std::string, KernelFamily> offered;
+    for (const auto& f : hello_from_json(out.front()).families) offered[f.family.name] = f.family;
+    QCOMPARE(offered.at("gemm").resolve_tp_split(TpSplitDim::Out).fields.at(0).name, std::string("N"));
+    QCOMPARE(offered.at("gemm").resolve_tp_split(TpSplitDim::In).fields.at(0).name, std::string("K"));
+    const KernelFamily& attention = offered.at("paged_attention");
+    QCOMPARE(attention.resolve_tp_split(TpSplitDim::None).fields.size(), std::size_t(2));
+    QVERIFY(attention.resolve_tp_split(TpSplitDim::None).fields[1].at_least_one);
+    QCOMPARE(attention.shape_rules.at(0).expr, std::string("mod(num_q_heads, num_kv_heads) == 0"));
   }
 };
 

@@ -196,6 +196,83 @@ class DeviceName(unittest.TestCase):
         self.assertEqual(hello["devices"][0]["name"], kw.default_device_name(0))
 
 
+def attention(**sharding):
+    """A Family of attention's key fields (never served: its callables are not called)."""
+    return kw.Family(name="attn", key_fields=["q_heads", "kv_heads", {"name": "dtype", "numeric": False}],
+                     space={"BLOCK": [16]}, inputs=None, reference=None, build=None, **sharding)
+
+
+HEADS = ["q_heads", {"name": "kv_heads", "at_least_one": True}]
+GQA = [{"expr": "mod(q_heads, kv_heads) == 0 && dtype != \"f8\"", "description": "GQA"}]
+
+
+class Sharding(unittest.TestCase):
+    def test_splits_and_rules_travel_with_the_kernel_specs_names(self):
+        d = attention(tp_head_fields=HEADS, shape_rules=GQA, tp_out_field="q_heads").to_json()
+        self.assertEqual(d["tp_head_fields"], HEADS)
+        self.assertEqual(d["shape_rules"], GQA)
+        self.assertEqual(d["tp_out_field"], "q_heads")
+        self.assertNotIn("tp_in_field", d)
+        import validate_transcript as vt
+        with open(os.path.join(ROOT, "docs", "worker-protocol.schema.json"), encoding="utf-8") as f:
+            whole, one = vt.validators(json.load(f))
+        hello = {"type": "hello", "protocol": 1, "worker": "t", "backend": "t", "devices": [{"backend": "t", "name": "x"}],
+                 "families": [d]}
+        self.assertEqual(vt.check(hello, "ktune", whole, one), [])
+
+    def test_a_family_without_them_says_nothing_of_them(self):
+        d = attention().to_json()
+        for key in ("tp_out_field", "tp_in_field", "tp_head_fields", "shape_rules"):
+            self.assertNotIn(key, d)
+
+    def test_malformed_fields_are_refused_naming_the_family_and_the_field(self):
+        cases = [
+            (dict(tp_out_field="dtype"), "Family 'attn': tp_out_field: 'dtype' is not a numeric key field "
+                                         "(those are: q_heads, kv_heads)"),
+            (dict(tp_in_field="heads"), "tp_in_field: 'heads' is not a numeric key field"),
+            (dict(tp_head_fields=["q_heads", {"name": "kv"}]), "tp_head_fields[1]: 'kv' is not a numeric key field"),
+            (dict(tp_head_fields=[{"name": "kv_heads", "at_least_one": 1}]),
+             "tp_head_fields[0].at_least_one: expected True or False, got 1"),
+            (dict(tp_head_fields=[{"name": "kv_heads", "at_least": True}]), "tp_head_fields[0]: expected {'name'"),
+            (dict(tp_head_fields="q_heads"), "tp_head_fields: expected a list of key field names"),
+            (dict(shape_rules=["q_heads > 1"]), "shape_rules[0]: expected {'expr': 'a ktune expression'"),
+            (dict(shape_rules=[{"expr": "mod(q_heads, groups) == 0"}]),
+             "shape_rules[0].expr 'mod(q_heads, groups) == 0': 'groups' is not a key field"),
+        ]
+        for sharding, message in cases:
+            with self.subTest(**{k: repr(v) for k, v in sharding.items()}):
+                with self.assertRaises(ValueError) as e:
+                    attention(**sharding)
+                self.assertIn(message, str(e.exception))
+
+    def test_rules_may_use_functions_literals_and_numbers(self):
+        rule = {"expr": "max(q_heads, 2) <= 1e4 && is_pow2(kv_heads) && dtype == 'bf16' || true", "description": ""}
+        self.assertEqual(attention(shape_rules=[rule]).to_json()["shape_rules"], [rule])
+
+    @unittest.skipUnless(os.environ.get("KTUNE_CLI"), "KTUNE_CLI (the ktune CLI) is not set: ctest sets it")
+    def test_ktune_tunes_the_local_shape_and_checks_the_rules(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "attn.py")
+            with open(script, "w") as f:
+                f.write("import ktune_worker as kw\n"
+                        f"kw.serve(kw.Family(name='attn', key_fields=['q_heads', 'kv_heads'], space={{'BLOCK': [16, 32]}},"
+                        f" tp_head_fields={HEADS!r}, shape_rules=[{{'expr': 'mod(q_heads, kv_heads) == 0', "
+                        "'description': 'q_heads must be a multiple of kv_heads'}], inputs=None, reference=None, "
+                        "build=None), backend='attn')\n")
+
+            def tune(*args):
+                return subprocess.run([os.environ["KTUNE_CLI"], "tune", "--worker", f"{sys.executable} {script}",
+                                       "--dry-run", "--output-dir", tmp, *args], capture_output=True, text=True,
+                                      timeout=120, env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"),
+                                                        "KTUNE_DEVICE_NAME": "test"})
+            split = tune("--shape", "q_heads=32 kv_heads=4", "--tp-size", "8")
+            self.assertEqual(split.returncode, 0, split.stderr)
+            self.assertIn("q_heads=4,kv_heads=1,tp=8/heads: 2 configs", split.stdout)
+            bad = tune("--shape", "q_heads=32 kv_heads=6")
+            self.assertEqual(bad.returncode, 2, bad.stdout)
+            self.assertIn("q_heads=32, kv_heads=6: q_heads must be a multiple of kv_heads", bad.stderr)
+
+
 class ReadmeExample(unittest.TestCase):
     def test_the_readmes_worker_answers_as_the_schema_says(self):
         import validate_transcript as vt

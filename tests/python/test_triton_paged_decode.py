@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """examples/workers/triton_paged_decode.py without a GPU: it imports without torch and triton; its
 flags narrow the space and name what they refuse; the family it describes in its hello has the
-CUDA spec's key fields and costs, and ktune prunes its space as the worker's own reading of the
-constraints does (through `ktune tune --dry-run`, KTUNE_CLI); its lengths are ragged with one at
+CUDA spec's key fields, costs, heads split and shape rules, and ktune prunes its space as the
+worker's own reading of the constraints does (through `ktune tune --dry-run`, KTUNE_CLI), tunes the
+local heads under --tp-size and refuses a shape the spec's rules refuse; its lengths are ragged with one at
 max_model_len and its page table a shuffled pool of exactly the pages used.
 
     test_triton_paged_decode.py          the parts that need only Python (and ktune)
@@ -90,7 +91,7 @@ class Description(unittest.TestCase):
         self.assertEqual([k["name"] for k in d["key_fields"]],
                          ["num_sequences", "num_q_heads", "num_kv_heads", "head_dim", "page_size", "max_model_len",
                           "min_len", "dtype"])
-        for field in ("flops", "bytes", "bucket_field"):
+        for field in ("flops", "bytes", "bucket_field", "tp_head_fields", "shape_rules"):
             self.assertEqual(d[field], spec[field], field)
         self.assertEqual([p["name"] for p in d["space"]["parameters"]], list(pd.SPACE))
         self.assertEqual(d["default_config"], {k: v[0] for k, v in pd.SPACE.items()})
@@ -128,6 +129,35 @@ class Description(unittest.TestCase):
         space = dict(pd.SPACE, kv_splits=[1, 2, 4])
         self.assertEqual(counts, [len(pd.configs(space, s)) for s in shapes], run.stdout)
         self.assertIn("paged_attention on test (triton)", run.stdout)
+
+    @unittest.skipUnless(os.environ.get("KTUNE_CLI"), "KTUNE_CLI (the ktune CLI) is not set: ctest sets it")
+    def test_tp_size_tunes_the_local_heads_and_the_specs_rules_refuse_bad_shapes(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            serve = os.path.join(tmp, "serve.py")
+            with open(serve, "w") as f:
+                f.write(f"import importlib.util, sys\nspec = importlib.util.spec_from_file_location('w', {WORKER!r})\n"
+                        "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w)\n"
+                        "w.kw.serve(w.family(w.SPACE), backend='triton')\n")
+
+            def dry_run(s, *more):
+                return subprocess.run([os.environ["KTUNE_CLI"], "tune", "--worker", f"{sys.executable} -B {serve}",
+                                       "--dry-run", "--output-dir", tmp, "--shape",
+                                       " ".join(f"{k}={v}" for k, v in s.items()), *more],
+                                      capture_output=True, text=True, timeout=120,
+                                      env={**os.environ, "KTUNE_DEVICE_NAME": "test"})
+            split = dry_run(shape(), "--tp-size", "4")
+            self.assertEqual(split.returncode, 0, split.stderr + split.stdout)
+            local = shape(num_q_heads=8, num_kv_heads=2)
+            self.assertIn("num_q_heads=8,num_kv_heads=2,", split.stdout)
+            self.assertIn("tp=4/heads: ", split.stdout)
+            self.assertEqual([int(n) for n in re.findall(r"(\d+) after pruning", split.stdout)],
+                             [len(pd.configs(pd.SPACE, local))])
+            with open(SPEC) as f:
+                rules = json.load(f)["shape_rules"]
+            for bad, rule in ((shape(num_kv_heads=6), rules[0]), (shape(head_dim=96), rules[1])):
+                run = dry_run(bad)
+                self.assertEqual(run.returncode, 2, run.stdout)
+                self.assertIn(rule["description"] + " (" + rule["expr"] + ")", run.stderr)
 
     @unittest.skipIf(pd.torch is not None and pd.triton is not None, "torch and triton are here: the worker serves")
     def test_without_torch_or_triton_the_worker_says_what_is_missing(self):
