@@ -234,10 +234,21 @@ PageTable generate_page_table(const std::vector<std::int64_t>& lengths, std::int
   return t;
 }
 
-Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol) {
+bool poisoned(const void* data, ElemType t, std::size_t i) {
+  const std::size_t size = elem_size(t);
+  const auto* p = static_cast<const unsigned char*>(data) + i * size;
+  return std::all_of(p, p + size, [](unsigned char b) { return b == 0xff; });
+}
+
+Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol,
+                   const CompareScope& scope) {
+  const std::vector<std::uint8_t>* mask = scope.compared;
+  if (mask && mask->size() != want.size())
+    throw InputError("the compared elements (" + std::to_string(mask->size()) + ") do not cover the reference's " +
+                     std::to_string(want.size()));
   // Per-thread partial results, merged in thread order: the same answer for any thread count.
   struct Part {
-    std::size_t mismatches = 0, worst_index = 0;
+    std::size_t mismatches = 0, compared = 0, unwritten = 0, first_unwritten = 0, worst_index = 0;
     double worst = -1, got = 0, want = 0;
   };
   std::mutex mutex;
@@ -245,10 +256,20 @@ Comparison compare(const void* got, ElemType t, const std::vector<double>& want,
   parallel_for(want.size(), [&](std::size_t begin, std::size_t end) {
     Part p;
     for (std::size_t i = begin; i < end; ++i) {
+      if (mask && !(*mask)[i]) continue;
+      ++p.compared;
       const double g = load_elem(got, t, i), w = want[i];
       const double err = std::isnan(g) || std::isnan(w) ? INFINITY : std::abs(g - w);
-      if (!(err <= tol.atol + tol.rtol * std::abs(w))) ++p.mismatches;
-      if (err > p.worst) p = {p.mismatches, i, err, g, w};
+      if (!(err <= tol.atol + tol.rtol * std::abs(w))) {
+        ++p.mismatches;
+        if (scope.poisoned && poisoned(got, t, i) && p.unwritten++ == 0) p.first_unwritten = i;
+      }
+      if (err > p.worst) {
+        p.worst_index = i;
+        p.worst = err;
+        p.got = g;
+        p.want = w;
+      }
     }
     std::lock_guard lock(mutex);
     parts.emplace_back(begin, p);
@@ -258,6 +279,9 @@ Comparison compare(const void* got, ElemType t, const std::vector<double>& want,
   double worst = -1;
   for (const auto& [begin, p] : parts) {
     c.mismatches += p.mismatches;
+    c.compared += p.compared;
+    if (p.unwritten && c.unwritten == 0) c.first_unwritten = p.first_unwritten;
+    c.unwritten += p.unwritten;
     if (p.worst > worst) {
       worst = p.worst;
       c.worst_index = p.worst_index;
@@ -267,16 +291,68 @@ Comparison compare(const void* got, ElemType t, const std::vector<double>& want,
   }
   c.validation.max_abs_error = std::max(worst, 0.0);
   c.validation.mismatch_fraction =
-      want.empty() ? 0 : static_cast<double>(c.mismatches) / static_cast<double>(want.size());
+      c.compared == 0 ? 0 : static_cast<double>(c.mismatches) / static_cast<double>(c.compared);
   return c;
 }
 
+void drop_unwritten(std::vector<std::uint8_t>& compared, const void* reference, ElemType t, std::size_t count) {
+  if (compared.empty()) compared.assign(count, 1);
+  if (compared.size() != count)
+    throw InputError("the reference has " + std::to_string(count) + " elements, the check's region " +
+                     std::to_string(compared.size()));
+  for (std::size_t i = 0; i < count; ++i)
+    if (poisoned(reference, t, i)) compared[i] = 0;
+}
+
+std::vector<std::uint8_t> region_mask(const std::vector<std::uint64_t>& dims, const std::vector<std::uint64_t>& begin,
+                                      const std::vector<std::uint64_t>& end, std::size_t count) {
+  std::uint64_t product = 1;
+  for (const auto d : dims) product *= d;
+  if (product != count)
+    throw InputError("the region's dims hold " + std::to_string(product) + " elements, the output " +
+                     std::to_string(count) + ": make their product the output's count");
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    if (begin[d] > end[d] || end[d] > dims[d])
+      throw InputError("the region's dim " + std::to_string(d) + " runs [" + std::to_string(begin[d]) + ", " +
+                       std::to_string(end[d]) + "), outside [0, " + std::to_string(dims[d]) + ")");
+  std::vector<std::uint8_t> mask(count, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::size_t rest = i;
+    bool inside = true;
+    for (std::size_t d = 0; d < dims.size() && inside; ++d) {
+      const std::uint64_t x = rest % dims[d];
+      rest /= dims[d];
+      inside = x >= begin[d] && x < end[d];
+    }
+    mask[i] = inside ? 1 : 0;
+  }
+  return mask;
+}
+
+namespace {
+
+// 12284 -> "12,284": counts a person reads.
+std::string grouped(std::size_t n) {
+  std::string s = std::to_string(n);
+  for (int at = static_cast<int>(s.size()) - 3; at > 0; at -= 3) s.insert(static_cast<std::size_t>(at), ",");
+  return s;
+}
+
+}  // namespace
+
 std::string mismatch_message(const Comparison& c, std::size_t elements, const Tolerance& tol,
                              const std::string& against, const std::string& note) {
-  return "output differs from " + against + ": " + std::to_string(c.mismatches) + " of " + std::to_string(elements) +
-         " elements (" + std::to_string(100 * c.validation.mismatch_fraction) + "%) beyond atol " +
-         std::to_string(tol.atol) + " + rtol " + std::to_string(tol.rtol) + "; worst at index " +
-         std::to_string(c.worst_index) + ": got " + std::to_string(c.worst_got) + ", want " +
+  std::string m = "output differs from " + against + ": " + std::to_string(c.mismatches) + " of " +
+                  std::to_string(c.compared ? c.compared : elements) + " elements (" +
+                  std::to_string(100 * c.validation.mismatch_fraction) + "%) beyond atol " + std::to_string(tol.atol) +
+                  " + rtol " + std::to_string(tol.rtol);
+  if (c.compared && c.compared != elements) m += ", " + grouped(elements - c.compared) + " not checked";
+  if (c.unwritten)
+    m += "; " + grouped(c.unwritten) + " element" + (c.unwritten == 1 ? " was" : "s were") +
+         " never written (still the NaN poison, first at index " + std::to_string(c.first_unwritten) +
+         "): if the kernel leaves them alone on purpose (a border), give the spec's \"check\" a \"region\" or "
+         "\"ignore_unwritten\": true";
+  return m + "; worst at index " + std::to_string(c.worst_index) + ": got " + std::to_string(c.worst_got) + ", want " +
          std::to_string(c.worst_want) + " (error " + std::to_string(c.validation.max_abs_error) + note + ")";
 }
 

@@ -13,6 +13,7 @@
 
 #include "family_sharding.h"
 #include "json_path.h"
+#include "kernel_spec_data.h"
 #include "kernel_spec_index.h"
 #include "ktune/error.h"
 #include "ktune/files.h"
@@ -57,9 +58,11 @@ bool inside(const std::filesystem::path& dir, const std::filesystem::path& file)
   return f != file.end();
 }
 
-// The spec's source file, resolved. Outside the spec's folder it is refused unless allowed,
-// before anything reads it; the message names the paths, never what the file holds.
-std::filesystem::path source_path(const JsonPath& src, const std::filesystem::path& base_dir) {
+}  // namespace
+
+// Outside the spec's folder a file is refused unless allowed, before anything reads it; the
+// message names the paths, never what the file holds.
+std::filesystem::path detail::spec_file(const JsonPath& src, const std::filesystem::path& base_dir) {
   namespace fs = std::filesystem;
   const fs::path folder = base_dir.empty() ? fs::path(".") : base_dir;
   std::error_code ec;
@@ -69,13 +72,11 @@ std::filesystem::path source_path(const JsonPath& src, const std::filesystem::pa
   if (ec) src.fail("cannot resolve " + (folder / src.string()).string() + ": " + ec.message());
   if (!inside(dir, file) && !source_outside_spec_allowed())
     src.fail("\"" + src.string() + "\" resolves to " + file.string() + ", outside the spec's folder " + dir.string() +
-             ": put the source in that folder (or below it), or, if you trust this spec, pass "
+             ": put the file in that folder (or below it), or, if you trust this spec, pass "
              "--allow-source-outside-spec (" +
              kAllowSourceOutsideSpecEnv + "=1)");
   return file;
 }
-
-}  // namespace
 
 bool source_outside_spec_allowed() {
   const char* v = std::getenv(kAllowSourceOutsideSpecEnv);
@@ -86,6 +87,8 @@ struct KernelSpecReader {
   KernelSpec& s;
   const SpecDialect& dialect;
   KernelFamily& f = s.family_;
+  std::filesystem::path base_dir;  // the spec's folder: where input files are read
+  bool embedded = false;           // built-in files: no folder to read from
 
   void family(const JsonPath& root) {
     f.name = root["name"].string();
@@ -157,7 +160,7 @@ struct KernelSpecReader {
       if (it == files->end()) src.fail("no embedded file named " + src.string());
       s.source_ = it->second;
     } else {
-      const std::filesystem::path file = source_path(src, base_dir);
+      const std::filesystem::path file = detail::spec_file(src, base_dir);
       try {
         s.source_ = read_text_file(file, "kernel source");
       } catch (const InputError& e) {
@@ -281,10 +284,12 @@ struct KernelSpecReader {
       detail::read_lengths_init(in["lengths"], arg.init);
     } else if (in.has("page_table")) {
       detail::read_page_table_init(in["page_table"], arg, s);
+    } else if (in.has("file")) {
+      detail::read_file_init(in, arg, base_dir, embedded);
     } else {
       in.expected(
-          "\"zero\", \"none\", {\"uniform\": [lo, hi]}, {\"lengths\": {\"min\", \"max\"}} or {\"page_table\": "
-          "{\"lengths\", \"page_size\", \"shuffle\"}}");
+          "\"zero\", \"none\", {\"uniform\": [lo, hi]}, {\"lengths\": {\"min\", \"max\"}}, {\"page_table\": "
+          "{\"lengths\", \"page_size\", \"shuffle\"}} or {\"file\": \"data.npy\"}");
     }
   }
 
@@ -401,6 +406,7 @@ struct KernelSpecReader {
     }
     if (const auto v = c.find("atol")) k.atol = v->number();
     if (const auto v = c.find("rtol")) k.rtol = v->number();
+    detail::read_check_scope(c, k, s);
   }
 
   // An output whose size depends on the config cannot be compared element by element with one
@@ -517,6 +523,9 @@ struct KernelSpecReader {
       check_launch(s.launches_[i], "launches[" + std::to_string(i) + "]");
     if (s.reference_.kind == "kernel") check_launch(s.reference_.launch, "reference");
     check(s.check_.count, "check.count", all);
+    if (const auto& r = s.check_.region)
+      for (const auto* list : {&r->dims, &r->begin, &r->end})
+        for (const auto& e : *list) check(e, "check.region", all);
     if (const auto kind = dialect.references.find(s.reference_.kind); kind != dialect.references.end())
       for (const auto& key : kind->second.expressions)
         if (const auto it = s.reference_.fields.find(key); it != s.reference_.fields.end())
@@ -536,6 +545,8 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
   s.family_.source = origin;
   s.shared_memory_limit_ = dialect.shared_memory_limit;
   KernelSpecReader read{s, dialect};
+  read.base_dir = base_dir;
+  read.embedded = files != nullptr;
   const JsonPath root(j);
   try {
     root.object();

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ktune/array_file.h"
 #include "ktune/error.h"
 #include "ktune/host_data.h"
 
@@ -80,6 +81,14 @@ struct Generator {
     return data;
   }
 
+  std::vector<unsigned char> from_file(const SpecArgument& a, ElemType t, std::uint64_t count) const {
+    try {
+      return load_array_file(a.init.file, a.init.file_dtype, t, count);
+    } catch (const InputError& e) {
+      throw InputError(culprit(a) + " (count \"" + a.count + "\" for " + p.key() + "): " + e.what());
+    }
+  }
+
   void argument(const SpecArgument& a, std::uint64_t seed) {
     const std::uint64_t count = spec.max_arg_count(a, p, out.variables);
     out.counts[a.name] = count;
@@ -91,6 +100,8 @@ struct Generator {
       data = lengths(a, t, count, arg_seed);
     else if (a.init.kind == ArgInit::Kind::PageTable)
       data = page_table(a, t, count, arg_seed);
+    else if (a.init.kind == ArgInit::Kind::File)
+      data = from_file(a, t, count);
     else
       data = generate(t, count, a.init, arg_seed);
     out.inputs[a.name] = {t, std::move(data)};

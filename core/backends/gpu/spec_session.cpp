@@ -131,6 +131,9 @@ void SpecSession::compute_reference() {
   const std::string what = kernel                 ? "reference kernel " + ref.launch.entry
                            : ref.kind == "config" ? "reference config " + ref.config.key()
                                                   : "reference " + ref.kind;
+  compared_ = spec_->region_elements(
+      problem_, spec_->arg_count(spec_->output(), problem_, ref.kind == "config" ? ref.config : sizing_config_, vars_),
+      vars_);
   try {
     if (kernel || ref.kind == "config") {
       // A trusted config of the family, or a trusted kernel of the same source with its own launch.
@@ -166,6 +169,17 @@ void SpecSession::run_reference(Launchable& k, const SpecArgument& out, const Co
   device_->download(host.data(), buffer(out.name, 0), host.size());
   reference_.resize(count);
   for (std::size_t i = 0; i < count; ++i) reference_[i] = load_elem(host.data(), type, i);
+  if (!spec_->check().ignore_unwritten) return;
+  try {
+    drop_unwritten(compared_, host.data(), type, count);
+  } catch (const InputError& e) {
+    throw RunError(spec_->family().source + ": check.region and the reference's output '" + out.name +
+                   "': " + e.what());
+  }
+  if (std::none_of(compared_.begin(), compared_.end(), [](std::uint8_t c) { return c != 0; }))
+    throw RunError(spec_->family().source + ": the reference wrote none of the " + std::to_string(count) +
+                   " elements of '" + out.name + "', so \"ignore_unwritten\" leaves nothing to check: fix the " +
+                   "reference's launch");
 }
 
 GemmCall SpecSession::gemm_call(ElemType out) {

@@ -133,6 +133,9 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   Buffer gemm_b_, baseline_c_;    // the gemm: B converted to A's type, the baseline's output
   Buffer ref_dev_, compare_out_;  // the final reference as f32, for compare_on_device
   std::vector<double> reference_;
+  // Output elements the check compares (1), from its region and the reference's unwritten ones;
+  // empty: all. The device compares only whole outputs, so a session with one compares on the host.
+  std::vector<std::uint8_t> compared_;
   std::unique_ptr<GemmLibrary> gemm_;
   int gemm_generation_ = -1;
   Module utilities_;

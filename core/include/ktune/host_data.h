@@ -43,18 +43,37 @@ PageTable generate_page_table(const std::vector<std::int64_t>& lengths, std::int
 struct Comparison {
   Validation validation;
   std::size_t mismatches = 0;
+  std::size_t compared = 0;   // elements compared (all of them unless a scope says otherwise)
+  std::size_t unwritten = 0;  // mismatches still holding the poison bytes: never written by the kernel
+  std::size_t first_unwritten = 0;
   std::size_t worst_index = 0;  // largest |got - want|, NaN counting as infinite
   double worst_got = 0, worst_want = 0;
 };
+// Which elements compare() looks at, and whether `got` was poisoned before the kernel ran.
+struct CompareScope {
+  const std::vector<std::uint8_t>* compared = nullptr;  // 1: compared; null: every element
+  bool poisoned = true;  // filled with 0xff bytes: a mismatch still holding them was never written
+};
 // Compares `got` (type t) with `want`: an element matches when |got - want| <= atol + rtol*|want|
-// (NaN never matches).
-Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol);
+// (NaN never matches); mismatch_fraction is over the compared elements.
+Comparison compare(const void* got, ElemType t, const std::vector<double>& want, const Tolerance& tol,
+                   const CompareScope& scope = {});
+// Whether element i still holds the poison bytes (0xff) an output is filled with before a run.
+bool poisoned(const void* data, ElemType t, std::size_t i);
+// Clears `compared` (1 = compared; empty: all `count` elements, made explicit) where `reference`
+// holds the poison bytes: elements the reference never wrote are not checked.
+void drop_unwritten(std::vector<std::uint8_t>& compared, const void* reference, ElemType t, std::size_t count);
+// A box of a dense row-major view of `count` elements: dims innermost first, element
+// (x0, x1, ...) at x0 + dims[0]*(x1 + dims[1]*(...)), compared where begin[d] <= x_d < end[d].
+// Throws InputError when the dims' product is not `count` or a bound lies outside its dim.
+std::vector<std::uint8_t> region_mask(const std::vector<std::uint64_t>& dims, const std::vector<std::uint64_t>& begin,
+                                      const std::vector<std::uint64_t>& end, std::size_t count);
 // How many copies of the inputs (`input_bytes` in all) the timed runs rotate through so that a
 // launch finds its inputs out of L2: 3x L2 in all, at most 4 GiB, between 2 and 64 copies.
 int rotation_copies(std::size_t input_bytes, double l2_bytes);
 
-// "output differs from <against>: 3 of 4096 elements (0.07%) beyond atol ... (error E<note>)":
-// a WrongResult's message.
+// "output differs from <against>: 3 of 4096 elements (0.07%) beyond atol ... (error E<note>)",
+// and how many of them were never written: a WrongResult's message.
 std::string mismatch_message(const Comparison& c, std::size_t elements, const Tolerance& tol,
                              const std::string& against, const std::string& note = "");
 

@@ -40,14 +40,26 @@
 //                                                                  "config": {...}}
 //                                                                  // or {"kind": "kernel", "entry", "grid", "block",
 //                                                                  "args", ...}
-//   "check": {"reduce": "sum" | "max", "count": "num_blocks", "atol": 1e-3, "rtol": 1e-5}
+//   "check": {"reduce": "sum" | "max", "count": "num_blocks", "atol": 1e-3, "rtol": 1e-5,
+//             "region": {"dims": ["nx", "ny"], "begin": [1, 1], "end": ["nx-1", "ny-1"]},
+//             "ignore_unwritten": true}
 // }
 // Entry names are C++ names, resolved by the backend's compiler ("matmul_kernel" declared without
 // extern "C", "gemm<float, 4>"). A buffer with "constant": "d_filter" also fills that
 // __constant__ symbol of the module with its data. A launch's "defines" override the
 // config's for that launch alone (it is compiled apart: a reduction's second pass with
 // num_blocks=1). An output's "init" is "poison" (NaN bytes, the default: an element never
-// written cannot pass) or "zero" (kernels that accumulate with atomics). An output whose count
+// written cannot pass; a mismatch still holding the poison is reported as never written) or
+// "zero" (kernels that accumulate with atomics). A check compares every element unless its
+// "region" (a box of a dense row-major view of the output, dims innermost first, [begin, end)
+// per dim; the dims' product is the output's count) or "ignore_unwritten" (elements the
+// reference, a "config" or "kernel", leaves as poison: a border the kernel never writes) narrows
+// it; neither goes with "reduce". An input's "init" may be {"file": "slopes.npy"} (a .npy file:
+// its dtype must be the buffer's, its shape's product the count, C order) or {"file": "x.bin",
+// "dtype": "f32"} (raw little-endian elements, count x element size bytes): data a user computed
+// with their own script beforehand, the same for every config. The path is relative to the
+// spec's folder and confined to it as "source" is; ktune never runs a command to make it. An
+// output whose count
 // reads a parameter (configs writing different numbers of partial results) is allocated at its
 // maximum over the default space and needs a reduced "check". Every launch's threads per block
 // and dynamic shared memory are bounded by max_threads_per_block and the dialect's shared memory
@@ -106,12 +118,15 @@ std::string define_value(const ParamValue& v);
 struct ArgInit {
   // Poison: NaN bytes (0xff) before each validation run; outputs only, their default.
   // Lengths, PageTable: generated index data (sequence lengths, a paged KV cache's page table).
-  enum class Kind { None, Zero, Uniform, Poison, Lengths, PageTable } kind = Kind::None;
-  double lo = -1, hi = 1;  // Uniform: integers types draw integers in [lo, hi]
-  std::string min, max;    // Lengths: expressions of the shortest and longest length
-  std::string lengths;     // PageTable: the Lengths argument whose sequences it pages
-  std::string page_size;   // PageTable: tokens per page, an expression
-  bool shuffle = true;     // PageTable: pages in a seeded random order (else 0, 1, ...)
+  // File: the contents of a .npy or raw binary file in the spec's folder (data a user computed).
+  enum class Kind { None, Zero, Uniform, Poison, Lengths, PageTable, File } kind = Kind::None;
+  double lo = -1, hi = 1;      // Uniform: integers types draw integers in [lo, hi]
+  std::string min, max;        // Lengths: expressions of the shortest and longest length
+  std::string lengths;         // PageTable: the Lengths argument whose sequences it pages
+  std::string page_size;       // PageTable: tokens per page, an expression
+  bool shuffle = true;         // PageTable: pages in a seeded random order (else 0, 1, ...)
+  std::filesystem::path file;  // File: resolved, inside the spec's folder
+  std::string file_dtype;      // File: a raw file's element type ("f32"); empty for .npy (its header says)
   bool generated_index() const { return kind == Kind::Lengths || kind == Kind::PageTable; }
 };
 
@@ -167,6 +182,15 @@ struct SpecCheck {
   enum class Reduce { None, Sum, Max } reduce = Reduce::None;
   std::string count;                 // expression; empty: the whole output
   std::optional<double> atol, rtol;  // override the run's tolerance for this spec's outputs (either kind)
+  // Element by element only: the box compared of a dense row-major view of the output (dims
+  // innermost first; elements with begin <= x < end in every dim), expressions evaluated with the
+  // default config; elements outside it are never checked (a stencil's border).
+  struct Region {
+    std::vector<std::string> dims, begin, end;
+  };
+  std::optional<Region> region;
+  // Elements the reference leaves unwritten (still the poison bytes) are not checked either.
+  bool ignore_unwritten = false;
 };
 
 // A launch evaluated for one problem and config.
@@ -272,6 +296,10 @@ class KernelSpec {
   // evaluated for `c`, or `total`) elements of `data`; throws InputError when count exceeds `total`.
   double reduced(const void* data, ElemType t, std::size_t total, const Problem& p, const Config& c,
                  const Variables& device = {}) const;
+  // The output elements the check compares for this problem (1: compared), from check().region;
+  // empty when it compares every one. `count`: the output's elements. Throws InputError naming
+  // the region when its dims do not hold `count` elements or a bound leaves its dim.
+  std::vector<std::uint8_t> region_elements(const Problem& p, std::size_t count, const Variables& device = {}) const;
   // __constant__ symbols the spec fills: symbol -> the buffer argument whose data goes there.
   std::map<std::string, std::string> constants() const;
   // The dialect's SpecDialect::shared_memory_limit.

@@ -31,8 +31,9 @@ struct SpecInputs {
 // Walks the arguments in declaration order: sizes each input and output buffer for the default
 // space (max_arg_count, seeing what earlier arguments published), generates each input from
 // `seed`, the problem's key and the argument's name (the same data for every config and on every
-// machine), and publishes what generated index data publishes. Throws InputError naming the spec,
-// the argument and the values for bounds, sizes or types that cannot hold.
+// machine) or reads it from its file ("init": {"file"}), and publishes what generated index data
+// publishes. Throws InputError naming the spec, the argument and the values for bounds, sizes or
+// types that cannot hold, and the file for one that does not hold the argument's type and count.
 SpecInputs generate_spec_inputs(const KernelSpec& spec, const Problem& p, const Variables& device, std::uint64_t seed);
 
 }  // namespace ktune
