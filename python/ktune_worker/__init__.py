@@ -140,7 +140,8 @@ def _check_sharding(family: Family) -> None:
             h = h["name"]
         numeric_field(h, what)
     if not isinstance(family.shape_rules, (list, tuple)):
-        raise ValueError(f"{where}: shape_rules: expected a list of {{'expr', 'description'}}, got {family.shape_rules!r}")
+        raise ValueError(f"{where}: shape_rules: expected a list of {{'expr', 'description'}}, "
+                         f"got {family.shape_rules!r}")
     names = {f["name"] for f in fields}
     for i, r in enumerate(family.shape_rules):
         what = f"shape_rules[{i}]"

@@ -216,8 +216,8 @@ class Sharding(unittest.TestCase):
         import validate_transcript as vt
         with open(os.path.join(ROOT, "docs", "worker-protocol.schema.json"), encoding="utf-8") as f:
             whole, one = vt.validators(json.load(f))
-        hello = {"type": "hello", "protocol": 1, "worker": "t", "backend": "t", "devices": [{"backend": "t", "name": "x"}],
-                 "families": [d]}
+        hello = {"type": "hello", "protocol": 1, "worker": "t", "backend": "t",
+                 "devices": [{"backend": "t", "name": "x"}], "families": [d]}
         self.assertEqual(vt.check(hello, "ktune", whole, one), [])
 
     def test_a_family_without_them_says_nothing_of_them(self):
