@@ -115,9 +115,8 @@ class TestEveryTrial : public QObject {
     const QList<QPointF> values = chart.dataValues();
     QCOMPARE(values.size(), 14);
     QVERIFY(chart.hasFailureBand());
-    QCOMPARE(
-        std::count_if(values.begin(), values.end(), [&](const QPointF& p) { return p.y() == chart.failureBandY(); }),
-        3);
+    QCOMPARE(std::count_if(values.begin(), values.end(), [&](const QPointF& p) { return chart.inFailureBand(p.y()); }),
+             3);
     for (const QPointF& p : values) QVERIFY(p.x() == 0 || p.x() == 1);
 
     chart.setParameter(QStringLiteral("vec"));

@@ -28,7 +28,8 @@ std::vector<AxisTick> niceTicks(double lo, double hi, int target, bool integers)
   const int decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
   for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) {
     const double at = std::abs(v) < step * 1e-9 ? 0.0 : v;
-    out.push_back(AxisTick{at, QString::number(at, 'f', decimals)});
+    // Below a ten-thousandth, digits after the point stop being readable: 3e-05, not 0.000030.
+    out.push_back(AxisTick{at, decimals > 4 ? QString::number(at, 'g', 3) : QString::number(at, 'f', decimals)});
   }
   return out;
 }

@@ -244,7 +244,7 @@ void TrialChartView::collect(std::size_t fromRow, std::vector<Point>* out) {
     if (!pointFor(t, measured, &x, &y, &group) || !std::isfinite(x)) continue;
     const bool band = y == kFailedBand;
     if (band) {
-      y = bandY_;  // placed again when the axes are fit
+      y = bandLines_[static_cast<std::size_t>(t.status)];  // placed again when the axes are fit
     } else if (!std::isfinite(y) || (log_ && y <= 0)) {
       continue;
     }
@@ -344,20 +344,21 @@ void TrialChartView::fitAxes(bool growing) {
 
 void TrialChartView::placeBand(double dataTop) {
   if (!hasBand_) return;
-  // A strip a seventh of the plot high above the highest time, its points on its middle line.
-  if (log_) {
-    const double l0 = std::log10(yMin()), l1 = std::log10(dataTop), h = (l1 - l0) / 6;
-    bandLow_ = dataTop;
-    bandY_ = std::pow(10.0, l1 + h / 2);
-    yAxis_->setMax(std::pow(10.0, l1 + h));
-  } else {
-    const double h = (dataTop - yMin()) / 6;
-    bandLow_ = dataTop;
-    bandY_ = dataTop + h / 2;
-    yAxis_->setMax(dataTop + h);
-  }
+  // A strip a sixth of the plot high above the highest time, one line in it per failing status,
+  // so failures of different kinds at one x do not hide one another.
+  const bool lg = log_;
+  const double l0 = lg ? std::log10(yMin()) : yMin(), l1 = lg ? std::log10(dataTop) : dataTop, h = (l1 - l0) / 6;
+  const auto back = [lg](double v) { return lg ? std::pow(10.0, v) : v; };
+  bandLow_ = dataTop;
+  yAxis_->setMax(back(l1 + h));
+  std::vector<TrialStatus> failing;
+  for (TrialStatus s : kAllTrialStatuses)
+    if (failed(s)) failing.push_back(s);
+  for (std::size_t i = 0; i < failing.size(); ++i)
+    bandLines_[static_cast<std::size_t>(failing[i])] =
+        back(l1 + h * (0.3 + 0.5 * static_cast<double>(i) / static_cast<double>(failing.size() - 1)));
   for (Point& p : points_)
-    if (p.band) p.y = bandY_;
+    if (p.band) p.y = bandLines_[static_cast<std::size_t>(model_->trial(p.row).status)];
 }
 
 void TrialChartView::updateTicks() {

@@ -105,7 +105,8 @@ void TrialChartView::drawForeground(QPainter* painter, const QRectF& rect) {
   for (const Marker& m : drawn_) {
     double low, high;
     if (!spreadOf(model_->trial(m.row), &low, &high)) continue;
-    const QPointF bottom = scene(m.x, low), top = scene(m.x, high);
+    // A whisker stops where the failures band starts.
+    const QPointF bottom = scene(m.x, low), top = scene(m.x, hasBand_ ? std::min(high, bandLow_) : high);
     if (bottom.y() - top.y() < kMinWhiskerPixels) continue;
     painter->drawLine(bottom, top);
     painter->drawLine(top - QPointF(kCapPixels, 0), top + QPointF(kCapPixels, 0));

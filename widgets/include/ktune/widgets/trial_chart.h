@@ -98,9 +98,9 @@ class TrialChartView : public QChartView {
     return status != TrialStatus::Ok && status != TrialStatus::SlowAbort && status != TrialStatus::Pruned;
   }
   static QString statusLegend(TrialStatus status);  // "slow_abort ↑ (lower bound)"
-  // Whether failed trials are drawn in the band; its y range in chart units when they are.
+  // Whether failed trials are drawn in the band, and whether `y` (chart units) lies in it.
   bool hasFailureBand() const { return hasBand_; }
-  double failureBandY() const { return bandY_; }
+  bool inFailureBand(double y) const { return hasBand_ && y > bandLow_; }
   QStringList xTickLabels() const;  // the x axis's labels, left to right
   QStringList yTickLabels() const;  // the linear y axis's labels, bottom to top
 
@@ -219,7 +219,8 @@ class TrialChartView : public QChartView {
   std::vector<Link> links_;
   std::vector<Point> points_;
   bool hasBand_ = false;
-  double bandLow_ = 0, bandY_ = 0;  // chart units
+  double bandLow_ = 0;                                            // chart units
+  std::array<double, std::size(kAllTrialStatuses)> bandLines_{};  // each failing status's y in the band
   struct Marker {
     QPointF pixels;  // chart item coordinates
     int row;
