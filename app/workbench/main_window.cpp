@@ -375,12 +375,7 @@ void MainWindow::replayRun(const ReplayChoice& choice) {
                          "--seed",
                          std::to_string(choice.strategy.seed)};
     RunTarget target{backend, recorded.device, std::nullopt};
-    beginRun(std::move(target), request,
-             tr("Replay of %1 (%2 configs recorded) by %3, seed %4: the recorded trials answer, no device")
-                 .arg(qstr(recorded.run_name))
-                 .arg(backend->landscape(request.problems.front().key()).size())
-                 .arg(qstr(choice.strategy.kind))
-                 .arg(choice.strategy.seed));
+    beginRun(std::move(target), request, replayTitle(*backend, choice.strategy));
   } catch (const InputError& e) {
     showError(tr("Cannot replay"), QString::fromUtf8(e.what()));
   }

@@ -103,6 +103,14 @@ QString DiffModel::comparedText(const DiffEntry& e) {
 }
 
 QVariant DiffModel::toolTip(const DiffEntry& e, int column) const {
+  const QString why = reason(e, column);
+  if (column != KeyColumn) return why.isEmpty() ? QVariant() : QVariant(why);
+  // The Key column shows what tells the keys apart; its tooltip has the whole key.
+  const QString key = qstr(e.family + " ") + keyLabels_.toolTip(e.key);
+  return why.isEmpty() ? key : key + QStringLiteral("\n\n") + why;
+}
+
+QString DiffModel::reason(const DiffEntry& e, int column) const {
   if (flagged(e) && (column == ApplyColumn || column == KeyColumn || column == NewColumn))
     return flagsText(e) + (acceptFlagged_ ? QString() : tr("\n\nCheck \"Accept flagged winners\" to apply it anyway."));
   if (e.paired && column >= OldColumn)
@@ -146,13 +154,13 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
   }
   switch (column) {
     case KeyColumn:
-      return qstr(e.family + " " + e.key);
+      return keyLabels_.label(e.key);
     case ClassColumn:
       return QString::fromLatin1(to_string(e.cls)) + (e.paired ? tr(" (paired)") : QString());
     case OldConfigColumn:
-      return e.old_entry ? configText(e.old_entry->config) : tr("(none)");
+      return e.old_entry ? registryText(changes(index.row())) : tr("(none)");
     case NewConfigColumn:
-      return configText(e.new_entry.config);
+      return changesText(changes(index.row()));
     case OldColumn:
       return e.old_entry ? (e.old_ns > 0 ? formatNs(e.old_ns) : tr("unmeasured")) : QString();
     case NewColumn:
@@ -183,6 +191,9 @@ bool DiffModel::setData(const QModelIndex& index, const QVariant& value, int rol
 void DiffModel::setDiff(RegistryDiff diff) {
   beginResetModel();
   diff_ = std::move(diff);
+  std::vector<std::string> keys;
+  for (const DiffEntry& e : diff_.entries) keys.push_back(e.key);
+  keyLabels_ = KeyLabels(keys);
   acceptFlagged_ = false;
   checked_.clear();
   for (std::size_t i = 0; i < diff_.entries.size(); ++i) {
@@ -219,6 +230,12 @@ QStringList DiffModel::flaggedKeys() const {
   for (const DiffEntry& e : diff_.entries)
     if (flagged(e)) keys << qstr(e.key);
   return keys;
+}
+
+std::vector<ParameterChange> DiffModel::changes(int row) const {
+  const DiffEntry& e = diff_.entries[static_cast<std::size_t>(row)];
+  return diffConfigs(e.old_entry ? std::optional<Config>(e.old_entry->config) : std::nullopt, e.new_entry.config,
+                     trials_);
 }
 
 QString DiffModel::configText(const Config& config) const {

@@ -60,6 +60,23 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   table_->setColumnWidth(DiffModel::ComparedColumn, 140);
   report_ = new QTextBrowser;
   report_->setMaximumHeight(170);
+  // The current row's configs in full, a parameter a line: a table cell cuts them.
+  configTitle_ = new QLabel;
+  configTitle_->setWordWrap(true);
+  auto* configView = new QTableView;
+  configView->setObjectName(QStringLiteral("configDiff"));
+  configView->setModel(&configDiff_);
+  configView->verticalHeader()->hide();
+  configView->verticalHeader()->setDefaultSectionSize(20);
+  configView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  configView->horizontalHeader()->setStretchLastSection(true);
+  auto* configPanel = new QWidget;
+  configPanel->setMinimumWidth(260);
+  configPanel->setMaximumWidth(380);
+  auto* configLayout = new QVBoxLayout(configPanel);
+  configLayout->setContentsMargins(0, 0, 0, 0);
+  configLayout->addWidget(configTitle_);
+  configLayout->addWidget(configView, 1);
 
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("Registry folder:")));
@@ -72,7 +89,10 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   bottom->addWidget(apply_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
-  layout->addWidget(table_, 1);
+  auto* middle = new QHBoxLayout;
+  middle->addWidget(table_, 1);
+  middle->addWidget(configPanel);
+  layout->addLayout(middle, 1);
   layout->addWidget(acceptFlagged_);
   layout->addLayout(bottom);
   layout->addWidget(report_);
@@ -106,6 +126,10 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   connect(job_, &RemeasureJob::finished, this, [this] { remeasureEnded(QString()); });
   connect(job_, &RemeasureJob::failed, this, [this](const QString& message) { remeasureEnded(message); });
   connect(&model_, &QAbstractItemModel::dataChanged, this, &DiffPage::updateButtons);
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { showConfigDiff(current.row()); });
+  // A new diff shows its first row's configs until another is picked.
+  connect(&model_, &QAbstractItemModel::modelReset, this, [this] { showConfigDiff(model_.rowCount() > 0 ? 0 : -1); });
   connect(document_, &RunDocument::resultsChanged, this, [this] {
     paired_.clear();  // another run: the verdicts were about the previous one
     compare();
@@ -319,6 +343,23 @@ std::optional<ApplyReport> DiffPage::applySelected() {
   report_->setHtml(html);
   emit applied(report);
   return report;
+}
+
+void DiffPage::showConfigDiff(int row) {
+  if (row < 0 || row >= model_.rowCount()) {
+    configDiff_.setChanges({});
+    configTitle_->setText(tr("Select a key to compare its configs parameter by parameter."));
+    return;
+  }
+  configDiff_.setChanges(model_.changes(row));
+  const DiffEntry& e = model_.diff().entries[static_cast<std::size_t>(row)];
+  const QString label = model_.keyLabels().label(e.key).toHtmlEscaped();
+  configTitle_->setText(
+      !e.old_entry ? tr("<b>%1</b>: new, the registry has no config").arg(label)
+      : configDiff_.changedCount() == 0
+          ? tr("<b>%1</b>: the same config").arg(label)
+          : tr("<b>%1</b>: %n parameter(s) changed (≠)", nullptr, configDiff_.changedCount()).arg(label));
+  configTitle_->setToolTip(model_.keyLabels().toolTip(e.key));
 }
 
 }  // namespace ktune::gui

@@ -1,6 +1,7 @@
 #include "ktune/widgets/replay_dialog.h"
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -12,6 +13,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 
+#include "ktune/replay_backend.h"
 #include "ktune/run_store.h"
 #include "ktune/widgets/qt_types.h"
 
@@ -103,6 +105,16 @@ void ReplayDialog::check() {
   const QString why = problem();
   message_->setText(runDir_->text().isEmpty() ? QString() : why);
   buttons_->button(QDialogButtonBox::Ok)->setEnabled(why.isEmpty());
+}
+
+QString replayTitle(const ReplayBackend& backend, const StrategySpec& strategy) {
+  return QCoreApplication::translate("ReplayDialog",
+                                     "Replay of %1 (%L2 configs recorded) by %3, seed %4: the recorded trials answer, "
+                                     "no device")
+      .arg(qstr(backend.metadata().run_name))
+      .arg(static_cast<qulonglong>(backend.recorded_configs()))
+      .arg(qstr(strategy.kind))
+      .arg(strategy.seed);
 }
 
 }  // namespace ktune::gui

@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 #include <set>
 
+#include "ktune/widgets/key_labels.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/trials_model.h"
 
@@ -223,12 +224,17 @@ void RunPage::refreshTables() {
   for (const auto& [key, trials] : trialsPerShape_) keys.insert(key);
   for (const auto& [key, winner] : model_->winners()) keys.insert(key);
   bestTable_->setRowCount(static_cast<int>(keys.size()));
+  const KeyLabels labels(std::vector<std::string>(keys.begin(), keys.end()));
+  bestTable_->horizontalHeaderItem(ShapeColumn)
+      ->setToolTip(labels.common().isEmpty()
+                       ? QString()
+                       : tr("What tells the shapes apart; every shape has %1").arg(labels.common()));
   int row = 0;
-  for (const std::string& key : keys) fillWinnerRow(row++, key);
+  for (const std::string& key : keys) fillWinnerRow(row++, key, labels);
   refreshFlagBanner();
 }
 
-void RunPage::fillWinnerRow(int row, const std::string& key) {
+void RunPage::fillWinnerRow(int row, const std::string& key, const KeyLabels& labels) {
   const auto cell = [&](int column, const QString& text, const QString& tip = {}) {
     auto* item = new QTableWidgetItem(text);
     item->setToolTip(tip);
@@ -236,7 +242,7 @@ void RunPage::fillWinnerRow(int row, const std::string& key) {
     return item;
   };
   const auto trials = trialsPerShape_.find(key);
-  cell(ShapeColumn, qstr(key));
+  cell(ShapeColumn, labels.label(key), labels.toolTip(key));
   cell(TrialsColumn, QString::number(trials == trialsPerShape_.end() ? 0 : trials->second));
   if (const Winner* w = model_->winner(key)) {
     const QString tip = w->describe();

@@ -57,7 +57,10 @@ int TrialsModel::parameterColumn(const QString& name) const {
 }
 
 QVariant TrialsModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole && section == ShapeColumn && !keyLabels_.common().isEmpty())
+    return tr("What tells the shapes apart; every shape has %1").arg(keyLabels_.common());
+  if (role != Qt::DisplayRole) return {};
   if (section == IdColumn) return tr("#");
   if (section == ShapeColumn) return tr("Shape");
   if (section == PassColumn) return tr("Pass");
@@ -202,6 +205,7 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
   }
   const int column = index.column();
   if (column == StatusColumn) return statusLabel(t.status);
+  if (column == ShapeColumn) return keyLabels_.label(t.problem_key);
   const int tail = tailColumn(column);
   if (tail >= 0 && t.stats.count == 0 && tail <= Samples) return {};
   switch (tail) {
@@ -239,6 +243,9 @@ void TrialsModel::noteProblemKey(const std::string& key) {
   const auto at = std::upper_bound(problemKeys_.begin(), problemKeys_.end(), key,
                                    [](const std::string& a, const QString& b) { return compare_keys(a, sstr(b)) < 0; });
   problemKeys_.insert(at, k);
+  // A new shape can change what tells the others apart: their Shape cells are relabelled.
+  keyLabels_ = KeyLabels(problemKeys_);
+  if (rowCount() > 0) emit dataChanged(index(0, ShapeColumn), index(rowCount() - 1, ShapeColumn), {Qt::DisplayRole});
   emit problemKeysChanged();
 }
 
@@ -331,6 +338,7 @@ void TrialsModel::setTrials(const QStringList& parameters, std::vector<Trial> tr
     if (!t.metrics.empty()) noteMetrics(t);
   }
   for (const std::string& k : keys) problemKeys_.append(qstr(k));
+  keyLabels_ = KeyLabels(problemKeys_);
   winnerRows_.clear();
   winnerRowSet_.clear();
   endResetModel();

@@ -135,6 +135,7 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
 
   shapeFilter_ = new QComboBox;
   shapeFilter_->setMinimumWidth(220);
+  shapeFilter_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // shape labels are never cut
   passLabel_ = new QLabel(tr("Pass:"));
   passFilter_ = new QComboBox;
   passFilter_->setObjectName(QStringLiteral("passFilter"));
@@ -228,7 +229,7 @@ void TrialsPage::refreshShapes() {
   QSignalBlocker block(shapeFilter_);
   shapeFilter_->clear();
   shapeFilter_->addItem(tr("all shapes"), QString());
-  for (const QString& key : model_->problemKeys()) shapeFilter_->addItem(key, key);
+  addKeyItems(shapeFilter_, model_->problemKeys(), model_->keyLabels());
   shapeFilter_->setCurrentIndex(std::max(0, shapeFilter_->findData(current)));
 
   // The pass column and filter exist only where the shapes have a pass.

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "ktune/diff.h"
+#include "ktune/widgets/config_diff_model.h"
+#include "ktune/widgets/key_labels.h"
 
 namespace ktune::gui {
 
@@ -52,6 +54,10 @@ class DiffModel : public QAbstractTableModel {
   // Configs read as the run's trials table shows them (string parameters as strings).
   void setConfigText(const TrialsModel* trials) { trials_ = trials; }
   QString configText(const Config& config) const;
+  // A row's registry and run configs parameter by parameter, in the run's order.
+  std::vector<ParameterChange> changes(int row) const;
+  // The keys by what tells them apart (the Key column; the whole key in its tooltip).
+  const KeyLabels& keyLabels() const { return keyLabels_; }
 
   std::vector<std::string> checkedKeys() const;
   bool forcedAny() const;  // a checked row is slower or not comparable (the user confirmed it)
@@ -66,7 +72,10 @@ class DiffModel : public QAbstractTableModel {
 
  private:
   QVariant toolTip(const DiffEntry& e, int column) const;
+  // Why a row reads as it does (flagged, paired, slower, not comparable), or empty.
+  QString reason(const DiffEntry& e, int column) const;
   RegistryDiff diff_;
+  KeyLabels keyLabels_;
   QSet<int> checked_;
   std::function<bool(const DiffEntry&)> confirm_;
   const TrialsModel* trials_ = nullptr;

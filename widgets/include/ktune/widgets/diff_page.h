@@ -44,6 +44,9 @@ class DiffPage : public QWidget {
   std::optional<ApplyReport> applySelected();
   QString statusText() const;
   QCheckBox* acceptFlaggedBox() const { return acceptFlagged_; }
+  // The current row's configs parameter by parameter (beside the table).
+  const ConfigDiffModel* configDiff() const { return &configDiff_; }
+  QTableView* table() const { return table_; }
   QString reportText() const;  // the last apply's report, as plain text
 
   // The backends Re-measure opens the run's device with (they must outlive the page); without
@@ -65,12 +68,15 @@ class DiffPage : public QWidget {
   void updateButtons();
   void remeasureEnded(const QString& error);
   void refreshAcceptFlagged();
+  void showConfigDiff(int row);
   QString flaggedNote() const;  // for the status line; empty without flagged winners
   QString confirmForceText(const DiffEntry& e) const;
   QString reportHtml(const ApplyReport& report) const;
 
   RunDocument* document_;
   DiffModel model_;
+  ConfigDiffModel configDiff_;
+  QLabel* configTitle_;
   QLineEdit* root_;
   QLabel* status_;
   QTableView* table_;

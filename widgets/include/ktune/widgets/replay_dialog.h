@@ -13,6 +13,10 @@ class QLabel;
 class QLineEdit;
 class QSpinBox;
 
+namespace ktune {
+class ReplayBackend;
+}
+
 namespace ktune::gui {
 
 struct ReplayChoice {
@@ -20,6 +24,10 @@ struct ReplayChoice {
   StrategySpec strategy;
   double paceMs = 0;
 };
+
+// The Run page's title of a replay: the recorded run, how many configs it recorded over all its
+// shapes, the strategy and its seed.
+QString replayTitle(const ReplayBackend& backend, const StrategySpec& strategy);
 
 class ReplayDialog : public QDialog {
   Q_OBJECT

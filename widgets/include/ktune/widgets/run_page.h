@@ -18,6 +18,7 @@ class QTableWidget;
 
 namespace ktune::gui {
 
+class KeyLabels;
 class TrialsModel;
 
 class RunPage : public QWidget {
@@ -64,7 +65,7 @@ class RunPage : public QWidget {
   void countRows(int first, int last);
   void recountAll();
   void refreshTables();
-  void fillWinnerRow(int row, const std::string& key);
+  void fillWinnerRow(int row, const std::string& key, const KeyLabels& labels);
   void refreshFlagBanner();
 
   TrialsModel* model_;

@@ -12,6 +12,7 @@
 #include "ktune/problem.h"
 #include "ktune/run_store.h"
 #include "ktune/trial.h"
+#include "ktune/widgets/key_labels.h"
 #include "ktune/widgets/winner.h"
 
 namespace ktune::gui {
@@ -65,6 +66,8 @@ class TrialsModel : public QAbstractTableModel {
   const QStringList& parameters() const { return parameters_; }
   // Every shape seen, in key order (compare_keys: M=64 before M=256).
   QStringList problemKeys() const { return problemKeys_; }
+  // Those shapes by what tells them apart (the Shape column, shape pickers, legends).
+  const KeyLabels& keyLabels() const { return keyLabels_; }
   // The `pass` values of those shapes (fwd, dX, dW first, in Unsloth's order); empty when the
   // family has no pass.
   QStringList passes() const;
@@ -106,6 +109,7 @@ class TrialsModel : public QAbstractTableModel {
   std::vector<Trial> trials_;
   QStringList parameters_;
   QStringList problemKeys_;
+  KeyLabels keyLabels_;
   QStringList metricNames_;
   QHash<qint64, int> rowById_;
   std::map<std::string, Winner, KeyLess> winners_;
