@@ -129,7 +129,10 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { showConfigDiff(current.row()); });
   // A new diff shows its first row's configs until another is picked.
-  connect(&model_, &QAbstractItemModel::modelReset, this, [this] { showConfigDiff(model_.rowCount() > 0 ? 0 : -1); });
+  connect(&model_, &QAbstractItemModel::modelReset, this, [this] {
+    showConfigDiff(model_.rowCount() > 0 ? 0 : -1);
+    table_->resizeColumnToContents(DiffModel::KeyColumn);  // short labels leave room for the configs
+  });
   connect(document_, &RunDocument::resultsChanged, this, [this] {
     paired_.clear();  // another run: the verdicts were about the previous one
     compare();
@@ -235,7 +238,9 @@ void DiffPage::refreshAcceptFlagged() {
   QSignalBlocker block(acceptFlagged_);
   acceptFlagged_->setChecked(model_.acceptFlagged());
   acceptFlagged_->setVisible(!keys.isEmpty());
-  acceptFlagged_->setText(tr("Accept flagged winners: %1").arg(keys.join(QStringLiteral("; "))));
+  QStringList labels;
+  for (const QString& key : keys) labels << model_.keyLabels().label(key);
+  acceptFlagged_->setText(tr("Accept flagged winners: %1").arg(labels.join(QStringLiteral("; "))));
   QStringList why;
   for (const DiffEntry& e : model_.diff().entries)
     if (e.new_entry.flags.any()) why << DiffModel::flagsText(e);
@@ -354,11 +359,11 @@ void DiffPage::showConfigDiff(int row) {
   configDiff_.setChanges(model_.changes(row));
   const DiffEntry& e = model_.diff().entries[static_cast<std::size_t>(row)];
   const QString label = model_.keyLabels().label(e.key).toHtmlEscaped();
-  configTitle_->setText(
-      !e.old_entry ? tr("<b>%1</b>: new, the registry has no config").arg(label)
-      : configDiff_.changedCount() == 0
-          ? tr("<b>%1</b>: the same config").arg(label)
-          : tr("<b>%1</b>: %n parameter(s) changed (≠)", nullptr, configDiff_.changedCount()).arg(label));
+  configTitle_->setText(!e.old_entry                      ? tr("<b>%1</b>: new, the registry has no config").arg(label)
+                        : configDiff_.changedCount() == 0 ? tr("<b>%1</b>: the same config").arg(label)
+                        : configDiff_.changedCount() == 1
+                            ? tr("<b>%1</b>: 1 parameter changed (≠)").arg(label)
+                            : tr("<b>%1</b>: %2 parameters changed (≠)").arg(label).arg(configDiff_.changedCount()));
   configTitle_->setToolTip(model_.keyLabels().toolTip(e.key));
 }
 
