@@ -158,6 +158,13 @@ class TestReadableKeys : public QObject {
       QCOMPARE(shapes->itemText(i), labels.label(key));
       QVERIFY(shapes->itemData(i, Qt::ToolTipRole).toString().startsWith(qstr(key)));
     }
+    // The Shape column is wide enough for every label, bold (a winner's row) included.
+    QTableView* table = trialsPage.findChild<QTableView*>();
+    QVERIFY(table);
+    QFont bold = table->font();
+    bold.setBold(true);
+    for (const std::string& key : keysOf(grouped_))
+      QVERIFY(table->columnWidth(TrialsModel::ShapeColumn) >= QFontMetrics(bold).horizontalAdvance(labels.label(key)));
     // Picking a shape by its label filters by its whole key.
     shapes->setCurrentIndex(shapes->findText(QStringLiteral("pass=dX")));
     for (int r = 0; r < trialsPage.proxy()->rowCount(); ++r)

@@ -3,6 +3,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -16,6 +17,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QValueAxis>
+#include <algorithm>
 
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/status_delegate.h"
@@ -230,6 +232,14 @@ void TrialsPage::refreshShapes() {
   shapeFilter_->clear();
   shapeFilter_->addItem(tr("all shapes"), QString());
   addKeyItems(shapeFilter_, model_->problemKeys(), model_->keyLabels());
+  // The Shape column as wide as its widest label (bold: a winner's row), never cutting one; from
+  // the labels, not the rows, which may be 100,000.
+  QFont bold = table_->font();
+  bold.setBold(true);
+  int widest = 60;
+  for (const QString& key : model_->problemKeys())
+    widest = std::max(widest, QFontMetrics(bold).horizontalAdvance(model_->keyLabels().label(key)) + 16);
+  table_->setColumnWidth(TrialsModel::ShapeColumn, std::min(widest, 480));
   shapeFilter_->setCurrentIndex(std::max(0, shapeFilter_->findData(current)));
 
   // The pass column and filter exist only where the shapes have a pass.
