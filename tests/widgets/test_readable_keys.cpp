@@ -120,9 +120,12 @@ class TestReadableKeys : public QObject {
     QCOMPARE(tp.label(QStringLiteral("M=16,N=512,K=64")), QStringLiteral("M=16, K=64"));
     QCOMPARE(tp.label(QStringLiteral("M=16,N=512,K=64,tp=2/out")), QStringLiteral("M=16, K=64, tp=2/out"));
     QCOMPARE(tp.common(), QStringLiteral("N=512"));
-    // Keys equal but for their spelling keep their whole text rather than an empty label.
-    const KeyLabels same(QStringList{QStringLiteral("M=16"), QStringLiteral("M=016")});
-    QCOMPARE(same.label(QStringLiteral("M=016")), QStringLiteral("M=016"));
+    // A key with nothing of its own keeps its whole text; spellings of one number stay apart.
+    const KeyLabels suffix(QStringList{QStringLiteral("N=512"), QStringLiteral("N=512,tp=2/out")});
+    QCOMPARE(suffix.label(QStringLiteral("N=512")), QStringLiteral("N=512"));
+    QCOMPARE(suffix.label(QStringLiteral("N=512,tp=2/out")), QStringLiteral("tp=2/out"));
+    const KeyLabels spelled(QStringList{QStringLiteral("M=16"), QStringLiteral("M=016")});
+    QCOMPARE(spelled.label(QStringLiteral("M=016")), QStringLiteral("M=016"));
     QCOMPARE(KeyLabels().label(QStringLiteral("a=1")), QStringLiteral("a=1"));
   }
 

@@ -36,7 +36,8 @@ KeyLabels::KeyLabels(const QStringList& keys) {
     QStringList own;
     for (const QString& field : split[i])
       if (!shared.contains(field)) own.append(field);
-    // Equal keys, or keys that differ only in spelling ("M=016"), keep their whole text.
+    // A key whose every field the others share (N=512 beside N=512,tp=2/out) keeps its whole
+    // text: an empty label would say nothing.
     labels_.insert(keys[i], own.isEmpty() ? keys[i] : joined(own));
   }
 }
