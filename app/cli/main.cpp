@@ -104,8 +104,8 @@ void print_diff(const RunResults& run, const RegistryDiff& diff) {
     if (d.old_entry && d.ratio > 0) std::snprintf(ratio, sizeof ratio, "%.3fx", d.ratio);
     std::string cls = to_string(d.cls);
     if (d.new_entry.flags.any()) cls += " (flagged)";
-    rows.push_back({cls, d.family, d.key, d.old_entry ? (d.old_ns > 0 ? format_ns(d.old_ns) : "unmeasured") : "-", format_ns(d.new_ns), ratio,
-                    d.compared, d.new_entry.config.key()});
+    rows.push_back({cls, d.family, d.key, d.old_entry ? (d.old_ns > 0 ? format_ns(d.old_ns) : "unmeasured") : "-",
+                    format_ns(d.new_ns), ratio, d.compared, d.new_entry.config.key()});
   }
   print_table(rows);
 }
@@ -113,7 +113,8 @@ void print_diff(const RunResults& run, const RegistryDiff& diff) {
 int cmd_space(Backend& backend, const Common& c, const std::string& family_name, const std::string& spec,
               const std::string& space_file, const std::vector<std::string>& shapes, bool json) {
   const KernelFamily family = pick_family(backend, family_name, spec);
-  const SearchSpace space = space_file.empty() ? family.default_space : family.user_space(SearchSpace::load(space_file));
+  const SearchSpace space =
+      space_file.empty() ? family.default_space : family.user_space(SearchSpace::load(space_file));
   if (json) {
     std::cout << space.to_json().dump(2) << '\n';
     return kExitOk;

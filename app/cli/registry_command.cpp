@@ -308,7 +308,8 @@ int run_lookup(const LookupArgs& args, const Backends& backends) {
                                                          : "default";
     std::cout << p.local_key() << ": " << r.config.key() << "  (" << src
               << (r.matched_key.empty() ? "" : " " + r.matched_key)
-              << (r.entry && !r.entry->measured() ? ", unmeasured: " + r.entry->imported_from + " gives no latency" : "")
+              << (r.entry && !r.entry->measured() ? ", unmeasured: " + r.entry->imported_from + " gives no latency"
+                                                  : "")
               << ")\n";
     if (!r.warning.empty()) std::cerr << "warning: " << r.warning << '\n';
     if (!r.version_warning.empty()) std::cerr << "warning: " << r.version_warning << '\n';

@@ -20,9 +20,9 @@ struct RegistryArgs {
   int device = 0;
   std::string device_slug;  // default: the device's
   std::string registry = "tuned_data";
-  std::string output;      // export: the folder
-  std::string file;        // import: the tpu-tune file
-  std::string key_fields;  // tpu-inference's flat keys: "batch,out,in,x_dtype,w_dtype"
+  std::string output;                   // export: the folder
+  std::string file;                     // import: the tpu-tune file
+  std::string key_fields;               // tpu-inference's flat keys: "batch,out,in,x_dtype,w_dtype"
   std::string list_params;              // tpu-inference's bare lists: the parameters, in order
   std::vector<std::string> fixed_keys;  // import: "num_sequences=35", fields the file's keys lack
   std::string values = "object";        // export --format tpu-inference: object | list

@@ -134,13 +134,11 @@ json RegistryEntry::to_json() const {
   return j;
 }
 
-
 fs::path Registry::file_for(const fs::path& root, const std::string& backend, const std::string& device_slug) {
   check_component("backend", backend);
   check_component("device slug", device_slug);
   return root / backend / (device_slug + ".json");
 }
-
 
 void Registry::save(const fs::path& file) const {
   if (file.has_parent_path()) {

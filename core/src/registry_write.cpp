@@ -177,7 +177,8 @@ std::string registry_text(const Registry& reg) {
     }
     if (!reg.family_descriptions().empty()) {
       Writer::Object families(root.key("families"), 1);
-      for (const auto& [family, description] : reg.family_descriptions()) families.key(family).json_value(description, 2);
+      for (const auto& [family, description] : reg.family_descriptions())
+        families.key(family).json_value(description, 2);
     }
     root.key("ktune_registry").integer(kRegistryFormat);
   }

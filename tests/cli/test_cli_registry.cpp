@@ -197,10 +197,10 @@ class TestCliRegistry : public QObject {
     const QJsonObject perNK = readJson(out + "/gfx942-GEMM-GEMM-N=64-K=64.json");
     QVERIFY2(perNK.contains("M_LEQ_16") && perNK.contains("M_LEQ_64") && perNK.contains("any"), qPrintable(r.out));
     QCOMPARE(perNK["M_LEQ_16"].toObject(), readJson(regFile)["entries"]
-                                            .toObject()["gemm"]
-                                            .toObject()["M=16,N=64,K=64,dtype=f32"]
-                                            .toObject()["config"]
-                                            .toObject());
+                                               .toObject()["gemm"]
+                                               .toObject()["M=16,N=64,K=64,dtype=f32"]
+                                               .toObject()["config"]
+                                               .toObject());
     QVERIFY(readJson(out + "/gfx942-GEMM-GEMM.json").contains("any"));
     // The seed guide's layout, named by the device slug as before.
     const Result guide = run({"registry", "export", "--format", "aiter-guide", "--family", "gemm", "--backend", "cpu",

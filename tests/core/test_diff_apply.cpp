@@ -160,7 +160,8 @@ class TestDiffApply : public QObject {
     QCOMPARE(d.old_ns, 0.0);
     const ApplyReport rep = apply_run(run2(), root_, {});
     QVERIFY(std::none_of(rep.written.begin(), rep.written.end(), [&](const DiffEntry& w) { return w.key == key(1); }));
-    const auto i = std::find_if(rep.skipped.begin(), rep.skipped.end(), [&](const DiffEntry& s) { return s.key == key(1); });
+    const auto i =
+        std::find_if(rep.skipped.begin(), rep.skipped.end(), [&](const DiffEntry& s) { return s.key == key(1); });
     QVERIFY(i != rep.skipped.end());
     const std::string why = rep.skip_reasons[static_cast<std::size_t>(i - rep.skipped.begin())];
     QVERIFY2(contains(why, "no measurement (tpu-inference tpu_v6e.json)") && contains(why, "--remeasure"), why.c_str());

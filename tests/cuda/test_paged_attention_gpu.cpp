@@ -94,22 +94,23 @@ std::vector<Config> covering(const std::vector<Config>& valid) {
 int main() {
   auto gpu = ktune_test::gpu_or_skip("test_paged_attention_gpu");
   const KernelFamily family = gpu.backend->family("paged_attention");
-  const Shape shapes[] = {{5, 8, 2, 128, 16, 300, 1, "bf16"},     {3, 4, 4, 64, 64, 1000, 1, "f16"},
-                          {4, 16, 2, 256, 8, 517, 1, "bf16"},     {7, 8, 1, 32, 32, 200, 100, "f16"},
+  const Shape shapes[] = {{5, 8, 2, 128, 16, 300, 1, "bf16"},
+                          {3, 4, 4, 64, 64, 1000, 1, "f16"},
+                          {4, 16, 2, 256, 8, 517, 1, "bf16"},
+                          {7, 8, 1, 32, 32, 200, 100, "f16"},
                           {2, 32, 8, 128, 16, 4096, 4096, "bf16"}};
   Tolerance tol;
   tol.atol = 5e-3, tol.rtol = 1e-2;
   int validated = 0;
   for (const Shape& sh : shapes) {
-    const Problem p = ktune_test::make_problem(
-        family, {{"num_sequences", std::to_string(sh.seqs)},
-                 {"num_q_heads", std::to_string(sh.q_heads)},
-                 {"num_kv_heads", std::to_string(sh.kv_heads)},
-                 {"head_dim", std::to_string(sh.head_dim)},
-                 {"page_size", std::to_string(sh.page)},
-                 {"max_model_len", std::to_string(sh.max_len)},
-                 {"min_len", std::to_string(sh.min_len)},
-                 {"dtype", sh.dtype}});
+    const Problem p = ktune_test::make_problem(family, {{"num_sequences", std::to_string(sh.seqs)},
+                                                        {"num_q_heads", std::to_string(sh.q_heads)},
+                                                        {"num_kv_heads", std::to_string(sh.kv_heads)},
+                                                        {"head_dim", std::to_string(sh.head_dim)},
+                                                        {"page_size", std::to_string(sh.page)},
+                                                        {"max_model_len", std::to_string(sh.max_len)},
+                                                        {"min_len", std::to_string(sh.min_len)},
+                                                        {"dtype", sh.dtype}});
     auto session = gpu.backend->open(gpu.device, family, p, 1234);
     const auto& info = dynamic_cast<const GpuSessionInfo&>(*session);
     check_workload(info, sh, p.key());

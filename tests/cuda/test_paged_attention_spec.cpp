@@ -38,7 +38,7 @@ Problem problem(const KernelSpec& s, long seqs, long q, long kv, long head_dim, 
   p.fields = {{"num_sequences", std::to_string(seqs)}, {"num_q_heads", std::to_string(q)},
               {"num_kv_heads", std::to_string(kv)},    {"head_dim", std::to_string(head_dim)},
               {"page_size", std::to_string(page)},     {"max_model_len", std::to_string(len)},
-              {"min_len", std::to_string(min_len)},      {"dtype", dtype}};
+              {"min_len", std::to_string(min_len)},    {"dtype", dtype}};
   return p;
 }
 
@@ -128,8 +128,8 @@ void test_user_space_keeps_launch_limits() {
   const Problem p = problem(s, 64, 32, 8, 128, 16, 4096, 4096, "bf16");
   const Variables ctx = context(s, p);
   Config big = s.family().default_config;
-  for (const auto& [name, v] : std::vector<std::pair<std::string, int>>{
-           {"TOKENS", 32}, {"QPB", 4}, {"WARPS", 8}, {"STAGES", 4}, {"MMA", 1}})
+  for (const auto& [name, v] :
+       std::vector<std::pair<std::string, int>>{{"TOKENS", 32}, {"QPB", 4}, {"WARPS", 8}, {"STAGES", 4}, {"MMA", 1}})
     big.set(name, v);
   CHECK(!file.violated(big, ctx));
   const auto why = space.violated(big, ctx);

@@ -111,7 +111,7 @@ struct RunResults {
   std::string state;                                          // finished | cancelled | failed | running
   std::vector<std::pair<std::string, std::string>> versions;  // the run's driver, toolkit, compilers
   std::uint64_t measured = 0;                                 // configs measured (every trial but pruned ones)
-  std::uint64_t planned = 0;  // configs the strategy meant to measure; 0 for runs that predate the record
+  std::uint64_t planned = 0;          // configs the strategy meant to measure; 0 for runs that predate the record
   nlohmann::json family_description;  // RunMetadata's: apply keeps it in the registry
 };
 
