@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 
 #include "ktune/error.h"
@@ -89,6 +90,15 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
+// registry_entry, refusing a result without a median to compare.
+RegistryEntry checked_entry(const RunResults& run, const ResultEntry& r) {
+  RegistryEntry e = registry_entry(run, r);
+  if (!(e.latency_median_ns > 0) || !std::isfinite(e.latency_median_ns))
+    throw InputError("run " + run.run_name + ": result " + r.problem.local_key() + " has no valid median latency (" +
+                     format("%g", e.latency_median_ns) + " ns); its results.json is damaged");
+  return e;
+}
+
 struct Loaded {
   Registry registry;
   RegistryDiff diff;
@@ -145,12 +155,8 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
     DiffEntry d;
     d.family = r.problem.family.empty() ? run.family : r.problem.family;
     d.key = r.problem.local_key();
-    d.new_entry = registry_entry(run, r);
-    const double new_median = d.new_entry.latency_median_ns;
-    if (!(new_median > 0) || !std::isfinite(new_median))
-      throw InputError("run " + run.run_name + ": result " + d.key + " has no valid median latency (" +
-                       format("%g", new_median) + " ns); its results.json is damaged");
-    d.new_ns = new_median;
+    d.new_entry = checked_entry(run, r);
+    d.new_ns = d.new_entry.latency_median_ns;
     d.compared = std::string(describe(d.new_entry.chosen_by)) + " median";
     if (const RegistryEntry* old = out.registry.find(d.family, d.key)) {
       d.old_entry = *old;
@@ -190,6 +196,96 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
 RegistryDiff diff_run(const RunResults& run, const fs::path& registry_root, double same_threshold,
                       const std::vector<PairedVerdict>& paired) {
   return load_and_diff(run, registry_root, same_threshold, paired).diff;
+}
+
+namespace {
+
+// A shape's key fields as a set, with its sharding: runs that list the fields in another order
+// still pair.
+std::string shape_identity(const Problem& p) {
+  std::vector<std::pair<std::string, std::string>> fields = p.fields;
+  std::sort(fields.begin(), fields.end());
+  std::string out;
+  for (const auto& [name, value] : fields) out += name + "=" + value + ",";
+  return out + "tp=" + std::to_string(p.tp_size) + "/" + to_string(p.tp_split_dim);
+}
+
+// The fields a run keys its shapes by, in its first shape's order.
+std::vector<std::string> key_fields(const RunResults& run) {
+  std::vector<std::string> names;
+  for (const ResultEntry& r : run.entries)
+    for (const auto& field : r.problem.fields)
+      if (std::find(names.begin(), names.end(), field.first) == names.end()) names.push_back(field.first);
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// The number a shape of one run alone shows: its winner's.
+ComparedShape alone(const std::string& key, const RegistryEntry& entry, bool inRun) {
+  ComparedShape c;
+  c.key = key;
+  (inRun ? c.run : c.other) = entry;
+  (inRun ? c.run_ns : c.other_ns) = entry.latency_median_ns;
+  c.compared = std::string(describe(entry.chosen_by)) + " median";
+  return c;
+}
+
+}  // namespace
+
+std::string comparison_mismatch(const RunResults& run, const RunResults& other) {
+  const std::string a = "run " + run.run_name, b = "run " + other.run_name;
+  for (const RunResults* r : {&run, &other})
+    if (r->entries.empty())
+      return "run " + r->run_name + " has no winner of any shape (its results.json lists none): nothing to compare";
+  if (run.family != other.family)
+    return b + " tunes " + other.family + ", " + a + " tunes " + run.family +
+           ": winners of different kernels do not compare; choose a run of " + run.family;
+  std::vector<std::string> fa = key_fields(run), fb = key_fields(other);
+  std::vector<std::string> sa = fa, sb = fb;
+  std::sort(sa.begin(), sa.end());
+  std::sort(sb.begin(), sb.end());
+  if (sa != sb)
+    return b + " keys its " + other.family + " shapes by " + joined(fb) + ", " + a + " by " + joined(fa) +
+           ": its shapes cannot be paired with this run's (another version of the family?)";
+  return {};
+}
+
+RunComparison compare_runs(const RunResults& run, const RunResults& other, double same_threshold) {
+  if (const std::string why = comparison_mismatch(run, other); !why.empty()) throw InputError(why);
+  RunComparison out;
+  std::map<std::string, const ResultEntry*> others;
+  for (const ResultEntry& o : other.entries) others.emplace(shape_identity(o.problem), &o);
+  for (const ResultEntry& r : run.entries) {
+    const auto match = others.find(shape_identity(r.problem));
+    if (match == others.end()) {
+      out.shapes.push_back(alone(r.problem.key(), checked_entry(run, r), true));
+      ++out.only_run;
+      continue;
+    }
+    // The other run in the registry's place, compared as diff_run compares.
+    DiffEntry d;
+    d.new_entry = checked_entry(run, r);
+    d.old_entry = checked_entry(other, *match->second);
+    d.old_entry->config = in_order_of(d.old_entry->config, r.config);
+    compare_like_with_like(d, same_threshold);
+    d.cls = run.method != other.method ? DiffClass::NotComparable : classify(d.ratio, d.threshold);
+    out.shapes.push_back(ComparedShape{r.problem.key(), d.new_entry, d.old_entry, d.cls, d.ratio, d.threshold, d.new_ns,
+                                       d.old_ns, d.compared});
+    others.erase(match);
+    ++out.both;
+  }
+  for (const auto& [identity, o] : others) {
+    out.shapes.push_back(alone(o->problem.key(), checked_entry(other, *o), false));
+    ++out.only_other;
+  }
+  std::stable_sort(out.shapes.begin(), out.shapes.end(),
+                   [](const ComparedShape& x, const ComparedShape& y) { return compare_keys(x.key, y.key) < 0; });
+  return out;
 }
 
 namespace {

@@ -300,11 +300,7 @@ std::string export_trials_csv(const fs::path& run_dir) {
   const std::vector<std::string> params = param_names(RunStore::read_metadata(run_dir).space);
   const std::vector<Trial> trials = RunStore::read_trials(run_dir);
   std::map<std::string, double> best;  // problem key -> best median of its ok trials
-  for (const auto& t : trials)
-    if (t.status == TrialStatus::Ok && t.stats.median_ns > 0) {
-      auto [it, inserted] = best.emplace(t.problem_key, t.stats.median_ns);
-      if (!inserted) it->second = std::min(it->second, t.stats.median_ns);
-    }
+  for (const auto& t : trials) note_best_median(t, best);
   std::vector<std::string> header = trial_header(params);
   header.insert(header.end(), kExportColumns.begin(), kExportColumns.end());
   std::string out = csv::format_record(header);

@@ -39,4 +39,13 @@ void set_rates(Trial& t, double flops, double bytes) {
   t.gbps = ns > 0 ? bytes / ns : 0;
 }
 
+bool note_best_median(const Trial& t, std::map<std::string, double>& best) {
+  if (t.status != TrialStatus::Ok || !(t.stats.median_ns > 0)) return false;
+  const auto [it, inserted] = best.emplace(t.problem_key, t.stats.median_ns);
+  if (inserted) return true;
+  if (t.stats.median_ns >= it->second) return false;
+  it->second = t.stats.median_ns;
+  return true;
+}
+
 }  // namespace ktune

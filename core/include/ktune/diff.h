@@ -69,6 +69,36 @@ struct RegistryDiff {
 RegistryDiff diff_run(const RunResults& run, const std::filesystem::path& registry_root, double same_threshold = 0.02,
                       const std::vector<PairedVerdict>& paired = {});
 
+// Two runs side by side, shape by shape: the same shapes on two devices, on two dates, or before
+// and after a kernel change. A comparison only: nothing is written anywhere. Each shape's two
+// winners are compared as diff_run compares a run with the registry (like with like; the
+// threshold of "same" grows with the samples' noise; another benchmarking method is not
+// comparable), the other run in the registry's place: Faster means this run's winner is faster.
+struct ComparedShape {
+  std::string key;                     // Problem::key() (this run's spelling where both have it)
+  std::optional<RegistryEntry> run;    // this run's winner, as apply would write it; absent: only the other has it
+  std::optional<RegistryEntry> other;  // the other run's, its config in this run's order; absent: only this run
+  DiffClass cls = DiffClass::New;      // where both have it: Faster, Slower, Same, NotComparable or Unmeasured
+  double ratio = 0;                    // other's number / this run's (> 1: this run faster); 0 unless both
+  double threshold = 0;                // relative difference that is noise
+  double run_ns = 0, other_ns = 0;     // the numbers compared (each run's own where one lacks the shape)
+  std::string compared;                // which numbers, as DiffEntry::compared says it
+  bool both() const { return run && other; }
+};
+
+struct RunComparison {
+  std::vector<ComparedShape> shapes;  // every shape of either run, in key order (compare_keys)
+  std::size_t both = 0, only_run = 0, only_other = 0;
+};
+
+// Why `other`'s shapes cannot be paired with `run`'s (another family; shapes keyed by other
+// fields), naming both runs and what each has; empty when they can.
+std::string comparison_mismatch(const RunResults& run, const RunResults& other);
+// Pairs the two runs' winners by shape: shapes are the same when their key fields hold the same
+// values, in whatever order the keys list them. Throws InputError with comparison_mismatch's
+// sentence, or naming a result without a valid median.
+RunComparison compare_runs(const RunResults& run, const RunResults& other, double same_threshold = 0.02);
+
 struct ApplyOptions {
   // Problem keys to apply; empty = every new or faster one (and, with force, every slower one).
   std::vector<std::string> keys;

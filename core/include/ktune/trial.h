@@ -49,4 +49,9 @@ struct Trial {
 // Sets t.tflops and t.gbps from the family's FLOP and byte counts and t's median (0 without one).
 void set_rates(Trial& t, double flops, double bytes);
 
+// What a trial's distance from best divides by (vs_best in trials.csv exports, "× best" on the
+// workbench's landscape): the lowest median among its problem's ok trials. Takes `t` into
+// `best` (problem key -> that median); true when it set or lowered its problem's.
+bool note_best_median(const Trial& t, std::map<std::string, double>& best);
+
 }  // namespace ktune
