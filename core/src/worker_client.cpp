@@ -179,6 +179,9 @@ class Connection {
       return;
     }
     std::lock_guard lock(mutex_);
+    // A worker already given up on may still answer requests that stopped waiting when it was
+    // lost; the first reason it was lost is the one its trial keeps.
+    if (dead_) return;
     const std::string type = m.at("type").get<std::string>();
     if (type == "hello" && !hello_) {
       hello_ = std::move(m);
