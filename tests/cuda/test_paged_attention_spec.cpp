@@ -128,8 +128,8 @@ void test_user_space_keeps_launch_limits() {
   const Problem p = problem(s, 64, 32, 8, 128, 16, 4096, 4096, "bf16");
   const Variables ctx = context(s, p);
   Config big = s.family().default_config;
-  for (const auto& [name, v] :
-       std::vector<std::pair<std::string, int>>{{"TOKENS", 32}, {"QPB", 4}, {"WARPS", 8}, {"STAGES", 4}, {"MMA", 1}})
+  for (const auto& [name, v] : std::vector<std::pair<std::string, int>>{
+           {"TOKENS", 32}, {"QPB", 4}, {"WARPS", 8}, {"STAGES", 4}, {"MMA", 1}, {"L2HINT", 1}})
     big.set(name, v);
   CHECK(!file.violated(big, ctx));
   const auto why = space.violated(big, ctx);

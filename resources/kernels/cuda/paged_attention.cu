@@ -21,8 +21,15 @@
 //      its scores become P's A fragments in registers (as in FlashAttention-2) and O += P V takes V
 //      through ldmatrix.trans. Padding wastes MMA rows, which cost nothing here (the kernel waits
 //      on memory), where CUDA-core dot products take several times the instructions.
+// A warp's ring is fed one of two ways (TMA):
+//   0  cp.async: every lane issues 16-byte copies of the step's rows (address arithmetic and
+//      issue slots spent by all 32 lanes, STAGES - 1 steps in flight);
+//   1  TMA (sm_90): one lane issues the step's boxes of rows (min(TOKENS, PAGE) rows x 64
+//      elements, 128-byte swizzled) against an mbarrier per slot; STAGES steps in flight, the
+//      other lanes spend no issue slots on loads.
 // Ring slots are XOR-swizzled per 16-byte chunk (chunk ^ row % 8): ldmatrix's eight rows and a
-// warp's row reads hit distinct banks. Scores are in log2 units (scaled by log2(e)/sqrt(HEAD_DIM)).
+// warp's row reads hit distinct banks. With TMA a tile is stored as HEAD_DIM / 64 halves of
+// 128-byte rows, the layout TMA's 128-byte swizzle writes. Scores are in log2 units (scaled by log2(e)/sqrt(HEAD_DIM)).
 // Compiled by NVRTC: no headers, 16-bit floats are raw words converted in PTX.
 #ifndef KT_BF16
 #define KT_BF16 0
@@ -32,6 +39,9 @@
 #endif
 #ifndef L2HINT
 #define L2HINT 0
+#endif
+#ifndef TMA
+#define TMA 0
 #endif
 #ifndef REFERENCE
 #define REFERENCE 0  // 1: the reference kernel's build, which reads no tunable
@@ -58,6 +68,8 @@ static_assert(TOKENS % RPI == 0, "a step is whole instructions of rows");
 static_assert((TOKENS * CHUNKS_PER_ROW) % 32 == 0, "a step is whole cp.async rounds");
 static_assert(PAGE % TOKENS == 0 || TOKENS % PAGE == 0, "steps and pages nest");
 static_assert(GROUP % QPB == 0, "q heads per block divide the GQA group");
+static_assert(!TMA || (HEAD_DIM % 64 == 0 && (TOKENS < PAGE ? TOKENS : PAGE) % 8 == 0),
+              "TMA boxes are 64-element halves of rows, whole 1 KiB swizzle atoms of 8 rows");
 #endif
 
 __device__ __forceinline__ float to_f32(u16 h) {
@@ -111,7 +123,13 @@ __device__ __forceinline__ void cp_async_wait() {
 extern __shared__ __align__(16) char smem[];  // the warps' rings, then the merge area
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a ring slot's K (or V) tile.
-__device__ __forceinline__ int chunk_at(int row, int chunk) { return row * ROW_BYTES + ((chunk ^ (row % SWZ)) * 16); }
+__device__ __forceinline__ int chunk_at(int row, int chunk) {
+#if TMA
+  return (chunk / 8) * (TOKENS * 128) + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
+#else
+  return row * ROW_BYTES + ((chunk ^ (row % SWZ)) * 16);
+#endif
+}
 
 struct Work {
   int seq, kv_head, q_head0, split, splits_used, t0, t1;
@@ -152,6 +170,71 @@ __device__ __forceinline__ void load_step(const u16* __restrict__ K, const u16* 
   }
   cp_async_commit();
 }
+
+#if TMA
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];  // CUtensorMap, encoded on the host (cuTensorMapEncodeTiled)
+};
+#define BOX_ROWS (TOKENS < PAGE ? TOKENS : PAGE)
+#define BOX_BYTES (BOX_ROWS * 128)
+
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+  u32 done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, int inner, int outer, u32 bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"((unsigned long long)map), "r"(inner), "r"(outer), "r"(bar)
+      : "memory");
+}
+
+// Lane 0's TMA copies of one step's K and V rows into a ring slot: a box per page (or the step's
+// part of one page) and 64-element half of a row. Boxes that start past the split's end are not
+// read (their rows are zeroed by the consumer); the pool is seen as [pages * kv_heads * PAGE rows,
+// HEAD_DIM].
+__device__ __forceinline__ void tma_step(const TensorMap* tmK, const TensorMap* tmV, const int* __restrict__ table,
+                                         const Work& w, int kv_heads, int t_step, u32 slot, u32 bar) {
+  constexpr int boxes = TOKENS / BOX_ROWS, halves = HEAD_DIM / 64;
+  int live = 0;
+#pragma unroll
+  for (int b = 0; b < boxes; ++b) live += t_step + b * BOX_ROWS < w.t1;
+  mbar_expect_tx(bar, live * halves * 2 * BOX_BYTES);
+#pragma unroll
+  for (int b = 0; b < boxes; ++b) {
+    const int t = t_step + b * BOX_ROWS;
+    if (t >= w.t1) break;
+    const int row = (table[t / PAGE] * kv_heads + w.kv_head) * PAGE + t % PAGE;
+#pragma unroll
+    for (int h = 0; h < halves; ++h) {
+      const u32 dst = slot + h * (TOKENS * 128) + b * BOX_BYTES;
+      tma_load(dst, tmK, h * 64, row, bar);
+      tma_load(dst + TOKENS * ROW_BYTES, tmV, h * 64, row, bar);
+    }
+  }
+}
+
+// Rows past the split's end hold another sequence's tokens or were never copied: their scores
+// are masked, and their V rows are zeroed so that P's zeros never meet a NaN there.
+__device__ __forceinline__ void zero_tail(u32 slot, int rows_valid, int lane) {
+  char* v = smem + (slot - static_cast<u32>(__cvta_generic_to_shared(smem))) + TOKENS * ROW_BYTES;
+  for (int c = rows_valid * CHUNKS_PER_ROW + lane; c < TOKENS * CHUNKS_PER_ROW; c += 32)
+    *reinterpret_cast<uint4*>(v + chunk_at(c / CHUNKS_PER_ROW, c % CHUNKS_PER_ROW)) = make_uint4(0, 0, 0, 0);
+  __syncwarp();
+}
+#endif
 
 // The per-warp merge area: red[warp][head][0..HEAD_DIM) = o, then m, l.
 #define RED_STRIDE (HEAD_DIM + 2)
@@ -425,10 +508,16 @@ __device__ void finish(const float* red, const Work& w, int q_heads, u16* __rest
   }
 }
 
+#if TMA
+#define KV_PARAMS const __grid_constant__ TensorMap tmK, const __grid_constant__ TensorMap tmV
+#else
+#define KV_PARAMS const u16* __restrict__ K, const u16* __restrict__ V
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS)
-    paged_attention(const u16* __restrict__ Q, const u16* __restrict__ K, const u16* __restrict__ V,
-                    const int* __restrict__ page_table, const int* __restrict__ lengths, u16* __restrict__ out,
-                    float* __restrict__ ws, int* __restrict__ locks, int kv_heads, int max_pages) {
+    paged_attention(const u16* __restrict__ Q, KV_PARAMS, const int* __restrict__ page_table,
+                    const int* __restrict__ lengths, u16* __restrict__ out, float* __restrict__ ws,
+                    int* __restrict__ locks, int kv_heads, int max_pages) {
   Work w;
   if (!block_work(lengths, max_pages, w)) return;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -440,8 +529,32 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   // Warp `warp` takes steps warp, warp + WARPS, ... of the split through its own ring.
   const int steps = (w.t1 - w.t0 + TOKENS - 1) / TOKENS;
   const int mine = steps > warp ? (steps - warp + WARPS - 1) / WARPS : 0;
-  const u32 ring = static_cast<u32>(__cvta_generic_to_shared(smem)) + warp * STAGES * SLOT_BYTES;
   auto step_start = [&](int i) { return w.t0 + (warp + i * WARPS) * TOKENS; };
+#if TMA
+  // Swizzled boxes need 1 KiB alignment (the spec asks for 1 KiB of slack).
+  const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem));
+  const u32 ring = ((raw + 1023) & ~1023u) + warp * STAGES * SLOT_BYTES;
+  __shared__ __align__(8) unsigned long long full[WARPS * STAGES];
+  const u32 bars = static_cast<u32>(__cvta_generic_to_shared(full)) + warp * STAGES * 8;
+  if (lane == 0) {
+    for (int s = 0; s < STAGES; ++s) mbar_init(bars + 8 * s, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    for (int i = 0; i < STAGES && i < mine; ++i)
+      tma_step(&tmK, &tmV, table, w, kv_heads, step_start(i), ring + i * SLOT_BYTES, bars + 8 * i);
+  }
+  __syncwarp();
+  for (int i = 0; i < mine; ++i) {
+    const int s = i % STAGES;
+    mbar_wait(bars + 8 * s, (i / STAGES) & 1);
+    const int t_step = step_start(i);
+    if (t_step + TOKENS > w.t1) zero_tail(ring + s * SLOT_BYTES, w.t1 - t_step, lane);
+    st.step(ring + s * SLOT_BYTES, t_step, w.t1, lane);
+    __syncwarp();  // every lane is done with the slot before it is refilled
+    if (lane == 0 && i + STAGES < mine)
+      tma_step(&tmK, &tmV, table, w, kv_heads, step_start(i + STAGES), ring + s * SLOT_BYTES, bars + 8 * s);
+  }
+#else
+  const u32 ring = static_cast<u32>(__cvta_generic_to_shared(smem)) + warp * STAGES * SLOT_BYTES;
 #pragma unroll
   for (int i = 0; i < STAGES - 1; ++i) {
     if (i < mine)
@@ -461,6 +574,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     __syncwarp();
   }
   cp_async_wait<0>();
+#endif
   __syncthreads();  // every ring is drained: reuse the memory for the merge
   float* red = reinterpret_cast<float*>(smem);
   st.write(red, warp, lane);
