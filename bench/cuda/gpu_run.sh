@@ -3,7 +3,8 @@
 # stages named on the command line, logging to one folder that ends up as $OUT/logs.tgz (the
 # device tool brings back at most 8 files). The machine has no Qt, muparser, nlohmann_json or
 # CLI11: they come from the carried .deps (see bench/cuda/RESULTS.md for how to make it).
-#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt live remeasure winner paged paged_triton
+#   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt kt_examples live
+#     remeasure winner paged paged_triton
 #     [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
@@ -86,6 +87,25 @@ for s in "${stages[@]}"; do
       { timeout 120 $k tune gemm --backend cuda --shape "M=16,128 N=4096 K=4096" --strategy random --budget 12 --seed 3 \
           --run-name g --output-dir /tmp/rm_runs --registry /tmp/rm_reg -q | tail -8
         timeout 120 $k apply /tmp/rm_runs/g --registry /tmp/rm_reg --remeasure --dry-run; echo "apply exit=$?"; } 2>&1 | tee "$LOG/remeasure.log" ;;
+    kt_examples)  # issue 22: Kernel Tuner's stencil tuned exhaustively (48 configs, 31 valid) and pnpoly (5,456) by
+      # a seeded random search of KT_PNPOLY_BUDGET configs (default 1000; "all": exhaustive, as pnpoly.py does, resumed
+      # by the same stage again when its KT_TIMEOUT cuts it), then kt_examples_compare.py times their re-measured
+      # winners with Kernel Tuner's method re-implemented in CuPy, in this call; runs in $OUT/kt_examples.tgz
+      k=build-gpu/app/cli/ktune; L=/tmp/kt_examples; d=resources/kernels/cuda/examples/kernel_tuner; mkdir -p $L
+      budget=${KT_PNPOLY_BUDGET:-1000}; pn=(--strategy random --budget $budget --seed 1); rm -rf $L/h100_kt_stencil
+      if [ "$budget" = all ]; then pn=(); [ -d $L/h100_kt_pnpoly ] && pn=(--resume); else rm -rf $L/h100_kt_pnpoly; fi
+      { timeout 120 $k tune --backend cuda --kernel-spec $d/stencil.json --shape "domain_width=4096 domain_height=2048" \
+          --warmup-ms 5 --run-name h100_kt_stencil --output-dir $L -q 2>&1 | tail -15
+        echo "stencil exit=${PIPESTATUS[0]} at ${SECONDS}s"
+        timeout ${KT_TIMEOUT:-300} $k tune --backend cuda --kernel-spec $d/pnpoly.json --shape "n=20000000 vertices=600" \
+          --max-mismatch 1e-5 --warmup-ms 5 "${pn[@]}" --run-name h100_kt_pnpoly --output-dir $L -q 2>&1 | tail -15
+        echo "pnpoly (budget $budget) exit=${PIPESTATUS[0]} at ${SECONDS}s"
+        for ex in stencil pnpoly; do python3 -c 'import csv, collections, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print(sys.argv[1], collections.Counter(r["status"] for r in rows))' $L/h100_kt_$ex/trials.csv; done
+        PYTHONUNBUFFERED=1 timeout 200 python3 bench/cuda/kt_examples_compare.py --stencil $L/h100_kt_stencil --pnpoly $L/h100_kt_pnpoly
+        echo "compare exit=$? at ${SECONDS}s"; } 2>&1 | tee "$LOG/kt_examples.log"
+      tar czf "$OUT/kt_examples.tgz" --exclude=.ktune.lock -C $L . ;;
     kt*)  # issue 15: Kernel Tuner's examples tuned exhaustively here, kept as landscapes ($OUT/kt_runs.tgz);
       # kt runs all three, kt_matmul|kt_convolution|kt_reduction one. A run cut by its timeout is journaled:
       # the same stage again resumes it.
