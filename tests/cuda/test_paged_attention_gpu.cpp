@@ -15,6 +15,7 @@
 #include "ktune/backends/gpu.h"
 #include "ktune/host_data.h"
 #include "ktune/measurement.h"
+#include "paged_covering.h"
 
 using namespace ktune;
 
@@ -76,19 +77,6 @@ void check_workload(const GpuSessionInfo& s, const Shape& sh, const std::string&
   CHECK_MSG(!in_order || lengths[0] <= 2 * sh.page, key + ": the page table is not shuffled");
 }
 
-// Configs until every value of every parameter and every (SPLITS, QPB) pair is covered.
-std::vector<Config> covering(const std::vector<Config>& valid) {
-  std::set<std::string> covered;
-  std::vector<Config> chosen;
-  for (const Config& c : valid) {
-    bool adds = covered.insert("S" + std::to_string(c.get("SPLITS")) + "Q" + std::to_string(c.get("QPB"))).second;
-    for (const char* p : {"TOKENS", "QPB", "WARPS", "STAGES", "SPLITS", "VEC"})
-      adds |= covered.insert(std::string(p) + "=" + std::to_string(c.get(p))).second;
-    if (adds) chosen.push_back(c);
-  }
-  return chosen;
-}
-
 }  // namespace
 
 int main() {
@@ -125,7 +113,8 @@ int main() {
 
     Variables ctx = gpu.device.variables();
     for (const auto& [name, v] : family.variables(p)) ctx[name] = v;
-    const auto chosen = covering(family.default_space.enumerate(ctx));
+    const auto chosen =
+        ktune_test::paged_covering(ktune_test::paged_space_with_tma(family.default_space).enumerate(ctx));
     CHECK_MSG(!chosen.empty(), p.key());
     for (const Config& c : chosen) {
       try {

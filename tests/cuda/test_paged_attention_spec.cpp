@@ -17,6 +17,7 @@
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
 #include "ktune/search_space.h"
+#include "paged_covering.h"
 
 using namespace ktune;
 using ktune_test::h100;
@@ -60,44 +61,33 @@ std::string build(const KernelSpec& s, const std::vector<SpecLaunch>& launches, 
   return "";
 }
 
-// Configs until every value of every parameter, and both schemes with each split count, is covered.
-std::vector<Config> covering(const std::vector<Config>& valid) {
-  std::set<std::string> covered;
-  std::vector<Config> chosen;
-  for (const Config& c : valid) {
-    bool adds = covered.insert("M" + std::to_string(c.get("MMA")) + "S" + std::to_string(c.get("SPLITS"))).second;
-    for (const char* name : {"TOKENS", "QPB", "WARPS", "STAGES", "VEC"})
-      adds |= covered.insert(std::string(name) + "=" + std::to_string(c.get(name))).second;
-    if (adds) chosen.push_back(c);
-  }
-  return chosen;
-}
-
 void test_space_and_builds() {
   const KernelSpec s = KernelSpec::load(kSource / "resources/kernels/cuda/paged_attention.json", cuda_spec_dialect());
   const std::vector<Problem> problems = {problem(s, 16, 32, 8, 128, 16, 4096, 4096, "bf16"),
                                          problem(s, 35, 32, 8, 128, 64, 8192, 1, "f16"),
                                          problem(s, 4, 16, 2, 256, 8, 517, 1, "bf16")};
-  int built = 0;
+  int built = 0, tma = 0;
   for (const Problem& p : problems) {
     const Variables ctx = context(s, p);
-    const auto valid = s.family().default_space.enumerate(ctx);
+    const auto valid = ktune_test::paged_space_with_tma(s.family().default_space).enumerate(ctx);
     std::set<double> schemes;
     for (const Config& c : valid) schemes.insert(c.get("MMA"));
     CHECK_MSG(schemes.size() == 2, p.key() + ": both schemes must stay in the space");
     const auto pruned = s.family().default_space.violated(s.family().default_config, ctx);
     CHECK_MSG(!pruned, p.key() + ": the default config is pruned by " + pruned.value_or(""));
-    const auto chosen = covering(valid);
+    const auto chosen = ktune_test::paged_covering(valid);
     for (const Config& c : chosen) {
       const std::string why = build(s, s.launches(), p, c);
       CHECK_MSG(why.empty(), p.key() + " " + c.key() + ": " + why);
       built += why.empty();
+      tma += why.empty() && c.get("TMA") == 1;
     }
     const std::string ref = build(s, {s.reference().launch}, p, s.family().default_config);
     CHECK_MSG(ref.empty(), p.key() + " reference: " + ref);
     std::printf("%s: %zu valid configs, %zu built\n", p.key().c_str(), valid.size(), chosen.size());
   }
   CHECK(built > 20);
+  CHECK_MSG(tma > 0, "no TMA-fed config was built");
 }
 
 // The read ceiling reads the same pages: same key fields, and it builds.

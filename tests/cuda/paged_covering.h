@@ -1,0 +1,35 @@
+#pragma once
+// The paged_attention configs the spec test builds and the GPU test validates: few enough to
+// compile in seconds, yet every value of every parameter and every pairing of scheme, feed, split
+// count and heads per block that changes the code path.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ktune/search_space.h"
+
+namespace ktune_test {
+
+inline std::vector<ktune::Config> paged_covering(const std::vector<ktune::Config>& valid) {
+  std::set<std::string> covered;
+  std::vector<ktune::Config> chosen;
+  auto v = [](const ktune::Config& c, const char* name) { return std::to_string(c.get(name)); };
+  for (const ktune::Config& c : valid) {
+    bool adds = covered.insert("M" + v(c, "MMA") + "T" + v(c, "TMA") + "S" + v(c, "SPLITS") + "Q" + v(c, "QPB")).second;
+    for (const char* name : {"TOKENS", "QPB", "WARPS", "STAGES", "SPLITS", "VEC", "L2HINT"})
+      adds |= covered.insert(std::string(name) + "=" + v(c, name)).second;
+    if (adds) chosen.push_back(c);
+  }
+  return chosen;
+}
+
+// The family's space with the TMA feed in it: the default space leaves TMA=1 out until a GPU has
+// validated it, and these tests are what validate it.
+inline ktune::SearchSpace paged_space_with_tma(const ktune::SearchSpace& space) {
+  std::vector<ktune::Parameter> params = space.parameters();
+  for (auto& p : params)
+    if (p.name == "TMA") p.values = {ktune::ParamValue(0), ktune::ParamValue(1)};
+  return ktune::SearchSpace(params, space.constraints());
+}
+
+}  // namespace ktune_test
