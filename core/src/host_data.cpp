@@ -160,9 +160,11 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Draw i of the counter-based generator behind every seeded buffer: depends only on (seed, i),
-// the same on every machine.
+}  // namespace
+
 std::uint64_t draw(std::uint64_t seed, std::uint64_t i) { return splitmix64(seed ^ (i * 0xd1b54a32d192ed03ULL)); }
+
+namespace {
 
 bool is_integer(ElemType t) {
   return t == ElemType::I8 || t == ElemType::U8 || t == ElemType::I32 || t == ElemType::U32 || t == ElemType::I64;

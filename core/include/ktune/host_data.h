@@ -20,6 +20,10 @@ double load_elem(const void* data, ElemType t, std::size_t i);
 // Writes v (rounded to t) as element i.
 void store_elem(void* data, ElemType t, std::size_t i, double v);
 
+// Draw i of the counter-based generator behind every seeded input: depends only on (seed, i), the
+// same on every machine and standard library (std:: distributions are not).
+std::uint64_t draw(std::uint64_t seed, std::uint64_t i);
+
 // `count` elements of type t drawn from `init` with a counter-based generator: element i depends
 // only on (seed, i).
 std::vector<unsigned char> generate(ElemType t, std::size_t count, const ArgInit& init, std::uint64_t seed);
