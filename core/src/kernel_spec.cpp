@@ -95,6 +95,7 @@ SpecDialect::ReferenceKind SpecDialect::ReferenceKind::gemm() {
 std::string SpecArgument::published() const {
   if (init.kind == ArgInit::Kind::Lengths) return name + "_total";
   if (init.kind == ArgInit::Kind::PageTable) return name + "_pages";
+  if (init.kind == ArgInit::Kind::Routing) return name + "_busiest";
   return "";
 }
 

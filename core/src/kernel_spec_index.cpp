@@ -73,16 +73,61 @@ void read_page_table_init(const JsonPath& t, SpecArgument& arg, const KernelSpec
            "': the table holds one row of pages per sequence");
 }
 
+void read_routing_init(const JsonPath& in, SpecArgument& arg, const KernelSpec& spec) {
+  ArgInit& init = arg.init;
+  if (in.has("routing")) {
+    const JsonPath r = in["routing"];
+    only_keys(r, {"experts", "topk"});
+    for (const char* key : {"experts", "topk"})
+      if (!r.has(key)) r.fail(std::string("missing \"") + key + "\": an expression of the " + key);
+    init.kind = ArgInit::Kind::Routing;
+    init.experts = spec_text(r["experts"]);
+    init.topk = spec_text(r["topk"]);
+    const auto e = constant(init.experts), k = constant(init.topk);
+    if (k && *k < 1) r["topk"].fail("is " + init.topk + ": every token picks at least one expert");
+    if (e && k && *k > *e)
+      r.fail("topk (" + init.topk + ") exceeds experts (" + init.experts + "): each token picks topk distinct experts");
+    return;
+  }
+  const bool offsets = in.has("expert_offsets");
+  const JsonPath v = in[offsets ? "expert_offsets" : "expert_order"];
+  if (offsets) {
+    init.kind = ArgInit::Kind::ExpertOffsets;
+    init.routing = v.string();
+  } else {
+    only_keys(v, {"routing", "index"});
+    if (!v.has("routing")) v.fail("missing \"routing\": the argument holding the routing");
+    init.kind = ArgInit::Kind::ExpertOrder;
+    init.routing = v["routing"].string();
+    const std::string index = v.has("index") ? v["index"].string() : "row";
+    if (index != "row" && index != "token")
+      v["index"].fail("'" + index + "': expected \"row\" (routed-row indices) or \"token\" (token indices)");
+    init.order_tokens = index == "token";
+  }
+  const SpecArgument* of = spec.argument(init.routing);
+  const JsonPath where = offsets ? v : v["routing"];
+  if (!of)
+    where.fail("'" + init.routing +
+               "' is not an argument declared before this one: declare the routing argument first");
+  if (of->init.kind != ArgInit::Kind::Routing)
+    where.fail("'" + init.routing + "' is not generated with \"init\": {\"routing\": {\"experts\", \"topk\"}}");
+}
+
 void check_index_buffer(const JsonPath& a, const SpecArgument& arg) {
-  const bool table = arg.init.kind == ArgInit::Kind::PageTable;
-  const char* what = table ? "page_table" : "lengths";
+  const ArgInit::Kind k = arg.init.kind;
+  const char* what = k == ArgInit::Kind::PageTable       ? "page_table"
+                     : k == ArgInit::Kind::Routing       ? "routing"
+                     : k == ArgInit::Kind::ExpertOffsets ? "expert_offsets"
+                     : k == ArgInit::Kind::ExpertOrder   ? "expert_order"
+                                                         : "lengths";
+  const bool i32_only = k != ArgInit::Kind::Lengths;
   if (!arg.is_buffer() || arg.role != ArgRole::Input)
     a["init"].fail(std::string("\"") + what + "\" generates an input buffer; '" + arg.name + "' is not one");
   if (arg.dtype.find("${") != std::string::npos) return;  // checked per problem, when generated
   const ElemType t = elem_type_from_string(arg.dtype);
-  if (t != ElemType::I32 && (table || t != ElemType::I64))
-    a["buffer"].fail("'" + arg.dtype + "': \"" + what + "\" generates " + (table ? "i32" : "i32 or i64") +
-                     " values (page and token indices)");
+  if (t != ElemType::I32 && (i32_only || t != ElemType::I64))
+    a["buffer"].fail("'" + arg.dtype + "': \"" + what + "\" generates " + (i32_only ? "i32" : "i32 or i64") +
+                     " values (indices)");
 }
 
 void check_no_generated(const std::string& constraint, const std::map<std::string, std::size_t>& publisher) {

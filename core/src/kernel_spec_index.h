@@ -1,6 +1,7 @@
 #pragma once
-// The parser's reading of generated index data ("init": {"lengths": ...} and {"page_table": ...};
-// format in kernel_spec.h) and its parts shared with kernel_spec_parse.cpp. Internal to the parser.
+// The parser's reading of generated index data ("init": {"lengths": ...}, {"page_table": ...} and
+// MoE routings; format in kernel_spec.h) and its parts shared with kernel_spec_parse.cpp. Internal
+// to the parser.
 #include <cstddef>
 #include <map>
 #include <string>
@@ -16,7 +17,10 @@ std::string spec_text(const JsonPath& v);
 void read_lengths_init(const JsonPath& l, ArgInit& init);
 // `spec` holds the arguments declared before `arg`: the lengths argument must be one of them.
 void read_page_table_init(const JsonPath& t, SpecArgument& arg, const KernelSpec& spec);
-// Lengths and page tables are integer inputs whose values index memory.
+// "routing", "expert_offsets" or "expert_order" (`in` is the "init" object); the routing an
+// expert view reads must be declared before `arg`.
+void read_routing_init(const JsonPath& in, SpecArgument& arg, const KernelSpec& spec);
+// Lengths, page tables and routings are integer inputs whose values index memory.
 void check_index_buffer(const JsonPath& a, const SpecArgument& arg);
 // Constraints may read names the parser does not know (SearchSpace checks them), but never a
 // published variable (`publisher`'s keys): the space is the same for every input.

@@ -284,12 +284,15 @@ struct KernelSpecReader {
       detail::read_lengths_init(in["lengths"], arg.init);
     } else if (in.has("page_table")) {
       detail::read_page_table_init(in["page_table"], arg, s);
+    } else if (in.has("routing") || in.has("expert_offsets") || in.has("expert_order")) {
+      detail::read_routing_init(in, arg, s);
     } else if (in.has("file")) {
       detail::read_file_init(in, arg, base_dir, embedded);
     } else {
       in.expected(
           "\"zero\", \"none\", {\"uniform\": [lo, hi]}, {\"lengths\": {\"min\", \"max\"}}, {\"page_table\": "
-          "{\"lengths\", \"page_size\", \"shuffle\"}} or {\"file\": \"data.npy\"}");
+          "{\"lengths\", \"page_size\", \"shuffle\"}}, {\"routing\": {\"experts\", \"topk\"}}, "
+          "{\"expert_offsets\": ROUTING}, {\"expert_order\": {\"routing\", \"index\"}} or {\"file\": \"data.npy\"}");
     }
   }
 

@@ -3,10 +3,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "ktune/array_file.h"
 #include "ktune/error.h"
 #include "ktune/host_data.h"
+#include "ktune/moe_routing.h"
 
 namespace ktune {
 
@@ -16,6 +18,7 @@ struct Generator {
   const KernelSpec& spec;
   const Problem& p;
   SpecInputs& out;
+  std::map<std::string, MoeRouting> routings_;  // by argument name, for the expert views after them
 
   std::string culprit(const SpecArgument& a) const { return spec.family().source + ": argument '" + a.name + "'"; }
 
@@ -76,8 +79,48 @@ struct Generator {
                        a.init.lengths + "'): " + e.what());
     }
     out.variables[a.published()] = static_cast<double>(table.pages);
-    std::vector<unsigned char> data(table.table.size() * sizeof(std::int32_t));
-    std::memcpy(data.data(), table.table.data(), data.size());
+    return bytes_of(table.table);
+  }
+
+  std::vector<unsigned char> routing(const SpecArgument& a, ElemType t, std::uint64_t count, std::uint64_t seed) {
+    if (t != ElemType::I32) throw InputError(culprit(a) + ": a routing is i32, not " + to_string(t));
+    const std::int64_t experts = integer(a, "routing.experts", a.init.experts);
+    const std::int64_t topk = integer(a, "routing.topk", a.init.topk);
+    if (topk < 1 || count % static_cast<std::uint64_t>(topk) != 0)
+      throw InputError(culprit(a) + ": count " + std::to_string(count) + " (\"" + a.count +
+                       "\") is not a multiple of topk " + std::to_string(topk) + " (\"" + a.init.topk +
+                       "\"): a routing holds topk experts per token");
+    try {
+      routings_[a.name] = generate_moe_routing(experts, static_cast<long>(count / topk), topk, seed);
+    } catch (const InputError& e) {
+      throw InputError(culprit(a) + " for " + p.key() + ": " + e.what());
+    }
+    const MoeRouting& r = routings_.at(a.name);
+    out.variables[a.published()] = static_cast<double>(r.busiest());
+    return bytes_of(r.expert);
+  }
+
+  // A routing seen in expert order: its offsets, or its rows' (or tokens') indices.
+  std::vector<unsigned char> expert_view(const SpecArgument& a, ElemType t, std::uint64_t count) const {
+    const bool offsets = a.init.kind == ArgInit::Kind::ExpertOffsets;
+    const char* what = offsets ? "expert_offsets" : "expert_order";
+    if (t != ElemType::I32) throw InputError(culprit(a) + ": " + what + " is i32, not " + to_string(t));
+    const MoeRouting& r = routings_.at(a.init.routing);
+    std::vector<std::int32_t> v;
+    if (offsets)
+      v.assign(r.offset.begin(), r.offset.end());
+    else
+      v = a.init.order_tokens ? r.token : r.row;
+    if (count != v.size())
+      throw InputError(culprit(a) + ": count " + std::to_string(count) + " (\"" + a.count + "\") for " + p.key() +
+                       ", but '" + a.init.routing + "' has " + std::to_string(v.size()) + " " +
+                       (offsets ? "offsets (experts + 1)" : "routed rows (tokens * topk)"));
+    return bytes_of(v);
+  }
+
+  static std::vector<unsigned char> bytes_of(const std::vector<std::int32_t>& v) {
+    std::vector<unsigned char> data(v.size() * sizeof(std::int32_t));
+    if (!v.empty()) std::memcpy(data.data(), v.data(), data.size());
     return data;
   }
 
@@ -100,6 +143,10 @@ struct Generator {
       data = lengths(a, t, count, arg_seed);
     else if (a.init.kind == ArgInit::Kind::PageTable)
       data = page_table(a, t, count, arg_seed);
+    else if (a.init.kind == ArgInit::Kind::Routing)
+      data = routing(a, t, count, arg_seed);
+    else if (a.init.kind == ArgInit::Kind::ExpertOffsets || a.init.kind == ArgInit::Kind::ExpertOrder)
+      data = expert_view(a, t, count);
     else if (a.init.kind == ArgInit::Kind::File)
       data = from_file(a, t, count);
     else

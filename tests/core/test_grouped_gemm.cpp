@@ -212,9 +212,9 @@ class TestGroupedGemm : public QObject {
   // routing with an empty expert; then a routing whose expert order is corrupted must fail.
   void bruteForceAndCorruption() {
     const long E = 6, T = 7, k = 2, H = 9, I = 11;
-    Routing r = make_routing(E, T, k, 3);
+    Routing r = generate_moe_routing(E, T, k, 3);
     r.expert = {0, 1, 1, 2, 0, 2, 4, 1, 0, 4, 2, 1, 3, 0};  // expert 5 gets nothing
-    sort_routing(r);
+    sort_moe_routing(r);
     QCOMPARE(r.count(5), 0L);
     QCOMPARE(r.count(0), 4L);
     std::mt19937 rng(5);

@@ -85,6 +85,21 @@
 // values, tensor maps, inits), launch grids, check.count and the reference's expressions may
 // read; the space's constraints, flops, bytes, defines and a launch's block, shared_bytes and when
 // may not (they shape the search space, which is the same for every input).
+//
+// Mixture-of-experts routing (grouped GEMM):
+//   {"name": "route", "buffer": "i32", "count": "tokens*topk",
+//    "init": {"routing": {"experts": "experts", "topk": "topk"}}},
+//   {"name": "offsets", "buffer": "i32", "count": "experts+1", "init": {"expert_offsets": "route"}},
+//   {"name": "rows", "buffer": "i32", "count": "tokens*topk",
+//    "init": {"expert_order": {"routing": "route", "index": "row"}}}
+// "routing" (i32): routed row r = t*topk + j holds token t's j-th expert, topk distinct experts a
+// token, popularity skewed (1/rank^1.5 over a seeded ranking: a few hot experts and, with many,
+// some empty ones), the CPU grouped_gemm family's generator (ktune/moe_routing.h); its count must
+// be a multiple of topk (tokens = count / topk). "expert_offsets" (i32, experts + 1 entries): the
+// first expert-order position of each expert, then the routed rows' count. "expert_order" (i32,
+// one per routed row): the routed rows sorted by expert (stable), as routed-row indices ("index":
+// "row", the scatter/gather of permute_y) or token indices ("token", the gather of permute_x).
+// "routing" publishes "<name>_busiest", the hottest expert's rows, for grids and scalars.
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -118,16 +133,34 @@ std::string define_value(const ParamValue& v);
 struct ArgInit {
   // Poison: NaN bytes (0xff) before each validation run; outputs only, their default.
   // Lengths, PageTable: generated index data (sequence lengths, a paged KV cache's page table).
+  // Routing, ExpertOffsets, ExpertOrder: a mixture-of-experts routing and its expert-order views.
   // File: the contents of a .npy or raw binary file in the spec's folder (data a user computed).
-  enum class Kind { None, Zero, Uniform, Poison, Lengths, PageTable, File } kind = Kind::None;
+  enum class Kind {
+    None,
+    Zero,
+    Uniform,
+    Poison,
+    Lengths,
+    PageTable,
+    Routing,
+    ExpertOffsets,
+    ExpertOrder,
+    File
+  } kind = Kind::None;
   double lo = -1, hi = 1;      // Uniform: integers types draw integers in [lo, hi]
   std::string min, max;        // Lengths: expressions of the shortest and longest length
   std::string lengths;         // PageTable: the Lengths argument whose sequences it pages
   std::string page_size;       // PageTable: tokens per page, an expression
   bool shuffle = true;         // PageTable: pages in a seeded random order (else 0, 1, ...)
+  std::string experts, topk;   // Routing: expressions of the experts and each token's choices
+  std::string routing;         // ExpertOffsets, ExpertOrder: the Routing argument they view
+  bool order_tokens = false;   // ExpertOrder: token indices (else routed-row indices)
   std::filesystem::path file;  // File: resolved, inside the spec's folder
   std::string file_dtype;      // File: a raw file's element type ("f32"); empty for .npy (its header says)
-  bool generated_index() const { return kind == Kind::Lengths || kind == Kind::PageTable; }
+  bool generated_index() const {
+    return kind == Kind::Lengths || kind == Kind::PageTable || kind == Kind::Routing || kind == Kind::ExpertOffsets ||
+           kind == Kind::ExpertOrder;
+  }
 };
 
 // A kernel argument: a device buffer, a scalar, or a tensor map (a TMA descriptor, passed by
@@ -148,7 +181,8 @@ struct SpecArgument {
   std::string constant;  // buffer (input): the __constant__ symbol its data also fills, per loaded module
   bool is_buffer() const { return kind == Kind::Buffer; }
   // The variable its generated data publishes to later expressions: "<name>_total" (Lengths: the
-  // sum), "<name>_pages" (PageTable: the pool's page count); empty for other inits.
+  // sum), "<name>_pages" (PageTable: the pool's page count), "<name>_busiest" (Routing: the
+  // hottest expert's rows); empty for other inits.
   std::string published() const;
 };
 

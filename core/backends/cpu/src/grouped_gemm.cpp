@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
-#include <random>
 
 #include "ktune/error.h"
 #include "ktune/measurement.h"
@@ -19,50 +18,6 @@ MoePass moe_pass_from_string(const std::string& s) {
   throw InputError("grouped_gemm pass=" + s +
                    " is unknown; use pass=fwd (y = x w^T), pass=dX (dx = dy w) or pass=dW (dw = dy^T x), as Unsloth "
                    "tunes them");
-}
-
-Routing make_routing(long experts, long tokens, long topk, std::uint64_t seed) {
-  if (topk > experts)
-    throw InputError("grouped_gemm topk=" + std::to_string(topk) + " exceeds experts=" + std::to_string(experts) +
-                     ": each token picks topk distinct experts; lower topk or raise experts");
-  Routing r;
-  r.experts = experts;
-  r.tokens = tokens;
-  r.topk = topk;
-  std::mt19937_64 rng(seed);
-  std::vector<long> rank(experts);
-  std::iota(rank.begin(), rank.end(), 0);
-  std::shuffle(rank.begin(), rank.end(), rng);
-  std::vector<double> popularity(experts);
-  for (long e = 0; e < experts; ++e) popularity[e] = 1.0 / std::pow(static_cast<double>(rank[e] + 1), 1.5);
-  r.expert.resize(r.rows());
-  std::vector<double> left(experts);
-  for (long t = 0; t < tokens; ++t) {
-    left = popularity;
-    for (long j = 0; j < topk; ++j) {
-      std::discrete_distribution<long> pick(left.begin(), left.end());
-      const long e = pick(rng);
-      left[e] = 0;  // distinct experts per token
-      r.expert[t * topk + j] = static_cast<std::int32_t>(e);
-    }
-  }
-  sort_routing(r);
-  return r;
-}
-
-void sort_routing(Routing& r) {
-  const long R = r.rows();
-  r.offset.assign(r.experts + 1, 0);
-  for (long i = 0; i < R; ++i) ++r.offset[r.expert[i] + 1];
-  std::partial_sum(r.offset.begin(), r.offset.end(), r.offset.begin());
-  std::vector<long> next(r.offset.begin(), r.offset.end() - 1);
-  r.row.resize(R);
-  r.token.resize(R);
-  for (long i = 0; i < R; ++i) {
-    const long s = next[r.expert[i]]++;
-    r.row[s] = static_cast<std::int32_t>(i);
-    r.token[s] = static_cast<std::int32_t>(i / r.topk);
-  }
 }
 
 GroupedPlan plan_grouped_gemm(const Config& config, int hw_threads, double workspace_limit) {

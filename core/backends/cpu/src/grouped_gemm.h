@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gemm.h"
+#include "ktune/moe_routing.h"
 
 namespace ktune::cpu {
 
@@ -27,23 +28,9 @@ enum class MoePass { Fwd, DX, DW };
 // "fwd", "dX", "dW"; anything else is an InputError naming the three.
 MoePass moe_pass_from_string(const std::string& s);
 
-// Which expert each routed row goes to, and the rows in expert order.
-struct Routing {
-  long experts = 0, tokens = 0, topk = 0;
-  std::vector<std::int32_t> expert;  // [R] routed row -> expert (topk distinct experts per token)
-  std::vector<long> offset;          // [experts + 1] first expert-order position of each expert
-  std::vector<std::int32_t> row;     // [R] expert-order position -> routed row
-  std::vector<std::int32_t> token;   // [R] expert-order position -> token (row / topk)
-  long rows() const { return tokens * topk; }
-  long count(long e) const { return offset[e + 1] - offset[e]; }
-};
-
-// Seeded, skewed routing: expert popularity falls off as 1/rank^1.5 over a shuffled ranking, so a
-// few experts get most rows and, with many experts, some get none. Throws InputError when
-// topk > experts.
-Routing make_routing(long experts, long tokens, long topk, std::uint64_t seed);
-// The expert-order arrays (offset, row, token) of `expert` (exposed so tests can corrupt them).
-void sort_routing(Routing& r);
+// Which expert each routed row goes to, and the rows in expert order: the core's generator, which
+// kernel specs share (ktune/moe_routing.h).
+using Routing = MoeRouting;
 
 struct GroupedPlan {
   GemmPlan gemm;

@@ -3,11 +3,11 @@
 // an f64 reference, rotated copies. The kernel is grouped_gemm.h.
 #include <algorithm>
 #include <cstring>
-#include <random>
 
 #include "cpu_session.h"
 #include "grouped_gemm.h"
 #include "ktune/error.h"
+#include "ktune/host_data.h"
 #include "reference.h"
 
 namespace ktune::cpu {
@@ -102,21 +102,22 @@ class GroupedGemmSession final : public CpuSession {
     shape_.intermediate = positive_field(problem, "intermediate");
     require_text(problem, "dtype", "f32");
     shape_.pass = moe_pass_from_string(problem.field("pass"));
-    routing_ = make_routing(E, T, k, seed ^ 0x9e3779b97f4a7c15ULL);  // topk > experts: InputError
+    routing_ = generate_moe_routing(E, T, k, seed ^ 0x9e3779b97f4a7c15ULL);  // topk > experts: InputError
     const double H = shape_.hidden, I = shape_.intermediate, R = double(T) * k;
     const double out = shape_.pass == MoePass::Fwd ? R * I : shape_.pass == MoePass::DX ? R * H : E * I * H;
     // Inputs (at most x, w and dy), output, the f64 reference and the three scratch buffers.
     check_memory(4.0 * (T * H + E * I * H + R * I) + 12.0 * out + 12.0 * R * std::max(H, I),
                  "grouped_gemm " + problem.key());
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    auto fill = [&](AlignedBuffer<float>& b, double n) {
+    // Uniform in [-1, 1] from the counter-based generator (std:: distributions differ between
+    // standard libraries): a seed is the same workload on every host.
+    auto fill = [&](AlignedBuffer<float>& b, double n, std::uint64_t stream) {
       b.resize(static_cast<std::size_t>(n));
-      for (std::size_t i = 0; i < b.size(); ++i) b[i] = u(rng);
+      for (std::size_t i = 0; i < b.size(); ++i)
+        b[i] = static_cast<float>(-1.0 + 2.0 * static_cast<double>(draw(seed ^ stream, i) >> 11) * 0x1.0p-53);
     };
-    if (shape_.pass != MoePass::DX) fill(x_, T * H);
-    if (shape_.pass != MoePass::DW) fill(w_, E * I * H);
-    if (shape_.pass != MoePass::Fwd) fill(dy_, R * I);
+    if (shape_.pass != MoePass::DX) fill(x_, T * H, 1);
+    if (shape_.pass != MoePass::DW) fill(w_, E * I * H, 2);
+    if (shape_.pass != MoePass::Fwd) fill(dy_, R * I, 3);
     out_.resize(static_cast<std::size_t>(out));
     scratch_.reserve(routing_, shape_);
     ref_ = grouped_gemm_reference(shape_.pass, routing_, x_.data(), w_.data(), dy_.data(), shape_.hidden,

@@ -86,7 +86,7 @@ std::vector<double> qmatmul_reference(const float* x, const std::int8_t* w, cons
   return y;
 }
 
-std::vector<double> grouped_gemm_reference(MoePass pass, const Routing& routing, const float* x, const float* w,
+std::vector<double> grouped_gemm_reference(MoePass pass, const MoeRouting& routing, const float* x, const float* w,
                                            const float* dy, long hidden, long intermediate, ThreadPool& pool) {
   const long H = hidden, I = intermediate, R = routing.rows(), E = routing.experts, k = routing.topk;
   const int T = pool.size();

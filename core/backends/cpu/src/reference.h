@@ -3,12 +3,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "ktune/moe_routing.h"
 #include "paged_attention.h"
 #include "thread_pool.h"
 
 namespace ktune::cpu {
 
-struct Routing;
 enum class MoePass;
 
 // alpha * A[M,K] * B[K,N] (row-major); beta is 0 in the sessions' workload.
@@ -24,7 +24,7 @@ double dot_f64(const double* x, const double* y, long n);
 
 // The grouped (MoE) GEMM of `pass` (grouped_gemm.h has the tensors), straight from the routing's
 // expert of each row, not through its expert-order arrays: y [R, I], dx [R, H] or dw [E, I, H].
-std::vector<double> grouped_gemm_reference(MoePass pass, const Routing& routing, const float* x, const float* w,
+std::vector<double> grouped_gemm_reference(MoePass pass, const MoeRouting& routing, const float* x, const float* w,
                                            const float* dy, long hidden, long intermediate, ThreadPool& pool);
 
 // Per sequence and q head: every score, the max-subtracted softmax and the weighted sum of V,
