@@ -189,7 +189,7 @@ std::vector<unsigned char> generate(ElemType t, std::size_t count, const ArgInit
   const bool integer = is_integer(t);
   parallel_for(count, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
-      const double u = static_cast<double>(draw(seed, i) >> 11) * 0x1.0p-53;
+      const double u = unit_draw(seed, i);
       const double v = integer ? std::floor(init.lo + u * (init.hi - init.lo + 1)) : init.lo + u * (init.hi - init.lo);
       store_elem(out.data(), t, i, std::min(v, init.hi));
     }

@@ -45,7 +45,7 @@ MoeRouting generate_moe_routing(long experts, long tokens, long topk, std::uint6
     for (long j = 0; j < topk; ++j) {
       const double total = std::accumulate(left.begin(), left.end(), 0.0);
       const std::uint64_t i = static_cast<std::uint64_t>(experts + t * topk + j);
-      double u = static_cast<double>(draw(seed, i) >> 11) * 0x1.0p-53 * total;
+      double u = unit_draw(seed, i) * total;
       // Past the sum by rounding, the last expert still available takes it.
       long e = -1;
       for (long c = 0; c < experts; ++c) {

@@ -23,6 +23,10 @@ void store_elem(void* data, ElemType t, std::size_t i, double v);
 // Draw i of the counter-based generator behind every seeded input: depends only on (seed, i), the
 // same on every machine and standard library (std:: distributions are not).
 std::uint64_t draw(std::uint64_t seed, std::uint64_t i);
+// Draw i as a double uniform in [0, 1) (53 bits), for workloads built from draws.
+inline double unit_draw(std::uint64_t seed, std::uint64_t i) {
+  return static_cast<double>(draw(seed, i) >> 11) * 0x1.0p-53;
+}
 
 // `count` elements of type t drawn from `init` with a counter-based generator: element i depends
 // only on (seed, i).

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
+#include "ktune/host_data.h"
 #include "low_precision.h"
 #include "reference.h"
 
@@ -23,18 +23,20 @@ BlockQuantized quantize_random(QType q, long rows, long cols, long block_rows, s
   b.codes.resize(rows * cols);
   const long brows = (rows + block_rows - 1) / block_rows, bcols = cols / kScaleBlock;
   b.scales.resize(brows * bcols);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f), mag(-4.0f, 4.0f);
+  // Counter-based draws (std:: distributions differ between standard libraries): a seed is the
+  // same workload on every host. Draw n of the block's stream is its magnitude, n+1.. its values.
+  std::uint64_t n = 0;
+  auto u = [&](double lo, double hi) { return static_cast<float>(lo + (hi - lo) * unit_draw(seed, n++)); };
   std::vector<float> x(block_rows * kScaleBlock);
   const float qmax = q == QType::Int8 ? 127.0f : kE4m3Max;
   for (long br = 0; br < brows; ++br)
     for (long bc = 0; bc < bcols; ++bc) {
       const long r0 = br * block_rows, r1 = std::min(rows, r0 + block_rows);
       // Magnitudes from 1/16 to 16 between blocks.
-      const float m = std::exp2(mag(rng));
+      const float m = std::exp2(u(-4.0, 4.0));
       float amax = 0;
       for (long i = 0; i < (r1 - r0) * kScaleBlock; ++i) {
-        x[i] = m * u(rng);
+        x[i] = m * u(-1.0, 1.0);
         amax = std::max(amax, std::fabs(x[i]));
       }
       const float scale = amax > 0 ? amax / qmax : 1.0f;

@@ -1,11 +1,11 @@
 // gemm on the CPU: the family (a BLIS-style space over register, cache and thread blocking) and
 // the session that runs one problem: random f32 operands, an f64 reference, rotated copies.
 #include <cstring>
-#include <random>
 
 #include "cpu_session.h"
 #include "gemm.h"
 #include "ktune/error.h"
+#include "ktune/host_data.h"
 #include "reference.h"
 
 namespace ktune::cpu {
@@ -80,10 +80,10 @@ class GemmSession final : public CpuSession {
     a_.resize(M_ * K_);
     b_.resize(K_ * N_);
     c_.resize(M_ * N_);
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    for (std::size_t i = 0; i < a_.size(); ++i) a_[i] = u(rng);
-    for (std::size_t i = 0; i < b_.size(); ++i) b_[i] = u(rng);
+    // Uniform in [-1, 1] from the counter-based generator (std:: distributions differ between
+    // standard libraries): a seed is the same workload on every host.
+    for (std::size_t i = 0; i < a_.size(); ++i) a_[i] = static_cast<float>(-1.0 + 2.0 * unit_draw(seed ^ 1, i));
+    for (std::size_t i = 0; i < b_.size(); ++i) b_[i] = static_cast<float>(-1.0 + 2.0 * unit_draw(seed ^ 2, i));
     ref_ = gemm_reference(a_.data(), b_.data(), M_, N_, K_, kAlpha, state_->pool);
   }
 

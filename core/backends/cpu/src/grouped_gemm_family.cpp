@@ -112,8 +112,7 @@ class GroupedGemmSession final : public CpuSession {
     // standard libraries): a seed is the same workload on every host.
     auto fill = [&](AlignedBuffer<float>& b, double n, std::uint64_t stream) {
       b.resize(static_cast<std::size_t>(n));
-      for (std::size_t i = 0; i < b.size(); ++i)
-        b[i] = static_cast<float>(-1.0 + 2.0 * static_cast<double>(draw(seed ^ stream, i) >> 11) * 0x1.0p-53);
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(-1.0 + 2.0 * unit_draw(seed ^ stream, i));
     };
     if (shape_.pass != MoePass::DX) fill(x_, T * H, 1);
     if (shape_.pass != MoePass::DW) fill(w_, E * I * H, 2);

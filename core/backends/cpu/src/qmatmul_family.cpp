@@ -2,10 +2,10 @@
 // session that runs one problem: f32 activations, int8 codes with per-channel scales, an f64
 // reference, rotated copies.
 #include <cstring>
-#include <random>
 
 #include "cpu_session.h"
 #include "ktune/error.h"
+#include "ktune/host_data.h"
 #include "qmatmul.h"
 #include "reference.h"
 
@@ -66,14 +66,15 @@ class QmatmulSession final : public CpuSession {
     w_.resize(out_ * in_);
     scale_.resize(out_);
     y_.resize(batch_ * out_);
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    for (std::size_t i = 0; i < x_.size(); ++i) x_[i] = u(rng);
+    // From the counter-based generator (std:: distributions differ between standard libraries):
+    // a seed is the same workload on every host.
+    auto u = [&](std::uint64_t stream, std::size_t i) { return -1.0 + 2.0 * unit_draw(seed ^ stream, i); };
+    for (std::size_t i = 0; i < x_.size(); ++i) x_[i] = static_cast<float>(u(1, i));
     // Symmetric int8 quantization of uniform [-1, 1] weights: codes in [-127, 127] and a scale
     // of about 1/127 per channel, varied so a kernel mixing up channels fails validation.
-    std::uniform_int_distribution<int> code(-127, 127);
-    for (std::size_t i = 0; i < w_.size(); ++i) w_[i] = static_cast<std::int8_t>(code(rng));
-    for (std::size_t i = 0; i < scale_.size(); ++i) scale_[i] = (1.0f + 0.5f * u(rng)) / 127.0f;
+    for (std::size_t i = 0; i < w_.size(); ++i)
+      w_[i] = static_cast<std::int8_t>(-127 + static_cast<int>(unit_draw(seed ^ 2, i) * 255));
+    for (std::size_t i = 0; i < scale_.size(); ++i) scale_[i] = static_cast<float>((1.0 + 0.5 * u(3, i)) / 127.0);
     ref_ = qmatmul_reference(x_.data(), w_.data(), scale_.data(), batch_, out_, in_, state_->pool);
   }
 
