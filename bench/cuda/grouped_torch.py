@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""The baselines of the CUDA grouped_gemm family, timed in the same device call as its tune:
+torch._grouped_mm (one grouped call; CUTLASS underneath) and a loop of per-expert torch.mm
+(cuBLAS), for Unsloth's three passes, on exactly the routing a ktune run of the same key makes
+(bench/cuda/moe_routing.py: the spec's "route" argument, workload seed 0):
+  fwd  y_e  = x_e w_e^T     (x rows gathered into expert order first: the unfused input)
+  dX   dx_e = dy_e w_e
+  dW   dw_e = dy_e^T x_e    (groups along the token dimension)
+Operands are in expert order (the permutations are not timed: both baselines get them for free,
+which favours them). Timed with CUDA events, median of --samples: warm (20 calls back to back,
+averaged, as ktune's amortized method) and cold (a 512 MiB write before each call evicts L2).
+Prints one JSON line per (shape, pass, mode, baseline): {"key", "pass", "mode", "baseline",
+"median_us", "tflops"}."""
+import argparse
+import json
+import statistics
+import sys
+import os
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import moe_routing  # noqa: E402
+
+SHAPES = {  # experts, tokens, topk, hidden, intermediate (issue 24's three)
+    "mixtral": (8, 4096, 2, 4096, 14336),
+    "deepseek": (64, 4096, 6, 2048, 1408),
+    "decode": (8, 16, 2, 4096, 14336),
+}
+
+
+def time_us(fn, samples, flush, batch=20):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(samples + 3):
+        if flush is not None:
+            flush.add_(1)
+        start.record()
+        for _ in range(1 if flush is not None else batch):
+            fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1000.0 / (1 if flush is not None else batch))
+    return statistics.median(times[3:])
+
+
+def passes(E, T, k, H, I, dtype, offsets):
+    """Per pass: (the grouped call, the per-expert loop), on expert-ordered operands."""
+    R = T * k
+    dev = "cuda"
+    xs = torch.empty(R, H, device=dev, dtype=dtype).uniform_(-1, 1)
+    w = torch.empty(E, I, H, device=dev, dtype=dtype).uniform_(-1, 1)
+    dys = torch.empty(R, I, device=dev, dtype=dtype).uniform_(-1, 1)
+    offs = torch.tensor(offsets[1:], device=dev, dtype=torch.int32)  # ends of each group
+    bounds = list(zip(offsets[:-1], offsets[1:]))
+    wt = w.transpose(1, 2)  # [E, H, I]: x_e @ w_e^T
+
+    def loop(f):
+        def run():
+            for e, (a, b) in enumerate(bounds):
+                if b > a:
+                    f(e, a, b)
+        return run
+
+    out_f = torch.empty(R, I, device=dev, dtype=dtype)
+    out_x = torch.empty(R, H, device=dev, dtype=dtype)
+    out_w = torch.empty(E, I, H, device=dev, dtype=dtype)
+    return {
+        "fwd": (lambda: torch._grouped_mm(xs, wt, offs=offs),
+                loop(lambda e, a, b: torch.mm(xs[a:b], w[e].t(), out=out_f[a:b]))),
+        "dX": (lambda: torch._grouped_mm(dys, w, offs=offs),
+               loop(lambda e, a, b: torch.mm(dys[a:b], w[e], out=out_x[a:b]))),
+        "dW": (lambda: torch._grouped_mm(dys.t(), xs, offs=offs),
+               loop(lambda e, a, b: torch.mm(dys[a:b].t(), xs[a:b], out=out_w[e]))),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--shapes", default="mixtral,deepseek,decode")
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
+    ap.add_argument("--samples", type=int, default=30)
+    a = ap.parse_args()
+    dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float16
+    flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
+    for name in a.shapes.split(","):
+        E, T, k, H, I = SHAPES[name]
+        for p in ("fwd", "dX", "dW"):
+            fields = {"experts": E, "tokens": T, "topk": k, "hidden": H, "intermediate": I, "dtype": a.dtype, "pass": p}
+            _, offsets, _ = moe_routing.routing(fields)
+            key = ",".join("%s=%s" % kv for kv in fields.items())
+            grouped, loop = passes(E, T, k, H, I, dtype, offsets)[p]
+            flops = 2.0 * T * k * H * I
+            for mode, fl in (("warm", None), ("cold", flush)):
+                for baseline, fn in (("torch._grouped_mm", grouped), ("per-expert torch.mm", loop)):
+                    try:
+                        us = time_us(fn, a.samples, fl)
+                    except Exception as e:  # a torch without _grouped_mm, or a layout it refuses
+                        print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline,
+                                          "error": str(e).splitlines()[0]}), flush=True)
+                        continue
+                    print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline,
+                                      "median_us": round(us, 2), "tflops": round(flops / us / 1e6, 1)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
