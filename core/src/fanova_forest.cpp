@@ -30,6 +30,8 @@ class Tree {
     }
     sums_.resize(widest);
     counts_.resize(widest);
+    featureOrder_.resize(g_.features.size());
+    share_.resize(g_.features.size());
     grow(0, n, 0);
   }
 
@@ -67,10 +69,7 @@ class Tree {
     Split split;
     if (depth < maxDepth_ && end - begin >= 2 && best(begin, end, sum, squares - sum * sum / n, &split)) {
       const std::vector<char> left = sides(split, begin, end);
-      const auto mid = std::stable_partition(rows_.begin() + static_cast<std::ptrdiff_t>(begin),
-                                             rows_.begin() + static_cast<std::ptrdiff_t>(end),
-                                             [&](std::size_t r) { return left[value(r, split.feature)] != 0; });
-      const std::size_t j = split.feature, cut = static_cast<std::size_t>(mid - rows_.begin());
+      const std::size_t j = split.feature, cut = partition(begin, end, j, left);
       const std::vector<char> saved = domain_[j];
       const std::size_t savedSize = domainSize_[j];
       for (bool goesLeft : {true, false}) {
@@ -91,16 +90,31 @@ class Tree {
     addLeaf(sum / n);
   }
 
+  // Puts the node's rows going left first, each side in its order (a stable partition, without
+  // the buffer std::stable_partition allocates at every node); returns where the right side starts.
+  std::size_t partition(std::size_t begin, std::size_t end, std::size_t feature, const std::vector<char>& left) {
+    scratch_.clear();
+    std::size_t w = begin;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (left[value(rows_[i], feature)])
+        rows_[w++] = rows_[i];
+      else
+        scratch_.push_back(rows_[i]);
+    }
+    std::copy(scratch_.begin(), scratch_.end(), rows_.begin() + static_cast<std::ptrdiff_t>(w));
+    return w;
+  }
+
   // The best split of the node over every feature, tried in a random order; false when none
   // lowers the squared error (the node's times are all alike, or its rows are one config).
   bool best(std::size_t begin, std::size_t end, double sum, double error, Split* out) {
     if (!(error > 1e-12)) return false;
-    std::vector<std::size_t> order(g_.features.size());
-    std::iota(order.begin(), order.end(), 0);
-    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[below(rng_, i)]);
+    std::iota(featureOrder_.begin(), featureOrder_.end(), 0);
+    for (std::size_t i = featureOrder_.size(); i > 1; --i)
+      std::swap(featureOrder_[i - 1], featureOrder_[below(rng_, i)]);
     out->gain = 1e-12 * error;  // a split must do more than rounding
     bool found = false;
-    for (std::size_t j : order) found = consider(j, begin, end, sum, out) || found;
+    for (std::size_t j : featureOrder_) found = consider(j, begin, end, sum, out) || found;
     return found;
   }
 
@@ -113,7 +127,8 @@ class Tree {
       sums_[v] += g_.y[rows_[i]];
       ++counts_[v];
     }
-    std::vector<std::uint32_t> present;
+    std::vector<std::uint32_t>& present = present_;
+    present.clear();
     for (std::uint32_t a = 0; a < k; ++a)
       if (counts_[a]) present.push_back(a);
     if (present.size() < 2) return false;
@@ -132,7 +147,10 @@ class Tree {
       const double rightSum = sum - leftSum, rightCount = n - leftCount;
       const double gain = leftSum * leftSum / leftCount + rightSum * rightSum / rightCount - sum * sum / n;
       if (gain > best->gain) {
-        *best = Split{j, present, c, gain};
+        best->feature = j;
+        best->order.assign(present.begin(), present.end());
+        best->cut = c;
+        best->gain = gain;
         found = true;
       }
     }
@@ -164,7 +182,7 @@ class Tree {
   }
 
   void addLeaf(double v) {
-    std::vector<double> share(g_.features.size());
+    std::vector<double>& share = share_;
     double weight = 1;
     for (std::size_t j = 0; j < share.size(); ++j) {
       share[j] = static_cast<double>(domainSize_[j]) / static_cast<double>(g_.features[j].size);
@@ -184,11 +202,15 @@ class Tree {
   const Grid& g_;
   int maxDepth_;
   std::mt19937_64& rng_;
+  std::vector<std::size_t> scratch_;           // the right side's rows while partitioning
   std::vector<std::size_t> rows_;              // the bootstrap sample, partitioned node by node
   std::vector<std::vector<char>> domain_;      // per feature, the values in the current node's box
   std::vector<std::size_t> domainSize_;        // how many
   std::vector<double> sums_;                   // per value, reused from node to node
   std::vector<std::size_t> counts_;            // per value
+  std::vector<std::uint32_t> present_;         // the values present in a node, for consider()
+  std::vector<std::size_t> featureOrder_;      // the order best() tries the features in
+  std::vector<double> share_;                  // per feature, a leaf's share of its values
   double weighted_ = 0, weightedSquares_ = 0;  // the tree's mean and mean square over the grid
   std::vector<std::vector<double>> marginal_;  // per feature and value
 };

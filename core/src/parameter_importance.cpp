@@ -17,40 +17,41 @@ namespace {
 struct Observations {
   std::vector<std::vector<ParamValue>> values;  // per parameter
   std::vector<bool> ordered;                    // per parameter
-  std::vector<std::vector<std::uint32_t>> x;    // per trial, per parameter
+  std::vector<std::uint32_t> x;                 // trial i's index of parameter j at i * parameters + j
   std::vector<double> y;                        // per trial: log of the search median
+  std::uint32_t at(std::size_t trial, std::size_t parameter) const { return x[trial * values.size() + parameter]; }
 };
 
 Observations observe(const std::vector<Trial>& trials, const std::string& key,
                      const std::vector<std::string>& parameters) {
   Observations o;
   const std::size_t p = parameters.size();
-  std::vector<std::vector<ParamValue>> raw;  // per trial
+  // Values get an index as they are first seen; the indices follow the values' order after.
+  std::vector<std::map<ParamValue, std::uint32_t>> seen(p);
+  std::vector<const ParamValue*> row(p);
   for (const Trial& t : trials) {
     if (t.problem_key != key || t.status != TrialStatus::Ok || t.stats.count == 0 || !(t.stats.median_ns > 0)) continue;
-    if (!std::all_of(parameters.begin(), parameters.end(), [&](const std::string& n) { return t.config.has(n); }))
-      continue;
-    std::vector<ParamValue> row;
-    for (const std::string& n : parameters) row.push_back(t.config.value(n));
-    raw.push_back(std::move(row));
+    bool complete = true;
+    for (std::size_t j = 0; j < p && complete; ++j) {
+      complete = t.config.has(parameters[j]);
+      if (complete) row[j] = &t.config.value(parameters[j]);
+    }
+    if (!complete) continue;
+    for (std::size_t j = 0; j < p; ++j)
+      o.x.push_back(seen[j].try_emplace(*row[j], static_cast<std::uint32_t>(seen[j].size())).first->second);
     o.y.push_back(std::log(t.stats.median_ns));
   }
-  o.values.resize(p);
   for (std::size_t j = 0; j < p; ++j) {
-    std::vector<ParamValue>& v = o.values[j];
-    for (const auto& row : raw) v.push_back(row[j]);
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
+    std::vector<std::uint32_t> sorted(seen[j].size());
+    std::vector<ParamValue>& v = o.values.emplace_back();
+    for (const auto& [value, first] : seen[j]) {  // in the values' order
+      sorted[first] = static_cast<std::uint32_t>(v.size());
+      v.push_back(value);
+    }
+    for (std::size_t i = j; i < o.x.size(); i += p) o.x[i] = sorted[o.x[i]];
     const bool ints = std::all_of(v.begin(), v.end(), [](const ParamValue& a) { return a.is_int(); });
     const bool bools = std::all_of(v.begin(), v.end(), [](const ParamValue& a) { return a.is_bool(); });
     o.ordered.push_back(ints || bools);
-  }
-  for (const auto& row : raw) {
-    std::vector<std::uint32_t> indices;
-    for (std::size_t j = 0; j < p; ++j)
-      indices.push_back(static_cast<std::uint32_t>(std::lower_bound(o.values[j].begin(), o.values[j].end(), row[j]) -
-                                                   o.values[j].begin()));
-    o.x.push_back(std::move(indices));
   }
   return o;
 }
@@ -89,15 +90,15 @@ double correlation(const Observations& o, std::size_t j) {
   if (o.values[j].size() < 2) return 0;
   if (o.ordered[j]) {
     std::vector<double> v;
-    for (const auto& row : o.x) v.push_back(o.values[j][row[j]].number());
+    for (std::size_t i = 0; i < o.y.size(); ++i) v.push_back(o.values[j][o.at(i, j)].number());
     return pearson(ranks(v), ranks(o.y));
   }
   const double mean = std::accumulate(o.y.begin(), o.y.end(), 0.0) / static_cast<double>(o.y.size());
   std::vector<double> sums(o.values[j].size(), 0.0), counts(o.values[j].size(), 0.0);
   double total = 0;
   for (std::size_t i = 0; i < o.y.size(); ++i) {
-    sums[o.x[i][j]] += o.y[i];
-    counts[o.x[i][j]] += 1;
+    sums[o.at(i, j)] += o.y[i];
+    counts[o.at(i, j)] += 1;
     total += (o.y[i] - mean) * (o.y[i] - mean);
   }
   double between = 0;
@@ -109,11 +110,15 @@ double correlation(const Observations& o, std::size_t j) {
 // One row per distinct config, at the mean of its log latencies, centred; a seeded sample of
 // `limit` of them when there are more.
 fanova::Grid gridOf(const Observations& o, std::size_t limit, std::uint64_t seed, std::size_t* configs) {
+  const std::size_t p = o.values.size();
   std::map<std::vector<std::uint32_t>, std::pair<double, double>> byConfig;
+  std::vector<std::uint32_t> config(p);
   for (std::size_t i = 0; i < o.y.size(); ++i) {
-    auto& [sum, count] = byConfig[o.x[i]];
-    sum += o.y[i];
-    count += 1;
+    std::copy_n(o.x.begin() + static_cast<std::ptrdiff_t>(i * p), p, config.begin());
+    auto it = byConfig.find(config);
+    if (it == byConfig.end()) it = byConfig.emplace(config, std::pair<double, double>{0, 0}).first;
+    it->second.first += o.y[i];
+    it->second.second += 1;
   }
   *configs = byConfig.size();
   std::vector<const std::pair<const std::vector<std::uint32_t>, std::pair<double, double>>*> rows;
