@@ -187,8 +187,7 @@ QWidget* LandscapePage::framed(QWidget* chart, const QString& name, QWidget* opt
 }
 
 void LandscapePage::setDevice(const DeviceInfo& device) {
-  throughput_->setPeaks(device.property("peak_gflops_f32"), device.property("peak_gflops_f16"),
-                        device.property("mem_bandwidth_gbs"));
+  throughput_->setDevice(device);
 }
 
 void LandscapePage::setSpace(const SearchSpace& space) {

@@ -1,6 +1,7 @@
 #include "ktune/widgets/throughput_chart.h"
 
 #include <QLineSeries>
+#include <QPainter>
 #include <algorithm>
 
 #include "ktune/widgets/qt_types.h"
@@ -20,11 +21,17 @@ ThroughputChart::ThroughputChart(TrialsModel* model, QWidget* parent) : TrialCha
   addExtraSeries(peakLine_);
 }
 
-void ThroughputChart::setPeaks(double peakGflopsF32, double peakGflopsF16, double bandwidthGbs) {
-  peakF32_ = peakGflopsF32;
-  peakF16_ = peakGflopsF16;
-  bandwidth_ = bandwidthGbs;
+void ThroughputChart::setDevice(const DeviceInfo& device) {
+  ceilings_ = DeviceCeilings(device);
+  bandwidth_ = ceilings_.memory().value;
   markDirty();
+}
+
+void ThroughputChart::setPeaks(double peakGflopsF32, double peakGflopsF16, double bandwidthGbs) {
+  DeviceInfo device;
+  device.properties = {
+      {"peak_gflops_f32", peakGflopsF32}, {"peak_gflops_f16", peakGflopsF16}, {"mem_bandwidth_gbs", bandwidthGbs}};
+  setDevice(device);
 }
 
 void ThroughputChart::setMetric(Metric metric) {
@@ -62,10 +69,7 @@ double ThroughputChart::winnerValue(const Winner& winner, double searchY) const 
 }
 
 double ThroughputChart::peakFor(const Trial& t) const {
-  if (metric_ == Metric::Gbps) return bandwidth_;
-  const bool half =
-      t.problem_key.find("dtype=f16") != std::string::npos || t.problem_key.find("dtype=bf16") != std::string::npos;
-  return (half && peakF16_ > 0 ? peakF16_ : peakF32_) / 1e3;
+  return metric_ == Metric::Gbps ? bandwidth_ : ceilings_.compute(t.problem_key).value / 1e3;
 }
 
 double ThroughputChart::boundFor(const Trial& t) const {
@@ -83,8 +87,9 @@ void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
   QList<QPointF> peak, roof;
   double lastPeak = -1, lastRoof = -1, lastX = 0, highest = 0;
   bool memoryBound = false;
+  // A trial whose ceiling is not known takes the line to 0 rather than under another's ceiling.
   const auto step = [](QList<QPointF>& line, double x, double value, double& last) {
-    if (value <= 0 || value == last) return;
+    if (value < 0 || value == last) return;
     if (!line.isEmpty()) line.append(QPointF(x, last));
     line.append(QPointF(x, value));
     last = value;
@@ -103,6 +108,7 @@ void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
   // Compute-bound everywhere: the bound is the peak line, drawn once. In GB/s the bandwidth
   // line is the whole roof.
   if (!memoryBound || metric_ == Metric::Gbps) roof.clear();
+  if (highest <= 0) peak.clear();  // no ceiling known at all: no line (gaps_ says why)
   peakLine_->replace(peak);
   peakLine_->setName(metric_ == Metric::Tflops ? tr("device peak %1 TFLOP/s").arg(highest, 0, 'g', 3)
                                                : tr("memory bandwidth %1 GB/s").arg(highest, 0, 'g', 3));
@@ -110,6 +116,17 @@ void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
   roofLine_->replace(roof);
   // Keep the peak in view: the point of this chart is the distance to it.
   if (highest > 0) ensureYIncludes(highest * 1.05);
+  gaps_ = qstr(ceilings_.gaps(model()->trials(), sstr(shapeFilter()), metric_ == Metric::Gbps));
+}
+
+void ThroughputChart::drawForeground(QPainter* painter, const QRectF& rect) {
+  TrialChartView::drawForeground(painter, rect);
+  if (gaps_.isEmpty()) return;
+  painter->save();
+  painter->setPen(QColor(0x5f, 0x5f, 0x5f));
+  const QRectF plot = chart()->mapRectToScene(chart()->plotArea()).adjusted(12, 8, -12, -8);
+  painter->drawText(plot, Qt::AlignTop | Qt::AlignHCenter | Qt::TextWordWrap, gaps_);
+  painter->restore();
 }
 
 }  // namespace ktune::gui

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_bandwidth.h"
 #include "cpu_clock.h"
 #include "ktune/error.h"
 
@@ -105,6 +106,7 @@ std::string host_isa_flags() {
   if (__builtin_cpu_supports("avx512dq")) flags.push_back("avx512dq");
   if (__builtin_cpu_supports("avx512vl")) flags.push_back("avx512vl");
   if (__builtin_cpu_supports("avx512vnni")) flags.push_back("avx512vnni");
+  if (__builtin_cpu_supports("avxvnni")) flags.push_back("avxvnni");
 #endif
   return join(flags);
 }
@@ -136,6 +138,31 @@ void set_isa(DeviceInfo& d, IsaLevel level, const std::string& flags) {
   d.text["micro_kernels"] = join(sets);
 }
 
+// The peaks of the precisions ktune's CPU kernels compute in besides f32, from the f32 peak (the
+// same cores, clock and two vector pipes). int8: VNNI's vpdpbusd does four int8 products a 32-bit
+// lane, so 4x the f32 peak at its width (AVX-512 VNNI: 16 lanes, AVX-VNNI: 8); a CPU without
+// VNNI has no one clear int8 rate (vpmaddubsw and its widening adds), so it reports none and
+// says why rather than have int8 drawn under another precision's roof. AMX is not counted: no
+// ktune kernel uses it. fp8 e4m3 is decoded to f32 by the kernels: the f32 peak is its ceiling.
+void set_low_precision_peaks(DeviceInfo& d) {
+  d.properties.erase("peak_gflops_int8");
+  d.properties.erase("peak_gflops_fp8_e4m3");
+  d.text.erase("no_peak_int8");
+  const double f32 = d.property("peak_gflops_f32");
+  if (f32 <= 0) return;  // no clock: no peak of any precision (the clock's source says why)
+  d.properties["peak_gflops_fp8_e4m3"] = f32;
+  std::istringstream flags(d.text["isa"]);
+  bool avx_vnni = false;
+  for (std::string f; flags >> f;) avx_vnni = avx_vnni || f == "avxvnni";
+  const double vnni_lanes = d.property("int8_vnni") > 0 ? 16 : avx_vnni ? 8 : 0;
+  if (vnni_lanes > 0)
+    d.properties["peak_gflops_int8"] = f32 * 4 * vnni_lanes / d.property("simd_width_f32", 4);
+  else
+    d.text["no_peak_int8"] =
+        "this CPU (as ktune runs it) has no int8 dot-product instructions (AVX-512 VNNI or AVX-VNNI), so no int8 "
+        "peak is known";
+}
+
 DeviceInfo detect_host() {
   DeviceInfo d;
   d.backend = "cpu";
@@ -165,7 +192,11 @@ DeviceInfo detect_host() {
   // into two 256-bit halves (Zen 4) reach half of this with AVX-512. An upper bound for the
   // roofline (all cores rarely hold the single-core turbo clock measured here).
   if (mhz > 0) d.properties["peak_gflops_f32"] = cores * (mhz / 1000.0) * 2 * d.property("simd_width_f32") * 2;
+  set_low_precision_peaks(d);
   d.properties["max_workspace_bytes"] = workspace_limit_bytes();
+  const Bandwidth bandwidth = host_read_bandwidth(d);
+  if (bandwidth.gbs > 0) d.properties["mem_bandwidth_gbs"] = bandwidth.gbs;
+  d.text["bandwidth_source"] = "read bandwidth of all cores, " + bandwidth.source;
 
   std::ostringstream proc_clock;
   proc_clock << info.mhz;
@@ -322,6 +353,9 @@ DeviceInfo apply_cpu_override(DeviceInfo d, IsaLevel host_isa, const CpuOverride
   // The host's clock, with the cores and lanes the device now has.
   if (d.properties.count("peak_gflops_f32"))
     d.properties["peak_gflops_f32"] *= d.property("cores") / host_cores * d.property("simd_width_f32") / host_lanes;
+  set_low_precision_peaks(d);
+  // The memory is the host's: its bandwidth stays, an upper bound for fewer cores.
+  if (d.text.count("bandwidth_source")) d.text["bandwidth_source"] += " (the host's: all its cores reading)";
   // Another name, so another registry file: winners on a pretend machine are not the host's.
   d.name += " (synthetic)";
   d.text["synthetic"] = std::string(kCpuDeviceVariable) + "=" + o.spec;

@@ -1,16 +1,22 @@
 #pragma once
+#include "ktune/ceilings.h"
 #include "ktune/widgets/trial_chart.h"
 
 namespace ktune::gui {
 
-// Achieved TFLOP/s (or GB/s) per measured trial against the device's peak (compute ceiling)
-// and, for memory-bound shapes, their roofline bound min(peak, bandwidth x intensity).
+// Achieved TFLOP/s (or GB/s) per measured trial against the device's peak for the trial's
+// precision (ktune/ceilings.h: int8 under the int8 peak) and, for memory-bound shapes, their
+// roofline bound min(peak, bandwidth x intensity); what it cannot draw, it says on the plot.
 class ThroughputChart : public TrialChartView {
   Q_OBJECT
  public:
   enum class Metric { Tflops, Gbps };
   explicit ThroughputChart(TrialsModel* model, QWidget* parent = nullptr);
+  void setDevice(const DeviceInfo& device);
+  // A device with only these properties (peak_gflops_f32, peak_gflops_f16, mem_bandwidth_gbs).
   void setPeaks(double peakGflopsF32, double peakGflopsF16, double bandwidthGbs);
+  // What the chart cannot show, and why (DeviceCeilings::gaps); written on the plot.
+  QString gaps() const { return gaps_; }
   void setMetric(Metric metric);
   Metric metric() const { return metric_; }
   // The drawn lines (chart values): the device's ceiling, and the roofline where it is lower.
@@ -26,12 +32,15 @@ class ThroughputChart : public TrialChartView {
   void rebuildExtras(const std::vector<Point>& points) override;
   bool drawsSpread() const override { return false; }
   double winnerValue(const Winner& winner, double searchY) const override;
+  void drawForeground(QPainter* painter, const QRectF& rect) override;
 
  private:
   double peakFor(const Trial& trial) const;   // TFLOP/s or GB/s ceiling of the compute alone
   double boundFor(const Trial& trial) const;  // the roofline: min(peak, intensity x bandwidth)
   Metric metric_ = Metric::Tflops;
-  double peakF32_ = 0, peakF16_ = 0, bandwidth_ = 0;
+  DeviceCeilings ceilings_;
+  double bandwidth_ = 0;
+  QString gaps_;
   QXYSeries* peakLine_;
   QXYSeries* roofLine_;
 };
