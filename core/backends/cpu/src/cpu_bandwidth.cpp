@@ -85,40 +85,43 @@ std::size_t bandwidth_buffer_bytes(const DeviceInfo& device) {
 }
 
 double measure_read_bandwidth_gbs(std::size_t bytes, int threads, int passes) {
+  using Clock = std::chrono::steady_clock;
   threads = std::max(1, threads);
   passes = std::max(1, passes);
   const std::size_t words = bytes / sizeof(std::uint64_t);
   std::unique_ptr<std::uint64_t[]> buffer(new (std::nothrow) std::uint64_t[words]);
   if (!buffer) throw RunError("cannot allocate " + std::to_string(bytes) + " bytes to measure the read bandwidth");
   std::uint64_t* data = buffer.get();
-  // The main thread takes the time between the barriers: from all readers starting to the last
-  // one done, with their threads already running.
-  std::barrier sync(threads + 1);
+  // Each reader times its own slice; a pass lasts from the first start to the last end, so a
+  // reader that the OS holds back (a loaded machine) lengthens the pass, never shortens it.
+  std::vector<Clock::time_point> starts(static_cast<std::size_t>(threads * passes)), ends(starts.size());
+  std::barrier sync(threads);
   std::atomic<std::uint64_t> sink{0};
-  std::vector<std::thread> readers;
-  for (int t = 0; t < threads; ++t)
-    readers.emplace_back([&, t] {
-      const std::size_t lo = words * t / threads, hi = words * (t + 1) / threads;
-      for (std::size_t i = lo; i < hi; ++i) data[i] = i;  // first touch: the page lands near its reader
+  const auto read = [&](int t) {
+    const std::size_t lo = words * t / threads, hi = words * (t + 1) / threads;
+    for (std::size_t i = lo; i < hi; ++i) data[i] = i;  // first touch: the page lands near its reader
+    std::uint64_t sum = 0;
+    for (int p = 0; p < passes; ++p) {
       sync.arrive_and_wait();
-      std::uint64_t sum = 0;
-      for (int p = 0; p < passes; ++p) {
-        sync.arrive_and_wait();
-        sum += read_slice(data + lo, hi - lo);
-        sync.arrive_and_wait();
-      }
-      sink += sum;
-    });
-  sync.arrive_and_wait();
+      const std::size_t at = static_cast<std::size_t>(p * threads + t);
+      starts[at] = Clock::now();
+      sum += read_slice(data + lo, hi - lo);
+      ends[at] = Clock::now();
+    }
+    sink += sum;  // the sums are used: no compiler may drop the reads
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; ++t) helpers.emplace_back(read, t);
+  read(0);
+  for (auto& h : helpers) h.join();
   double best = 0;
   for (int p = 0; p < passes; ++p) {
-    sync.arrive_and_wait();
-    const auto start = std::chrono::steady_clock::now();
-    sync.arrive_and_wait();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto first = starts.begin() + p * threads, last = ends.begin() + p * threads;
+    const double s = std::chrono::duration<double>(*std::max_element(last, last + threads) -
+                                                   *std::min_element(first, first + threads))
+                         .count();
     if (s > 0) best = std::max(best, static_cast<double>(words * sizeof(std::uint64_t)) / s / 1e9);
   }
-  for (auto& r : readers) r.join();  // each added its sum to `sink`: no compiler may drop the reads
   return best;
 }
 
@@ -156,7 +159,7 @@ Bandwidth host_read_bandwidth(const DeviceInfo& host) {
   const int cores = static_cast<int>(std::max(1.0, host.property("cores", 1)));
   try {
     return cached_read_bandwidth(host, default_compile_cache_dir("cpu", "KTUNE_CPU_CACHE"),
-                                 [&] { return measure_read_bandwidth_gbs(bandwidth_buffer_bytes(host), cores, 3); });
+                                 [&] { return measure_read_bandwidth_gbs(bandwidth_buffer_bytes(host), cores, 5); });
   } catch (const std::exception& e) {
     return {0, std::string("not measured: ") + e.what()};
   }

@@ -18,9 +18,9 @@ namespace ktune::cpu {
 // memory and not from the cache, at least 64 MiB, at most 1 GiB and the device's workspace limit.
 std::size_t bandwidth_buffer_bytes(const DeviceInfo& device);
 
-// `threads` threads each read their slice of a `bytes` buffer, `passes` times in step; the
-// fastest pass's bytes over its time in GB/s (10^9 bytes per second). Throws RunError when the
-// buffer cannot be allocated.
+// `threads` threads (this one among them) each read their slice of a `bytes` buffer, `passes`
+// times in step; the fastest pass's bytes over its time (first reader's start to last reader's
+// end) in GB/s (10^9 bytes per second). Throws RunError when the buffer cannot be allocated.
 double measure_read_bandwidth_gbs(std::size_t bytes, int threads, int passes);
 
 struct Bandwidth {
