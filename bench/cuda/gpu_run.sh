@@ -4,7 +4,7 @@
 # device tool brings back at most 8 files). The machine has no Qt, muparser, nlohmann_json or
 # CLI11: they come from the carried .deps (see bench/cuda/RESULTS.md for how to make it).
 #   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt kt_examples live
-#     remeasure winner paged paged_triton
+#     remeasure winner paged paged_triton grouped
 #     [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
@@ -167,6 +167,19 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
         PYTHONUNBUFFERED=1 timeout 300 python3 bench/triton/paged_compare.py --ktune $k --native /tmp/paged_runs/attn_cold \
           --native /tmp/paged_runs/attn_warm --seconds ${PAGED_TRITON_SECONDS:-140} --output-dir /tmp/paged_triton; } 2>&1 | tee "$LOG/paged_triton.log"
       tar czf "$OUT/paged_triton.tgz" --exclude=.ktune.lock -C /tmp/paged_triton . ;;
+    grouped)  # issue 24: grouped_gemm (fwd, dX, dW) on issue 24's three shapes, warm, beside torch._grouped_mm and
+      # a per-expert torch.mm loop on the same routing (grouped_torch.py); GROUPED_SECONDS of search per problem
+      k=build-gpu/app/cli/ktune; G=/tmp/grouped_runs; rm -rf $G; mkdir -p $G
+      { timeout 200 build-gpu/tests/cuda/cuda_test_grouped_gemm_gpu
+        for shape in "experts=8 tokens=4096 topk=2 hidden=4096 intermediate=14336" \
+                     "experts=64 tokens=4096 topk=6 hidden=2048 intermediate=1408" \
+                     "experts=8 tokens=16 topk=2 hidden=4096 intermediate=14336"; do
+          timeout 400 $k tune --backend cuda grouped_gemm --shape "$shape pass=fwd,dX,dW" --strategy random --seed 1 \
+            --time-budget ${GROUPED_SECONDS:-25}s --output-dir $G --run-name "g$(echo $shape | cut -d' ' -f1-3 | tr ' =' '_-')" -q
+          echo "grouped $shape exit=$? at ${SECONDS}s"
+        done
+        python3 bench/cuda/grouped_torch.py --samples 20 | tee $G/torch.jsonl; } 2>&1 | tee "$LOG/grouped.log"
+      tar czf "$OUT/grouped_runs.tgz" --exclude=.ktune.lock -C $G . ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac
   echo "stage $s done at ${SECONDS}s"
