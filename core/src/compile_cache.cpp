@@ -24,7 +24,7 @@ std::string hex64(std::uint64_t v) {
 
 }  // namespace
 
-std::string compile_cache_key(const std::string& source, const std::vector<std::string>& options,
+std::string compile_cache_key(const KernelSource& source, const std::vector<std::string>& options,
                               const std::vector<std::string>& entries, const std::string& target,
                               const std::string& compiler_version) {
   // Length-prefixed fields: ("ab","c") and ("a","bc") must not collide.
@@ -32,7 +32,12 @@ std::string compile_cache_key(const std::string& source, const std::vector<std::
   auto add = [&](const std::string& s) { text += std::to_string(s.size()) + ":" + s + ";"; };
   add(target);
   add(compiler_version);
-  add(source);
+  add(source.text);
+  add(std::to_string(source.headers.size()));
+  for (const auto& [name, header] : source.headers) {
+    add(name);
+    add(header);
+  }
   add(std::to_string(options.size()));
   for (const auto& o : options) add(o);
   add(std::to_string(entries.size()));

@@ -115,6 +115,8 @@ std::string define_value(const ParamValue& v) {
   return "\"" + v.as_string() + "\"";
 }
 
+KernelSource KernelSpec::program() const { return {source_, source_file_.filename().string(), headers_}; }
+
 Config KernelSpec::complete(const Config& c) const {
   Config out = c;
   for (const auto& [name, value] : family_.default_config.values())

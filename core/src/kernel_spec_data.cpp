@@ -1,13 +1,77 @@
 #include "kernel_spec_data.h"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "kernel_spec_index.h"
 #include "ktune/array_file.h"
 #include "ktune/error.h"
+#include "ktune/files.h"
 #include "ktune/host_data.h"
 
 namespace ktune {
+
+namespace {
+
+// The names `text` includes in quotes (`#include "x.cuh"`); <...> includes are the compiler's.
+// Read line by line without a preprocessor: an include in a block comment or an #if'd-out branch
+// still counts, which costs a header read for nothing, or a refusal that names it.
+std::vector<std::string> quoted_includes(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t line = 0; line < text.size();) {
+    const std::size_t end = std::min(text.find('\n', line), text.size());
+    std::size_t i = text.find_first_not_of(" \t", line);
+    if (i < end && text[i] == '#') {
+      i = text.find_first_not_of(" \t", i + 1);
+      if (i < end && text.compare(i, 7, "include") == 0) {
+        i = text.find_first_not_of(" \t", i + 7);
+        const std::size_t close = i < end && text[i] == '"' ? text.find('"', i + 1) : std::string::npos;
+        if (close < end && close > i + 1) out.push_back(text.substr(i + 1, close - i - 1));
+      }
+    }
+    line = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> detail::read_headers(const JsonPath& src, const std::string& source,
+                                                        const std::filesystem::path& base_dir,
+                                                        const std::map<std::string, std::string>* files) {
+  std::map<std::string, std::string> headers;
+  // (includer, name) pairs still to look at; a header's own includes join when it is read.
+  std::vector<std::pair<std::string, std::string>> todo;
+  const auto queue = [&](const std::string& includer, const std::string& text) {
+    for (auto& name : quoted_includes(text)) todo.emplace_back(includer, std::move(name));
+  };
+  queue(src.string(), source);
+  while (!todo.empty()) {
+    const auto [includer, name] = std::move(todo.back());
+    todo.pop_back();
+    if (headers.count(name)) continue;
+    std::string text;
+    if (files) {
+      const auto it = files->find(name);
+      if (it == files->end()) continue;
+      text = it->second;
+    } else {
+      const std::string what = includer + ": #include \"" + name + "\"";
+      const std::filesystem::path file = spec_file(src, name, what, base_dir);
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(file, ec)) continue;  // not the spec's: a toolkit header, say
+      try {
+        text = read_text_file(file, "kernel header");
+      } catch (const InputError& e) {
+        src.fail(what + ": " + e.what());
+      }
+    }
+    queue(name, text);
+    headers.emplace(name, std::move(text));
+  }
+  return headers;
+}
 
 void detail::read_file_init(const JsonPath& in, SpecArgument& arg, const std::filesystem::path& base_dir,
                             bool embedded) {

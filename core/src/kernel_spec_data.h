@@ -3,6 +3,8 @@
 // "init": {"file": ...} (format in kernel_spec.h) and "check"'s "region" and
 // "ignore_unwritten". Internal to the parser.
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include "json_path.h"
 #include "ktune/kernel_spec.h"
@@ -12,6 +14,16 @@ namespace ktune::detail {
 // `at` (a path relative to the spec's folder `base_dir`) resolved, symlinks and ".." followed;
 // refused outside that folder unless source_outside_spec_allowed(), before anything reads it.
 std::filesystem::path spec_file(const JsonPath& at, const std::filesystem::path& base_dir);
+// The same for `path`, named `what` in the refusal; errors go through `at`.
+std::filesystem::path spec_file(const JsonPath& at, const std::string& path, const std::string& what,
+                                const std::filesystem::path& base_dir);
+
+// The headers `source` (the text of `src`'s file) includes by a quoted name, as
+// KernelSpec::headers() says: read from `base_dir`, or looked up in `files` (a built-in spec's
+// embedded files) when given. Errors go through `src`.
+std::map<std::string, std::string> read_headers(const JsonPath& src, const std::string& source,
+                                                const std::filesystem::path& base_dir,
+                                                const std::map<std::string, std::string>* files);
 
 // {"file": "x.npy"} or {"file": "x.bin", "dtype": "f32"}; `embedded`: the spec's files are built
 // in, so it has no folder to read from. A .npy header is read now, so a wrong dtype or order fails

@@ -62,20 +62,25 @@ bool inside(const std::filesystem::path& dir, const std::filesystem::path& file)
 
 // Outside the spec's folder a file is refused unless allowed, before anything reads it; the
 // message names the paths, never what the file holds.
-std::filesystem::path detail::spec_file(const JsonPath& src, const std::filesystem::path& base_dir) {
+std::filesystem::path detail::spec_file(const JsonPath& at, const std::string& path, const std::string& what,
+                                        const std::filesystem::path& base_dir) {
   namespace fs = std::filesystem;
   const fs::path folder = base_dir.empty() ? fs::path(".") : base_dir;
   std::error_code ec;
   const fs::path dir = fs::weakly_canonical(fs::absolute(folder, ec), ec);
-  if (ec) src.fail("cannot resolve the spec's folder " + folder.string() + ": " + ec.message());
-  const fs::path file = fs::weakly_canonical(fs::absolute(folder / src.string(), ec), ec);
-  if (ec) src.fail("cannot resolve " + (folder / src.string()).string() + ": " + ec.message());
+  if (ec) at.fail("cannot resolve the spec's folder " + folder.string() + ": " + ec.message());
+  const fs::path file = fs::weakly_canonical(fs::absolute(folder / path, ec), ec);
+  if (ec) at.fail("cannot resolve " + (folder / path).string() + ": " + ec.message());
   if (!inside(dir, file) && !source_outside_spec_allowed())
-    src.fail("\"" + src.string() + "\" resolves to " + file.string() + ", outside the spec's folder " + dir.string() +
-             ": put the file in that folder (or below it), or, if you trust this spec, pass "
-             "--allow-source-outside-spec (" +
-             kAllowSourceOutsideSpecEnv + "=1)");
+    at.fail(what + " resolves to " + file.string() + ", outside the spec's folder " + dir.string() +
+            ": put the file in that folder (or below it), or, if you trust this spec, pass "
+            "--allow-source-outside-spec (" +
+            kAllowSourceOutsideSpecEnv + "=1)");
   return file;
+}
+
+std::filesystem::path detail::spec_file(const JsonPath& src, const std::filesystem::path& base_dir) {
+  return spec_file(src, src.string(), "\"" + src.string() + "\"", base_dir);
 }
 
 bool source_outside_spec_allowed() {
@@ -167,6 +172,7 @@ struct KernelSpecReader {
         src.fail(e.what());
       }
     }
+    s.headers_ = detail::read_headers(src, s.source_, base_dir, files);
   }
 
   void compile(const JsonPath& c) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -163,7 +164,7 @@ void test_builtin_qmatmul_spec() {
     wgmma += wg;
     const auto opts = s.compile_options(p, valid[i]);
     CHECK(std::find(opts.begin(), opts.end(), wg ? "-DSWAP_AB=1" : "-DSWAP_AB=0") != opts.end());
-    CHECK(compiler.compile(s.source(), "gemm.cu", opts, {wg ? "gemm_wgmma" : "gemm"}).binary.size() > 1000);
+    CHECK(compiler.compile(s.program(), opts, {wg ? "gemm_wgmma" : "gemm"}).binary.size() > 1000);
   }
   CHECK(wgmma > 0);
   // A batch of 128 can take the swapped kernel with all 128 tokens on wgmma's N side.
@@ -174,7 +175,7 @@ void test_builtin_qmatmul_spec() {
                                  [](const Config& c) { return c.get("WGMMA") == 1 && c.get("BM") == 128; });
   CHECK(wide != batch128.end());
   if (wide != batch128.end())
-    CHECK(compiler.compile(s.source(), "gemm.cu", s.compile_options(p, *wide), {"gemm_wgmma"}).binary.size() > 1000);
+    CHECK(compiler.compile(s.program(), s.compile_options(p, *wide), {"gemm_wgmma"}).binary.size() > 1000);
   // Older GPUs have only the mma.sync kernel.
   Variables a100 = ctx;
   a100["cc_major"] = 8;
@@ -278,16 +279,37 @@ void test_pruning_with_h100_properties() {
 
 void test_cache_keys() {
   using cuda::Compiler;
-  const std::string k0 = Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.0");
+  const auto key = [](const std::string& source, const std::vector<std::string>& options,
+                      const std::vector<std::string>& entries, const std::string& arch, const std::string& version,
+                      std::map<std::string, std::string> headers = {}) {
+    return Compiler::cache_key({source, "k.cu", std::move(headers)}, options, entries, arch, version);
+  };
+  const std::string k0 = key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.0");
   CHECK(k0.size() == 32);
-  CHECK(k0 == Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.0"));
-  CHECK(k0 != Compiler::cache_key("src ", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.0"));
-  CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=3"}, {"gemm"}, "sm_90", "13.0"));
-  CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_89", "13.0"));
-  CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.1"));
-  CHECK(k0 != Compiler::cache_key("src", {"-DA=1", "-DB=2"}, {"gemm2"}, "sm_90", "13.0"));
-  CHECK(Compiler::cache_key("s", {"ab", "c"}, {}, "sm_90", "13.0") !=
-        Compiler::cache_key("s", {"a", "bc"}, {}, "sm_90", "13.0"));
+  CHECK(k0 == key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.0"));
+  CHECK(k0 != key("src ", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.0"));
+  CHECK(k0 != key("src", {"-DA=1", "-DB=3"}, {"gemm"}, "sm_90", "13.0"));
+  CHECK(k0 != key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_89", "13.0"));
+  CHECK(k0 != key("src", {"-DA=1", "-DB=2"}, {"gemm"}, "sm_90", "13.1"));
+  CHECK(k0 != key("src", {"-DA=1", "-DB=2"}, {"gemm2"}, "sm_90", "13.0"));
+  CHECK(key("s", {"ab", "c"}, {}, "sm_90", "13.0") != key("s", {"a", "bc"}, {}, "sm_90", "13.0"));
+  // A header is part of what is compiled: editing it, or including another, rebuilds the cubins.
+  const std::string h = key("src", {}, {"gemm"}, "sm_90", "13.0", {{"ktune_device.cuh", "// v1"}});
+  CHECK(h != key("src", {}, {"gemm"}, "sm_90", "13.0"));
+  CHECK(h == key("src", {}, {"gemm"}, "sm_90", "13.0", {{"ktune_device.cuh", "// v1"}}));
+  CHECK(h != key("src", {}, {"gemm"}, "sm_90", "13.0", {{"ktune_device.cuh", "// v2"}}));
+  CHECK(h != key("src", {}, {"gemm"}, "sm_90", "13.0", {{"other.cuh", "// v1"}}));
+  CHECK(key("s", {}, {}, "sm_90", "13.0", {{"a", "bc"}}) != key("s", {}, {}, "sm_90", "13.0", {{"ab", "c"}}));
+  // The source's file name only names it in messages.
+  CHECK(Compiler::cache_key({"src", "other.cu", {}}, {}, {"gemm"}, "sm_90", "13.0") ==
+        key("src", {}, {"gemm"}, "sm_90", "13.0"));
+  // The built-in kernels' shared header is part of their key.
+  const KernelSpec s = KernelSpec::load(kGemmSpec, cuda_spec_dialect());
+  KernelSource edited = s.program();
+  CHECK(edited.headers.count("ktune_device.cuh") == 1);
+  edited.headers["ktune_device.cuh"] += "\n// edited\n";
+  CHECK(Compiler::cache_key(edited, {}, {"gemm"}, "sm_90", "13.0") !=
+        Compiler::cache_key(s.program(), {}, {"gemm"}, "sm_90", "13.0"));
 }
 
 // NVRTC needs no GPU: the built-in gemm compiles here, a broken source gives its log, and the
@@ -298,25 +320,25 @@ void test_nvrtc_compile_and_cache() {
   const cuda::Compiler compiler("sm_90", dir);
   const KernelSpec s = KernelSpec::load(kGemmSpec, cuda_spec_dialect());
   const auto opts = s.compile_options(gemm_problem(16, 4096, 4096), s.family().default_config);
-  const auto first = compiler.compile(s.source(), "gemm.cu", opts, {"gemm"});
+  const auto first = compiler.compile(s.program(), opts, {"gemm"});
   CHECK(!first.from_cache && first.binary.size() > 1000);
-  const auto second = compiler.compile(s.source(), "gemm.cu", opts, {"gemm"});
+  const auto second = compiler.compile(s.program(), opts, {"gemm"});
   CHECK(second.from_cache && second.binary == first.binary && second.lowered == first.lowered);
   // Split-K on Hopper: the slices form a cluster (distributed shared memory reduction).
   Config split = s.family().default_config;
   for (auto [k, v] : {std::pair{"BM", 16}, {"WM", 16}, {"BN", 256}, {"WN", 32}, {"SPLITK", 8}}) split.set(k, v);
-  CHECK(
-      compiler.compile(s.source(), "gemm.cu", s.compile_options(gemm_problem(16, 4096, 4096, "bf16"), split), {"gemm"})
-          .binary.size() > 1000);
+  CHECK(compiler.compile(s.program(), s.compile_options(gemm_problem(16, 4096, 4096, "bf16"), split), {"gemm"})
+            .binary.size() > 1000);
   try {
-    compiler.compile("extern \"C\" __global__ void k() { this is not C++; }", "broken.cu", {}, {"k"});
+    compiler.compile({"extern \"C\" __global__ void k() { this is not C++; }", "broken.cu", {}}, {}, {"k"});
     CHECK_MSG(false, "a broken source compiled");
   } catch (const TrialFailure& e) {
     CHECK(e.status() == TrialStatus::CompileError);
     CHECK(std::string(e.what()).find("broken.cu") != std::string::npos);
   }
   // Template entry points are found through NVRTC name expressions.
-  const auto t = compiler.compile("template <int N> __global__ void k(int* p) { p[0] = N; }", "t.cu", {}, {"k<3>"});
+  const auto t =
+      compiler.compile({"template <int N> __global__ void k(int* p) { p[0] = N; }", "t.cu", {}}, {}, {"k<3>"});
   CHECK(t.lowered.size() == 1 && t.lowered[0] != "k<3>" && t.lowered[0].find("k") != std::string::npos);
   fs::remove_all(dir);
 }

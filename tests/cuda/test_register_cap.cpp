@@ -96,9 +96,9 @@ KernelSpec hungry_spec() {
 class Reports : public gpu::Toolchain {
  public:
   explicit Reports(int registers) : registers_(registers) {}
-  CompiledModule compile(const std::string& s, const std::string& n, const std::vector<std::string>& o,
+  CompiledModule compile(const KernelSource& s, const std::vector<std::string>& o,
                          const std::vector<std::string>& e) const override {
-    return compiler().compile(s, n, o, e);
+    return compiler().compile(s, o, e);
   }
   std::vector<std::string> register_cap(std::uint64_t t, const Variables& d) const override {
     return compiler().register_cap(t, d);

@@ -111,7 +111,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
 // under its lowered name in the cubin NVRTC produced.
 void test_name_expressions() {
   const auto m =
-      compiler().compile(kSource, "k.cu", {"-DTPB=256", "-DPASS=1"}, {"scale_kernel", "fill<float, 4>", "plain"});
+      compiler().compile({kSource, "k.cu", {}}, {"-DTPB=256", "-DPASS=1"}, {"scale_kernel", "fill<float, 4>", "plain"});
   CHECK(m.lowered.size() == 3);
   CHECK(m.lowered[0] == "_Z12scale_kernelPfPKfi");
   CHECK(m.lowered[1] == "_Z4fillIfLi4EEvPT_");
@@ -122,7 +122,7 @@ void test_name_expressions() {
     CHECK_MSG(info.functions.count(name) == 1, name + " not a function of the cubin");
   }
   try {
-    compiler().compile(kSource, "k.cu", {"-DTPB=256", "-DPASS=1"}, {"no_such_kernel"});
+    compiler().compile({kSource, "k.cu", {}}, {"-DTPB=256", "-DPASS=1"}, {"no_such_kernel"});
     CHECK_MSG(false, "an unknown entry compiled");
   } catch (const TrialFailure& e) {
     CHECK(e.status() == TrialStatus::CompileError);
@@ -132,7 +132,7 @@ void test_name_expressions() {
 
 // What the cubin says: constants with their sizes, registers and static shared memory.
 void test_cubin_info() {
-  const auto m = compiler().compile(kSource, "k.cu", {"-DTPB=256", "-DPASS=1"}, {"scale_kernel", "ns::scale"});
+  const auto m = compiler().compile({kSource, "k.cu", {}}, {"-DTPB=256", "-DPASS=1"}, {"scale_kernel", "ns::scale"});
   CHECK(m.lowered[1] == "_ZN2ns5scaleE");
   const auto info = cuda::parse_cubin(m.binary);
   CHECK(info.constants.count("d_filter") && info.constants.at("d_filter").bytes == 289 * 4);

@@ -54,8 +54,10 @@ std::vector<TargetInfo> supported_targets() {
   for (const auto& t : known_targets()) {
     try {
       Compiler(t.name, {})
-          .compile("#include <hip/hip_runtime.h>\nextern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
-                   "probe.hip", {}, {"k"});
+          .compile({"#include <hip/hip_runtime.h>\nextern \"C\" __global__ void k(float* x) { x[0] = 1; }\n",
+                    "probe.hip",
+                    {}},
+                   {}, {"k"});
       std::printf("  %-8s %-6s supported\n", t.name.c_str(), t.family.c_str());
       ok.push_back(t);
     } catch (const TrialFailure& e) {
@@ -155,21 +157,38 @@ void test_default_spaces(const std::vector<TargetInfo>& supported) {
 
 void test_cache_and_failures(const TargetInfo& t) {
   const Compiler compiler(t.name, kCache);
-  const std::string src = "#include <hip/hip_runtime.h>\nextern \"C\" __global__ void k(int* x) { x[0] = KV; }\n";
-  const CompiledModule first = compiler.compile(src, "k.hip", {"-DKV=1"}, {"k"});
-  const CompiledModule again = compiler.compile(src, "k.hip", {"-DKV=1"}, {"k"});
+  const KernelSource src{
+      "#include <hip/hip_runtime.h>\nextern \"C\" __global__ void k(int* x) { x[0] = KV; }\n", "k.hip", {}};
+  const CompiledModule first = compiler.compile(src, {"-DKV=1"}, {"k"});
+  const CompiledModule again = compiler.compile(src, {"-DKV=1"}, {"k"});
   CHECK(!first.from_cache && again.from_cache && again.binary == first.binary && again.lowered == first.lowered);
-  CHECK(!compiler.compile(src, "k.hip", {"-DKV=2"}, {"k"}).from_cache);              // options are part of the key
-  CHECK(!Compiler(t.name, {}).compile(src, "k.hip", {"-DKV=1"}, {"k"}).from_cache);  // empty dir: no cache
-  CHECK_THROWS(TrialFailure, compiler.compile(src, "k.hip", {}, {"k"}),
-               "hipcc failed (exit 1) compiling k.hip for " + t.name);
-  CHECK_THROWS(TrialFailure, compiler.compile(src, "k.hip", {"-DKV=1"}, {"k<int>"}), "extern \"C\"");
+  CHECK(!compiler.compile(src, {"-DKV=2"}, {"k"}).from_cache);              // options are part of the key
+  CHECK(!Compiler(t.name, {}).compile(src, {"-DKV=1"}, {"k"}).from_cache);  // empty dir: no cache
+  CHECK_THROWS(TrialFailure, compiler.compile(src, {}, {"k"}), "hipcc failed (exit 1) compiling k.hip for " + t.name);
+  CHECK_THROWS(TrialFailure, compiler.compile(src, {"-DKV=1"}, {"k<int>"}), "extern \"C\"");
   try {
-    compiler.compile(src, "k.hip", {}, {"k"});
+    compiler.compile(src, {}, {"k"});
   } catch (const TrialFailure& e) {
     CHECK(e.status() == TrialStatus::CompileError);
     CHECK_MSG(std::string(e.what()).find("'KV'") != std::string::npos, e.what());  // hipcc's log is kept
   }
+}
+
+// A spec's headers reach hipcc beside the source, by their include names (a header's own includes
+// resolve from the spec's folder, as NVRTC's named headers do), and their text is part of the key.
+void test_headers(const TargetInfo& t) {
+  const Compiler compiler(t.name, kCache);
+  KernelSource src{"#include \"sub/kv.h\"\nextern \"C\" __global__ void k(int* x) { x[0] = KV; }\n",
+                   "k.hip",
+                   {{"sub/kv.h", "#include \"base.h\"\n#define KV (BASE + 1)\n"},
+                    {"base.h", "#include <hip/hip_runtime.h>\n#define BASE 1\n"}}};
+  const CompiledModule first = compiler.compile(src, {}, {"k"});
+  CHECK(!first.from_cache && is_code_object(first.binary));
+  CHECK(compiler.compile(src, {}, {"k"}).from_cache);
+  src.headers["base.h"] = "#include <hip/hip_runtime.h>\n#define BASE 2\n";
+  CHECK(!compiler.compile(src, {}, {"k"}).from_cache);
+  src.headers["../x.h"] = "";
+  CHECK_THROWS(TrialFailure, compiler.compile(src, {}, {"k"}), "header \"../x.h\" of k.hip");
 }
 
 // ktune's own kernels (the device compare and the reference gemm) build for every target the
@@ -179,7 +198,7 @@ void test_utilities(const std::vector<TargetInfo>& supported) {
     const Compiler compiler(t.name, kCache);
     const auto& u = compiler.utilities();
     try {
-      const auto m = compiler.compile(u.source, u.file, {}, {"ktune_compare", "ktune_reference_gemm"});
+      const auto m = compiler.compile(u.program, {}, {"ktune_compare", "ktune_reference_gemm"});
       CHECK_MSG(is_code_object(m.binary), t.name);
     } catch (const TrialFailure& e) {
       CHECK_MSG(false, t.name + ": " + e.what());
@@ -205,7 +224,10 @@ void test_target_properties() {
 int main() {
   test_target_properties();
   const auto supported = supported_targets();
-  if (!supported.empty()) test_cache_and_failures(supported.front());
+  if (!supported.empty()) {
+    test_cache_and_failures(supported.front());
+    test_headers(supported.front());
+  }
   test_utilities(supported);
   test_default_spaces(supported);
   std::error_code ec;

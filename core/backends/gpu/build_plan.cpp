@@ -74,8 +74,7 @@ BuildPlan plan_build(const KernelSpec& spec, const std::vector<SpecLaunch>& laun
 
 std::vector<CompiledModule> compile_plan(const Toolchain& toolchain, const KernelSpec& spec, const BuildPlan& plan) {
   std::vector<CompiledModule> out;
-  for (const auto& m : plan.modules)
-    out.push_back(toolchain.compile(spec.source(), spec.source_file().filename().string(), m.options, m.names));
+  for (const auto& m : plan.modules) out.push_back(toolchain.compile(spec.program(), m.options, m.names));
   return out;
 }
 

@@ -187,7 +187,7 @@ void SpecSession::load_utilities() {
   const auto& u = toolchain_->utilities();
   std::vector<std::string> entries{"ktune_compare"};
   if (u.clock_probe) entries.push_back("ktune_clock_probe");
-  const CompiledModule m = toolchain_->compile(u.source, u.file, {}, entries);
+  const CompiledModule m = toolchain_->compile(u.program, {}, entries);
   utilities_ = Module(device_, device_->load_module(m.binary));
   compare_ = device_->function(utilities_.get(), m.lowered[0]);
   probe_ = u.clock_probe ? device_->function(utilities_.get(), m.lowered[1]) : nullptr;

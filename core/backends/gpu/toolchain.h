@@ -57,10 +57,10 @@ class Toolchain {
  public:
   virtual ~Toolchain() = default;
   // `entries`: kernels and __constant__ symbols as the spec names them; the result's `lowered`
-  // gives their names in the binary, in the same order. Throws TrialFailure(CompileError) with
+  // gives their names in the binary, in the same order. The source's headers are found by the
+  // names it includes them by, before any include path. Throws TrialFailure(CompileError) with
   // the compiler's log. Thread-safe.
-  virtual CompiledModule compile(const std::string& source, const std::string& name,
-                                 const std::vector<std::string>& options,
+  virtual CompiledModule compile(const KernelSource& source, const std::vector<std::string>& options,
                                  const std::vector<std::string>& entries) const = 0;
   // Options for a module whose largest block has `threads` threads, so that a block gets the
   // registers it needs to launch at all (spilling if it must); empty when nothing is needed.
@@ -73,7 +73,7 @@ class Toolchain {
   // ktune_clock_probe(unsigned long long* out, unsigned long long ns), where `clock_probe`, busy-waits
   // `ns` of wall time per block and writes the cycles and nanoseconds it took.
   struct Utilities {
-    std::string source, file;
+    KernelSource program;
     bool clock_probe = false;
   };
   virtual const Utilities& utilities() const = 0;

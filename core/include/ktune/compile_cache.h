@@ -1,12 +1,23 @@
 #pragma once
-// What a GPU backend's compiler produces for one config, and the disk cache both GPU backends
-// share: an entry is named by a hash of everything that changes the binary (source, options,
-// entry points, target, compiler version), so a stale entry is never found, only orphaned.
+// What a GPU backend's compiler reads and produces for one config, and the disk cache both GPU
+// backends share: an entry is named by a hash of everything that changes the binary (source and
+// headers, options, entry points, target, compiler version), so a stale entry is never found,
+// only orphaned.
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace ktune {
+
+// One module's program text: the source, the file name its messages give, and the headers it
+// includes by a quoted name ("ktune_device.cuh" -> text). Headers travel with the source instead
+// of being found on an include path, so everything the compiler reads is in the cache key.
+struct KernelSource {
+  std::string text;
+  std::string file;
+  std::map<std::string, std::string> headers;
+};
 
 struct CompiledModule {
   std::string binary;                // cubin (CUDA), code object (HIP)
@@ -16,8 +27,9 @@ struct CompiledModule {
   double seconds = 0;  // compile time, or cache read time
 };
 
-// Hex digest naming a cache entry; changes with any input.
-std::string compile_cache_key(const std::string& source, const std::vector<std::string>& options,
+// Hex digest naming a cache entry; changes with any input, a header's name or text included
+// (the source's file name is not: it changes messages, not the binary).
+std::string compile_cache_key(const KernelSource& source, const std::vector<std::string>& options,
                               const std::vector<std::string>& entries, const std::string& target,
                               const std::string& compiler_version);
 

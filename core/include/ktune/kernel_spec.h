@@ -14,6 +14,7 @@
 // field, a parameter or a define):
 // {
 //   "name": "gemm", "description": "...", "source": "gemm.cu",   // source relative to the spec
+//                                      // (its #include "x.cuh" of the spec's folder: see headers())
 //   "key_fields": [{"name": "M", "help": "..."}, {"name": "dtype", "numeric": false,
 //                   "default": "f16", "choices": ["f16", "bf16"]}],
 //   "bucket_field": "M", "tp_out_field": "N", "tp_in_field": "K",  // --tp-split-dim out / in
@@ -111,6 +112,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "ktune/compile_cache.h"
 #include "ktune/config.h"
 #include "ktune/expression.h"
 #include "ktune/kernel_family.h"
@@ -288,6 +290,14 @@ class KernelSpec {
   const KernelFamily& family() const { return family_; }
   const std::string& source() const { return source_; }  // kernel source text
   const std::filesystem::path& source_file() const { return source_file_; }
+  // What the source includes by a quoted name ("ktune_device.cuh", "sub/util.cuh") that is a file
+  // of the spec's folder (confined to it as "source" is: a name leading out is refused at load,
+  // naming it) or, for a built-in spec, an embedded file; headers' own includes too, every name
+  // read from the spec's folder. Include name -> text. Other names (<cuda_fp16.h>, a quoted name
+  // no such file has) are left to the compiler's include path.
+  const std::map<std::string, std::string>& headers() const { return headers_; }
+  // The source and its headers, as a toolchain compiles them (file: the source's file name).
+  KernelSource program() const;
   const std::vector<SpecArgument>& arguments() const { return args_; }
   const std::vector<SpecLaunch>& launches() const { return launches_; }
   const SpecReference& reference() const { return reference_; }
@@ -344,6 +354,7 @@ class KernelSpec {
   KernelFamily family_;
   std::string source_;
   std::filesystem::path source_file_;
+  std::map<std::string, std::string> headers_;
   std::vector<std::string> options_;
   bool params_as_defines_ = true;
   std::vector<SpecDefine> defines_;

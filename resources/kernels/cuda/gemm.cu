@@ -15,7 +15,8 @@
 //                one f16 scale per output column applied to the f32 sum; A and C stay f16. The
 //                weights are widened to f16 in registers (mma.sync's B fragments, or with WGMMA
 //                the swapped kernel's register A fragments)
-// Compiled by NVRTC: no headers, so half/bf16 values are raw 16-bit words and conversions are PTX.
+// Compiled by NVRTC: no toolkit headers, so half/bf16 values are raw 16-bit words; the copies,
+// ldmatrix, conversions and MMAs they share with the other kernels are ktune_device.cuh's.
 #ifndef KT_BF16
 #define KT_BF16 0
 #endif
@@ -29,8 +30,9 @@
 #define SWAP_AB 0
 #endif
 
-typedef unsigned short u16;
-typedef unsigned int u32;
+#include "ktune_device.cuh"
+
+using Elem = Float16<KT_BF16>;
 
 #define PAD 8  // halves added to every shared row: ldmatrix rows land on distinct banks
 #define WARPS_M (BM / WM)
@@ -78,51 +80,6 @@ static_assert(STAGES >= 2, "the pipeline needs two stages at least");
 #define KERNEL_CLUSTER
 #endif
 
-__device__ __forceinline__ u32 smem_addr(const void* p) { return (u32)__cvta_generic_to_shared(p); }
-
-// Copies VEC elements, or writes zeros when `valid` is false (rows past M, columns past K or N).
-__device__ __forceinline__ void cp_async(u32 dst, const u16* src, bool valid) {
-  const int bytes = valid ? VEC * 2 : 0;
-#if VEC == 8
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
-#else
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(VEC * 2), "r"(bytes));
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-__device__ __forceinline__ void ldmatrix_x4(u32 (&r)[4], u32 addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(u32 (&r)[4], u32 addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-
-__device__ __forceinline__ void mma(float (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
-#if KT_BF16
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-#else
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-#endif
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Two floats to the storage type, packed: `lo` is the lower address.
-__device__ __forceinline__ u32 pack2(float lo, float hi) {
-  u32 r;
-#if KT_BF16
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
-
 // One K tile of A (BM x BK) and B (BK x BN) into stage `s`.
 __device__ __forceinline__ void load_tile(u16* As, u16* Bs, const u16* A, const u16* B, int M, int N, int K, int m0,
                                           int n0, int k0, int tid) {
@@ -132,7 +89,7 @@ __device__ __forceinline__ void load_tile(u16* As, u16* Bs, const u16* A, const 
     const int r = c / A_PER_ROW, col = (c % A_PER_ROW) * VEC;
     const int gm = m0 + r, gk = k0 + col;
     const bool ok = gm < M && gk < K;
-    cp_async(smem_addr(As + r * AS_STRIDE + col), ok ? A + (long long)gm * K + gk : A, ok);
+    cp_async<VEC * 2>(smem_addr(As + r * AS_STRIDE + col), ok ? A + (long long)gm * K + gk : A, ok);
   }
 #if W8
   // 16 weights per copy: K must be a multiple of 16 (the spec's constraint).
@@ -144,8 +101,7 @@ __device__ __forceinline__ void load_tile(u16* As, u16* Bs, const u16* A, const 
     const int r = c / W_PER_ROW, col = (c % W_PER_ROW) * 16;
     const int gn = n0 + r, gk = k0 + col;
     const bool ok = gn < N && gk < K;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(Ws + r * BS8_STRIDE + col)),
-                 "l"(ok ? W + (long long)gn * K + gk : W), "r"(ok ? 16 : 0));
+    cp_async16(smem_addr(Ws + r * BS8_STRIDE + col), ok ? W + (long long)gn * K + gk : W, ok);
   }
 #else
   constexpr int B_CHUNKS = BK * BN / VEC, B_PER_ROW = BN / VEC;
@@ -154,7 +110,7 @@ __device__ __forceinline__ void load_tile(u16* As, u16* Bs, const u16* A, const 
     const int r = c / B_PER_ROW, col = (c % B_PER_ROW) * VEC;
     const int gk = k0 + r, gn = n0 + col;
     const bool ok = gk < K && gn < N;
-    cp_async(smem_addr(Bs + r * BS_STRIDE + col), ok ? B + (long long)gk * N + gn : B, ok);
+    cp_async<VEC * 2>(smem_addr(Bs + r * BS_STRIDE + col), ok ? B + (long long)gk * N + gn : B, ok);
   }
 #endif
 }
@@ -169,12 +125,7 @@ __device__ __forceinline__ u32 i8x2_to_f16x2(u32 two) {
   asm("sub.f16x2 %0, %1, %2;\n" : "=r"(r) : "r"(h), "r"(0x64806480u));
   return r;
 }
-__device__ __forceinline__ float column_scale(const u16* scales, int n) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;\n" : "=f"(f) : "h"(scales[n]));
-  return f;
-}
-#define SCALE(n) column_scale(scales, n)
+#define SCALE(n) Float16<false>::to_f32(scales[n])  // f16 whatever the activations' type
 // The per-column scales: the last parameter of the w8a16 kernels, a null pointer otherwise.
 #define SCALES_PARAM , const u16* __restrict__ scales
 #define SCALES_NONE
@@ -249,9 +200,9 @@ __device__ __forceinline__ void epilogue(const Visit& visit, void* smem, u16* __
 #endif
       u16* out = C + (long long)m * N + n;
       if (n + 3 < N && (N & 3) == 0) {
-        *(uint2*)out = make_uint2(pack2(x, y), pack2(z, w));
+        *(uint2*)out = make_uint2(Elem::pack2(x, y), Elem::pack2(z, w));
       } else {
-        const u32 lo = pack2(x, y), hi = pack2(z, w);
+        const u32 lo = Elem::pack2(x, y), hi = Elem::pack2(z, w);
         out[0] = (u16)lo;
         if (n + 1 < N) out[1] = (u16)(lo >> 16);
         if (n + 2 < N) out[2] = (u16)hi;
@@ -290,12 +241,12 @@ __device__ __forceinline__ void epilogue(const Visit& visit, void* smem, u16* __
       x += p.x;
       y += p.y;
     }
-    *(u32*)(C + (long long)m * N + n) = pack2(x * SCALE(n), y * SCALE(n + 1));
+    *(u32*)(C + (long long)m * N + n) = Elem::pack2(x * SCALE(n), y * SCALE(n + 1));
   });
 #else
   visit([&](int r, int c, float x, float y) {
     const int m = t.m0 + r, n = t.n0 + c;
-    if (m < M && n < N) *(u32*)(C + (long long)m * N + n) = pack2(x * SCALE(n), y * SCALE(n + 1));
+    if (m < M && n < N) *(u32*)(C + (long long)m * N + n) = Elem::pack2(x * SCALE(n), y * SCALE(n + 1));
   });
 #endif
 }
@@ -374,7 +325,7 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
 #pragma unroll
       for (int i = 0; i < MI; ++i)
 #pragma unroll
-        for (int j = 0; j < NI; ++j) mma(acc[i][j], af[i], bf[j][0], bf[j][1]);
+        for (int j = 0; j < NI; ++j) Elem::mma(acc[i][j], af[i], bf[j][0], bf[j][1]);
     }
   }
   cp_async_wait<0>();
@@ -497,30 +448,6 @@ __device__ __forceinline__ void wgmma(float (&d)[64], const u32 (&a)[4], unsigne
 }
 #endif
 
-struct alignas(64) TensorMap {
-  unsigned long long opaque[16];  // CUtensorMap, encoded on the host (cuTensorMapEncodeTiled)
-};
-
-__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
-  u32 done;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-  } while (!done);
-}
-__device__ __forceinline__ void mbar_arrive(u32 bar) {
-  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, int inner, int outer, u32 bar) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-               ::"r"(dst), "l"((unsigned long long)map), "r"(inner), "r"(outer), "r"(bar) : "memory");
-}
 // Shared memory matrix descriptor, 128-byte swizzle: start, leading and stride byte offsets.
 __device__ __forceinline__ unsigned long long smem_desc(u32 addr, u32 lead, u32 stride) {
   return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lead >> 4) << 16) |

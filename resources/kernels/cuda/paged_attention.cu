@@ -30,7 +30,8 @@
 // Ring slots are XOR-swizzled per 16-byte chunk (chunk ^ row % 8): ldmatrix's eight rows and a
 // warp's row reads hit distinct banks. With TMA a tile is stored as HEAD_DIM / 64 halves of
 // 128-byte rows, the layout TMA's 128-byte swizzle writes. Scores are in log2 units (scaled by log2(e)/sqrt(HEAD_DIM)).
-// Compiled by NVRTC: no headers, 16-bit floats are raw words converted in PTX.
+// Compiled by NVRTC: no toolkit headers, 16-bit floats are raw words converted in PTX; the copies,
+// ldmatrix, conversions and MMAs it shares with the other kernels are ktune_device.cuh's.
 #ifndef KT_BF16
 #define KT_BF16 0
 #endif
@@ -47,8 +48,9 @@
 #define REFERENCE 0  // 1: the reference kernel's build, which reads no tunable
 #endif
 
-typedef unsigned short u16;
-typedef unsigned int u32;
+#include "ktune_device.cuh"
+
+using Elem = Float16<KT_BF16>;
 #define NEG_INF __int_as_float(0xff800000)  // NVRTC has no <math.h> INFINITY
 
 #define THREADS (WARPS * 32)
@@ -71,53 +73,6 @@ static_assert(GROUP % QPB == 0, "q heads per block divide the GQA group");
 static_assert(!TMA || (HEAD_DIM % 64 == 0 && (TOKENS < PAGE ? TOKENS : PAGE) % 8 == 0),
               "TMA boxes are 64-element halves of rows, whole 1 KiB swizzle atoms of 8 rows");
 #endif
-
-__device__ __forceinline__ float to_f32(u16 h) {
-#if KT_BF16
-  return __uint_as_float(static_cast<u32>(h) << 16);
-#else
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-#endif
-}
-__device__ __forceinline__ u16 from_f32(float f) {
-  u16 h;
-#if KT_BF16
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
-#else
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-#endif
-  return h;
-}
-// Two packed 16-bit values of a 32-bit word.
-__device__ __forceinline__ void unpack(u32 w, float& lo, float& hi) {
-#if KT_BF16
-  lo = __uint_as_float(w << 16);
-  hi = __uint_as_float(w & 0xffff0000u);
-#else
-  lo = to_f32(static_cast<u16>(w));
-  hi = to_f32(static_cast<u16>(w >> 16));
-#endif
-}
-
-__device__ __forceinline__ void cp_async16(u32 dst, const void* src, bool valid) {
-  // An invalid row (past the split's end) is zero-filled: its V never meets a NaN pool. L2HINT
-  // asks L2 to fetch the whole 128- or 256-byte sector group around each 16-byte copy (a row's
-  // other chunks come from the same lines).
-#if L2HINT == 2
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-#elif L2HINT == 1
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-#else
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 #if !REFERENCE
 extern __shared__ __align__(16) char smem[];  // the warps' rings, then the merge area
@@ -165,41 +120,17 @@ __device__ __forceinline__ void load_step(const u16* __restrict__ K, const u16* 
     if constexpr (PAGE % TOKENS != 0) page = valid ? table[t / PAGE] : 0;
     const long off = ((static_cast<long>(page) * kv_heads + w.kv_head) * PAGE + t % PAGE) * HEAD_DIM + col * 8;
     const u32 dst = slot + chunk_at(row, col);
-    cp_async16(dst, valid ? K + off : K, valid);
-    cp_async16(dst + TOKENS * ROW_BYTES, valid ? V + off : V, valid);
+    // An invalid row (past the split's end) is zero-filled: its V never meets a NaN pool. L2HINT
+    // 1 and 2 have L2 fetch the 128 or 256 bytes around each copy (a row's other chunks).
+    cp_async16<L2HINT * 128>(dst, valid ? K + off : K, valid);
+    cp_async16<L2HINT * 128>(dst + TOKENS * ROW_BYTES, valid ? V + off : V, valid);
   }
   cp_async_commit();
 }
 
 #if TMA
-struct alignas(64) TensorMap {
-  unsigned long long opaque[16];  // CUtensorMap, encoded on the host (cuTensorMapEncodeTiled)
-};
 #define BOX_ROWS (TOKENS < PAGE ? TOKENS : PAGE)
 #define BOX_BYTES (BOX_ROWS * 128)
-
-__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
-  u32 done;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-  } while (!done);
-}
-__device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, int inner, int outer, u32 bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          dst),
-      "l"((unsigned long long)map), "r"(inner), "r"(outer), "r"(bar)
-      : "memory");
-}
 
 // Lane 0's TMA copies of one step's K and V rows into a ring slot: a box per page (or the step's
 // part of one page) and 64-element half of a row. Boxes that start past the split's end are not
@@ -229,7 +160,7 @@ __device__ __forceinline__ void tma_step(const TensorMap* tmK, const TensorMap* 
 // Rows past the split's end hold another sequence's tokens or were never copied: their scores
 // are masked, and their V rows are zeroed so that P's zeros never meet a NaN there.
 __device__ __forceinline__ void zero_tail(u32 slot, int rows_valid, int lane) {
-  char* v = smem + (slot - static_cast<u32>(__cvta_generic_to_shared(smem))) + TOKENS * ROW_BYTES;
+  char* v = smem + (slot - smem_addr(smem)) + TOKENS * ROW_BYTES;
   for (int c = rows_valid * CHUNKS_PER_ROW + lane; c < TOKENS * CHUNKS_PER_ROW; c += 32)
     *reinterpret_cast<uint4*>(v + chunk_at(c / CHUNKS_PER_ROW, c % CHUNKS_PER_ROW)) = make_uint4(0, 0, 0, 0);
   __syncwarp();
@@ -240,36 +171,10 @@ __device__ __forceinline__ void zero_tail(u32 slot, int rows_valid, int lane) {
 #define RED_STRIDE (HEAD_DIM + 2)
 
 #if MMA
-__device__ __forceinline__ u32 pack2(float lo, float hi) {
-  u32 r;
-#if KT_BF16
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
-__device__ __forceinline__ void ldsm_x4(u32 addr, u32 (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x4_t(u32 addr, u32 (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
 // c += A B for the rows 0..7 of A (a0: k 0..7, a2: k 8..15); rows 8..15 are zero.
 __device__ __forceinline__ void mma_top(float (&c)[4], u32 a0, u32 a2, u32 b0, u32 b1) {
-#if KT_BF16
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-#else
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-#endif
+  const u32 a[4] = {a0, 0u, a2, 0u};
+  Elem::mma(c, a, b0, b1);
 }
 
 // Lane (g = lane / 4, t = lane % 4) of the quad of head g: its q fragments, running max m (the
@@ -304,7 +209,7 @@ struct Scheme {
 #pragma unroll
       for (int ks = 0; ks < KSTEPS; ++ks) {
         u32 b[4];
-        ldsm_x4(slot + chunk_at(16 * j + (mi / 2) * 8 + r, 2 * ks + mi % 2), b);
+        ldmatrix_x4(b, slot + chunk_at(16 * j + (mi / 2) * 8 + r, 2 * ks + mi % 2));
         mma_top(c0, qa[ks][0], qa[ks][1], b[0], b[1]);
         mma_top(c1, qa[ks][0], qa[ks][1], b[2], b[3]);
       }
@@ -328,11 +233,11 @@ struct Scheme {
     for (int j = 0; j < tiles; ++j) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) l += s[j][e] = exp2f(s[j][e] - mx);
-      const u32 p0 = pack2(s[j][0], s[j][1]), p1 = pack2(s[j][2], s[j][3]);
+      const u32 p0 = Elem::pack2(s[j][0], s[j][1]), p1 = Elem::pack2(s[j][2], s[j][3]);
 #pragma unroll
       for (int dp = 0; dp < KSTEPS; ++dp) {
         u32 b[4];
-        ldsm_x4_t(slot + TOKENS * ROW_BYTES + chunk_at(16 * j + (mi % 2) * 8 + r, 2 * dp + mi / 2), b);
+        ldmatrix_x4_trans(b, slot + TOKENS * ROW_BYTES + chunk_at(16 * j + (mi % 2) * 8 + r, 2 * dp + mi / 2));
         float c0[4] = {o[2 * dp][0], o[2 * dp][1], 0.f, 0.f}, c1[4] = {o[2 * dp + 1][0], o[2 * dp + 1][1], 0.f, 0.f};
         mma_top(c0, p0, p1, b[0], b[1]);
         mma_top(c1, p0, p1, b[2], b[3]);
@@ -360,14 +265,14 @@ __device__ __forceinline__ void load_vec(const char* tile, int row, int col, flo
   const char* at = tile + chunk_at(row, col * VEC / 8) + col * VEC * 2 % 16;
 #if VEC == 8
   const uint4 w = *reinterpret_cast<const uint4*>(at);
-  unpack(w.x, x[0], x[1]);
-  unpack(w.y, x[2], x[3]);
-  unpack(w.z, x[4], x[5]);
-  unpack(w.w, x[6], x[7]);
+  Elem::unpack2(w.x, x[0], x[1]);
+  Elem::unpack2(w.y, x[2], x[3]);
+  Elem::unpack2(w.z, x[4], x[5]);
+  Elem::unpack2(w.w, x[6], x[7]);
 #else
   const uint2 w = *reinterpret_cast<const uint2*>(at);
-  unpack(w.x, x[0], x[1]);
-  unpack(w.y, x[2], x[3]);
+  Elem::unpack2(w.x, x[0], x[1]);
+  Elem::unpack2(w.y, x[2], x[3]);
 #endif
 }
 
@@ -384,12 +289,12 @@ struct Scheme {
       const u16* qrow = Q + (static_cast<long>(w.seq) * q_heads + w.q_head0 + h) * HEAD_DIM + (lane % LPR) * VEC;
       m[h] = -1e30f, l[h] = 0.f;
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) q[h][e] = to_f32(qrow[e]) * scale, acc[h][e] = 0.f;
+      for (int e = 0; e < VEC; ++e) q[h][e] = Elem::to_f32(qrow[e]) * scale, acc[h][e] = 0.f;
     }
   }
 
   __device__ __forceinline__ void step(u32 slot_addr, int t_step, int t_end, int lane) {
-    const char* slot = smem + (slot_addr - static_cast<u32>(__cvta_generic_to_shared(smem)));
+    const char* slot = smem + (slot_addr - smem_addr(smem));
     const int sub = lane / LPR, col = lane % LPR;
     float s[QPB][ROWS_PER_LANE];
 #pragma unroll
@@ -477,7 +382,7 @@ __device__ void finish(const float* red, const Work& w, int q_heads, u16* __rest
     }
     const long row = static_cast<long>(w.seq) * q_heads + w.q_head0 + h;
     if (alone) {
-      out[row * HEAD_DIM + d] = from_f32(r.o / r.l);
+      out[row * HEAD_DIM + d] = Elem::from_f32(r.o / r.l);
     } else {
       float* part = ws + (row * SPLITS + w.split) * RED_STRIDE;
       part[d] = r.o;
@@ -504,7 +409,7 @@ __device__ void finish(const float* red, const Work& w, int q_heads, u16* __rest
       const volatile float* part = ws + (row * SPLITS + s) * RED_STRIDE;
       r.add(part[HEAD_DIM], part[HEAD_DIM + 1], part[d]);
     }
-    out[row * HEAD_DIM + d] = from_f32(r.o / r.l);
+    out[row * HEAD_DIM + d] = Elem::from_f32(r.o / r.l);
   }
 }
 
@@ -532,10 +437,10 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   auto step_start = [&](int i) { return w.t0 + (warp + i * WARPS) * TOKENS; };
 #if TMA
   // Swizzled boxes need 1 KiB alignment (the spec asks for 1 KiB of slack).
-  const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem));
+  const u32 raw = smem_addr(smem);
   const u32 ring = ((raw + 1023) & ~1023u) + warp * STAGES * SLOT_BYTES;
   __shared__ __align__(8) unsigned long long full[WARPS * STAGES];
-  const u32 bars = static_cast<u32>(__cvta_generic_to_shared(full)) + warp * STAGES * 8;
+  const u32 bars = smem_addr(full) + warp * STAGES * 8;
   if (lane == 0) {
     for (int s = 0; s < STAGES; ++s) mbar_init(bars + 8 * s, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -554,7 +459,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
       tma_step(&tmK, &tmV, table, w, kv_heads, step_start(i + STAGES), ring + s * SLOT_BYTES, bars + 8 * s);
   }
 #else
-  const u32 ring = static_cast<u32>(__cvta_generic_to_shared(smem)) + warp * STAGES * SLOT_BYTES;
+  const u32 ring = smem_addr(smem) + warp * STAGES * SLOT_BYTES;
 #pragma unroll
   for (int i = 0; i < STAGES - 1; ++i) {
     if (i < mine)
@@ -596,7 +501,7 @@ extern "C" __global__ void paged_attention_reference(const u16* __restrict__ Q, 
   const int seq = blockIdx.y, qh = blockIdx.x, d = threadIdx.x, kvh = qh / GROUP;
   const int len = lengths[seq];
   const long qrow = (static_cast<long>(seq) * kv_heads * GROUP + qh) * HEAD_DIM;
-  qs[d] = to_f32(Q[qrow + d]);
+  qs[d] = Elem::to_f32(Q[qrow + d]);
   __syncthreads();
   auto row = [&](int t) {
     const int page = page_table[static_cast<long>(seq) * max_pages + t / PAGE];
@@ -605,7 +510,7 @@ extern "C" __global__ void paged_attention_reference(const u16* __restrict__ Q, 
   auto score = [&](int t) {
     float s = 0.f;
     const long r = row(t);
-    for (int e = 0; e < HEAD_DIM; ++e) s += qs[e] * to_f32(K[r + e]);
+    for (int e = 0; e < HEAD_DIM; ++e) s += qs[e] * Elem::to_f32(K[r + e]);
     return s / sqrtf(static_cast<float>(HEAD_DIM));
   };
   auto block_reduce = [&](float x, bool take_max) {
@@ -629,8 +534,8 @@ extern "C" __global__ void paged_attention_reference(const u16* __restrict__ Q, 
   for (int t0 = 0; t0 < len; t0 += HEAD_DIM) {
     p[d] = t0 + d < len ? expf(score(t0 + d) - mx) / sum : 0.f;
     __syncthreads();
-    for (int i = 0; i < HEAD_DIM && t0 + i < len; ++i) acc += p[i] * to_f32(V[row(t0 + i) + d]);
+    for (int i = 0; i < HEAD_DIM && t0 + i < len; ++i) acc += p[i] * Elem::to_f32(V[row(t0 + i) + d]);
     __syncthreads();
   }
-  out[qrow + d] = from_f32(acc);
+  out[qrow + d] = Elem::from_f32(acc);
 }

@@ -79,15 +79,15 @@ std::string Compiler::nvrtc_version() {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-std::string Compiler::cache_key(const std::string& source, const std::vector<std::string>& options,
+std::string Compiler::cache_key(const KernelSource& source, const std::vector<std::string>& options,
                                 const std::vector<std::string>& entries, const std::string& arch,
                                 const std::string& nvrtc_version) {
   return compile_cache_key(source, options, entries, arch, nvrtc_version);
 }
 
-CompiledModule Compiler::compile(const std::string& source, const std::string& name,
-                                 const std::vector<std::string>& options,
+CompiledModule Compiler::compile(const KernelSource& source, const std::vector<std::string>& options,
                                  const std::vector<std::string>& entries) const {
+  const std::string& name = source.file;
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   std::filesystem::path file;
@@ -101,8 +101,14 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
     }
   }
 
+  std::vector<const char*> headers, include_names;
+  for (const auto& [include_name, text] : source.headers) {
+    include_names.push_back(include_name.c_str());
+    headers.push_back(text.c_str());
+  }
   nvrtcProgram raw = nullptr;
-  if (nvrtcCreateProgram(&raw, source.c_str(), name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS)
+  if (nvrtcCreateProgram(&raw, source.text.c_str(), name.c_str(), static_cast<int>(headers.size()), headers.data(),
+                         include_names.data()) != NVRTC_SUCCESS)
     compile_failure("nvrtcCreateProgram failed for " + name, {});
   std::unique_ptr<_nvrtcProgram, ProgramDeleter> prog(raw);
   // Every name goes through NVRTC's name expressions: a C++ kernel (mangled), a template
@@ -163,7 +169,7 @@ std::vector<std::string> Compiler::register_cap(std::uint64_t threads, const Var
 gpu::ModuleInfo Compiler::inspect(const std::string& binary) const { return parse_cubin(binary); }
 
 const gpu::Toolchain::Utilities& Compiler::utilities() const {
-  static const Utilities u{kUtilitySource, "ktune_utilities.cu", true};
+  static const Utilities u{{kUtilitySource, "ktune_utilities.cu", {}}, true};
   return u;
 }
 

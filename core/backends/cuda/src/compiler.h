@@ -18,9 +18,10 @@ class Compiler final : public gpu::Toolchain {
 
   // `entries`: kernels ("matmul_kernel", "gemm<float, 4>", extern "C" names) and __constant__
   // symbols ("d_filter", "ns::table"), as C++ names; `lowered` gives their names in the cubin,
-  // in the same order. Throws TrialFailure(CompileError) with the NVRTC log when the source does
-  // not compile or a name is not in it.
-  CompiledModule compile(const std::string& source, const std::string& name, const std::vector<std::string>& options,
+  // in the same order. The source's headers go to NVRTC as named headers. Throws
+  // TrialFailure(CompileError) with the NVRTC log when the source does not compile or a name is
+  // not in it.
+  CompiledModule compile(const KernelSource& source, const std::vector<std::string>& options,
                          const std::vector<std::string>& entries) const override;
   // --maxrregcount at what a block of `threads` can hold of the device's regs_per_block, where
   // that is under 255.
@@ -34,7 +35,7 @@ class Compiler final : public gpu::Toolchain {
   // "13.0"
   static std::string nvrtc_version();
   // compile_cache_key (compile_cache.h), the scheme every GPU backend shares.
-  static std::string cache_key(const std::string& source, const std::vector<std::string>& options,
+  static std::string cache_key(const KernelSource& source, const std::vector<std::string>& options,
                                const std::vector<std::string>& entries, const std::string& arch,
                                const std::string& nvrtc_version);
 

@@ -70,6 +70,28 @@ std::string read_all(const std::filesystem::path& file) {
   return os.str();
 }
 
+// `source` and its headers into `dir` (a folder of their own: no header can be taken for hipcc's
+// output), each header at its include name, where hipcc's quoted includes look; -I `dir` (the
+// caller's) resolves a header's own includes from there too, as NVRTC's named headers are found.
+// Returns the source's path.
+std::filesystem::path write_program(const KernelSource& source, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  for (const auto& [name, text] : source.headers) {
+    const std::filesystem::path at = (dir / name).lexically_normal();
+    const auto inside = at.lexically_relative(dir);
+    if (std::filesystem::path(name).is_absolute() || inside.empty() || *inside.begin() == "..")
+      compile_failure("header \"" + name + "\" of " + source.file +
+                          " would lie outside the folder hipcc compiles it in: include it by a path below the "
+                          "spec's folder",
+                      {});
+    std::filesystem::create_directories(at.parent_path());
+    write_file_atomic(at, text);
+  }
+  const auto src = dir / std::filesystem::path(source.file).filename();
+  write_file_atomic(src, source.text);
+  return src;
+}
+
 // ktune's own kernels (gpu::Toolchain::Utilities). ktune_compare as the CUDA one, with an atomic
 // per thread instead of warp shuffles (the wavefront is 32 or 64 wide); ktune_reference_gemm: one
 // thread per output element, f32 throughout, no tiling to get wrong.
@@ -137,9 +159,9 @@ std::string Compiler::version() {
   return v;
 }
 
-CompiledModule Compiler::compile(const std::string& source, const std::string& name,
-                                 const std::vector<std::string>& options,
+CompiledModule Compiler::compile(const KernelSource& source, const std::vector<std::string>& options,
                                  const std::vector<std::string>& entries) const {
+  const std::string& name = source.file;
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   for (const auto& e : entries)
@@ -159,11 +181,12 @@ CompiledModule Compiler::compile(const std::string& source, const std::string& n
     }
   }
   ScratchDir dir;
-  const auto src = dir.path / std::filesystem::path(name).filename();
+  const auto program = dir.path / "program";
+  const auto src = write_program(source, program);
   const auto out = dir.path / "out.co";
   const auto log = dir.path / "log.txt";
-  write_file_atomic(src, source);
   std::vector<std::string> args{hipcc(), "--genco", "--offload-arch=" + target_};
+  if (!source.headers.empty()) args.push_back("-I" + program.string());
   args.insert(args.end(), options.begin(), options.end());
   args.insert(args.end(), {src.string(), "-o", out.string()});
   const int rc = run(args, log);
@@ -191,7 +214,7 @@ std::vector<std::string> Compiler::register_cap(std::uint64_t threads, const Var
 }
 
 const gpu::Toolchain::Utilities& Compiler::utilities() const {
-  static const Utilities u{kUtilitySource, "ktune_utilities.hip", false};
+  static const Utilities u{{kUtilitySource, "ktune_utilities.hip", {}}, false};
   return u;
 }
 

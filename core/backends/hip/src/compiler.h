@@ -18,9 +18,10 @@ class Compiler final : public gpu::Toolchain {
   // `target` is a gfx target ("gfx90a", "gfx1100"); an empty `cache_dir` disables the cache.
   Compiler(std::string target, std::filesystem::path cache_dir);
 
-  // Entries are extern "C" names (hipcc leaves no name table for templates). Throws
-  // TrialFailure(CompileError) with hipcc's output when the source does not compile.
-  CompiledModule compile(const std::string& source, const std::string& name, const std::vector<std::string>& options,
+  // Entries are extern "C" names (hipcc leaves no name table for templates). The source's headers
+  // are written beside it, where hipcc's quoted includes look. Throws TrialFailure(CompileError)
+  // with hipcc's output when the source does not compile.
+  CompiledModule compile(const KernelSource& source, const std::vector<std::string>& options,
                          const std::vector<std::string>& entries) const override;
   // --gpu-max-threads-per-block at the module's largest block: the compiler then gives each
   // thread the registers a block of that size can have, not those of a 1024-thread block.

@@ -32,7 +32,7 @@ class ReferenceGemm final : public gpu::GemmLibrary {
   ReferenceGemm(std::shared_ptr<gpu::DeviceApi> api, Handle stream, const gpu::Toolchain& toolchain)
       : api_(std::move(api)), stream_(stream) {
     const auto& u = toolchain.utilities();
-    const CompiledModule m = toolchain.compile(u.source, u.file, {}, {"ktune_reference_gemm"});
+    const CompiledModule m = toolchain.compile(u.program, {}, {"ktune_reference_gemm"});
     module_ = gpu::Module(api_, api_->load_module(m.binary));
     fn_ = api_->function(module_.get(), m.lowered[0]);
   }
