@@ -8,24 +8,18 @@ nothing). Each number is the run's winner as results.json records it (its median
 per shape and mode: attention µs, ceiling µs, % of the ceiling (ceiling / attention), and for the
 full-length shapes (min_len = max_model_len) SDPA's dense µs (sdpa_decode.py, same call) and SDPA / attention."""
 import json
+import os
 import sys
 
-
-def winners(run):
-    with open(run + "/results.json") as f:
-        d = json.load(f)
-    out = {}
-    for r in d["results"]:
-        fields = r["problem"]["fields"]
-        out[tuple(sorted(fields.items()))] = (r["stats"]["latency_median_ns"] / 1e3, r["config"])
-    return out
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ktune_results import winners  # noqa: E402
 
 
 def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
-    attn = {"cold": winners(sys.argv[1]), "warm": winners(sys.argv[2])}
-    read = {"cold": winners(sys.argv[3]), "warm": winners(sys.argv[4])}
+    attn = {"cold": winners(sys.argv[1]).by_shape, "warm": winners(sys.argv[2]).by_shape}
+    read = {"cold": winners(sys.argv[3]).by_shape, "warm": winners(sys.argv[4]).by_shape}
     sdpa = {}
     if len(sys.argv) > 5:
         for line in open(sys.argv[5]):

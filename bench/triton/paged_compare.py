@@ -15,7 +15,6 @@ workloads and the re-measure of the best few come on top (15 to 25 s a run): abo
 the paged stage's 6 shapes, cold and warm, on an H100.
 """
 import argparse
-import json
 import os
 import shlex
 import subprocess
@@ -25,16 +24,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 WORKER = os.path.join(ROOT, "examples", "workers", "triton_paged_decode.py")
-
-
-def winners(run_dir):
-    """(method, {problem fields as a sorted tuple: (µs, config)}) of a ktune run's results.json."""
-    with open(os.path.join(run_dir, "results.json")) as f:
-        d = json.load(f)
-    out = {}
-    for r in d["results"]:
-        out[tuple(sorted(r["problem"]["fields"].items()))] = (r["stats"]["latency_median_ns"] / 1e3, r["config"])
-    return d.get("benchmarking_method", "amortized"), out
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from ktune_results import winners  # noqa: E402
 
 
 def shape_arg(key):
@@ -79,7 +70,7 @@ def main():
     worker = {}
     for method, won in native.items():
         run = tune_worker(args, method, sorted(won), args.seconds / max(1, problems))
-        worker[method] = winners(run)[1] if os.path.exists(os.path.join(run, "results.json")) else {}
+        worker[method] = winners(run).by_shape if os.path.exists(os.path.join(run, "results.json")) else {}
 
     print("| shape | method | native µs | Triton µs | native / Triton | native config | Triton config |")
     print("|---|---|---|---|---|---|---|")

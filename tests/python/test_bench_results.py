@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""bench/ktune_results.py, the one reader of a run's results.json that the paged attention bench
+scripts share: winners keyed by their shape whatever order results.json lists the fields in, their
+re-measured median in µs, the run's method; bench/cuda/paged_report.py's table built from it."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import ktune_results  # noqa: E402
+
+SHAPE = {"num_sequences": 4, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 128, "page_size": 16,
+         "max_model_len": 1024, "min_len": 1024, "dtype": "f16"}
+
+
+def write_run(folder, median_ns, method="per_launch", config=None):
+    os.makedirs(folder)
+    result = {"problem": {"family": "paged_attention", "fields": dict(reversed(list(SHAPE.items())))},
+              "config": config or {"TOKENS": 16, "WARPS": 4},
+              "stats": {"latency_median_ns": median_ns, "latency_avg_ns": median_ns + 10}}
+    with open(os.path.join(folder, "results.json"), "w", encoding="utf-8") as f:
+        json.dump({"run": os.path.basename(folder), "family": "paged_attention", "backend": "cuda",
+                   "benchmarking_method": method, "results": [result]}, f)
+    return folder
+
+
+class BenchResultsTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def run_dir(self, name, median_ns, **kw):
+        return write_run(os.path.join(self.tmp.name, name), median_ns, **kw)
+
+    def test_winners(self):
+        w = ktune_results.winners(self.run_dir("cold", 25500.0))
+        self.assertEqual(w.method, "per_launch")
+        self.assertEqual(w.by_shape, {tuple(sorted(SHAPE.items())): (25.5, {"TOKENS": 16, "WARPS": 4})})
+        method, by_shape = ktune_results.winners(self.run_dir("warm", 1000.0, method="amortized"))
+        self.assertEqual((method, list(by_shape.values())[0][0]), ("amortized", 1.0))
+
+    def test_paged_report_reads_through_it(self):
+        runs = [self.run_dir("attn_cold", 20000.0), self.run_dir("attn_warm", 10000.0, method="amortized"),
+                self.run_dir("read_cold", 15000.0), self.run_dir("read_warm", 8000.0, method="amortized")]
+        out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "cuda", "paged_report.py")] + runs,
+                             check=True, capture_output=True, text=True).stdout
+        self.assertIn("| 4 | 32/8 | 128 | 16 | 1024 | full | cold | 20.0 | 15.0 | 75.0 % | - | - | TOKENS=16 WARPS=4 |",
+                      out)
+        self.assertIn("| warm | 10.0 | 8.0 | 80.0 % |", out)
+
+    def test_paged_compare_reads_through_it(self):
+        sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))
+        import paged_compare
+        self.assertIs(paged_compare.winners, ktune_results.winners)
+
+
+if __name__ == "__main__":
+    unittest.main()
