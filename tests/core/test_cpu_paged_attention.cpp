@@ -256,6 +256,22 @@ class TestCpuPagedAttention : public QObject {
     QCOMPARE(a2->validate(*ka2, Tolerance{}).max_abs_error, va.max_abs_error);
   }
 
+  // A seed is one workload on every host: ktune's counter-based generator, not std::
+  // distributions, whose numbers differ between standard libraries. Pinned values.
+  void aSeedIsTheSameWorkloadEverywhere() {
+    const cpu::PagedAttentionShape sh{6, 4, 2, 16, 16, 7};
+    const cpu::PagedAttentionWorkload w = cpu::make_paged_attention_workload(sh, 100, 7);
+    // Uniform in [1, 100], one (here the first) at the context; 7 + 7 + 2 + 7 + 4 + 5 pages.
+    QCOMPARE(w.lengths, (std::vector<std::int32_t>{100, 99, 24, 98, 64, 72}));
+    QCOMPARE(w.pages, 32L);
+    QCOMPARE(std::vector<std::int32_t>(w.table.begin(), w.table.begin() + 7),
+             (std::vector<std::int32_t>{20, 6, 13, 22, 18, 24, 11}));
+    QCOMPARE(w.k[0], -0.137088358f);
+    QCOMPARE(w.v[1], -0.529614806f);
+    QCOMPARE(w.q[2], 0.96560204f);
+    QCOMPARE(cpu::make_paged_attention_workload(sh, 100, 8).lengths == w.lengths, false);
+  }
+
   void badConfigsFail() {
     auto s = backend_->open(dev_, family_, attention(2, 6, 2, 16, 4, 32), 1);
     for (const auto& [c, text] : std::vector<std::pair<Config, QString>>{

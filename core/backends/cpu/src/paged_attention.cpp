@@ -6,9 +6,9 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <string>
 
+#include "ktune/host_data.h"
 #include "ktune/measurement.h"
 
 namespace ktune::cpu {
@@ -154,29 +154,26 @@ long PagedAttentionWorkload::tokens() const { return std::accumulate(lengths.beg
 PagedAttentionWorkload make_paged_attention_workload(const PagedAttentionShape& sh, long context, std::uint64_t seed) {
   PagedAttentionWorkload w;
   w.shape = sh;
-  std::mt19937_64 rng(seed);
+  // The generators of kernel specs' lengths and page tables and ktune's counter-based draws: a
+  // seed is the same workload under every standard library, which std:: distributions are not.
+  const std::vector<unsigned char> lengths = generate_lengths(ElemType::I32, sh.batch, 1, context, seed ^ 1);
   w.lengths.resize(sh.batch);
-  std::uniform_int_distribution<long> len(1, context);
-  for (auto& l : w.lengths) l = static_cast<std::int32_t>(len(rng));
-  // One sequence at full context, so the key's max_model_len is what runs.
-  w.lengths[std::uniform_int_distribution<long>(0, sh.batch - 1)(rng)] = static_cast<std::int32_t>(context);
-  for (auto l : w.lengths) w.pages += (l + sh.page_size - 1) / sh.page_size;
-  std::vector<std::int32_t> perm(w.pages);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), rng);
-  w.table.assign(sh.batch * sh.max_pages, 0);
-  long next = 0;
-  for (long b = 0; b < sh.batch; ++b)
-    for (long i = 0; i < (w.lengths[b] + sh.page_size - 1) / sh.page_size; ++i)
-      w.table[b * sh.max_pages + i] = perm[next++];
+  std::memcpy(w.lengths.data(), lengths.data(), lengths.size());
+  PageTable table = generate_page_table(std::vector<std::int64_t>(w.lengths.begin(), w.lengths.end()), sh.max_pages,
+                                        sh.page_size, true, seed ^ 2);
+  w.table = std::move(table.table);
+  w.pages = static_cast<long>(table.pages);
   const long kv = w.pages * sh.kv_heads * sh.page_size * sh.head_dim;
   w.k.resize(kv);
   w.v.resize(kv);
   w.q.resize(sh.batch * sh.q_heads * sh.head_dim);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (std::size_t i = 0; i < w.k.size(); ++i) w.k[i] = u(rng);
-  for (std::size_t i = 0; i < w.v.size(); ++i) w.v[i] = u(rng);
-  for (std::size_t i = 0; i < w.q.size(); ++i) w.q[i] = 7.5f * u(rng);
+  const auto uniform = [&](AlignedBuffer<float>& x, std::uint64_t stream, double scale) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>(scale * (-1.0 + 2.0 * unit_draw(seed ^ stream, i)));
+  };
+  uniform(w.k, 3, 1.0);
+  uniform(w.v, 4, 1.0);
+  uniform(w.q, 5, 7.5);
   return w;
 }
 

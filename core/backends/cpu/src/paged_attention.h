@@ -58,7 +58,9 @@ struct PagedAttentionPlan {
 // sequences' pages shuffled over one pool of exactly the pages they use, K and V uniform in
 // [-1, 1], q uniform in [-7.5, 7.5] (scores of standard deviation 2.5: peaked, as trained
 // attention is, so outputs are a few tokens' V rows, magnitudes near 0.3, rather than an average
-// near 0, and a dropped token shows). The session and bench/cpu build the same from a seed.
+// near 0, and a dropped token shows). The session and bench/cpu build the same from a seed, on
+// every host: the lengths and the page table come from the generators of kernel specs
+// (host_data.h), the values from ktune's counter-based draws, never from std:: distributions.
 struct PagedAttentionWorkload {
   PagedAttentionShape shape;
   std::vector<std::int32_t> lengths, table;  // unused table entries name page 0
