@@ -105,13 +105,14 @@ Trial measure_prepared(ProblemSession& session, Prepared p, const Config& config
   t.error = p.error;
   if (!p.kernel) return t;
   try {
-    auto [v, out] = session.validate_and_measure(*p.kernel, tol, settings, best);
-    t.max_abs_error = v.max_abs_error;
-    t.mismatch_fraction = v.mismatch_fraction;
-    t.status = out.status;
-    t.error = out.note;
-    t.samples_ns = std::move(out.samples_ns);
-    t.stats = out.stats;
+    Measured m = session.validate_and_measure(*p.kernel, tol, settings, best);
+    t.max_abs_error = m.validation.max_abs_error;
+    t.mismatch_fraction = m.validation.mismatch_fraction;
+    t.status = m.outcome.status;
+    t.error = m.outcome.note;
+    t.samples_ns = std::move(m.outcome.samples_ns);
+    t.stats = m.outcome.stats;
+    t.metrics = std::move(m.metrics);
   } catch (const TrialFailure& e) {
     t.status = e.status();
     t.error = e.what();

@@ -395,6 +395,7 @@ class WorkerSession : public ProblemSession {
     m.outcome.note = r->message;
     m.outcome.samples_ns = r->samples_ns;
     m.outcome.stats = summarize(r->samples_ns);
+    m.metrics = r->metrics;
     return m;
   }
 

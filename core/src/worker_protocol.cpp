@@ -45,6 +45,24 @@ double validation_number(const json& validation, const char* key) {
   return it->get<double>();
 }
 
+// measured.metrics: names and finite numbers. "device" is ktune's own (the device index under
+// --devices), which a worker's number would be overwritten by.
+std::map<std::string, double> read_metrics(const json& metrics) {
+  if (!metrics.is_object())
+    throw ProtocolError("measured.metrics: not an object of names and numbers (" + brief(metrics) + ")");
+  std::map<std::string, double> out;
+  for (const auto& [name, v] : metrics.items()) {
+    if (name.empty()) throw ProtocolError("measured.metrics: a metric needs a name");
+    if (name == "device")
+      throw ProtocolError(
+          "measured.metrics.device: the name is ktune's (which device measured a trial); name it otherwise");
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      throw ProtocolError("measured.metrics." + name + ": not a finite number (" + brief(v) + ")");
+    out[name] = v.get<double>();
+  }
+  return out;
+}
+
 }  // namespace
 
 json parse_line(const std::string& line) {
@@ -270,14 +288,16 @@ json prepared_reply(std::int64_t id, double compile_time_s, const std::string& b
 json sampled_reply(std::int64_t id, double ns) { return {{"type", "sampled"}, {"id", id}, {"ns", ns}}; }
 
 json measured_reply(std::int64_t id, const Measured& m, double compile_time_s) {
-  return {{"type", "measured"},
-          {"id", id},
-          {"status", to_string(m.outcome.status)},
-          {"note", m.outcome.note},
-          {"samples_ns", m.outcome.samples_ns},
-          {"compile_time_s", compile_time_s},
-          {"validation",
-           {{"max_abs_error", m.validation.max_abs_error}, {"mismatch_fraction", m.validation.mismatch_fraction}}}};
+  json reply{{"type", "measured"},
+             {"id", id},
+             {"status", to_string(m.outcome.status)},
+             {"note", m.outcome.note},
+             {"samples_ns", m.outcome.samples_ns},
+             {"compile_time_s", compile_time_s},
+             {"validation",
+              {{"max_abs_error", m.validation.max_abs_error}, {"mismatch_fraction", m.validation.mismatch_fraction}}}};
+  if (!m.metrics.empty()) reply["metrics"] = m.metrics;
+  return reply;
 }
 
 json failed_reply(std::int64_t id, TrialStatus status, const std::string& message) {
@@ -310,6 +330,7 @@ Reply reply_from_json(const json& m) {
     r.message = m.value("note", "");
     r.compile_time_s = m.value("compile_time_s", 0.0);
     r.samples_ns = field<std::vector<double>>(m, "samples_ns", "measured");
+    if (m.contains("metrics")) r.metrics = read_metrics(m.at("metrics"));
     if (m.contains("validation") && m.at("validation").is_object()) {
       r.validated = true;
       r.validation.max_abs_error = validation_number(m.at("validation"), "max_abs_error");

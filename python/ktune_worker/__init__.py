@@ -15,6 +15,7 @@ the noise target ktune asked for, answering on stdout. Anything the kernel print
 README.md beside this file says how to write a worker; docs/worker-protocol.md is the protocol.
 """
 import faulthandler
+import inspect
 import json
 import math
 import os
@@ -60,7 +61,10 @@ class Family:
     name: str
     key_fields: List[Any]  # "M", or {"name": "dtype", "numeric": False, "default": "f32", "choices": [...]}
     space: Dict[str, List[Any]]  # parameter -> candidates (integers, strings or booleans)
-    inputs: Callable[[Dict[str, Any], int], Any]  # (problem, seed) -> inputs, identical for every config
+    # (problem, seed) -> inputs, identical for every config; an `inputs` with a `key` parameter is also given
+    # ktune's problem key (the fields in the family's order, ",tp=T/dim" under --tp-size), which kernel
+    # specs seed their generated arguments from.
+    inputs: Callable[..., Any]
     reference: Callable[[Dict[str, Any], Any], Any]  # (problem, inputs) -> expected output
     build: Callable[[Dict[str, Any], Dict[str, Any], Any], Callable[[], Any]]  # (config, problem, inputs) -> run
     constraints: List[str] = field(default_factory=list)  # ktune expressions over parameters and key fields
@@ -83,6 +87,10 @@ class Family:
     # (output, reference, tolerance) -> (max abs error, mismatch fraction). None: numpy arrays or
     # nested lists are compared here; a GPU worker compares on the device (torch, cupy) instead.
     compare: Optional[Callable[[Any, Any, Tolerance], Tuple[float, float]]] = None
+    # (problem, inputs, samples_ns, settings) -> {name: number}: numbers recorded beside the trial's time
+    # (trials.csv's metrics column, the workbench's y axis), e.g. a speedup over a baseline timed here.
+    # Called on the measuring thread after a config's samples, with ktune's measurement settings.
+    metrics: Optional[Callable[[Dict[str, Any], Any, List[float], Dict[str, Any]], Dict[str, float]]] = None
 
     def __post_init__(self):
         _check_sharding(self)
@@ -198,6 +206,33 @@ def _compare(out: Any, ref: Any, tol: Tolerance):
         worst = max(worst, e) if not math.isnan(e) else worst
         bad += not (e <= tol.atol + tol.rtol * abs(float(b)))
     return worst, bad / len(r) if r else 0.0
+
+
+def _takes_key(fn) -> bool:
+    """Whether `fn` (a family's inputs) takes the problem's key as `key`."""
+    try:
+        return "key" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or a C callable without a signature
+        return False
+
+
+def _checked_metrics(numbers) -> Dict[str, float]:
+    """A metrics callback's numbers as ktune reads them: names and finite numbers, "device" being ktune's."""
+    if not isinstance(numbers, dict):
+        raise _Failure("crashed", f"metrics returned {numbers!r}; expected a dict of names and numbers")
+    out = {}
+    for name, value in numbers.items():
+        if not isinstance(name, str) or not name or name == "device":
+            raise _Failure("crashed", f"metrics returned the name {name!r}: a metric is named by a non-empty string "
+                                      "other than 'device' (ktune's: which device measured a trial)")
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = math.nan
+        if isinstance(value, bool) or not math.isfinite(v):
+            raise _Failure("crashed", f"metrics returned {name}={value!r}; a metric is a finite number")
+        out[name] = v
+    return out
 
 
 def _done(value):
@@ -320,7 +355,8 @@ class _Worker:
         with self.lock:
             if self.problem_key != key:
                 self.prepared = {k: v for k, v in self.prepared.items() if k[0] == key}
-                inputs = fam.inputs(p["fields"], req.get("seed", 0))
+                extra = {"key": p["key"]} if _takes_key(fam.inputs) else {}
+                inputs = fam.inputs(p["fields"], req.get("seed", 0), **extra)
                 self.problem_key, self.problem_state = key, (inputs, fam.reference(p["fields"], inputs))
             return fam, p["fields"], self.problem_state
 
@@ -376,7 +412,7 @@ class _Worker:
             if isinstance(built, _Failure):
                 raise built
             run, compile_s = built
-            fam, _, (_, ref) = self.problem(req)
+            fam, fields, (inputs, ref) = self.problem(req)
             tol = fam.tolerance or Tolerance(**{k: v for k, v in req.get("tolerance", {}).items()
                                                 if k in ("atol", "rtol", "max_mismatch_fraction")})
             try:
@@ -401,8 +437,16 @@ class _Worker:
                 raise _Failure("timeout", note)
             # An output with NaN or infinity has no finite error: null, as ktune reads it.
             error = err if math.isfinite(err) else None
-            return {"type": "measured", "id": rid, "status": status, "note": note, "samples_ns": samples,
-                    "compile_time_s": compile_s, "validation": {"max_abs_error": error, "mismatch_fraction": frac}}
+            reply = {"type": "measured", "id": rid, "status": status, "note": note, "samples_ns": samples,
+                     "compile_time_s": compile_s, "validation": {"max_abs_error": error, "mismatch_fraction": frac}}
+            if fam.metrics and samples:
+                try:
+                    numbers = fam.metrics(fields, inputs, samples, req.get("settings", {}))
+                except Exception as e:
+                    raise _Failure("crashed", _describe(e))
+                if numbers:
+                    reply["metrics"] = _checked_metrics(numbers)
+            return reply
         except _Failure as f:
             return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
         except Exception as e:  # the family's inputs, reference or compare

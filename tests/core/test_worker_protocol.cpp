@@ -250,6 +250,33 @@ class TestWorkerProtocol : public QObject {
     QVERIFY_THROWS_EXCEPTION(ProtocolError, reply_from_json(word));
   }
 
+  // A worker's own numbers (a speedup over its baseline) travel by name; a value that is no finite
+  // number, a nameless one and "device" (ktune's: which device measured) are refused, naming the metric.
+  void measuredMetricsRoundTripAndAreChecked() {
+    Measured m;
+    m.outcome.samples_ns = {10, 11};
+    QVERIFY(!measured_reply(1, m, 0.1).contains("metrics"));  // none: the answer says nothing of them
+    m.metrics = {{"speedup_vs_torch", 1.25}, {"torch_us", 1508.5}};
+    QCOMPARE(reply_from_json(parse_line(to_line(measured_reply(2, m, 0.1)))).metrics, m.metrics);
+    const std::pair<json, const char*> bad[] = {
+        {json{{"speedup", "fast"}}, "measured.metrics.speedup: not a finite number"},
+        {json{{"speedup", nullptr}}, "measured.metrics.speedup: not a finite number"},
+        {json{{"device", 1}}, "measured.metrics.device: the name is ktune's"},
+        {json{{"", 1}}, "measured.metrics: a metric needs a name"},
+        {json::array({1.5}), "measured.metrics: not an object"},
+    };
+    for (const auto& [metrics, message] : bad) {
+      json wire = measured_reply(3, m, 0.1);
+      wire["metrics"] = metrics;
+      try {
+        reply_from_json(wire);
+        QFAIL(qPrintable(QString("metrics %1 were accepted").arg(QString::fromStdString(metrics.dump()))));
+      } catch (const ProtocolError& e) {
+        QVERIFY2(std::string(e.what()).find(message) != std::string::npos, e.what());
+      }
+    }
+  }
+
   // The schema (docs/worker-protocol.schema.json) and the code agree: a measured answer is ok,
   // timeout or slow_abort; a failed config is `failed`, and nothing ktune ignores goes on the wire.
   void measuredCarriesOnlyStatusesWithSamples() {

@@ -3,6 +3,7 @@
 a kernel; a kernel's exception reaches ktune with its traceback, bounded; its device is named by
 what it is (never "x86-64"); the README's example is a working worker whose every answer the
 protocol's schema accepts. Every wait is bounded, and a worker left running is killed."""
+import csv
 import json
 import os
 import re
@@ -271,6 +272,80 @@ class Sharding(unittest.TestCase):
             bad = tune("--shape", "q_heads=32 kv_heads=6")
             self.assertEqual(bad.returncode, 2, bad.stdout)
             self.assertIn("q_heads=32, kv_heads=6: q_heads must be a multiple of kv_heads", bad.stderr)
+
+
+METRICS = textwrap.dedent(r'''
+    import ktune_worker as kw
+
+    def inputs(problem, seed, key):  # asks for the key: kernel specs seed their arguments from it
+        return {"key": key}
+
+    def metrics(problem, x, samples, settings):
+        if problem["n"] == 3:
+            return {"device": 1.0}
+        if problem["n"] == 4:
+            return {"speedup": float("nan")}
+        return {"speedup": 2000.0 / min(samples), "key_chars": len(x["key"]), "min_samples": settings["min_samples"]}
+
+    kw.serve(kw.Family(name="raw", key_fields=["n"], space={"x": [1, 2]}, inputs=inputs, reference=lambda p, i: [1.0],
+                       build=lambda c, p, i: (lambda: [1.0]), timer=lambda run, n: 1000.0, metrics=metrics))
+''')
+
+
+class Metrics(unittest.TestCase):
+    SETTINGS = {"method": "amortized", "warmup_ms": 0.0, "min_samples": 3, "max_samples": 3, "min_sample_ms": 0.1,
+                "max_ms_per_config": 2000.0}
+
+    def measure(self, n, key=None):
+        """The answers to a measure of problem n, and the schema's complaints about them."""
+        import validate_transcript as vt
+        with open(os.path.join(ROOT, "docs", "worker-protocol.schema.json"), encoding="utf-8") as f:
+            whole, one = vt.validators(json.load(f))
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "metrics_worker.py")
+            with open(script, "w") as f:
+                f.write(METRICS)
+            with Worker([sys.executable, script]) as w:
+                w.send(HELLO)
+                p = {"family": "raw", "key": key or f"n={n}", "fields": {"n": n}}
+                w.send({"type": "measure", "id": 1, "family": "raw", "problem": p, "config": {"x": 1}, "seed": 0,
+                        "tolerance": {"atol": 0.0, "rtol": 0.0, "max_mismatch_fraction": 0.0},
+                        "settings": self.SETTINGS, "best_median_ns": None, "validate_only": False})
+                w.send({"type": "shutdown", "id": 2})
+                answers = w.finish()
+        return answers[1], [e for m in answers for e in vt.check(m, "ktune", whole, one)]
+
+    def test_a_familys_metrics_travel_in_the_measured_answer(self):
+        answer, complaints = self.measure(8, key="n=8,tp=2/out")
+        self.assertEqual(complaints, [])
+        self.assertEqual(answer["type"], "measured", answer)
+        self.assertEqual(answer["metrics"], {"speedup": 2.0, "key_chars": 12.0, "min_samples": 3.0})
+
+    def test_a_metric_ktune_would_refuse_crashes_the_trial_naming_it(self):
+        for n, message in ((3, "metrics returned the name 'device'"), (4, "metrics returned speedup=nan")):
+            with self.subTest(n=n):
+                answer, _ = self.measure(n)
+                self.assertEqual((answer["type"], answer["status"]), ("failed", "crashed"))
+                self.assertIn(message, answer["message"])
+
+    @unittest.skipUnless(os.environ.get("KTUNE_CLI"), "KTUNE_CLI (the ktune CLI) is not set: ctest sets it")
+    def test_ktune_records_them_as_the_trials_metrics(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "metrics_worker.py")
+            with open(script, "w") as f:
+                f.write(METRICS)
+            run = subprocess.run([os.environ["KTUNE_CLI"], "tune", "--worker", f"{sys.executable} {script}",
+                                  "--shape", "n=8", "--output-dir", tmp, "--run-name", "m", "--warmup-ms", "0",
+                                  "--min-samples", "3", "--max-samples", "3", "-q"],
+                                 capture_output=True, text=True, timeout=120,
+                                 env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"),
+                                      "KTUNE_DEVICE_NAME": "test"})
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(os.path.join(tmp, "m", "trials.csv"), newline="") as f:
+                rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 2)
+        for row in rows:
+            self.assertEqual(json.loads(row["metrics"]), {"key_chars": 3, "min_samples": 3, "speedup": 2})
 
 
 class ReadmeExample(unittest.TestCase):

@@ -3,6 +3,7 @@
 // found at run time (a GPU backend with no device reports no devices, it does not fail).
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,9 @@ struct Validation {
 struct Measured {
   Validation validation;
   MeasureOutcome outcome;
+  // Numbers a worker reports beside the time (a speedup over its own baseline, achieved
+  // occupancy): the trial's metrics, by name.
+  std::map<std::string, double> metrics;
 };
 
 // One problem on one device: owns the seeded workload (identical for every config) and the

@@ -93,8 +93,9 @@ struct Reply {
   Validation validation;
   bool validated = false;
   std::vector<double> samples_ns;
-  std::string baseline_name;  // prepared, for a baseline: "cuBLAS"
-  double ns = 0;              // sampled: ns per launch
+  std::map<std::string, double> metrics;  // measured: the worker's own numbers, Trial::metrics
+  std::string baseline_name;              // prepared, for a baseline: "cuBLAS"
+  double ns = 0;                          // sampled: ns per launch
 };
 nlohmann::json prepared_reply(std::int64_t id, double compile_time_s, const std::string& baseline_name = {});
 nlohmann::json sampled_reply(std::int64_t id, double ns);
