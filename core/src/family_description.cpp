@@ -20,7 +20,7 @@ KernelFamily family_from_description(const nlohmann::json& description, const st
                                      const std::string& origin) {
   try {
     if (!description.is_object()) throw InputError("expected an object, got " + description.dump());
-    return worker::family_from_json(description, backend).family;
+    return worker::family_from_json(description, backend, "").family;
   } catch (const worker::ProtocolError& e) {
     throw InputError(origin + ": " + e.what());
   } catch (const InputError& e) {

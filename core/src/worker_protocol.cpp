@@ -23,14 +23,19 @@ std::string brief(const json& j) {
   return s.size() > 120 ? s.substr(0, 117) + "..." : s;
 }
 
+// "what: " naming the object `m` in an error; nothing when `what` is empty (the caller names it).
+std::string prefix(const std::string& what) { return what.empty() ? what : what + ": "; }
+// `key` below `what`, as a path.
+std::string below(const std::string& what, const std::string& key) { return what.empty() ? key : what + "." + key; }
+
 template <typename T>
 T field(const json& m, const char* key, const std::string& what) {
   const auto it = m.find(key);
-  if (it == m.end()) throw ProtocolError(what + ": missing \"" + key + "\"");
+  if (it == m.end()) throw ProtocolError(prefix(what) + "missing \"" + key + "\"");
   try {
     return it->get<T>();
   } catch (const json::exception&) {
-    throw ProtocolError(what + ": \"" + key + "\" has the wrong type (" + brief(*it) + ")");
+    throw ProtocolError(prefix(what) + "\"" + key + "\" has the wrong type (" + brief(*it) + ")");
   }
 }
 
@@ -113,12 +118,12 @@ json family_to_json(const KernelFamily& f) {
   return out;
 }
 
-OfferedFamily family_from_json(const json& j, const std::string& backend) {
-  if (!j.is_object()) throw ProtocolError("hello.families: each family is an object, got " + brief(j));
+OfferedFamily family_from_json(const json& j, const std::string& backend, const std::string& where) {
+  if (!j.is_object()) throw ProtocolError(prefix(where) + "each family is an object, got " + brief(j));
   OfferedFamily out;
   KernelFamily& f = out.family;
-  f.name = field<std::string>(j, "name", "hello.families");
-  const std::string what = "hello.families." + f.name;
+  f.name = field<std::string>(j, "name", where);
+  const std::string what = where.empty() ? "" : below(where, f.name);
   f.backend = backend;
   f.description = j.value("description", "");
   f.bucket_field = j.value("bucket_field", "");
@@ -127,7 +132,7 @@ OfferedFamily family_from_json(const json& j, const std::string& backend) {
   f.source = j.value("source", "worker");
   for (const auto& k : field<json>(j, "key_fields", what)) {
     KeyField kf;
-    kf.name = field<std::string>(k, "name", what + ".key_fields");
+    kf.name = field<std::string>(k, "name", below(what, "key_fields"));
     kf.numeric = k.value("numeric", true);
     kf.default_value = k.value("default", "");
     kf.choices = k.value("choices", std::vector<std::string>{});
@@ -143,11 +148,11 @@ OfferedFamily family_from_json(const json& j, const std::string& backend) {
   out.has_space = space != j.end() && !space->is_null();
   if (out.has_space) {
     if (!space->is_object() || !space->contains("parameters"))
-      throw ProtocolError(what + ".space: expected {\"parameters\": [{\"name\", \"values\"}, ...]}");
+      throw ProtocolError(below(what, "space") + ": expected {\"parameters\": [{\"name\", \"values\"}, ...]}");
     try {
       f.default_space = SearchSpace::from_json(*space);
     } catch (const std::exception& e) {
-      throw ProtocolError(what + ".space: " + e.what());
+      throw ProtocolError(below(what, "space") + ": " + e.what());
     }
   }
   if (j.contains("default_config")) f.default_config = config_from_wire(j.at("default_config"));

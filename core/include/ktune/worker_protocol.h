@@ -56,7 +56,11 @@ nlohmann::json to_json(const Hello& h);
 Hello hello_from_json(const nlohmann::json& m);  // throws ProtocolError naming the field
 
 nlohmann::json family_to_json(const KernelFamily& f);
-OfferedFamily family_from_json(const nlohmann::json& j, const std::string& backend);
+// `where` names the list `j` came from in errors ("hello.families.gemm.space: ..."); empty: `j`
+// stands alone (a family description, family_description.h), and errors give the path inside it
+// ("space: ...") for the caller to put after the file it read it from.
+OfferedFamily family_from_json(const nlohmann::json& j, const std::string& backend,
+                               const std::string& where = "hello.families");
 
 // Config::from_json, its errors as ProtocolError.
 Config config_from_wire(const nlohmann::json& j);
