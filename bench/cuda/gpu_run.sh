@@ -4,7 +4,7 @@
 # device tool brings back at most 8 files). The machine has no Qt, muparser, nlohmann_json or
 # CLI11: they come from the carried .deps (see bench/cuda/RESULTS.md for how to make it).
 #   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt kt_examples live
-#     remeasure winner paged paged_triton grouped
+#     remeasure winner paged paged_triton grouped grouped_triton
 #     [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
@@ -180,6 +180,14 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
         done
         python3 bench/cuda/grouped_torch.py --samples 20 | tee $G/torch.jsonl; } 2>&1 | tee "$LOG/grouped.log"
       tar czf "$OUT/grouped_runs.tgz" --exclude=.ktune.lock -C $G . ;;
+    grouped_triton)  # issue 24: the Triton grouped GEMM worker checked on a GPU, then tuned on the three shapes in all
+      # passes (GROUPED_TRITON_SECONDS of search a problem), with top-N tables and the grouped stage's runs beside it
+      rm -rf /tmp/grouped_triton
+      { PYTHONUNBUFFERED=1 timeout 200 python3 bench/triton/grouped_check.py --quick
+        PYTHONUNBUFFERED=1 timeout 480 python3 bench/triton/grouped_compare.py --ktune build-gpu/app/cli/ktune \
+          --seconds ${GROUPED_TRITON_SECONDS:-25} --native /tmp/grouped_runs --output-dir /tmp/grouped_triton; } 2>&1 |
+        tee "$LOG/grouped_triton.log"
+      tar czf "$OUT/grouped_triton.tgz" --exclude=.ktune.lock -C /tmp/grouped_triton . ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac
   echo "stage $s done at ${SECONDS}s"

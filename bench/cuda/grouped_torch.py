@@ -51,9 +51,16 @@ def passes(E, T, k, H, I, dtype, offsets):
     xs = torch.empty(R, H, device=dev, dtype=dtype).uniform_(-1, 1)
     w = torch.empty(E, I, H, device=dev, dtype=dtype).uniform_(-1, 1)
     dys = torch.empty(R, I, device=dev, dtype=dtype).uniform_(-1, 1)
-    offs = torch.tensor(offsets[1:], device=dev, dtype=torch.int32)  # ends of each group
+    return {p: baseline(p, xs, w, dys, offsets) for p in ("fwd", "dX", "dW")}
+
+
+def baseline(pass_, xs, w, dys, offsets):
+    """(the grouped call, the per-expert loop) of one pass over expert-ordered xs [R, H], w [E, I, H] and
+    dys [R, I] (a pass reads two of them: the third may be None), offsets the experts' first rows and
+    the end (E + 1). examples/workers/triton_grouped_gemm.py times its speedup against these."""
+    device = (dys if xs is None else xs).device
+    offs = torch.tensor(offsets[1:], device=device, dtype=torch.int32)  # ends of each group
     bounds = list(zip(offsets[:-1], offsets[1:]))
-    wt = w.transpose(1, 2)  # [E, H, I]: x_e @ w_e^T
 
     def loop(f):
         def run():
@@ -62,17 +69,18 @@ def passes(E, T, k, H, I, dtype, offsets):
                     f(e, a, b)
         return run
 
-    out_f = torch.empty(R, I, device=dev, dtype=dtype)
-    out_x = torch.empty(R, H, device=dev, dtype=dtype)
-    out_w = torch.empty(E, I, H, device=dev, dtype=dtype)
-    return {
-        "fwd": (lambda: torch._grouped_mm(xs, wt, offs=offs),
-                loop(lambda e, a, b: torch.mm(xs[a:b], w[e].t(), out=out_f[a:b]))),
-        "dX": (lambda: torch._grouped_mm(dys, w, offs=offs),
-               loop(lambda e, a, b: torch.mm(dys[a:b], w[e], out=out_x[a:b]))),
-        "dW": (lambda: torch._grouped_mm(dys.t(), xs, offs=offs),
-               loop(lambda e, a, b: torch.mm(dys[a:b].t(), xs[a:b], out=out_w[e]))),
-    }
+    if pass_ == "fwd":
+        out = torch.empty(xs.shape[0], w.shape[1], device=xs.device, dtype=xs.dtype)
+        wt = w.transpose(1, 2)  # [E, H, I]: x_e @ w_e^T
+        return (lambda: torch._grouped_mm(xs, wt, offs=offs),
+                loop(lambda e, a, b: torch.mm(xs[a:b], w[e].t(), out=out[a:b])))
+    if pass_ == "dX":
+        out = torch.empty(dys.shape[0], w.shape[2], device=dys.device, dtype=dys.dtype)
+        return (lambda: torch._grouped_mm(dys, w, offs=offs),
+                loop(lambda e, a, b: torch.mm(dys[a:b], w[e], out=out[a:b])))
+    out = torch.empty(len(bounds), dys.shape[1], xs.shape[1], device=xs.device, dtype=xs.dtype)
+    return (lambda: torch._grouped_mm(dys.t(), xs, offs=offs),
+            loop(lambda e, a, b: torch.mm(dys[a:b].t(), xs[a:b], out=out[e])))
 
 
 def main():

@@ -5,7 +5,7 @@ generated from seed ^ fnv1a64(problem key + "/route") (core/src/spec_inputs.cpp)
 generate(experts, tokens, topk, that seed). tests/python/test_moe_routing.py pins it against the
 C++ values.
 
-routing(key_fields, seed=0) -> (expert per routed row, offsets, rows in expert order)"""
+routing(key_fields, seed=0, key=None) -> (expert per routed row, offsets, rows in expert order)"""
 import math
 
 MASK = (1 << 64) - 1
@@ -80,9 +80,11 @@ def expert_order(expert, experts):
     return offsets, rows
 
 
-def routing(fields, seed=0):
-    """fields: the problem's key fields in the family's order, e.g. {"experts": 8, ..., "pass": "fwd"}."""
-    key = ",".join("%s=%s" % (k, v) for k, v in fields.items())
+def routing(fields, seed=0, key=None):
+    """fields: the problem's key fields in the family's order, e.g. {"experts": 8, ..., "pass": "fwd"};
+    key: ktune's problem key when it is more than those fields joined (",tp=2/out" under --tp-size)."""
+    if key is None:
+        key = ",".join("%s=%s" % (k, v) for k, v in fields.items())
     expert = generate(int(fields["experts"]), int(fields["tokens"]), int(fields["topk"]), seed ^ fnv1a64(key + "/route"))
     offsets, rows = expert_order(expert, int(fields["experts"]))
     return expert, offsets, rows

@@ -45,7 +45,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SPEC = os.path.join(ROOT, "resources", "kernels", "cuda", "paged_attention.json")
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, HERE)
 import ktune_worker as kw  # noqa: E402
+from triton_common import GraphTimer, compare, device  # noqa: E402,F401 (device: the hello's, below)
 
 try:  # the GPU parts need both; the rest (flags, the family, the page tables) is plain Python
     import torch
@@ -318,55 +320,6 @@ def build(config, problem, x):
     launch = Launch(config, problem, x)
     launch.compile()  # here, on a prepare thread
     return launch
-
-
-def compare(out, ref, tol):
-    err = (out.float() - ref).abs()
-    bad = ~(err <= tol.atol + tol.rtol * ref.abs())  # NaN counts as a mismatch
-    return float(err.nan_to_num(float("inf")).max()), float(bad.float().mean())
-
-
-class GraphTimer:
-    """ns per launch over a CUDA graph of `launches` launches (Python's launch cost is not timed).
-    One launch is timed cold: a buffer of twice the L2 is written first, before the start event."""
-
-    KEEP = 8  # graphs kept: ktune's re-measure alternates a few configs
-
-    def __init__(self):
-        self.graphs = {}
-        self.flush = None
-
-    def __call__(self, run, launches):
-        key = (id(run), launches)
-        if key not in self.graphs:
-            if len(self.graphs) >= self.KEEP:
-                self.graphs.pop(next(iter(self.graphs)))
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, capture_error_mode="thread_local"):  # prepare threads keep compiling
-                for _ in range(launches):
-                    run()
-            self.graphs[key] = (g, run)  # holding run keeps id(run) from being reused by another config
-        g = self.graphs[key][0]
-        if launches == 1:
-            if self.flush is None:
-                self.flush = torch.empty(2 * torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size, dtype=torch.int8,
-                                         device="cuda")
-            self.flush.fill_(1)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        g.replay()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) * 1e6 / launches
-
-
-def device(index):
-    p = torch.cuda.get_device_properties(index)
-    return {"backend": "triton", "index": index, "name": p.name,
-            "properties": {"sms": float(p.multi_processor_count), "cc_major": float(p.major),
-                           "cc_minor": float(p.minor), "l2_bytes": float(p.L2_cache_size),
-                           "memory_bytes": float(p.total_memory)},
-            "text": {"triton": triton.__version__, "torch": torch.__version__}}
 
 
 def family(space):
