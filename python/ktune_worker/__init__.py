@@ -321,6 +321,7 @@ class _Worker:
         sys.stdout = sys.stderr
         faulthandler.enable()  # a segfaulting kernel leaves its Python stack on stderr, which ktune records
         self.families = {f.name: f for f in families}
+        self.takes_key = {f.name for f in families if _takes_key(f.inputs)}  # once, not on every problem
         self.backend = backend
         index = device_index() if device is None or "index" not in device else device["index"]
         self.device = dict(device or {"backend": backend, "name": default_device_name(index),
@@ -355,7 +356,7 @@ class _Worker:
         with self.lock:
             if self.problem_key != key:
                 self.prepared = {k: v for k, v in self.prepared.items() if k[0] == key}
-                extra = {"key": p["key"]} if _takes_key(fam.inputs) else {}
+                extra = {"key": p["key"]} if fam.name in self.takes_key else {}
                 inputs = fam.inputs(p["fields"], req.get("seed", 0), **extra)
                 self.problem_key, self.problem_state = key, (inputs, fam.reference(p["fields"], inputs))
             return fam, p["fields"], self.problem_state
