@@ -467,8 +467,8 @@ struct KernelSpecReader {
   // evaluates once the inputs exist; never to what shapes the search space.
   void check_expressions() const {
     std::set<std::string> known = dialect.device_properties;
-    for (const auto& k : f.key_fields)
-      if (k.numeric) known.insert(k.name);
+    // A text key field reads as its string's code, compared with "..." literals (pass == "dW").
+    for (const auto& k : f.key_fields) known.insert(k.name);
     for (const auto& p : f.default_space.parameters()) known.insert(p.name);
     std::map<std::string, std::size_t> publisher;  // published variable -> its argument's index
     for (std::size_t i = 0; i < s.args_.size(); ++i)
@@ -488,7 +488,7 @@ struct KernelSpecReader {
           const auto p = publisher.find(v);
           if (p == publisher.end())
             throw InputError("'" + v + "' in \"" + expr +
-                             "\" is not a numeric key field, parameter, device property or generated variable");
+                             "\" is not a key field, parameter, device property or generated variable");
           const std::string& by = s.args_[p->second].name;
           if (visible == kNowhere)
             throw InputError("'" + v + "' in \"" + expr + "\" is generated data (published by argument '" + by +
@@ -515,7 +515,8 @@ struct KernelSpecReader {
       for (const auto& e : a.box) check(e, where + ".box", i);
       // "${...}" is substituted per problem: such an init is checked when generated.
       for (const auto& [e, key] :
-           {std::pair{&a.init.min, "min"}, {&a.init.max, "max"}, {&a.init.page_size, "page_size"}})
+           {std::pair{&a.init.min, "min"}, {&a.init.max, "max"}, {&a.init.page_size, "page_size"},
+            {&a.init.experts, "experts"}, {&a.init.topk, "topk"}})
         if (e->find("${") == std::string::npos) check(*e, where + ".init." + key, i);
     }
     const std::size_t all = s.args_.size();

@@ -188,7 +188,7 @@ class TestSpecCheckScope : public QObject {
                      "must have one entry per dim each"));
     QVERIFY(contains(parse_error([](auto& j) { j["check"]["region"].erase("end"); }), "needs \"end\""));
     QVERIFY(contains(parse_error([](auto& j) { j["check"]["region"]["end"][0] = "width-1"; }),
-                     "check.region: 'width' in \"width-1\" is not a numeric key field"));
+                     "check.region: 'width' in \"width-1\" is not a key field"));
   }
 };
 

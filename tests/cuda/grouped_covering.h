@@ -1,0 +1,25 @@
+#pragma once
+// The CUDA grouped_gemm configs the spec test builds and the GPU test validates: every value of
+// every parameter, and each fusion choice with each warp count (the loaders and stores differ).
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ktune/search_space.h"
+
+namespace ktune_test {
+
+inline std::vector<ktune::Config> grouped_covering(const std::vector<ktune::Config>& valid) {
+  std::set<std::string> covered;
+  std::vector<ktune::Config> chosen;
+  auto v = [](const ktune::Config& c, const char* name) { return std::to_string(c.get(name)); };
+  for (const ktune::Config& c : valid) {
+    bool adds = covered.insert("X" + v(c, "permute_x") + "Y" + v(c, "permute_y") + "W" + v(c, "num_warps")).second;
+    for (const char* name : {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "num_stages"})
+      adds |= covered.insert(std::string(name) + "=" + v(c, name)).second;
+    if (adds) chosen.push_back(c);
+  }
+  return chosen;
+}
+
+}  // namespace ktune_test
