@@ -36,6 +36,7 @@ class Worker:
                                      env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"), **(env or {})},
                                      text=True)
         self.sent = []
+        self.early = []  # lines read by until(), before finish()
 
     def __enter__(self):
         return self
@@ -52,6 +53,13 @@ class Worker:
         self.proc.stdin.write(json.dumps(message) + "\n")
         self.proc.stdin.flush()
 
+    def until(self, rid):
+        """Reads the worker's lines up to its answer to request `rid` (kept for finish())."""
+        for line in self.proc.stdout:
+            self.early.append(line)
+            if json.loads(line).get("id") == rid:
+                return
+
     def finish(self, timeout=60):
         """Every line the worker wrote, once it has exited (bounded). A worker drops queued work
         when its input closes (ktune is gone), so after a shutdown stdin stays open until the bye,
@@ -67,7 +75,7 @@ class Worker:
             reader.start()
             reader.join(timeout)
         out, _ = self.proc.communicate(timeout=timeout)
-        return [json.loads(line) for line in lines + out.splitlines()]
+        return [json.loads(line) for line in self.early + lines + out.splitlines()]
 
 
 def wait_for(path, timeout=30.0):
@@ -123,6 +131,9 @@ class Tracebacks(unittest.TestCase):
             with Worker([sys.executable, script]) as w:
                 w.send(HELLO)
                 w.send({"type": "prepare", "id": 1, "family": "raw", "problem": problem(), "config": {"x": 2}, "seed": 0})
+                # A crashed measure ends the worker at once (ktune starts a fresh one): a prepare
+                # still building on another thread would lose its answer, so it is read first.
+                w.until(1)
                 w.send({"type": "measure", "id": 2, "family": "raw", "problem": problem(), "config": {"x": 3}, "seed": 0})
                 w.send({"type": "shutdown", "id": 3})
                 answers = {m.get("id"): m for m in w.finish()}
