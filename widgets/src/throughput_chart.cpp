@@ -85,7 +85,7 @@ QList<QPointF> ThroughputChart::roofPoints() const { return roofLine_->points();
 void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
   // Step lines over the trials' x: the ceiling of each trial's dtype, and its shape's bound.
   QList<QPointF> peak, roof;
-  double lastPeak = -1, lastRoof = -1, lastX = 0, highest = 0;
+  double lastPeak = -1, lastRoof = -1, lastX = 0, highest = 0, top = 0;
   bool memoryBound = false;
   // A trial whose ceiling is not known takes the line to 0 rather than under another's ceiling.
   const auto step = [](QList<QPointF>& line, double x, double value, double& last) {
@@ -101,6 +101,7 @@ void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
     step(roof, p.x, rf, lastRoof);
     memoryBound = memoryBound || rf < pk;
     highest = std::max(highest, pk);
+    top = std::max(top, p.y);
     lastX = p.x;
   }
   if (!peak.isEmpty()) peak.append(QPointF(lastX, lastPeak));
@@ -117,15 +118,22 @@ void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
   // Keep the peak in view: the point of this chart is the distance to it.
   if (highest > 0) ensureYIncludes(highest * 1.05);
   gaps_ = qstr(ceilings_.gaps(model()->trials(), sstr(shapeFilter()), metric_ == Metric::Gbps));
+  if (!gaps_.isEmpty()) ensureYIncludes(top * 1.25);  // room above the points for the note
 }
 
 void ThroughputChart::drawForeground(QPainter* painter, const QRectF& rect) {
   TrialChartView::drawForeground(painter, rect);
   if (gaps_.isEmpty()) return;
+  // On a box of its own at the top of the plot: legible over the points it may cover.
+  const QRectF plot = chart()->mapRectToScene(chart()->plotArea()).adjusted(12, 6, -12, -6);
+  const int flags = Qt::AlignTop | Qt::AlignHCenter | Qt::TextWordWrap;
+  const QRectF box = QRectF(painter->fontMetrics().boundingRect(plot.toRect(), flags, gaps_)).adjusted(-6, -3, 6, 3);
   painter->save();
+  painter->setPen(Qt::NoPen);
+  painter->setBrush(QColor(255, 255, 255, 230));
+  painter->drawRoundedRect(box, 3, 3);
   painter->setPen(QColor(0x5f, 0x5f, 0x5f));
-  const QRectF plot = chart()->mapRectToScene(chart()->plotArea()).adjusted(12, 8, -12, -8);
-  painter->drawText(plot, Qt::AlignTop | Qt::AlignHCenter | Qt::TextWordWrap, gaps_);
+  painter->drawText(box, Qt::AlignCenter | Qt::TextWordWrap, gaps_);
   painter->restore();
 }
 
