@@ -5,10 +5,8 @@
 #include <cstring>
 #include <map>
 
-#include <nlohmann/json.hpp>
-
 #include "ktune/error.h"
-#include "ktune/json_read.h"
+#include "ktune/recorded_setup.h"
 #include "ktune/run_options.h"
 
 namespace ktune::cli {
@@ -70,26 +68,6 @@ void take_run_target(const RunMetadata& run, const Given& given, std::string& ba
   backend = run.backend;
   device = run.device.index;
   family = run.family;
-}
-
-std::string recorded_worker(const RunMetadata& run) {
-  const auto& a = run.arguments;
-  if (a.size() == 3 && a[0] == "ktune-workbench" && a[1] == "--session") {
-    try {
-      const nlohmann::json session = parse_json(a[2], "the run's session");
-      if (session.is_object() && session.contains("worker") && session["worker"].is_string())
-        return session["worker"].get<std::string>();
-    } catch (const InputError&) {
-      // A hand-edited record: no worker can be told, and none is started either way.
-    }
-    return {};
-  }
-  const std::string prefix = "--worker=";
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] == "--worker" && i + 1 < a.size()) return a[i + 1];
-    if (a[i].rfind(prefix, 0) == 0) return a[i].substr(prefix.size());
-  }
-  return {};
 }
 
 void check_resume_worker(const RunMetadata& run, const std::filesystem::path& run_dir, const std::string& command,

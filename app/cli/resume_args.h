@@ -23,10 +23,6 @@ RunMetadata read_run_to_resume(const std::filesystem::path& run_dir);
 void take_run_target(const RunMetadata& run, const Given& given, std::string& backend, int& device,
                      std::string& family);
 
-// The worker command that measured `run`, "" when a built-in backend did: the --worker of the
-// `ktune tune` command line, or the "worker" of the session a workbench run started from.
-std::string recorded_worker(const RunMetadata& run);
-
 // Resuming the run in `run_dir` through the worker `command` ("" for none). A worker run resumed
 // without --worker is an InputError that shows the recorded command to pass: ktune never starts a
 // command it read from a run folder. A command other than the recorded one is a warning on `warn`

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
+#include "ktune/family_description.h"
 #include "ktune/files.h"
 #include "ktune/json_read.h"
 #include "ktune/replay_backend.h"
@@ -290,6 +291,18 @@ std::optional<PruneReport> count_space(const SearchSpace& space, const Variables
   return report;
 }
 
+// The kernel as data, recorded as a worker's family is: whoever opens the run (the workbench's
+// Setup page, registry commands) reads its key fields and where it came from, though ktune has no
+// kernel for it.
+nlohmann::json describe_import(const RunMetadata& m, const std::string& kernel, const fs::path& file) {
+  KernelFamily f = family_from_run(m);
+  f.backend = m.backend;
+  f.source = "kernel_tuner_cache";
+  f.description = "Kernel Tuner's " + kernel + " on " + m.device.name + ", imported from " + file.string() +
+                  ": a recorded landscape (ktune has no kernel for it; a replay searches its configs)";
+  return describe_family(f, m.space);
+}
+
 }  // namespace
 
 KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string& family, const std::string& backend,
@@ -320,6 +333,7 @@ KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string
   m.ktune_version = version();
   m.started_at = m.finished_at = now_iso8601();
   m.arguments = {"ktune", "import", "kernel-tuner", file.string()};
+  m.family_description = describe_import(m, kernel.get<std::string>(), file);
 
   const ojson& cache = member(root, "cache", file);
   if (!cache.is_object()) throw InputError(file.string() + ": cache: expected an object of measured configs");

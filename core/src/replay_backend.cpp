@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "ktune/error.h"
+#include "ktune/family_description.h"
 
 namespace ktune {
 
@@ -159,6 +160,13 @@ std::unique_ptr<ReplayBackend> ReplayBackend::for_run(const fs::path& run_dir,
     if (b->name() == m.backend)
       for (auto& f : b->families())
         if (f.name == m.family) return std::make_unique<ReplayBackend>(run_dir, std::move(f));
+  // A worker's or an imported cache's family as the run recorded it (its description, its FLOP count).
+  if (!m.family_description.is_null()) {
+    KernelFamily f = family_from_description(m.family_description, "replay",
+                                             (run_dir / "run_metadata.json").string() + ": family_description");
+    f.default_space = m.space;
+    return std::make_unique<ReplayBackend>(run_dir, std::move(f));
+  }
   return std::make_unique<ReplayBackend>(run_dir);
 }
 

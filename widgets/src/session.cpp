@@ -4,6 +4,7 @@
 
 #include "ktune/error.h"
 #include "ktune/json_read.h"
+#include "ktune/recorded_setup.h"
 
 namespace ktune::gui {
 
@@ -64,16 +65,10 @@ Session Session::from_run(const RunMetadata& m, const std::filesystem::path& run
   s.settings() = m.settings();
   s.run_name = m.run_name;
   s.output_dir = run_dir.parent_path().string();
-  const auto& a = m.arguments;
-  if (a.size() == 3 && a[0] == "ktune-workbench" && a[1] == "--session") {
-    try {
-      const Session started = from_json(parse_json(a[2], "the run's session"));
-      s.worker = started.worker;
-      s.isolate = started.isolate;
-    } catch (const std::exception&) {
-      // An older or hand-edited record: the run's own metadata above is what counts.
-    }
-  }
+  const RecordedSetup setup = recorded_setup(m, {});
+  s.worker = setup.worker;
+  s.isolate = setup.isolate;
+  s.recorded = std::make_shared<const RecordedRun>(RecordedRun{m, run_dir});
   return s;
 }
 

@@ -98,9 +98,18 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   auto* right = new QVBoxLayout;
   right->addWidget(group(tr("Search space"), spaceLayout), 1);
   right->addLayout(settings);
-  auto* columns = new QHBoxLayout(this);
+  origin_ = new QLabel;
+  origin_->setObjectName(QStringLiteral("runOrigin"));
+  origin_->setWordWrap(true);
+  origin_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  origin_->setStyleSheet(QStringLiteral("QLabel { background: #fff8e1; border: 1px solid #ffe082; padding: 4px; }"));
+  origin_->hide();
+  auto* columns = new QHBoxLayout;
   columns->addLayout(left, 2);
   columns->addLayout(right, 3);
+  auto* page = new QVBoxLayout(this);
+  page->addWidget(origin_);
+  page->addLayout(columns, 1);
 
   connect(familyCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onFamilyChanged);
 
@@ -146,11 +155,14 @@ QLayout* SetupPage::makeDeviceForm() {
   connect(backendCombo_, &QComboBox::currentIndexChanged, this, [this] {
     pendingSession_.reset();
     onBackendChanged();
+    reapplyRecorded();  // back on a reopened run's own entry: its setup again
   });
   connect(workerPanel_, &WorkerPanel::connected, this, &SetupPage::onWorkerConnected);
   connect(workerPanel_, &WorkerPanel::failed, this, [this] {
     pendingSession_.reset();
-    if (isExternalWorker()) onBackendChanged();  // the last worker's offer is gone
+    if (!isExternalWorker()) return;
+    onBackendChanged();  // the last worker's offer is gone
+    reapplyRecorded();   // a reopened worker run shows as recorded until a worker connects
   });
   connect(deviceCombo_, &QComboBox::currentIndexChanged, this, &SetupPage::onDeviceChanged);
   return deviceForm;
@@ -364,6 +376,7 @@ Backend* SetupPage::currentBackend() const {
   const int i = backendCombo_->currentIndex();
   if (i < 0) return nullptr;
   if (isExternalWorker()) return workerPanel_->backend().get();
+  if (isRecordedEntry()) return recordedBackend_.get();
   return backends_[static_cast<std::size_t>(i)].get();
 }
 
@@ -377,10 +390,13 @@ bool SetupPage::isolates() const { return isolate_->isEnabled() && isolate_->isC
 void SetupPage::onWorkerConnected() {
   if (!isExternalWorker()) return;
   onBackendChanged();
-  if (!pendingSession_) return;
-  const Session s = *std::exchange(pendingSession_, std::nullopt);
+  std::optional<Session> s = std::exchange(pendingSession_, std::nullopt);
+  // A reopened worker run's worker, connected again after a failed try: the run's setup again.
+  if (!s && recorded_ && !recorded_->worker.empty() && workerPanel_->command() == qstr(recorded_->worker))
+    s = recorded_;
+  if (!s) return;
   try {
-    applySession(s);
+    applySession(*s);
   } catch (const InputError& e) {
     setShapeMessage(QString::fromUtf8(e.what()));
   }
@@ -401,15 +417,18 @@ KernelFamily SetupPage::currentFamily() const {
 }
 
 void SetupPage::onBackendChanged() {
-  Backend* backend = currentBackend();
+  Backend* backend = listedBackend();
   const bool external = isExternalWorker();
   workerPanel_->setVisible(external);
   if (QWidget* box = workerPanel_->parentWidget())
     if (auto* form = qobject_cast<QFormLayout*>(box->layout())) form->setRowVisible(workerPanel_, external);
   // An external worker always measures in its own process; a built-in backend may, where a
-  // worker program is known, and does by default on GPUs as `ktune tune` does.
-  isolate_->setEnabled(!external && !workerProgram_.isEmpty());
-  isolate_->setChecked(external || (backend && backend->name() != "cpu" && !workerProgram_.isEmpty()));
+  // worker program is known, and does by default on GPUs as `ktune tune` does. A run's record
+  // shows what the run did.
+  const bool record = isRecordedEntry();
+  isolate_->setEnabled(!external && !record && !workerProgram_.isEmpty());
+  isolate_->setChecked(record ? recordedIsolate_
+                              : external || (backend && backend->name() != "cpu" && !workerProgram_.isEmpty()));
   devices_ = backend ? backend->devices() : std::vector<DeviceInfo>{};
   families_ = backend ? backend->families() : std::vector<KernelFamily>{};
   {
@@ -498,7 +517,11 @@ void SetupPage::updateContexts() {
     const KernelFamily family = currentFamily();
     for (const Problem& p : shapes_->problems()) {
       Variables vars = device.variables();
-      for (const auto& [k, v] : family.variables(p)) vars[k] = v;
+      try {
+        for (const auto& [k, v] : family.variables(p)) vars[k] = v;
+      } catch (const InputError&) {
+        continue;  // another family's shape, until the family's own replace it (onFamilyChanged)
+      }
       contexts.push_back(std::move(vars));
     }
   }

@@ -17,6 +17,16 @@
 
 namespace ktune::gui {
 
+namespace {
+
+// `space` with the family's launch limits it lacks (KernelFamily::user_space); a space that is not
+// the family's (a parameter missing or unknown) is an InputError saying which.
+SearchSpace withLaunchLimits(const KernelFamily& family, const SearchSpace& space) {
+  return family.launch_limits.empty() ? space : family.user_space(space);
+}
+
+}  // namespace
+
 Session SetupPage::session() const {
   Session s;
   const Backend* backend = currentBackend();
@@ -51,6 +61,11 @@ Session SetupPage::session() const {
 }
 
 void SetupPage::setSession(const Session& s, WorkerStart start, const QString& origin) {
+  if (s.recorded) {
+    setRecordedSession(s, start, origin);
+    return;
+  }
+  clearRecorded();
   if (!s.worker.empty()) {
     // The rest waits for the worker's hello: its devices and families are not known before.
     backendCombo_->setCurrentIndex(static_cast<int>(backends_.size()));
@@ -79,7 +94,8 @@ void SetupPage::applySession(const Session& s) {
   familyCombo_->setCurrentIndex(family);
   onFamilyChanged();
   shapes_->setProblems(s.problems);
-  if (!s.space.parameters().empty()) space_->setSpace(s.space);
+  // A session file's space may lack what a spec's launches require of every space of its family.
+  if (!s.space.parameters().empty()) space_->setSpace(withLaunchLimits(currentFamily(), s.space));
   strategyCombo_->setCurrentText(qstr(s.strategy.kind));
   budget_->setValue(static_cast<int>(s.strategy.budget));
   strategySeed_->setValue(static_cast<int>(s.strategy.seed));
@@ -102,6 +118,7 @@ void SetupPage::applySession(const Session& s) {
 
 TuneRequest SetupPage::request() const {
   TuneRequest r;
+  if (isRecordedEntry()) throw InputError(sstr(recordedWhy_));
   if (!currentBackend() && isExternalWorker() && workerPanel_->awaitsConfirmation() && !workerPanel_->isConnecting())
     throw InputError(sstr(workerPanel_->commandOrigin()) +
                      " names a worker command that was not started: press Connect under Device to review it and "
@@ -121,6 +138,7 @@ TuneRequest SetupPage::request() const {
   }
   const Session s = session();
   r.settings() = s.settings();
+  r.space = withLaunchLimits(r.family, r.space);
   if (r.space.parameters().empty())
     throw InputError("the search space has no parameters: add some or press Family default");
   validate(r.settings());
@@ -136,7 +154,7 @@ TuneRequest SetupPage::request() const {
 
 RunTarget SetupPage::runTarget() const {
   Backend* backend = currentBackend();
-  if (!backend) request();  // throws what to do
+  if (!backend || isRecordedEntry()) request();  // throws what to do
   RunTarget t;
   t.device = currentDevice();
   if (isExternalWorker()) {

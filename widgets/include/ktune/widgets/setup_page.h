@@ -47,7 +47,17 @@ class SetupPage : public QWidget {
   // Throws InputError when the session names a backend, device or family this build lacks. A
   // session with a worker command connects to that worker first, as `start` says, and applies
   // the rest once it has said hello; `origin` names the file it came from ("the session file X").
+  // A session read from a run (Session::from_run) shows the run as it was made whatever this
+  // build and machine have: a worker run's family, shapes, space and settings before its worker
+  // is connected, and a run this build cannot make again (an imported cache, a replay, a backend,
+  // family or device this machine lacks) through an entry of its own in the backend list, on
+  // which Start says why it cannot tune; originText() says what the run was and what it does not
+  // record.
   void setSession(const Session& session, WorkerStart start = WorkerStart::Now, const QString& origin = {});
+  // The line above the page about the run it shows ("" when it shows none).
+  QString originText() const;
+  // The backend list's entry that shows a run this build cannot make again is selected.
+  bool showsRecordedRun() const;
 
   // The "external worker" entry of the backend list (after the built-in backends).
   bool isExternalWorker() const;
@@ -95,6 +105,15 @@ class SetupPage : public QWidget {
   void setShapeMessage(const QString& message);
   void onWorkerConnected();
   void applySession(const Session& session);
+  // setup_page_recorded.cpp: a session read from a run.
+  void setRecordedSession(const Session& session, WorkerStart start, const QString& origin);
+  void clearRecorded();
+  // The backend that lists devices and families: the current one, or, for a worker run whose
+  // worker is not connected, the run's record.
+  Backend* listedBackend() const;
+  bool isRecordedEntry() const;
+  // Shows the recorded run's session again after the listing changed under it.
+  void reapplyRecorded();
 
   std::vector<std::unique_ptr<Backend>>& backends_;
   std::vector<DeviceInfo> devices_;
@@ -106,6 +125,13 @@ class SetupPage : public QWidget {
   QCheckBox* isolate_;
   QStringList workerProgram_;
   std::optional<Session> pendingSession_;  // waits for its worker's hello
+  // A run's session (setSession of Session::from_run), its record as a backend, and why Start
+  // cannot tune on that record (empty when the run shows through a worker or a built-in backend).
+  std::optional<Session> recorded_;
+  std::unique_ptr<Backend> recordedBackend_;
+  QString recordedWhy_;
+  bool recordedIsolate_ = false;
+  QLabel* origin_;
   QComboBox* deviceCombo_;
   QTableWidget* deviceTable_;
   QComboBox* familyCombo_;
