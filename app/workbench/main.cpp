@@ -85,7 +85,7 @@ struct Options {
                      "shows the command and asks first (with --screenshot, where no one can answer, it is not "
                      "started); a run folder's command always waits for Connect.")};
   QCommandLineOption page{QStringLiteral("page"),
-                          QStringLiteral("Show this page: setup, run, trials, landscape or apply."),
+                          QStringLiteral("Show this page: setup, run, trials, landscape, analyse or apply."),
                           QStringLiteral("NAME")};
   QCommandLineOption registry{QStringLiteral("registry"),
                               QStringLiteral("Registry folder to compare runs with (tuned_data)."),
@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
   }
 
   const QStringList pages{QStringLiteral("setup"), QStringLiteral("run"), QStringLiteral("trials"),
-                          QStringLiteral("landscape"), QStringLiteral("apply")};
+                          QStringLiteral("landscape"), QStringLiteral("analyse"), QStringLiteral("apply")};
   const int pageIndex = parser.isSet(o.page) ? static_cast<int>(pages.indexOf(parser.value(o.page))) : -1;
   if (parser.isSet(o.page) && pageIndex < 0) {
     std::fprintf(stderr, "ktune-workbench: unknown page '%s'; use one of %s\n", qPrintable(parser.value(o.page)),

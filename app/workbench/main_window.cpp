@@ -22,6 +22,7 @@
 #include "ktune/registry.h"
 #include "ktune/replay_backend.h"
 #include "ktune/run_options.h"
+#include "ktune/widgets/analyse_page.h"
 #include "ktune/widgets/diff_page.h"
 #include "ktune/widgets/landscape_page.h"
 #include "ktune/widgets/qt_types.h"
@@ -55,6 +56,7 @@ MainWindow::MainWindow(bool useSettings, QWidget* parent)
   runPage_ = new RunPage(document_->trials());
   trialsPage_ = new TrialsPage(document_->trials());
   landscapePage_ = new LandscapePage(document_->trials());
+  analysePage_ = new AnalysePage(document_->trials());
   diffPage_ = new DiffPage(document_);
   diffPage_->setBackends(&backends_);
 
@@ -66,14 +68,14 @@ MainWindow::MainWindow(bool useSettings, QWidget* parent)
   nav_->setSpacing(6);
   nav_->setGridSize(QSize(108, 64));
   stack_ = new QStackedWidget;
-  const std::pair<QString, QString> pages[] = {{tr("Setup"), QStringLiteral("setup")},
-                                               {tr("Run"), QStringLiteral("run")},
-                                               {tr("Trials"), QStringLiteral("trials")},
-                                               {tr("Landscape"), QStringLiteral("landscape")},
-                                               {tr("Apply"), QStringLiteral("apply")}};
+  const std::pair<QString, QString> pages[] = {
+      {tr("Setup"), QStringLiteral("setup")},     {tr("Run"), QStringLiteral("run")},
+      {tr("Trials"), QStringLiteral("trials")},   {tr("Landscape"), QStringLiteral("landscape")},
+      {tr("Analyse"), QStringLiteral("analyse")}, {tr("Apply"), QStringLiteral("apply")}};
   for (const auto& [title, icon] : pages)
     new QListWidgetItem(QIcon(QStringLiteral(":/icons/%1.svg").arg(icon)), title, nav_);
-  for (QWidget* page : std::initializer_list<QWidget*>{setupPage_, runPage_, trialsPage_, landscapePage_, diffPage_})
+  for (QWidget* page :
+       std::initializer_list<QWidget*>{setupPage_, runPage_, trialsPage_, landscapePage_, analysePage_, diffPage_})
     stack_->addWidget(page);
   auto* central = new QWidget;
   auto* layout = new QHBoxLayout(central);
@@ -92,6 +94,7 @@ MainWindow::MainWindow(bool useSettings, QWidget* parent)
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     landscapePage_->restoreSettings(settings);
+    analysePage_->restoreSettings(settings);
     showPage(static_cast<Page>(settings.value(QStringLiteral("window/page"), 0).toInt()));
   }
   refreshRecentRuns();
@@ -227,6 +230,9 @@ void MainWindow::wire() {
 
   connect(trialsPage_, &TrialsPage::currentTrialChanged, landscapePage_, &LandscapePage::setHighlightedTrial);
   connect(landscapePage_, &LandscapePage::trialClicked, trialsPage_, &TrialsPage::selectTrial);
+  // Brushing the Analyse page's parallel coordinates filters the trials table to what it keeps.
+  connect(analysePage_, &AnalysePage::brushChanged, trialsPage_, &TrialsPage::setBrushedTrials);
+  connect(analysePage_, &AnalysePage::trialClicked, trialsPage_, &TrialsPage::selectTrial);
 
   connect(document_, &RunDocument::opened, this, &MainWindow::onRunOpened);
   connect(document_, &RunDocument::failed, this, [this](const QString& message) { showError(tr("ktune"), message); });
@@ -472,11 +478,12 @@ void MainWindow::exportRegistryAsAiter() {
 
 void MainWindow::exportCharts() {
   const QString dir = QFileDialog::getExistingDirectory(
-      this, tr("Export every chart as PNG and SVG into…"),
+      this, tr("Export every chart as PNG and SVG (and the Analyse page's data as CSV) into…"),
       QSettings().value(QStringLiteral("folders/export"), QDir::homePath()).toString());
   if (dir.isEmpty()) return;
   try {
-    const QStringList files = landscapePage_->exportAll(dir, qstr(document_->dir().filename().string()));
+    const QString stem = qstr(document_->dir().filename().string());
+    const QStringList files = landscapePage_->exportAll(dir, stem) + analysePage_->exportAll(dir, stem);
     statusBar()->showMessage(tr("Wrote %1 chart files to %2").arg(files.size()).arg(dir), 8000);
   } catch (const InputError& e) {
     showError(tr("Export failed"), QString::fromUtf8(e.what()));
@@ -522,6 +529,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("window/page"), stack_->currentIndex());
     landscapePage_->saveSettings(settings);
+    analysePage_->saveSettings(settings);
   }
   event->accept();
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The workbench's main window: pages named after the user's steps (Setup, Run, Trials,
-// Landscape, Apply), menus, shortcuts and settings. It wires the ktune_widgets objects together
+// Landscape, Analyse, Apply), menus, shortcuts and settings. It wires the ktune_widgets objects together
 // and holds no tuning or model logic of its own.
 #include <QMainWindow>
 #include <memory>
@@ -18,6 +18,7 @@ struct TuneRequest;
 namespace ktune::gui {
 struct ReplayChoice;
 struct RunTarget;
+class AnalysePage;
 class DiffPage;
 class LandscapePage;
 class RunController;
@@ -30,7 +31,7 @@ class TrialsPage;
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
-  enum Page { SetupPageIndex, RunPageIndex, TrialsPageIndex, LandscapePageIndex, ApplyPageIndex };
+  enum Page { SetupPageIndex, RunPageIndex, TrialsPageIndex, LandscapePageIndex, AnalysePageIndex, ApplyPageIndex };
 
   // `useSettings` false: start from defaults and write nothing back (screenshots, tests).
   explicit MainWindow(bool useSettings = true, QWidget* parent = nullptr);
@@ -49,6 +50,8 @@ class MainWindow : public QMainWindow {
   ktune::gui::DiffPage* diffPage() const { return diffPage_; }
   ktune::gui::SetupPage* setupPage() const { return setupPage_; }
   ktune::gui::LandscapePage* landscapePage() const { return landscapePage_; }
+  ktune::gui::AnalysePage* analysePage() const { return analysePage_; }
+  ktune::gui::TrialsPage* trialsPage() const { return trialsPage_; }
   // Errors go to a message box normally, to stderr when running headless for a screenshot.
   void setReportErrorsToStderr(bool on) { errorsToStderr_ = on; }
 
@@ -82,6 +85,7 @@ class MainWindow : public QMainWindow {
   ktune::gui::RunPage* runPage_;
   ktune::gui::TrialsPage* trialsPage_;
   ktune::gui::LandscapePage* landscapePage_;
+  ktune::gui::AnalysePage* analysePage_;
   ktune::gui::DiffPage* diffPage_;
   QListWidget* nav_;
   QStackedWidget* stack_;

@@ -2,7 +2,9 @@
 // Prints, for a synthetic run of N trials (default 100000) written through the RunStore:
 //   load     reading the folder off the UI thread and resetting the trials model
 //   redraw   rebuilding the latency scatter from the model and painting it, decimated (what the
-//            workbench does) and, for reference, one QScatterSeries::replace() of every point
+//            workbench does) and, for reference, one QScatterSeries::replace() of every point;
+//            and the Analyse page for one shape (fANOVA importance, a slice per parameter,
+//            parallel coordinates of the best 20): computing it from the model and painting it
 //   stall    the longest gap of a 5 ms UI-thread timer during a live CPU-backend run with every
 //            page visible, i.e. the worst time the event loop was blocked
 // Run it under QT_QPA_PLATFORM=offscreen or xvfb-run.
@@ -21,8 +23,11 @@
 #include <ctime>
 
 #include "ktune/backends.h"
+#include "ktune/widgets/analyse_page.h"
+#include "ktune/widgets/importance_model.h"
 #include "ktune/widgets/landscape_page.h"
 #include "ktune/widgets/order_chart.h"
+#include "ktune/widgets/parallel_coordinates.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/run_page.h"
@@ -164,6 +169,36 @@ int main(int argc, char** argv) {
       "redraw (decimated, %d of %d points drawn): rebuild %.1f ms + paint %.1f ms = %.1f ms median, %.1f ms max (7 "
       "runs)\n",
       chart->drawnPoints(), chart->dataPoints(), sr.median, sp.median, st.median, st.max);
+
+  {
+    // The Analyse page of one shape (an eighth of the trials): what choosing a shape or a new
+    // batch of trials costs, every chart computed again from the model and painted.
+    AnalysePage analyse(document.trials());
+    analyse.resize(1400, 900);
+    analyse.show();
+    std::vector<double> compute, paintAnalyse, both;
+    for (int i = 0; i < 7; ++i) {
+      QElapsedTimer a;
+      a.start();
+      analyse.refresh();
+      const double c = ms(a);
+      QElapsedTimer b;
+      b.start();
+      const QPixmap pm = analyse.grab();
+      const double p = ms(b);
+      compute.push_back(c);
+      paintAnalyse.push_back(p);
+      both.push_back(c + p);
+    }
+    const Summary sc = summarize_ms(compute), spa = summarize_ms(paintAnalyse), sb = summarize_ms(both);
+    const ImportanceReport& report = analyse.importance()->report();
+    std::printf(
+        "redraw Analyse page (one shape: %zu ok trials, fANOVA over %zu configs, %lld slices, %lld lines): compute "
+        "%.1f ms + paint %.1f ms = %.1f ms median, %.1f ms max (7 runs)\n",
+        report.trials, report.learned, static_cast<long long>(analyse.slices().size()),
+        static_cast<long long>(analyse.parallelCoordinates()->shownTrials().size()), sc.median, spa.median, sb.median,
+        sb.max);
+  }
 
   {
     // Reference: every point to one QScatterSeries in one replace() call.

@@ -34,6 +34,28 @@ std::vector<AxisTick> niceTicks(double lo, double hi, int target, bool integers)
   return out;
 }
 
+std::vector<AxisTick> logTicks(double lo, double hi) {
+  std::vector<AxisTick> out;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return out;
+  const std::vector<double> digits[] = {{1}, {1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  for (const std::vector<double>& steps : digits) {
+    out.clear();
+    for (double decade = std::floor(lo); decade <= std::ceil(hi); ++decade)
+      for (double d : steps) {
+        const double at = decade + std::log10(d);
+        if (at >= lo - 1e-9 && at <= hi + 1e-9)
+          out.push_back(AxisTick{at, QString::number(std::pow(10.0, at), 'g', 3)});
+      }
+    if (out.size() >= 3) return out;
+  }
+  if (out.size() >= 2) return out;
+  // Less than a step of a digit: round numbers between the values, placed by their logarithm.
+  out.clear();
+  for (const AxisTick& t : niceTicks(std::pow(10.0, lo), std::pow(10.0, hi), 4))
+    if (t.at > 0) out.push_back(AxisTick{std::log10(t.at), t.label});
+  return out;
+}
+
 void setAxisTicks(QCategoryAxis* axis, const std::vector<AxisTick>& ticks) {
   for (const QString& label : axis->categoriesLabels()) axis->remove(label);
   axis->setStartValue(axis->min());

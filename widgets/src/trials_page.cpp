@@ -171,8 +171,17 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
       tr("Only each shape's winner: the config the re-measure after the search chose (its row "
          "shows the search's numbers; hover it for the number it won by)"));
   connect(winnersOnly_, &QToolButton::toggled, proxy_, &TrialsFilterProxy::setWinnersOnly);
+  brushed_ = new QToolButton;
+  brushed_->setObjectName(QStringLiteral("brushedOnly"));
+  brushed_->setCheckable(true);
+  brushed_->setToolTip(tr("Only the trials kept by the brushes on the Analyse page's parallel coordinates"));
+  brushed_->setStyleSheet(
+      QStringLiteral("QToolButton:checked { background:#ef6c00; color:white; border-radius:3px; }"));
+  brushed_->hide();
+  connect(brushed_, &QToolButton::toggled, this, [this](bool on) { proxy_->setOnlyTrials(on, brushedIds_); });
   filters->addSpacing(12);
   filters->addWidget(winnersOnly_);
+  filters->addWidget(brushed_);
   filters->addSpacing(12);
   filters->addWidget(new QLabel(tr("Shape:")));
   filters->addWidget(shapeFilter_);
@@ -273,6 +282,16 @@ void TrialsPage::setStatusFilter(const QSet<TrialStatus>& statuses) {
   applyStatusFilter();
 }
 
+void TrialsPage::setBrushedTrials(const QList<qint64>& ids, bool brushing) {
+  brushedIds_ = brushing ? QSet<qint64>(ids.begin(), ids.end()) : QSet<qint64>();
+  brushed_->setVisible(brushing);
+  brushed_->setText(tr("Brushed: %L1").arg(ids.size()));
+  // A new brush is asked for to see its trials: it shows them at once.
+  QSignalBlocker block(brushed_);
+  brushed_->setChecked(brushing);
+  proxy_->setOnlyTrials(brushing, brushedIds_);
+}
+
 qint64 TrialsPage::currentTrial() const {
   const QModelIndex index = table_->currentIndex();
   return index.isValid() ? index.data(TrialsModel::TrialIdRole).toLongLong() : -1;
@@ -301,7 +320,10 @@ void TrialsPage::selectTrial(qint64 id) {
     QSignalBlocker blockPass(passFilter_);
     QSignalBlocker blockText(textFilter_);
     QSignalBlocker blockWinners(winnersOnly_);
+    QSignalBlocker blockBrushed(brushed_);
     winnersOnly_->setChecked(false);
+    brushed_->setChecked(false);
+    proxy_->setOnlyTrials(false);
     proxy_->setWinnersOnly(false);
     shapeFilter_->setCurrentIndex(0);
     passFilter_->setCurrentIndex(0);

@@ -47,8 +47,16 @@ void TrialsFilterProxy::setWinnersOnly(bool on) {
   invalidateRowsFilter();
 }
 
+void TrialsFilterProxy::setOnlyTrials(bool on, const QSet<qint64>& ids) {
+  if (on == onlyTrials_ && (!on || ids == trialIds_)) return;
+  onlyTrials_ = on;
+  trialIds_ = on ? ids : QSet<qint64>();
+  invalidateRowsFilter();
+}
+
 bool TrialsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) const {
   const Trial& t = trials_->trial(sourceRow);
+  if (onlyTrials_ && !trialIds_.contains(t.id)) return false;
   if (winnersOnly_ && trials_->winnerRow(t.problem_key) != sourceRow) return false;
   if (statuses_.isEmpty() ? t.status == TrialStatus::Pruned : !statuses_.contains(t.status)) return false;
   if (!shape_.isEmpty() && qstr(t.problem_key) != shape_) return false;

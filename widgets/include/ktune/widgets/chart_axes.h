@@ -20,6 +20,9 @@ struct AxisTick {
 // Round-number ticks (1, 2 or 5 × 10^k apart) within [lo, hi], at most about `target` of them;
 // `integers`: never a step below 1 (counts, indices).
 std::vector<AxisTick> niceTicks(double lo, double hi, int target, bool integers = false);
+// Ticks for a log axis drawn in log10 units: `lo` and `hi` are log10 of the values. At 1, 2, 5 ×
+// 10^k (every digit over a range of less than a decade), labelled with the values; `at` is log10.
+std::vector<AxisTick> logTicks(double lo, double hi);
 // Replaces `axis`'s labels by `ticks` that fall within its range.
 void setAxisTicks(QCategoryAxis* axis, const std::vector<AxisTick>& ticks);
 

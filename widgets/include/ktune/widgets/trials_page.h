@@ -3,6 +3,7 @@
 // stats, error, and a strip plot of the selected trial's samples), each shape's winner marked.
 // It owns the selection that the landscape charts follow: selectTrial() from a chart click,
 // currentTrialChanged() back.
+#include <QSet>
 #include <QWidget>
 
 #include "ktune/trial.h"
@@ -48,6 +49,7 @@ class TrialsPage : public QWidget {
 
   TrialsFilterProxy* proxy() const { return proxy_; }
   QTableView* table() const { return table_; }
+  QToolButton* brushedButton() const { return brushed_; }
   TrialDetailView* detail() const { return detail_; }
   qint64 currentTrial() const;
 
@@ -56,6 +58,9 @@ class TrialsPage : public QWidget {
   void selectTrial(qint64 id);
   // Checks exactly these status buttons, as a click would; Pruned lists the pruned configs.
   void setStatusFilter(const QSet<TrialStatus>& statuses);
+  // The trials brushed on the Analyse page's parallel coordinates: a "Brushed" button appears,
+  // checked, and the table shows only them until it is unchecked; `brushing` false removes it.
+  void setBrushedTrials(const QList<qint64>& ids, bool brushing);
 
  signals:
   void currentTrialChanged(qint64 id);
@@ -76,6 +81,8 @@ class TrialsPage : public QWidget {
   QLineEdit* textFilter_;
   QList<QToolButton*> statusButtons_;
   QToolButton* winnersOnly_;
+  QToolButton* brushed_;
+  QSet<qint64> brushedIds_;
   QLabel* countLabel_;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
-// Sorting and filtering of the trials table by status, shape, pass (fwd / dX / dW), free text and
-// whether a row is its problem's winner.
+// Sorting and filtering of the trials table by status, shape, pass (fwd / dX / dW), free text,
+// whether a row is its problem's winner, and a set of trials (those brushed on the Analyse page).
 #include <QSet>
 #include <QSortFilterProxyModel>
 
@@ -28,12 +28,15 @@ class TrialsFilterProxy : public QSortFilterProxyModel {
   void setText(const QString& text);
   // Only the rows of the problems' winners (TrialsModel::WinnerRole).
   void setWinnersOnly(bool on);
+  // Only these trials (by id), until setOnlyTrials(false, {}).
+  void setOnlyTrials(bool on, const QSet<qint64>& ids = {});
 
   QSet<TrialStatus> statuses() const { return statuses_; }
   QString shape() const { return shape_; }
   QString pass() const { return pass_; }
   QString text() const { return text_; }
   bool winnersOnly() const { return winnersOnly_; }
+  bool onlyTrials() const { return onlyTrials_; }
 
  protected:
   bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;
@@ -46,6 +49,8 @@ class TrialsFilterProxy : public QSortFilterProxyModel {
   QString pass_;
   QString text_;
   bool winnersOnly_ = false;
+  bool onlyTrials_ = false;
+  QSet<qint64> trialIds_;
 };
 
 }  // namespace ktune::gui
