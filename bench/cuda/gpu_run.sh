@@ -4,7 +4,7 @@
 # device tool brings back at most 8 files). The machine has no Qt, muparser, nlohmann_json or
 # CLI11: they come from the carried .deps (see bench/cuda/RESULTS.md for how to make it).
 #   bench/cuda/gpu_run.sh tests tune repeat qmatmul cli registry failures isolate landscapes triton kt kt_examples live
-#     remeasure winner paged paged_triton grouped grouped_triton
+#     remeasure winner paged paged_triton grouped grouped_triton a8w8_triton
 #     [-- extra tune arguments]
 set -o pipefail
 OUT=${OUT:-/tmp/ktune_out}
@@ -188,6 +188,18 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
           --seconds ${GROUPED_TRITON_SECONDS:-25} --native /tmp/grouped_runs --output-dir /tmp/grouped_triton; } 2>&1 |
         tee "$LOG/grouped_triton.log"
       tar czf "$OUT/grouped_triton.tgz" --exclude=.ktune.lock -C /tmp/grouped_triton . ;;
+    a8w8_triton)  # issue 23: aiter's block-scaled fp8 GEMM as a Triton worker, M = 16, 128, 1024 at N = K = 4096 tuned
+      # (A8W8_SECONDS of search), its winners beside torch._scaled_mm (blockwise, per-tensor), then exported for aiter
+      rm -rf /tmp/a8w8_triton
+      { PYTHONUNBUFFERED=1 timeout 480 build-gpu/app/cli/ktune tune --worker "python3 examples/workers/triton_a8w8_blockscale.py" \
+          --shape "M=16,128,1024 N=4096 K=4096 q_dtype=fp8_e4m3" --strategy random --seed 1 \
+          --time-budget ${A8W8_SECONDS:-90}s --output-dir /tmp/a8w8_triton --run-name a8w8 -q
+        echo "a8w8_triton exit=$? at ${SECONDS}s"
+        python3 bench/triton/a8w8_report.py /tmp/a8w8_triton/a8w8 --markdown
+        build-gpu/app/cli/ktune apply /tmp/a8w8_triton/a8w8 --registry /tmp/a8w8_triton/reg --accept-flagged &&
+          build-gpu/app/cli/ktune registry export --format aiter --family-from /tmp/a8w8_triton/a8w8 \
+            --registry /tmp/a8w8_triton/reg --arch gfx942 -o /tmp/a8w8_triton/aiter; } 2>&1 | tee "$LOG/a8w8_triton.log"
+      tar czf "$OUT/a8w8_triton.tgz" --exclude=.ktune.lock -C /tmp/a8w8_triton . ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac
   echo "stage $s done at ${SECONDS}s"

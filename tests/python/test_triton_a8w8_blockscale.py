@@ -148,6 +148,34 @@ class Description(unittest.TestCase):
         self.assertEqual(run.stdout, "")
 
 
+class Report(unittest.TestCase):
+    """bench/triton/a8w8_report.py: a run's winners beside the baselines its trials recorded."""
+
+    def test_each_winner_beside_its_problems_baselines(self):
+        keys = ["M=16,N=4096,K=4096,q_dtype=fp8_e4m3,out_dtype=bf16", "M=1024,N=4096,K=4096,q_dtype=fp8_e4m3,out_dtype=bf16"]
+        config = {**{k: v[0] for k, v in ab.SPACE.items()}, "cache_modifier": ".cg"}
+        with tempfile.TemporaryDirectory() as tmp:
+            results = []
+            for key, us in zip(keys, (14.0, 40.0)):
+                fields = {k: int(v) if v.isdigit() else v for k, v in (kv.split("=") for kv in key.split(","))}
+                results.append({"problem": {"family": "gemm_a8w8_blockscale", "key": key, "fields": fields},
+                                "config": config, "stats": {"latency_median_ns": us * 1e3}})
+            with open(os.path.join(tmp, "results.json"), "w") as f:
+                json.dump({"benchmarking_method": "amortized", "results": results}, f)
+            with open(os.path.join(tmp, "trials.csv"), "w") as f:
+                f.write("id,problem,status,metrics\n")
+                f.write(f'0,"{keys[0]}",ok,"{{""scaled_mm_blockwise_us"": 14.2, ""scaled_mm_tensorwise_us"": 8.7}}"\n')
+                f.write(f'1,"{keys[1]}",ok,"{{""scaled_mm_tensorwise_us"": 26.4}}"\n')
+            done = subprocess.run([sys.executable, "-B", os.path.join(ROOT, "bench", "triton", "a8w8_report.py"), tmp,
+                                   "--markdown"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertEqual(lines[0], "| problem | triton | TFLOP/s | blockwise | per-tensor | int_mm | x blockwise | config |")
+        self.assertTrue(lines[2].startswith(f"| {keys[0]} | 14.0 | 38 | 14.2 | 8.7 | - | 1.01 | BLOCK_SIZE_M=64 "), lines[2])
+        self.assertIn("cache_modifier='.cg'", lines[2])
+        self.assertTrue(lines[3].startswith(f"| {keys[1]} | 40.0 | 859 | - | 26.4 | - | - |"), lines[3])
+
+
 def stand_in(tmp, properties, flags=(), fake_gpu=False):
     """A command serving the worker's family on a device with `properties`; with fake_gpu its GPU parts
     (inputs, reference, build, timer) are plain Python that runs anywhere, timing each config by its tile."""
@@ -382,5 +410,5 @@ if __name__ == "__main__":
         suite = unittest.defaultTestLoader.loadTestsFromTestCase(TorchWorkload)
     else:
         suite = unittest.defaultTestLoader.loadTestsFromTestCase
-        suite = unittest.TestSuite(suite(c) for c in (Flags, Description, WithKtune))
+        suite = unittest.TestSuite(suite(c) for c in (Flags, Description, Report, WithKtune))
     sys.exit(0 if unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful() else 1)
