@@ -1,6 +1,7 @@
 // ktune-workbench: the Qt desktop front end of ktune.
 //   ktune-workbench [--open RUN_DIR] [--load-session FILE [--trust-worker-command]] [--start] [--page NAME]
-//                   [--registry DIR] [--y-metric NAME] [--screenshot FILE [--screenshot-delay MS]]
+//                   [--registry DIR] [--compare-with RUN_DIR] [--y-metric NAME]
+//                   [--screenshot FILE [--screenshot-delay MS]]
 //   ktune-workbench worker --backend B --device I   (what the Setup page's Isolate starts)
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 
 #include "ktune/backends.h"
 #include "ktune/version.h"
+#include "ktune/widgets/chart_metric.h"
 #include "ktune/widgets/diff_page.h"
 #include "ktune/widgets/landscape_page.h"
 #include "ktune/widgets/qt_types.h"
@@ -90,6 +92,11 @@ struct Options {
   QCommandLineOption registry{QStringLiteral("registry"),
                               QStringLiteral("Registry folder to compare runs with (tuned_data)."),
                               QStringLiteral("DIR")};
+  QCommandLineOption compareWith{
+      QStringLiteral("compare-with"),
+      QStringLiteral("With --open: the Apply page puts the run folder DIR beside the opened run, shape by shape "
+                     "(Compare with run…: two devices, two dates, before and after a kernel change)."),
+      QStringLiteral("DIR")};
   QCommandLineOption screenshot{
       QStringLiteral("screenshot"),
       QStringLiteral("Save a PNG of the window once rendered, then exit. Without a display, set "
@@ -100,9 +107,10 @@ struct Options {
                            QStringLiteral("MS"), QStringLiteral("600")};
   QCommandLineOption yMetric{
       QStringLiteral("y-metric"),
-      QStringLiteral("Plot this recorded metric (e.g. GFLOP/s of an imported Kernel Tuner cache) instead of "
-                     "latency on the landscape's scatter charts (with --open, --replay or --start). A name the "
-                     "run does not record is an error that lists the names it does."),
+      QStringLiteral("Plot vs_best (each trial's median over its shape's best) or a recorded metric (e.g. GFLOP/s "
+                     "of an imported Kernel Tuner cache) instead of latency on the landscape's scatter charts (with "
+                     "--open, --replay or --start). A name the run does not record is an error that lists the "
+                     "names it does."),
       QStringLiteral("NAME")};
   QCommandLineOption replay{QStringLiteral("replay"),
                             QStringLiteral("Replay the recorded run DIR: a strategy searches its landscape, which "
@@ -127,8 +135,8 @@ struct Options {
         "Without a display (ssh, CI), run it with QT_QPA_PLATFORM=offscreen or under xvfb-run -a."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addOptions({open, session, start, trustWorker, page, registry, screenshot, delay, yMetric, replay, strategy,
-                       budget, seed, pace});
+    parser.addOptions({open, session, start, trustWorker, page, registry, compareWith, screenshot, delay, yMetric,
+                       replay, strategy, budget, seed, pace});
   }
 };
 
@@ -176,10 +184,12 @@ std::optional<Numbers> readNumbers(const QCommandLineParser& parser, const Optio
 
 // Why the metric --y-metric names cannot be plotted (the run records no such number), or empty.
 QString unknownMetric(const QString& name, const QStringList& recorded) {
-  if (recorded.contains(name)) return {};
+  const QString vsBest = ktune::gui::ChartMetric::vsBestName();
+  if (name == vsBest || recorded.contains(name)) return {};
   return QStringLiteral("--y-metric '%1': the run records no such metric; %2")
-      .arg(name, recorded.isEmpty() ? QStringLiteral("it records latency only: leave --y-metric out")
-                                    : QStringLiteral("it records %1").arg(recorded.join(QStringLiteral(", "))));
+      .arg(name, recorded.isEmpty()
+                     ? QStringLiteral("it records latency only: leave --y-metric out, or use %1").arg(vsBest)
+                     : QStringLiteral("use %1 or one it records: %2").arg(vsBest, recorded.join(QStringLiteral(", "))));
 }
 
 // Once the run is there (opened, or a live run finished), a --y-metric the run does not record
@@ -255,6 +265,10 @@ int main(int argc, char** argv) {
   parser.process(app);
   const std::optional<Numbers> numbers = readNumbers(parser, o);
   if (!numbers) return 2;
+  if (parser.isSet(o.compareWith) && !parser.isSet(o.open)) {
+    std::fprintf(stderr, "ktune-workbench: --compare-with needs a run to compare: add --open DIR\n");
+    return 2;
+  }
   if (parser.isSet(o.yMetric) && !parser.isSet(o.open) && !parser.isSet(o.replay) && !parser.isSet(o.start)) {
     std::fprintf(stderr, "ktune-workbench: --y-metric needs a run to plot: add --open DIR, --replay DIR or --start\n");
     return 2;
@@ -292,6 +306,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "ktune-workbench: %s\n", qPrintable(message));
     });
   if (parser.isSet(o.registry)) window.diffPage()->setRegistryRoot(parser.value(o.registry));
+  // Compared once the opened run's results are there.
+  if (parser.isSet(o.compareWith)) window.diffPage()->compareWithRun(parser.value(o.compareWith));
   int exitCode = 0;
   if (parser.isSet(o.yMetric)) {
     window.landscapePage()->setYMetric(parser.value(o.yMetric));

@@ -1,8 +1,9 @@
 // bench_gui [--trials N] [--live-seconds S] [--shape SPEC]
 // Prints, for a synthetic run of N trials (default 100000) written through the RunStore:
 //   load     reading the folder off the UI thread and resetting the trials model
-//   redraw   rebuilding the latency scatter from the model and painting it, decimated (what the
-//            workbench does) and, for reference, one QScatterSeries::replace() of every point;
+//   redraw   rebuilding the latency scatters (run order, against a parameter, and run order under
+//            "x best") from the model and painting them with their noise bars, decimated (what
+//            the workbench does) and, for reference, one QScatterSeries::replace() of every point;
 //            and the Analyse page for one shape (fANOVA importance, a slice per parameter,
 //            parallel coordinates of the best 20): computing it from the model and painting it
 //   stall    the longest gap of a 5 ms UI-thread timer during a live CPU-backend run with every
@@ -28,6 +29,7 @@
 #include "ktune/widgets/landscape_page.h"
 #include "ktune/widgets/order_chart.h"
 #include "ktune/widgets/parallel_coordinates.h"
+#include "ktune/widgets/parameter_chart.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/run_page.h"
@@ -149,26 +151,35 @@ int main(int argc, char** argv) {
       parseMs, resetMs, openMs, document.trials()->rowCount());
 
   // ---- redraw ----
-  LatencyOrderChart* chart = landscape.orderChart();
-  std::vector<double> rebuild, paint, total;
-  for (int i = 0; i < 7; ++i) {
-    QElapsedTimer a;
-    a.start();
-    chart->refresh();
-    const double r = ms(a);
-    QElapsedTimer b;
-    b.start();
-    const QPixmap pm = chart->grab();
-    const double p = ms(b);
-    rebuild.push_back(r);
-    paint.push_back(p);
-    total.push_back(r + p);
-  }
-  const Summary sr = summarize_ms(rebuild), sp = summarize_ms(paint), st = summarize_ms(total);
-  std::printf(
-      "redraw (decimated, %d of %d points drawn): rebuild %.1f ms + paint %.1f ms = %.1f ms median, %.1f ms max (7 "
-      "runs)\n",
-      chart->drawnPoints(), chart->dataPoints(), sr.median, sp.median, st.median, st.max);
+  // Each scatter chart with its noise bars (on by default), the run-order chart also under
+  // "× best" (log axis, bars and the line at 1).
+  const auto redraw = [&](TrialChartView* chart, const char* what) {
+    std::vector<double> rebuild, paint, total;
+    for (int i = 0; i < 7; ++i) {
+      QElapsedTimer a;
+      a.start();
+      chart->refresh();
+      const double r = ms(a);
+      QElapsedTimer b;
+      b.start();
+      const QPixmap pm = chart->grab();
+      const double p = ms(b);
+      rebuild.push_back(r);
+      paint.push_back(p);
+      total.push_back(r + p);
+    }
+    const Summary sr = summarize_ms(rebuild), sp = summarize_ms(paint), st = summarize_ms(total);
+    std::printf(
+        "redraw %s (decimated, %d of %d points drawn, %zu noise bars): rebuild %.1f ms + paint %.1f ms = %.1f ms "
+        "median, %.1f ms max (7 runs)\n",
+        what, chart->drawnPoints(), chart->dataPoints(), chart->drawnSpreads().size(), sr.median, sp.median, st.median,
+        st.max);
+  };
+  redraw(landscape.orderChart(), "run order, latency");
+  redraw(landscape.parameterChart(), "against a parameter, latency");
+  landscape.setYMetric(ChartMetric::vsBestName());
+  redraw(landscape.orderChart(), "run order, x best (log)");
+  landscape.setYMetric(QString());
 
   {
     // The Analyse page of one shape (an eighth of the trials): what choosing a shape or a new

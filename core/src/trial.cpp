@@ -41,8 +41,12 @@ void set_rates(Trial& t, double flops, double bytes) {
 
 bool note_best_median(const Trial& t, std::map<std::string, double>& best) {
   if (t.status != TrialStatus::Ok || !(t.stats.median_ns > 0)) return false;
-  const auto [it, inserted] = best.emplace(t.problem_key, t.stats.median_ns);
-  if (inserted) return true;
+  // find before emplace: an emplace builds (and allocates) a node even for a key that is there.
+  const auto it = best.find(t.problem_key);
+  if (it == best.end()) {
+    best.emplace(t.problem_key, t.stats.median_ns);
+    return true;
+  }
   if (t.stats.median_ns >= it->second) return false;
   it->second = t.stats.median_ns;
   return true;

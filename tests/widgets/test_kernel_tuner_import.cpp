@@ -103,10 +103,10 @@ class TestKernelTunerImport : public QObject {
     page.resize(1400, 900);
     page.show();
     QComboBox* combo = page.yMetricCombo();
-    QCOMPARE(combo->count(), 1);  // latency only, before a run with metrics
+    QCOMPARE(combo->count(), 2);  // latency and × best only, before a run with metrics
     QVERIFY(openRun(doc, dir));
-    QCOMPARE(combo->count(), 4);
-    QCOMPARE(combo->itemText(1), QStringLiteral("GFLOP/s"));
+    QCOMPARE(combo->count(), 5);
+    QCOMPARE(combo->itemText(2), QStringLiteral("GFLOP/s"));
     QCOMPARE(page.yMetric(), QString());
 
     const auto& trials = doc.trials()->trials();
@@ -118,7 +118,7 @@ class TestKernelTunerImport : public QObject {
     QCOMPARE(latency.size(), 216);
     QCOMPARE(std::count_if(latency.begin(), latency.end(), inBand), 22);
 
-    combo->setCurrentIndex(1);
+    combo->setCurrentIndex(2);
     QCOMPARE(page.yMetric(), QStringLiteral("GFLOP/s"));
     order->refresh();
     QList<QPointF> gflops = order->dataValues();

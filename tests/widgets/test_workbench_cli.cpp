@@ -1,6 +1,6 @@
 // What `ktune-workbench`'s command line tells a new user: --help answers without a display, and
 // a value it cannot use (--budget abc, --y-metric a run does not record) is an error naming the
-// option and the value, never a silent default.
+// option and the value, never a silent default; --compare-with opens the comparison of two runs.
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -103,6 +103,30 @@ class TestWorkbenchCli : public QObject {
                    QStringLiteral("landscape")});
     QVERIFY2(o.rc == 0, qPrintable(o.err));
     QVERIFY(QFile::exists(png));
+    // × best is always offered, whatever the run records.
+    QVERIFY(QFile::remove(png));
+    o = workbench({QStringLiteral("--open"), run_, QStringLiteral("--y-metric"), QStringLiteral("vs_best"),
+                   QStringLiteral("--screenshot"), png});
+    QVERIFY2(o.rc == 0, qPrintable(o.err));
+    QVERIFY(QFile::exists(png));
+  }
+
+  // --compare-with shows the Apply page's comparison of two runs; it needs a run to compare, and
+  // names a folder that is none.
+  void compareWith() {
+    const fs::path other = fs::path(tmp_.path().toStdString()) / "other";
+    fixture::write_run(other, 200, 3, true, 2);
+    const QString png = tmp_.filePath(QStringLiteral("compare.png"));
+    Outcome o = workbench({QStringLiteral("--compare-with"), qstr(other.string())});
+    QCOMPARE(o.rc, 2);
+    QVERIFY2(o.err.contains(QStringLiteral("--compare-with needs a run to compare: add --open DIR")),
+             qPrintable(o.err));
+    o = workbench({QStringLiteral("--open"), run_, QStringLiteral("--compare-with"), qstr(other.string()),
+                   QStringLiteral("--page"), QStringLiteral("apply"), QStringLiteral("--screenshot"), png});
+    QVERIFY2(o.rc == 0, qPrintable(o.err));
+    QVERIFY(QFile::exists(png));
+    const Outcome help = workbench({QStringLiteral("--help")}, false);
+    QVERIFY(help.out.contains(QStringLiteral("--compare-with")));
   }
 };
 

@@ -67,11 +67,17 @@ QVariant ConfigDiffModel::headerData(int section, Qt::Orientation orientation, i
     case ParameterColumn:
       return tr("Parameter");
     case RegistryColumn:
-      return tr("Registry");
+      return registryTitle_;
     case RunColumn:
-      return tr("Run");
+      return runTitle_;
   }
   return {};
+}
+
+void ConfigDiffModel::setSideTitles(const QString& registry, const QString& run) {
+  registryTitle_ = registry;
+  runTitle_ = run;
+  emit headerDataChanged(Qt::Horizontal, RegistryColumn, RunColumn);
 }
 
 QVariant ConfigDiffModel::data(const QModelIndex& index, int role) const {
@@ -89,9 +95,9 @@ QVariant ConfigDiffModel::data(const QModelIndex& index, int role) const {
     case Qt::ForegroundRole:
       return c.changed && index.column() == RunColumn ? QVariant(kChanged) : QVariant();
     case Qt::ToolTipRole:
-      return c.changed ? tr("Changed: the registry has %1, the run %2")
-                             .arg(c.inRegistry ? c.registry : tr("no %1").arg(c.name),
-                                  c.inRun ? c.run : tr("no %1").arg(c.name))
+      return c.changed ? tr("Changed: %1 has %2, %3 has %4")
+                             .arg(registryTitle_.toLower(), c.inRegistry ? c.registry : tr("no %1").arg(c.name),
+                                  runTitle_.toLower(), c.inRun ? c.run : tr("no %1").arg(c.name))
                        : QVariant();
     case Qt::DisplayRole:
       switch (index.column()) {

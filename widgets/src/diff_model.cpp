@@ -9,9 +9,7 @@
 
 namespace ktune::gui {
 
-namespace {
-
-QColor classColor(DiffClass c) {
+QColor diffClassColor(DiffClass c) {
   switch (c) {
     case DiffClass::New:
       return QColor(0x15, 0x65, 0xc0);
@@ -27,6 +25,8 @@ QColor classColor(DiffClass c) {
   }
   return Qt::black;
 }
+
+namespace {
 
 const QColor kFlagged(0xe6, 0x51, 0x00);
 
@@ -82,10 +82,11 @@ Qt::ItemFlags DiffModel::flags(const QModelIndex& index) const {
   return f | Qt::ItemIsUserCheckable;
 }
 
-QString DiffModel::flagsText(const DiffEntry& e) {
+QString DiffModel::flagsText(const DiffEntry& e) { return flagsText(e.key, e.new_entry); }
+
+QString DiffModel::flagsText(const std::string& key, const RegistryEntry& r) {
   // The registry entry keeps the deciding samples and the search's median: enough for the
   // core's own sentences.
-  const RegistryEntry& r = e.new_entry;
   Stats chosen = summarize(r.samples_ns);
   if (r.samples_ns.empty()) chosen.median_ns = r.latency_median_ns;
   Choice choice;
@@ -93,7 +94,7 @@ QString DiffModel::flagsText(const DiffEntry& e) {
   choice.search.median_ns = r.search_median_ns;
   choice.flags = r.flags;
   QStringList lines;
-  for (const std::string& line : describe_flags(e.key, chosen, choice)) lines << coreText(line);
+  for (const std::string& line : describe_flags(key, chosen, choice)) lines << coreText(line);
   return lines.join(QLatin1Char('\n'));
 }
 
@@ -137,7 +138,7 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
       if (column != ApplyColumn || e.cls == DiffClass::Same) return {};
       return checked_.contains(index.row()) ? Qt::Checked : Qt::Unchecked;
     case Qt::ForegroundRole:
-      if (column == ClassColumn) return classColor(e.cls);
+      if (column == ClassColumn) return diffClassColor(e.cls);
       return column == NewColumn && flagged(e) ? QVariant(kFlagged) : QVariant();
     case Qt::DecorationRole:
       return (column == KeyColumn || column == NewColumn) && flagged(e)

@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -10,6 +11,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QTableView>
 #include <QTextBrowser>
 #include <QVBoxLayout>
@@ -18,6 +20,7 @@
 #include "ktune/error.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/remeasure_job.h"
+#include "ktune/widgets/run_compare_panel.h"
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/trials_model.h"
 #include "ktune/widgets/winner.h"
@@ -39,6 +42,12 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
       tr("Time the registry's config and the run's side by side, in alternation, on the run's device "
          "now, and class each key from that paired ratio"));
   remeasure_->setEnabled(false);
+  auto* compareRun = new QPushButton(tr("Compare with run…"));
+  compareRun->setObjectName(QStringLiteral("compareWithRun"));
+  compareRun->setToolTip(
+      tr("Put another run folder (tuning_runs/<name>) beside this run, shape by shape: two devices, two dates, "
+         "before and after a kernel change. A comparison only: it applies nothing."));
+  comparePanel_ = new RunComparePanel(document_);
   acceptFlagged_ = new QCheckBox;
   acceptFlagged_->setObjectName(QStringLiteral("acceptFlagged"));
   acceptFlagged_->hide();
@@ -83,19 +92,30 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   top->addWidget(root_, 1);
   top->addWidget(browse);
   top->addWidget(compareButton);
+  top->addSpacing(16);
+  top->addWidget(compareRun);
   auto* bottom = new QHBoxLayout;
   bottom->addWidget(status_, 1);
   bottom->addWidget(remeasure_);
   bottom->addWidget(apply_);
-  auto* layout = new QVBoxLayout(this);
-  layout->addLayout(top);
+  // The registry diff and the comparison with another run share the page, one at a time: the
+  // comparison has nothing to apply.
+  registryView_ = new QWidget;
+  auto* registryLayout = new QVBoxLayout(registryView_);
+  registryLayout->setContentsMargins(0, 0, 0, 0);
   auto* middle = new QHBoxLayout;
   middle->addWidget(table_, 1);
   middle->addWidget(configPanel);
-  layout->addLayout(middle, 1);
-  layout->addWidget(acceptFlagged_);
-  layout->addLayout(bottom);
-  layout->addWidget(report_);
+  registryLayout->addLayout(middle, 1);
+  registryLayout->addWidget(acceptFlagged_);
+  registryLayout->addLayout(bottom);
+  registryLayout->addWidget(report_);
+  views_ = new QStackedWidget;
+  views_->addWidget(registryView_);
+  views_->addWidget(comparePanel_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(views_, 1);
 
   model_.setConfirmForce([this](const DiffEntry& e) {
     return QMessageBox::warning(this, tr("Replace the registry's entry?"), confirmForceText(e),
@@ -111,8 +131,25 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
     setRegistryRoot(dir);
     compare();
   });
-  connect(compareButton, &QPushButton::clicked, this, &DiffPage::compare);
-  connect(root_, &QLineEdit::returnPressed, this, &DiffPage::compare);
+  connect(compareButton, &QPushButton::clicked, this, [this] {
+    closeComparison();
+    compare();
+  });
+  connect(root_, &QLineEdit::returnPressed, this, [this] {
+    closeComparison();
+    compare();
+  });
+  connect(compareRun, &QPushButton::clicked, this, [this] {
+    QSettings settings;
+    const QString start =
+        comparePanel_->otherDir().isEmpty()
+            ? settings.value(QStringLiteral("folders/runs"), QDir::current().filePath(QStringLiteral("tuning_runs")))
+                  .toString()
+            : QFileInfo(comparePanel_->otherDir()).absolutePath();
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Compare with run (a run folder)"), start);
+    if (!dir.isEmpty()) compareWithRun(dir);
+  });
+  connect(comparePanel_, &RunComparePanel::closeRequested, this, &DiffPage::closeComparison);
   connect(apply_, &QPushButton::clicked, this, &DiffPage::applySelected);
   connect(remeasure_, &QPushButton::clicked, this, [this] {
     if (job_->isRunning())
@@ -139,6 +176,15 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   });
   compare();
 }
+
+void DiffPage::compareWithRun(const QString& dir) {
+  views_->setCurrentWidget(comparePanel_);
+  comparePanel_->compareWith(dir);
+}
+
+void DiffPage::closeComparison() { views_->setCurrentWidget(registryView_); }
+
+bool DiffPage::isComparingRuns() const { return views_->currentWidget() == comparePanel_; }
 
 void DiffPage::setRegistryRoot(const QString& root) {
   if (root != root_->text()) paired_.clear();

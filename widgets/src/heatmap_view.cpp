@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "ktune/csv.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/trial_chart.h"
 #include "ktune/widgets/trials_model.h"
@@ -77,7 +78,49 @@ void HeatmapView::setHighlightedTrial(qint64 id) {
 
 void HeatmapView::exportTo(const QString& file) {
   if (dirty_) rebuild();
-  exportWidget(this, file);
+  if (file.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) {
+    writeExport(file, csv());
+    return;
+  }
+  // The picture names the whole shape and the run: it has no shape picker beside it.
+  exporting_ = true;
+  try {
+    exportWidget(this, file, exportTitle());
+  } catch (...) {
+    exporting_ = false;
+    throw;
+  }
+  exporting_ = false;
+}
+
+QString HeatmapView::titleText(bool whole) const {
+  const QString title = tr("Best latency (%1) per %2 × %3 · %4")
+                            .arg(unit_.name, xName_, yName_, whole ? shape() : model_->keyLabels().label(shape()));
+  const QString run = model_->runName();
+  return whole && !run.isEmpty() ? tr("%1 · run %2").arg(title, run) : title;
+}
+
+std::string HeatmapView::csv() const {
+  std::vector<std::string> header = {sstr(xName_), sstr(yName_), sstr(tr("best (%1)").arg(unit_.name)),
+                                     "cell",       "trial",      "crown"};
+  for (TrialStatus s : kAllTrialStatuses) header.push_back(to_string(s));
+  std::string out = csv::format_record(header);
+  for (std::size_t cy = 0; cy < ys_.size(); ++cy)
+    for (std::size_t cx = 0; cx < xs_.size(); ++cx) {
+      const Cell& c = cells_[cy * xs_.size() + cx];
+      const bool crowned = static_cast<int>(cy * xs_.size() + cx) == crownCell_;
+      std::vector<std::string> row = {sstr(model_->parameterText(sstr(xName_), xs_[cx])),
+                                      sstr(model_->parameterText(sstr(yName_), ys_[cy])),
+                                      c.row >= 0 ? sstr(QString::number(c.best_ns / unit_.ns, 'g', 12)) : std::string(),
+                                      sstr(textOf(c)),
+                                      c.row >= 0 ? std::to_string(model_->trial(c.row).id) : std::string(),
+                                      !crowned         ? std::string()
+                                      : crownIsWinner_ ? "winner"
+                                                       : "search best"};
+      for (int n : c.counts) row.push_back(std::to_string(n));
+      out += csv::format_record(row);
+    }
+  return out;
 }
 
 void HeatmapView::rebuild() {
@@ -260,7 +303,7 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   QFont titleFont = font();
   titleFont.setBold(true);
   p.setFont(titleFont);
-  const QString title = tr("Best latency (%1) per %2 × %3 · %4").arg(unit_.name, xName_, yName_, shape());
+  const QString title = titleText(exporting_);
   p.drawText(QRect(0, 4, width(), 20), Qt::AlignCenter,
              QFontMetrics(titleFont).elidedText(title, Qt::ElideMiddle, width() - 8));
   p.setFont(font());

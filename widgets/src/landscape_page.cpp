@@ -17,6 +17,7 @@
 
 #include "ktune/error.h"
 #include "ktune/widgets/heatmap_view.h"
+#include "ktune/widgets/key_labels.h"
 #include "ktune/widgets/order_chart.h"
 #include "ktune/widgets/parameter_chart.h"
 #include "ktune/widgets/qt_types.h"
@@ -34,12 +35,20 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   shape_ = new QComboBox;
   shape_->setMinimumWidth(240);
   log_ = new QCheckBox(tr("Log y axis"));
+  log_->setObjectName(QStringLiteral("logAxis"));
+  noise_ = new QCheckBox(tr("Noise bars"));
+  noise_->setObjectName(QStringLiteral("noiseBars"));
+  noise_->setChecked(true);
+  noise_->setToolTip(
+      tr("Each measured trial's spread on the latency and × best charts: a bar from median − std to median + std, "
+         "within the samples' min and max (hover a point for its numbers and sample count)"));
   yMetric_ = new QComboBox;
   yMetric_->setObjectName(QStringLiteral("yMetric"));
   yMetric_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   yMetric_->setToolTip(
-      tr("What the two scatter charts plot: the median latency, or a number the run recorded beside "
-         "it (an imported Kernel Tuner cache's GFLOP/s, energy, power)"));
+      tr("What the two scatter charts plot: the median latency; × best, each trial's median over its shape's best "
+         "ok median (the vs_best column of a trials CSV export; log axis, 1 = the best); or a number the run "
+         "recorded beside it (an imported Kernel Tuner cache's GFLOP/s, energy, power)"));
   xParam_ = new QComboBox;
   heatShape_ = new QComboBox;
   heatShape_->setObjectName(QStringLiteral("heatmapShape"));
@@ -57,6 +66,7 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   top->addWidget(new QLabel(tr("y:")));
   top->addWidget(yMetric_);
   top->addWidget(log_);
+  top->addWidget(noise_);
   top->addStretch();
   top->addWidget(new QLabel(tr("Wheel or drag a box to zoom · Shift-drag to pan · double-click to reset")));
 
@@ -90,17 +100,17 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
 
   connect(shape_, &QComboBox::currentIndexChanged, this, &LandscapePage::applyShape);
   connect(heatShape_, &QComboBox::currentIndexChanged, this,
-          [this] { heatmap_->setShapeFilter(heatShape_->currentText()); });
+          [this] { heatmap_->setShapeFilter(heatShape_->currentData().toString()); });
   connect(log_, &QCheckBox::toggled, this, [this](bool on) {
     order_->setLogScale(on);
     parameter_->setLogScale(on);
   });
-  connect(xParam_, &QComboBox::currentTextChanged, parameter_, &ParameterChart::setParameter);
-  connect(yMetric_, &QComboBox::currentIndexChanged, this, [this] {
-    const ChartMetric metric(yMetric());
-    order_->setYMetric(metric);
-    parameter_->setYMetric(metric);
+  connect(noise_, &QCheckBox::toggled, this, [this](bool on) {
+    order_->setShowNoise(on);
+    parameter_->setShowNoise(on);
   });
+  connect(xParam_, &QComboBox::currentTextChanged, parameter_, &ParameterChart::setParameter);
+  connect(yMetric_, &QComboBox::currentIndexChanged, this, &LandscapePage::applyYMetric);
   connect(yMetric_, &QComboBox::activated, this, [this] { preferredY_ = yMetric(); });
   connect(model_, &TrialsModel::metricNamesChanged, this, &LandscapePage::refreshMetrics);
   const auto heat = [this] { heatmap_->setParameters(heatX_->currentText(), heatY_->currentText()); };
@@ -140,12 +150,31 @@ void LandscapePage::refreshMetrics() {
     QSignalBlocker block(yMetric_);
     yMetric_->clear();
     yMetric_->addItem(tr("median latency"), QString());
+    yMetric_->addItem(tr("× best (distance from best)"), ChartMetric::vsBestName());
     for (const QString& name : model_->metricNames()) yMetric_->addItem(name, name);
     yMetric_->setCurrentIndex(std::max(0, yMetric_->findData(want)));
   }
+  applyYMetric();
+}
+
+void LandscapePage::applyYMetric() {
   const ChartMetric metric(yMetric());
+  // × best reads on a log axis (2× slower as far from 1 as 2× faster would be); the user's own
+  // choice comes back with another metric.
+  if (metric.isVsBest() != logForVsBest_) {
+    logForVsBest_ = metric.isVsBest();
+    if (logForVsBest_) userLog_ = log_->isChecked();
+    log_->setChecked(logForVsBest_ || userLog_);
+  }
   order_->setYMetric(metric);
   parameter_->setYMetric(metric);
+}
+
+void LandscapePage::exportChart(QWidget* chart, const QString& file) {
+  if (chart == heatmap_)
+    heatmap_->exportTo(file);
+  else
+    static_cast<TrialChartView*>(chart)->exportTo(file);
 }
 
 QWidget* LandscapePage::framed(QWidget* chart, const QString& name, QWidget* options) {
@@ -156,8 +185,10 @@ QWidget* LandscapePage::framed(QWidget* chart, const QString& name, QWidget* opt
   exportButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   exportButton->setPopupMode(QToolButton::InstantPopup);
   auto* menu = new QMenu(exportButton);
-  for (const QString& suffix : {QStringLiteral("png"), QStringLiteral("svg")}) {
-    menu->addAction(tr("Save as %1…").arg(suffix.toUpper()), this, [this, chart, name, suffix] {
+  for (const QString& suffix : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("csv")}) {
+    const QString text =
+        suffix == QLatin1String("csv") ? tr("Save data as CSV…") : tr("Save as %1…").arg(suffix.toUpper());
+    menu->addAction(text, this, [this, chart, name, suffix] {
       QSettings settings;
       const QString dir = settings.value(QStringLiteral("folders/export"), QDir::homePath()).toString();
       const QString file = QFileDialog::getSaveFileName(
@@ -166,7 +197,7 @@ QWidget* LandscapePage::framed(QWidget* chart, const QString& name, QWidget* opt
       if (file.isEmpty()) return;
       settings.setValue(QStringLiteral("folders/export"), QFileInfo(file).absolutePath());
       try {
-        exportWidget(chart, file);
+        exportChart(chart, file);
       } catch (const InputError& e) {
         QMessageBox::warning(this, tr("Export failed"), QString::fromUtf8(e.what()));
       }
@@ -232,16 +263,16 @@ void LandscapePage::refreshChoices() {
     QSignalBlocker block(shape_);
     shape_->clear();
     shape_->addItem(tr("all shapes"), QString());
-    for (const QString& key : model_->problemKeys()) shape_->addItem(key, key);
+    addKeyItems(shape_, model_->problemKeys(), model_->keyLabels());
     shape_->setCurrentIndex(std::max(0, shape_->findData(current)));
   }
   {
-    const QString current = heatShape_->currentText();
+    const QString current = heatShape_->currentData().toString();
     QSignalBlocker block(heatShape_);
     heatShape_->clear();
-    heatShape_->addItems(model_->problemKeys());
-    heatShape_->setCurrentIndex(std::max<int>(0, heatShape_->findText(current)));
-    heatmap_->setShapeFilter(heatShape_->currentText());
+    addKeyItems(heatShape_, model_->problemKeys(), model_->keyLabels());
+    heatShape_->setCurrentIndex(std::max<int>(0, heatShape_->findData(current)));
+    heatmap_->setShapeFilter(heatShape_->currentData().toString());
   }
   const bool informed = model_->rowCount() > 0 || !space_.parameters().empty();
   const QStringList params = model_->parameters();
@@ -274,7 +305,7 @@ void LandscapePage::applyShape() {
   const QString key = shape_->currentData().toString();
   order_->setShapeFilter(key);
   parameter_->setShapeFilter(key);
-  if (!key.isEmpty()) heatShape_->setCurrentIndex(heatShape_->findText(key));  // "all shapes" keeps the heatmap's
+  if (!key.isEmpty()) heatShape_->setCurrentIndex(heatShape_->findData(key));  // "all shapes" keeps the heatmap's
   throughput_->setShapeFilter(key);
 }
 
@@ -286,7 +317,8 @@ void LandscapePage::setHighlightedTrial(qint64 id) {
 }
 
 void LandscapePage::saveSettings(QSettings& settings) const {
-  settings.setValue(QStringLiteral("charts/log"), log_->isChecked());
+  settings.setValue(QStringLiteral("charts/log"), logForVsBest_ ? userLog_ : log_->isChecked());
+  settings.setValue(QStringLiteral("charts/noise"), noise_->isChecked());
   settings.setValue(QStringLiteral("charts/x_parameter"), xParam_->currentText());
   settings.setValue(QStringLiteral("charts/heat_x"), heatX_->currentText());
   settings.setValue(QStringLiteral("charts/heat_y"), heatY_->currentText());
@@ -295,7 +327,9 @@ void LandscapePage::saveSettings(QSettings& settings) const {
 }
 
 void LandscapePage::restoreSettings(const QSettings& settings) {
-  log_->setChecked(settings.value(QStringLiteral("charts/log"), false).toBool());
+  userLog_ = settings.value(QStringLiteral("charts/log"), false).toBool();
+  log_->setChecked(userLog_ || logForVsBest_);
+  noise_->setChecked(settings.value(QStringLiteral("charts/noise"), true).toBool());
   metric_->setCurrentIndex(settings.value(QStringLiteral("charts/metric"), 0).toInt());
   setYMetric(settings.value(QStringLiteral("charts/y_metric")).toString());
   // Parameter choices apply to the runs that have those parameters.
@@ -315,7 +349,7 @@ QStringList LandscapePage::exportAll(const QString& folder, const QString& stem)
   for (const auto& [widget, name] : charts) {
     for (const QString& suffix : {QStringLiteral("png"), QStringLiteral("svg")}) {
       const QString file = QDir(folder).filePath(stem + QLatin1Char('_') + name + QLatin1Char('.') + suffix);
-      exportWidget(widget, file);
+      exportChart(widget, file);
       files << file;
     }
   }

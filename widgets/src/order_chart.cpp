@@ -13,8 +13,7 @@ LatencyOrderChart::LatencyOrderChart(TrialsModel* model, QWidget* parent) : Tria
 
 QString LatencyOrderChart::xTitle() const { return tr("measured trial #"); }
 QString LatencyOrderChart::title() const {
-  return yMetric().isLatency() ? tr("Latency of every trial that ran, in run order")
-                               : tr("%1 of every trial that ran, in run order").arg(yMetric().label());
+  return tr("%1 of every trial that ran, in run order").arg(yMetric().noun());
 }
 
 QString LatencyOrderChart::yTitle() const { return yMetric().label(); }

@@ -42,9 +42,10 @@ QString ParameterChart::xTitle() const {
   return parameter_;
 }
 
-QString ParameterChart::title() const {
-  return yMetric().isLatency() ? tr("Latency against a parameter")
-                               : tr("%1 against a parameter").arg(yMetric().label());
+QString ParameterChart::title() const { return tr("%1 against a parameter").arg(yMetric().noun()); }
+
+QString ParameterChart::xText(const Trial& t, double) const {
+  return model()->parameterText(parameterStd_, t.config.value(parameterStd_));
 }
 
 QString ParameterChart::yTitle() const { return yMetric().label(); }
@@ -75,9 +76,12 @@ std::vector<TrialChartView::Group> ParameterChart::groups() const {
     for (int i = 0; i < shapes; ++i)
       g.push_back(Group{statusLabel(s), statusColor(s), kMarkers[i % std::size(kMarkers)], Legend::Never});
   for (TrialStatus s : statuses_) g.push_back(Group{statusLegend(s), statusColor(s), kMarkers[0], Legend::Always});
+  // Shapes by what tells them apart (the run's key labels): a key cut at the legend's width would
+  // end before the field that differs.
   if (shapes > 1)
     for (int i = 0; i < shapes; ++i)
-      g.push_back(Group{shapes_[i], QColor(0x61, 0x61, 0x61), kMarkers[i % std::size(kMarkers)], Legend::Always});
+      g.push_back(Group{model()->keyLabels().label(shapes_[i]), QColor(0x61, 0x61, 0x61),
+                        kMarkers[i % std::size(kMarkers)], Legend::Always});
   return g;
 }
 

@@ -36,6 +36,7 @@ RunDocument::RunDocument(QObject* parent) : QObject(parent), trials_(new TrialsM
     if (!onlyResults_) {
       QStringList params;
       for (const Parameter& p : metadata_->space.parameters()) params << qstr(p.name);
+      trials_->setRunName(qstr(metadata_->run_name.empty() ? dir_.filename().string() : metadata_->run_name));
       trials_->setTrials(params, std::move(run.trials));
       trials_->setPruning(metadata_->space, metadata_->pruning);
     }
@@ -96,6 +97,7 @@ void RunDocument::beginLiveRun(const TuneRequest& request) {
   dir_ = request.run_dir;
   metadata_.reset();
   results_.reset();
+  trials_->setRunName(qstr(request.run_dir.filename().string()));
   trials_->reset(params);
   trials_->setPruning(request.space, {});  // the problems' records follow as the tuner reaches them
   emit resultsChanged();

@@ -150,7 +150,7 @@ void TrialChartView::setLogScale(bool on) {
   old->deleteLater();
   if (on) {
     auto* axis = new QLogValueAxis(this);
-    axis->setBase(10);
+    axis->setBase(logBase());
     axis->setLabelFormat(QStringLiteral("%g"));
     axis->setMinorTickCount(-1);
     connect(axis, &QLogValueAxis::rangeChanged, this, &TrialChartView::onRangeChanged);
@@ -172,8 +172,29 @@ void TrialChartView::setLogScale(bool on) {
 void TrialChartView::setYMetric(const ChartMetric& metric) {
   if (metric == yMetric_) return;
   yMetric_ = metric;
+  applyLogBase();
   zoomed_ = false;
   markDirty();
+}
+
+void TrialChartView::applyLogBase() {
+  if (log_) static_cast<QLogValueAxis*>(yAxis_)->setBase(logBase());
+}
+
+void TrialChartView::setShowNoise(bool on) {
+  if (on == showNoise_) return;
+  showNoise_ = on;
+  chart()->setTitle(decoratedTitle());
+  viewport()->update();
+}
+
+QString TrialChartView::decoratedTitle() const {
+  return drawsSpread() && showNoise_ ? tr("%1 · bars: median ± std within min–max").arg(title()) : title();
+}
+
+bool TrialChartView::learnBests(bool all) {
+  if (all) yMetric_.forgetBests();
+  return yMetric_.learnBests(model_->trials(), all ? 0 : builtRows_);
 }
 
 void TrialChartView::setHighlightedTrial(qint64 id) {
@@ -259,7 +280,9 @@ void TrialChartView::rebuild() {
   // Appended trials only: place the new points into the cells already drawn, unless they fall
   // outside the fitted view or bring a new group, which need the full pass.
   const bool growing = !fullRebuild_ && rows >= builtRows_;
-  if (growing && groups().size() == static_cast<std::size_t>(groupSeries_.size())) {
+  // Under × best, a shape's new best moves every point of that shape: the full pass.
+  const bool bestMoved = growing && yMetric_.isVsBest() && learnBests(false);
+  if (growing && !bestMoved && groups().size() == static_cast<std::size_t>(groupSeries_.size())) {
     std::vector<Point> fresh;
     collect(builtRows_, &fresh);
     const bool inView = std::all_of(fresh.begin(), fresh.end(), [&](const Point& p) {
@@ -286,8 +309,9 @@ void TrialChartView::rebuild() {
   measured_ = 0;
   prepare(sstr(shape_));
   if (yMetric_.isLatency() && drawsSpread()) chooseTimeUnit(sstr(shape_));
+  if (yMetric_.isVsBest()) learnBests(true);
   syncGroups();
-  chart()->setTitle(drawsSpread() ? tr("%1 · whiskers: ± std within min–max").arg(title()) : title());
+  chart()->setTitle(decoratedTitle());
   xAxis_->setTitleText(xTitle());
   yAxis_->setTitleText(yTitle());
   points_.clear();

@@ -88,7 +88,7 @@ void TrialChartView::mouseMoveEvent(QMouseEvent* event) {
   }
   const qint64 id = trialAt(chartPosition(pos));
   if (id >= 0)
-    QToolTip::showText(event->globalPosition().toPoint(), model_->describe(model_->trial(model_->rowForId(id))), this);
+    QToolTip::showText(event->globalPosition().toPoint(), hoverText(model_->trial(model_->rowForId(id))), this);
   else
     QToolTip::hideText();
   QChartView::mouseMoveEvent(event);

@@ -2,7 +2,8 @@
 // ConfigDiffModel: one Apply-page row's configs side by side, a parameter a row: the registry's
 // value and the run's, in the run's parameter order (the space's; a registry file keeps its
 // own, alphabetical), parameters only the registry has last, changed values marked. The Apply
-// table's config cells are too narrow for a config of ten parameters; this panel shows all.
+// table's config cells are too narrow for a config of ten parameters; this panel shows all. A
+// comparison of two runs shows the other run in the registry's place (setSideTitles).
 #include <QAbstractTableModel>
 #include <optional>
 #include <vector>
@@ -46,11 +47,14 @@ class ConfigDiffModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
   void setChanges(std::vector<ParameterChange> changes);
+  // The two columns' names, "Registry" and "Run" unless set: "Other run" and "This run".
+  void setSideTitles(const QString& registry, const QString& run);
   const std::vector<ParameterChange>& changes() const { return changes_; }
   int changedCount() const;
 
  private:
   std::vector<ParameterChange> changes_;
+  QString registryTitle_ = tr("Registry"), runTitle_ = tr("Run");
 };
 
 }  // namespace ktune::gui

@@ -18,6 +18,9 @@ namespace ktune::gui {
 
 class TrialsModel;
 
+// One colour per class, shared by the Apply page's tables: new blue, faster green, slower red.
+QColor diffClassColor(DiffClass c);
+
 class DiffModel : public QAbstractTableModel {
   Q_OBJECT
  public:
@@ -67,6 +70,7 @@ class DiffModel : public QAbstractTableModel {
   QStringList flaggedKeys() const;  // keys whose run entry is flagged
   // Why the run's entry is flagged (describe_flags), one sentence a line.
   static QString flagsText(const DiffEntry& e);
+  static QString flagsText(const std::string& key, const RegistryEntry& entry);
   // "re-measure medians", or for a new key the run's own: "re-measure median".
   static QString comparedText(const DiffEntry& e);
 

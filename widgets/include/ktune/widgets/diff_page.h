@@ -6,6 +6,8 @@
 // writes exactly the checked keys through the core (atomic, backup kept) and shows what was
 // written and what was skipped, and why. "Re-measure" times the registry's config and the run's
 // side by side on the run's device now (RemeasureJob) and classes those keys from the paired ratio.
+// "Compare with run…" puts another run folder beside this run instead (RunComparePanel): a
+// comparison, with nothing to apply, until "Back to the registry".
 #include <QWidget>
 #include <filesystem>
 #include <memory>
@@ -20,12 +22,14 @@ class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QStackedWidget;
 class QTableView;
 class QTextBrowser;
 
 namespace ktune::gui {
 
 class RemeasureJob;
+class RunComparePanel;
 class RunDocument;
 
 class DiffPage : public QWidget {
@@ -58,6 +62,13 @@ class DiffPage : public QWidget {
   // Starts re-measuring in the background; false (with the reason shown) when it cannot.
   bool remeasure();
 
+  // Shows this run beside the run folder `dir`, shape by shape, in place of the registry diff;
+  // the panel's compared() or failed() follow once `dir` is read.
+  void compareWithRun(const QString& dir);
+  void closeComparison();  // back to the registry diff
+  bool isComparingRuns() const;
+  RunComparePanel* comparePanel() const { return comparePanel_; }
+
  signals:
   void applied(const ktune::ApplyReport& report);
   void remeasured();  // finished or stopped: the table shows the paired classes
@@ -84,6 +95,9 @@ class DiffPage : public QWidget {
   QPushButton* apply_;
   QPushButton* remeasure_;
   QTextBrowser* report_;
+  QStackedWidget* views_;
+  QWidget* registryView_;
+  RunComparePanel* comparePanel_;
   RemeasureJob* job_;
   const std::vector<std::unique_ptr<Backend>>* backends_ = nullptr;
   QString busy_;

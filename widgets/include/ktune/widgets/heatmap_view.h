@@ -7,6 +7,8 @@
 // (every trial slow_abort: "≥ t", a lower bound; failed; pruned; not measured), so no value of a
 // parameter drops out. Values of any kind (integers, strings, booleans) are rows and columns; all
 // times are in one unit chosen from the data. Hover shows a cell's trial; clicking selects it.
+// The title names the shape by what tells it apart from the run's others; an exported picture
+// names it whole, with the run; the cells export as CSV.
 // Qt Charts has no heatmap series, so this paints its own grid.
 #include <QElapsedTimer>
 #include <QTimer>
@@ -35,7 +37,14 @@ class HeatmapView : public QWidget {
   void setShapeFilter(const QString& problemKey);
   QString shape() const;
   void setHighlightedTrial(qint64 id);
+  // PNG or SVG by the suffix, titled exportTitle(); a .csv name writes csv(). Throws InputError
+  // naming the file.
   void exportTo(const QString& file);
+  QString exportTitle() const { return titleText(true); }
+  // One row per cell: its two values, the number it shows (in timeUnit()), what it shows (the
+  // number, "≥ t", failed, pruned, not measured), its best ok trial, whether it is crowned, and
+  // its trials' count per status.
+  std::string csv() const;
   void refresh();
 
   // Cell contents, for tests: best ok trial id at (x value, y value), or -1; the text painted in
@@ -73,6 +82,8 @@ class HeatmapView : public QWidget {
   QString textOf(const Cell& c) const;    // what the cell shows
   QString reasonOf(const Cell& c) const;  // why it has no ok trial, with the counts
   QString timeText(double ns) const;      // in unit_, without the unit
+  // The title: the shape by its label, or (`whole`, for exports) its whole key and the run.
+  QString titleText(bool whole) const;
   void rebuild();
   void placeCrown(const std::string& key, const std::string& xn, const std::string& yn);
   std::size_t cellIndex(const Trial& t, const std::string& xn, const std::string& yn) const;
@@ -98,6 +109,7 @@ class HeatmapView : public QWidget {
   bool crownFlagged_ = false;
   QString crownText_;
   bool dirty_ = true;
+  bool exporting_ = false;
   QTimer rebuildTimer_;
   QElapsedTimer sinceRebuild_;
 };

@@ -1,7 +1,9 @@
 #pragma once
 // Landscape page: the four live charts (latency in order with best so far, latency against a
-// parameter, heatmap over two parameters, throughput against peak), their choices, and export.
-// The two scatter charts plot latency or any metric the run recorded (the "y" combo box).
+// parameter, heatmap over two parameters, throughput against peak), their choices, and export
+// (each chart as PNG or SVG titled with the run and the shape, or its data as CSV). The two
+// scatter charts plot latency, its distance from the shape's best ("× best", on a log axis) or any
+// metric the run recorded (the "y" combo box), with each trial's noise as a bar ("Noise bars").
 #include <QWidget>
 
 #include "ktune/device.h"
@@ -30,7 +32,8 @@ class LandscapePage : public QWidget {
   LatencyOrderChart* orderChart() const { return order_; }
   ParameterChart* parameterChart() const { return parameter_; }
   HeatmapView* heatmap() const { return heatmap_; }
-  // The scatter charts' y: "" for latency, else a name of TrialsModel::metricNames().
+  // The scatter charts' y: "" for latency, ChartMetric::vsBestName() for × best, else a name of
+  // TrialsModel::metricNames().
   void setYMetric(const QString& name);
   QString yMetric() const;
   QComboBox* yMetricCombo() const { return yMetric_; }
@@ -39,6 +42,7 @@ class LandscapePage : public QWidget {
   void saveSettings(QSettings& settings) const;
   void restoreSettings(const QSettings& settings);
   // Exports every chart as <stem>_<chart>.png and .svg into `folder`; returns the files.
+  // Throws InputError naming a file that cannot be written.
   QStringList exportAll(const QString& folder, const QString& stem);
 
  public slots:
@@ -50,6 +54,9 @@ class LandscapePage : public QWidget {
  private:
   void refreshChoices();
   void refreshMetrics();
+  void applyYMetric();
+  // PNG, SVG or CSV by the suffix, titled with the run and the shape.
+  void exportChart(QWidget* chart, const QString& file);
   QStringList rankedParameters() const;
   void applyShape();
   QWidget* framed(QWidget* chart, const QString& name, QWidget* options);
@@ -61,6 +68,9 @@ class LandscapePage : public QWidget {
   ThroughputChart* throughput_;
   QComboBox* shape_;
   QCheckBox* log_;
+  QCheckBox* noise_;
+  bool logForVsBest_ = false;  // × best switched the log axis on
+  bool userLog_ = false;       // the log axis as the user left it, for the other metrics
   QComboBox* xParam_;
   QComboBox* heatShape_;  // the heatmap's one shape; follows the page's shape when one is chosen
   QComboBox* heatX_;

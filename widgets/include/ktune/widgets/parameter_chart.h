@@ -24,6 +24,7 @@ class ParameterChart : public TrialChartView {
   void prepare(const std::string& shape) override;
   bool needsPrepare() const override { return stale_; }
   std::vector<AxisTick> xTicks(double lo, double hi) const override;
+  QString xText(const Trial& trial, double x) const override;  // the parameter's value
   void xRange(double x0, double x1, double* lo, double* hi) const override;
 
  private:

@@ -7,13 +7,15 @@
 //  - hover tooltips with the trial's config and stats, click-to-select, and a highlight ring
 //    for the trial selected elsewhere (the trials table);
 //  - wheel zoom, rubber-band zoom, middle-button or Shift-drag pan, double-click to reset;
-//  - log-scale y and PNG/SVG export;
+//  - log-scale y; PNG/SVG export titled with the run and the shape, and the points' data as CSV
+//    (chart_export.cpp);
 //  - every trial that ran: failed ones (no time) in a band above the times, coloured by status,
 //    slow_abort ones with an arrow up (their time is a lower bound); colour means status on every
 //    scatter chart;
 //  - readable axes: round-number ticks, one time unit chosen from the data (chart_axes.h);
 //  - each problem's winner as the core decided it, a star at the number it was chosen by (joined
-//    to its search point when that differs), and each drawn trial's noise as a whisker
+//    to its search point when that differs), each drawn trial's noise as a bar (median ± std
+//    within min–max, switched off with setShowNoise), and under "× best" a line at 1
 //    (trial_chart_marks.cpp).
 #include <QChartView>
 #include <QElapsedTimer>
@@ -41,9 +43,12 @@ namespace ktune::gui {
 
 class TrialsModel;
 
-// Saves `widget` as PNG (or any raster format Qt knows by the suffix) or SVG. Throws
-// InputError naming the file when it cannot be written.
-void exportWidget(QWidget* widget, const QString& file);
+// Saves `widget` as PNG (or any raster format Qt knows by the suffix) or SVG, the SVG titled
+// `title` (the widget's window title without one), with `caption` (lines) above the widget in
+// the picture. Throws InputError naming the file when it cannot be written.
+void exportWidget(QWidget* widget, const QString& file, const QString& title = {}, const QString& caption = {});
+// Writes an export's text to `file` atomically; throws InputError naming the file.
+void writeExport(const QString& file, const std::string& text);
 
 class TrialChartView : public QChartView {
   Q_OBJECT
@@ -62,7 +67,22 @@ class TrialChartView : public QChartView {
   void resetZoom();
   // Shows `plotRect` (chart item coordinates, within the plot area) as the whole plot.
   void zoomTo(const QRectF& plotRect);
-  void exportTo(const QString& file) { exportWidget(this, file); }
+  // Each ok trial's noise as a bar (median ± std within min–max) on latency and × best charts.
+  void setShowNoise(bool on);
+  bool showsNoise() const { return showNoise_; }
+
+  // PNG or SVG by the suffix, titled exportTitle(); a .csv name writes csv(). Throws InputError
+  // naming the file.
+  void exportTo(const QString& file);
+  // The chart's title with the run's name and the shape shown: what a picture needs to stand
+  // alone (its SVG title; the picture has the run and the shape above the chart's title).
+  QString exportTitle() const;
+  QString exportContext() const;  // "run NAME · M=16,N=512,K=512,dtype=f32" (or "all 3 shapes")
+  // Every point, drawn or decimated away, in model order: trial, shape, status, x, y (empty for a
+  // failed trial: it has no time) and the noise bar's ends where it has one, in the axes' units.
+  std::string csv() const;
+  // What hovering the trial shows: its numbers, and what its bar and its "× best" are.
+  QString hoverText(const Trial& trial) const;
 
   // Rebuilds now instead of on the next event-loop turn (benchmarks, screenshots).
   void refresh();
@@ -89,6 +109,8 @@ class TrialChartView : public QChartView {
   static QColor winnerColour() { return QColor(0xf9, 0xa8, 0x25); }
 
   static constexpr int kCellPixels = 3;
+  // The log axis's base: powers of 2 read as "2× slower" under × best, decades elsewhere.
+  int logBase() const { return yMetric_.isVsBest() ? 2 : 10; }
   static constexpr int kMinRebuildMs = 250;
   static constexpr double kHeadroom = 0.15;  // of the x span, right of the last point
   // pointFor's y for a trial that failed (no time to plot): it goes into the failures band.
@@ -138,14 +160,16 @@ class TrialChartView : public QChartView {
   virtual bool needsPrepare() const { return false; }
   // The x axis's labels within [lo, hi]; by default round integers (trial numbers).
   virtual std::vector<AxisTick> xTicks(double lo, double hi) const { return niceTicks(lo, hi, 7, true); }
+  // A point's x as its CSV column says it: the number, or the parameter's value.
+  virtual QString xText(const Trial& /*trial*/, double x) const { return QString::number(x, 'g', 10); }
   // The x range that shows points from x0 to x1.
   virtual void xRange(double x0, double x1, double* lo, double* hi) const;
   // The number of measured trials collected so far: where a failed trial sits in run order.
   std::int64_t measuredSoFar() const { return measured_; }
   // Lines drawn over the points (best so far, peak); `points` are in model order.
   virtual void rebuildExtras(const std::vector<Point>& /*points*/) {}
-  // Whether y is the trials' latency, whose noise the whiskers show.
-  virtual bool drawsSpread() const { return yMetric_.isLatency(); }
+  // Whether y is the trials' median (latency or × best), whose noise the bars show.
+  virtual bool drawsSpread() const { return yMetric_.isTime(); }
   // Where the winner's star goes, given its search trial's y: the number it was chosen by.
   virtual double winnerValue(const Winner& winner, double searchY) const;
 
@@ -179,8 +203,17 @@ class TrialChartView : public QChartView {
   void collect(std::size_t fromRow, std::vector<Point>* out);
   void updateHighlight();
   void updateWinners();
-  // The trial's noise in chart units: median ± std, within its min and max; false without one.
+  // The trial's noise in chart units: median ± std, within its min and max; false without one
+  // or with the bars off.
   bool spreadOf(const Trial& trial, double* low, double* high) const;
+  bool rawSpreadOf(const Trial& trial, double* low, double* high) const;  // shown or not
+  QString noiseText(const Trial& trial) const;                            // the hover's lines on the bar and × best
+  void drawBestLine(QPainter* painter, const QRectF& plot);               // × best: the line at 1
+  void applyLogBase();
+  QString decoratedTitle() const;  // title(), and what the bars are while they are shown
+  // × best: each shape's best, learnt again from every trial (true) or from the rows appended
+  // since the last build, true when those moved a best (every point of its shape moves).
+  bool learnBests(bool all);
   // The winners' stars and the selection ring stay above every other series.
   void raiseOverlays();
   void attach(QXYSeries* series);
@@ -231,6 +264,7 @@ class TrialChartView : public QChartView {
   QString shape_;
   ChartMetric yMetric_;
   bool log_ = false;
+  bool showNoise_ = true;
   bool zoomed_ = false;
   std::array<double, 4> ranges_{0, 1, 0, 1};  // x min, x max, y min, y max
   bool settingRange_ = false;

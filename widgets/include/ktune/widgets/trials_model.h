@@ -80,6 +80,9 @@ class TrialsModel : public QAbstractTableModel {
   QString describe(const Trial& trial) const;      // describeTrial() with configText()
   // Names of the numbers trials recorded beside their time (Trial::metrics), sorted.
   const QStringList& metricNames() const { return metricNames_; }
+  // The run's name, for what leaves the workbench (exported charts' titles); set by RunDocument.
+  void setRunName(const QString& name) { runName_ = name; }
+  const QString& runName() const { return runName_; }
 
   // Value used to sort a column: numbers for numeric columns, text otherwise.
   QVariant sortValue(int row, int column) const;
@@ -111,6 +114,7 @@ class TrialsModel : public QAbstractTableModel {
   QStringList problemKeys_;
   KeyLabels keyLabels_;
   QStringList metricNames_;
+  QString runName_;
   QHash<qint64, int> rowById_;
   std::map<std::string, Winner, KeyLess> winners_;
   std::map<std::string, int, KeyLess> winnerRows_;
