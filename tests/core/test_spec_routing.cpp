@@ -119,7 +119,8 @@ class TestSpecRouting : public QObject {
     // Pinned: counter-based draws and sqrt weights, no std:: distribution, so the same values on
     // every machine and standard library.
     const MoeRouting r = generate_moe_routing(16, 100, 2, 9);
-    QCOMPARE(std::vector<std::int32_t>(r.expert.begin(), r.expert.begin() + 8), (std::vector<std::int32_t>{10, 1, 7, 4, 1, 7, 1, 5}));
+    QCOMPARE(std::vector<std::int32_t>(r.expert.begin(), r.expert.begin() + 8),
+             (std::vector<std::int32_t>{10, 1, 7, 4, 1, 7, 1, 5}));
   }
 
   void badCountsNameTheProblem() {
@@ -142,6 +143,12 @@ class TestSpecRouting : public QObject {
     QCOMPARE(values(in.inputs.at("rows")), r.row);
     QCOMPARE(values(in.inputs.at("tokens_of")), r.token);
     QCOMPARE(in.variables.at("route_busiest"), static_cast<double>(r.busiest()));
+    // Pinned, as bench/cuda/moe_routing.py (tests/python/test_moe_routing.py) computes them for
+    // this key and seed: the baseline scripts route exactly what a run routes.
+    QCOMPARE(std::vector<std::int32_t>(r.expert.begin(), r.expert.begin() + 8),
+             (std::vector<std::int32_t>{3, 5, 6, 0, 10, 6, 3, 11}));
+    QCOMPARE(std::vector<std::int32_t>(offsets.begin(), offsets.begin() + 5),
+             (std::vector<std::int32_t>{0, 27, 39, 71, 359}));
     // Another problem, another routing; the same problem and seed, the same one.
     QVERIFY(generate_spec_inputs(s, problem(16, 300, 4), {}, 5).inputs.at("route").data == in.inputs.at("route").data);
     QVERIFY(generate_spec_inputs(s, problem(16, 300, 4), {}, 6).inputs.at("route").data != in.inputs.at("route").data);
