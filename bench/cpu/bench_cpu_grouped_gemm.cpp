@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
 
         // Operands and routing shared by the three.
         const long H = s.hidden, I = s.intermediate, R = s.tokens * s.topk;
-        const Routing routing = make_routing(s.experts, s.tokens, s.topk, 7);
+        const Routing routing = generate_moe_routing(s.experts, s.tokens, s.topk, 7);
         std::mt19937_64 rng(3);
         std::uniform_real_distribution<float> u(-1, 1);
         auto random = [&](long n) {

@@ -164,6 +164,8 @@ class TestKernelTunerImport : public QObject {
   void chartMetricDirection() {
     QVERIFY(ChartMetric(QStringLiteral("GFLOP/s")).higherIsBetter());
     QVERIFY(ChartMetric(QStringLiteral("GFLOPS/W")).higherIsBetter());
+    QVERIFY(ChartMetric(QStringLiteral("speedup_vs_torch")).higherIsBetter());  // a worker's metric
+    QVERIFY(!ChartMetric(QStringLiteral("torch_us")).higherIsBetter());
     QVERIFY(!ChartMetric(QStringLiteral("energy")).higherIsBetter());
     QVERIFY(!ChartMetric(QStringLiteral("power")).higherIsBetter());
     QVERIFY(!ChartMetric().higherIsBetter());

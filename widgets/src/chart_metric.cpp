@@ -15,9 +15,11 @@ QString tr(const char* text) { return QCoreApplication::translate("ChartMetric",
 ChartMetric::ChartMetric(const QString& name) : name_(name), key_(sstr(name)), vsBest_(name == vsBestName()) {
   const QString n = name.toLower();
   // Kernel Tuner's observers name rates with a "/s" (GFLOP/s, GB/s) and efficiencies per watt
-  // ("GFLOPS/W"); everything else it records (time, energy, power, temperature) is better low.
+  // ("GFLOPS/W"), workers their ratios over a baseline "speedup..." (speedup_vs_torch);
+  // everything else recorded (time, energy, power, temperature) is better low.
   higherIsBetter_ = !vsBest_ && (n.endsWith(QLatin1String("/s")) || n.contains(QLatin1String("flops")) ||
-                                 n.contains(QLatin1String("/w")) || n.contains(QLatin1String("throughput")));
+                                 n.contains(QLatin1String("/w")) || n.contains(QLatin1String("throughput")) ||
+                                 n.startsWith(QLatin1String("speedup")));
 }
 
 QString ChartMetric::label() const {
