@@ -33,6 +33,7 @@
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/run_document.h"
 #include "ktune/widgets/run_page.h"
+#include "ktune/widgets/throughput_chart.h"
 #include "ktune/widgets/trials_model.h"
 #include "ktune/widgets/trials_page.h"
 #include "ktune/widgets/tune_worker.h"
@@ -180,6 +181,15 @@ int main(int argc, char** argv) {
   landscape.setYMetric(ChartMetric::vsBestName());
   redraw(landscape.orderChart(), "run order, x best (log)");
   landscape.setYMetric(QString());
+  {
+    // A fixed device with a compute peak and a memory roof, so both ceiling lines are built.
+    DeviceInfo bench_device;
+    bench_device.backend = "cpu";
+    bench_device.name = "bench device";
+    bench_device.properties = {{"peak_gflops_f32", 500.0}, {"mem_bandwidth_gbs", 40.0}};
+    landscape.setDevice(bench_device);
+    redraw(landscape.throughputChart(), "throughput against the ceilings");
+  }
 
   {
     // The Analyse page of one shape (an eighth of the trials): what choosing a shape or a new

@@ -321,8 +321,10 @@ void TrialChartView::rebuild() {
   for (std::size_t i = 0; i < points_.size(); ++i)
     pointById_.insert(model_->trial(points_[i].row).id, static_cast<int>(i));
   if (!zoomed_) fitAxes(growing);
-  decimate();
+  // Extras may widen the axes (a ceiling above the points): before the markers are placed, so
+  // they are placed once, for the range they are drawn in.
   rebuildExtras(points_);
+  decimate();
   updateWinners();
   updateHighlight();
 }
