@@ -1,17 +1,12 @@
 #include "ktune/widgets/chart_frame.h"
 
-#include <QDir>
-#include <QFileDialog>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QMenu>
-#include <QMessageBox>
-#include <QSettings>
-#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "ktune/error.h"
 #include "ktune/files.h"
+#include "ktune/widgets/export_button.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/trial_chart.h"
 
@@ -33,25 +28,14 @@ ChartFrame::ChartFrame(const QString& name, QWidget* chart, QWidget* options, QW
   pictureLayout->addWidget(heading_);
   pictureLayout->addWidget(chart, 1);
 
-  auto* button = new QToolButton;
-  button->setIcon(QIcon(QStringLiteral(":/icons/export.svg")));
-  button->setText(tr("Export"));
-  button->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  button->setPopupMode(QToolButton::InstantPopup);
-  menu_ = new QMenu(button);
-  button->setMenu(menu_);
-  addExport(QStringLiteral("png"), tr("Save as PNG…"));
-  addExport(QStringLiteral("svg"), tr("Save as SVG…"));
+  button_ = new ExportButton([this] { return objectName(); }, [this](const QString& file) { exportTo(file); }, this);
+  button_->addFormat(QStringLiteral("png"), tr("Save as PNG…"));
+  button_->addFormat(QStringLiteral("svg"), tr("Save as SVG…"));
 
-  auto* bar = new QHBoxLayout;
-  bar->setContentsMargins(0, 0, 0, 0);
-  if (options) bar->addWidget(options);
-  bar->addStretch();
-  bar->addWidget(button);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->setSpacing(2);
-  layout->addLayout(bar);
+  layout->addLayout(exportBar(options, button_));
   layout->addWidget(picture_, 1);
 }
 
@@ -64,24 +48,7 @@ QString ChartFrame::exportTitle() const { return title_ ? title_() : heading(); 
 void ChartFrame::setCsv(std::function<std::string()> csv) {
   const bool had = hasCsv();
   csv_ = std::move(csv);
-  if (!had && csv_) addExport(QStringLiteral("csv"), tr("Save data as CSV…"));
-}
-
-void ChartFrame::addExport(const QString& suffix, const QString& text) {
-  menu_->addAction(text, this, [this, suffix] {
-    QSettings settings;
-    const QString dir = settings.value(QStringLiteral("folders/export"), QDir::homePath()).toString();
-    const QString file =
-        QFileDialog::getSaveFileName(this, tr("Export chart"), QDir(dir).filePath(name() + '.' + suffix),
-                                     suffix.toUpper() + QStringLiteral(" (*.") + suffix + ')');
-    if (file.isEmpty()) return;
-    settings.setValue(QStringLiteral("folders/export"), QFileInfo(file).absolutePath());
-    try {
-      exportTo(file);
-    } catch (const InputError& e) {
-      QMessageBox::warning(this, tr("Export failed"), QString::fromUtf8(e.what()));
-    }
-  });
+  if (!had && csv_) button_->addFormat(QStringLiteral("csv"), tr("Save data as CSV…"));
 }
 
 void ChartFrame::exportTo(const QString& file) {
@@ -106,5 +73,7 @@ void ChartFrame::exportTo(const QString& file) {
   }
   heading_->setText(shown);
 }
+
+QMenu* ChartFrame::exportMenu() const { return button_->menu(); }
 
 }  // namespace ktune::gui

@@ -26,9 +26,15 @@ QColor diffClassColor(DiffClass c) {
   return Qt::black;
 }
 
-namespace {
+QColor flaggedColor() { return QColor(0xe6, 0x51, 0x00); }
 
-const QColor kFlagged(0xe6, 0x51, 0x00);
+QVariant flaggedIcon(bool flagged) {
+  return flagged ? QVariant(QIcon(QStringLiteral(":/icons/flagged.svg"))) : QVariant();
+}
+
+QString speedUpText(double ratio) { return QStringLiteral("%1×").arg(ratio, 0, 'f', 3); }
+
+namespace {
 
 bool flagged(const DiffEntry& e) { return e.new_entry.flags.any(); }
 
@@ -139,11 +145,9 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
       return checked_.contains(index.row()) ? Qt::Checked : Qt::Unchecked;
     case Qt::ForegroundRole:
       if (column == ClassColumn) return diffClassColor(e.cls);
-      return column == NewColumn && flagged(e) ? QVariant(kFlagged) : QVariant();
+      return column == NewColumn && flagged(e) ? QVariant(flaggedColor()) : QVariant();
     case Qt::DecorationRole:
-      return (column == KeyColumn || column == NewColumn) && flagged(e)
-                 ? QVariant(QIcon(QStringLiteral(":/icons/flagged.svg")))
-                 : QVariant();
+      return flaggedIcon((column == KeyColumn || column == NewColumn) && flagged(e));
     case FlaggedRole:
       return flagged(e);
     case Qt::ToolTipRole:
@@ -169,7 +173,7 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
     case ComparedColumn:
       return comparedText(e);
     case RatioColumn:
-      return e.ratio > 0 ? QStringLiteral("%1×").arg(e.ratio, 0, 'f', 3) : QString();
+      return e.ratio > 0 ? speedUpText(e.ratio) : QString();
   }
   return {};
 }

@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "ktune/error.h"
+#include "ktune/widgets/config_diff_panel.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/remeasure_job.h"
 #include "ktune/widgets/run_compare_panel.h"
@@ -69,23 +70,7 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   table_->setColumnWidth(DiffModel::ComparedColumn, 140);
   report_ = new QTextBrowser;
   report_->setMaximumHeight(170);
-  // The current row's configs in full, a parameter a line: a table cell cuts them.
-  configTitle_ = new QLabel;
-  configTitle_->setWordWrap(true);
-  auto* configView = new QTableView;
-  configView->setObjectName(QStringLiteral("configDiff"));
-  configView->setModel(&configDiff_);
-  configView->verticalHeader()->hide();
-  configView->verticalHeader()->setDefaultSectionSize(20);
-  configView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  configView->horizontalHeader()->setStretchLastSection(true);
-  auto* configPanel = new QWidget;
-  configPanel->setMinimumWidth(260);
-  configPanel->setMaximumWidth(380);
-  auto* configLayout = new QVBoxLayout(configPanel);
-  configLayout->setContentsMargins(0, 0, 0, 0);
-  configLayout->addWidget(configTitle_);
-  configLayout->addWidget(configView, 1);
+  configPanel_ = new ConfigDiffPanel(QStringLiteral("configDiff"));
 
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("Registry folder:")));
@@ -105,7 +90,7 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   registryLayout->setContentsMargins(0, 0, 0, 0);
   auto* middle = new QHBoxLayout;
   middle->addWidget(table_, 1);
-  middle->addWidget(configPanel);
+  middle->addWidget(configPanel_);
   registryLayout->addLayout(middle, 1);
   registryLayout->addWidget(acceptFlagged_);
   registryLayout->addLayout(bottom);
@@ -306,6 +291,7 @@ bool DiffPage::canApply() const {
 }
 
 QString DiffPage::statusText() const { return status_->text(); }
+const ConfigDiffModel* DiffPage::configDiff() const { return configPanel_->model(); }
 
 QString DiffPage::reportText() const { return report_->toPlainText(); }
 
@@ -327,10 +313,7 @@ QString DiffPage::reportHtml(const ApplyReport& report) const {
   return html + QStringLiteral("</ul>");
 }
 
-void DiffPage::showMessage(const QString& text, bool error) {
-  status_->setText(text);
-  status_->setStyleSheet(error ? QStringLiteral("color:#c62828") : QString());
-}
+void DiffPage::showMessage(const QString& text, bool error) { showStatus(status_, text, error); }
 
 bool DiffPage::compare() {
   model_.setDiff({});
@@ -398,19 +381,17 @@ std::optional<ApplyReport> DiffPage::applySelected() {
 
 void DiffPage::showConfigDiff(int row) {
   if (row < 0 || row >= model_.rowCount()) {
-    configDiff_.setChanges({});
-    configTitle_->setText(tr("Select a key to compare its configs parameter by parameter."));
+    configPanel_->clear(tr("Select a key to compare its configs parameter by parameter."));
     return;
   }
-  configDiff_.setChanges(model_.changes(row));
+  const int changed = configPanel_->setChanges(model_.changes(row));
   const DiffEntry& e = model_.diff().entries[static_cast<std::size_t>(row)];
   const QString label = model_.keyLabels().label(e.key).toHtmlEscaped();
-  configTitle_->setText(!e.old_entry                      ? tr("<b>%1</b>: new, the registry has no config").arg(label)
-                        : configDiff_.changedCount() == 0 ? tr("<b>%1</b>: the same config").arg(label)
-                        : configDiff_.changedCount() == 1
-                            ? tr("<b>%1</b>: 1 parameter changed (≠)").arg(label)
-                            : tr("<b>%1</b>: %2 parameters changed (≠)").arg(label).arg(configDiff_.changedCount()));
-  configTitle_->setToolTip(model_.keyLabels().toolTip(e.key));
+  configPanel_->setTitle(!e.old_entry   ? tr("<b>%1</b>: new, the registry has no config").arg(label)
+                         : changed == 0 ? tr("<b>%1</b>: the same config").arg(label)
+                         : changed == 1 ? tr("<b>%1</b>: 1 parameter changed (≠)").arg(label)
+                                        : tr("<b>%1</b>: %2 parameters changed (≠)").arg(label).arg(changed),
+                         model_.keyLabels().toolTip(e.key));
 }
 
 }  // namespace ktune::gui

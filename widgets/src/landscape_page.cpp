@@ -3,19 +3,16 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
-#include <QFileDialog>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QMenu>
-#include <QMessageBox>
 #include <QSettings>
-#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <set>
 
 #include "ktune/error.h"
+#include "ktune/widgets/export_button.h"
 #include "ktune/widgets/heatmap_view.h"
 #include "ktune/widgets/key_labels.h"
 #include "ktune/widgets/order_chart.h"
@@ -179,47 +176,20 @@ void LandscapePage::exportChart(QWidget* chart, const QString& file) {
 
 QWidget* LandscapePage::framed(QWidget* chart, const QString& name, QWidget* options) {
   auto* frame = new QWidget;
-  auto* exportButton = new QToolButton;
-  exportButton->setIcon(QIcon(QStringLiteral(":/icons/export.svg")));
-  exportButton->setText(tr("Export"));
-  exportButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  exportButton->setPopupMode(QToolButton::InstantPopup);
-  auto* menu = new QMenu(exportButton);
-  for (const QString& suffix : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("csv")}) {
-    const QString text =
-        suffix == QLatin1String("csv") ? tr("Save data as CSV…") : tr("Save as %1…").arg(suffix.toUpper());
-    menu->addAction(text, this, [this, chart, name, suffix] {
-      QSettings settings;
-      const QString dir = settings.value(QStringLiteral("folders/export"), QDir::homePath()).toString();
-      const QString file = QFileDialog::getSaveFileName(
-          this, tr("Export chart"), dir + QLatin1Char('/') + name + QLatin1Char('.') + suffix,
-          suffix.toUpper() + QStringLiteral(" (*.") + suffix + QLatin1Char(')'));
-      if (file.isEmpty()) return;
-      settings.setValue(QStringLiteral("folders/export"), QFileInfo(file).absolutePath());
-      try {
-        exportChart(chart, file);
-      } catch (const InputError& e) {
-        QMessageBox::warning(this, tr("Export failed"), QString::fromUtf8(e.what()));
-      }
-    });
-  }
-  exportButton->setMenu(menu);
-  auto* bar = new QHBoxLayout;
-  bar->setContentsMargins(0, 0, 0, 0);
-  if (options) bar->addWidget(options);
-  bar->addStretch();
-  bar->addWidget(exportButton);
+  auto* exportButton =
+      new ExportButton([name] { return name; }, [this, chart](const QString& file) { exportChart(chart, file); }, this);
+  exportButton->addFormat(QStringLiteral("png"), tr("Save as PNG…"));
+  exportButton->addFormat(QStringLiteral("svg"), tr("Save as SVG…"));
+  exportButton->addFormat(QStringLiteral("csv"), tr("Save data as CSV…"));
   auto* layout = new QVBoxLayout(frame);
   layout->setContentsMargins(2, 2, 2, 2);
-  layout->addLayout(bar);
+  layout->addLayout(exportBar(options, exportButton));
   layout->addWidget(chart, 1);
   frame->setObjectName(name);
   return frame;
 }
 
-void LandscapePage::setDevice(const DeviceInfo& device) {
-  throughput_->setDevice(device);
-}
+void LandscapePage::setDevice(const DeviceInfo& device) { throughput_->setDevice(device); }
 
 void LandscapePage::setSpace(const SearchSpace& space) {
   space_ = space;

@@ -1,5 +1,6 @@
 #include "ktune/widgets/qt_types.h"
 
+#include <QLabel>
 #include <QRegularExpression>
 #include <QResource>
 #include <cmath>
@@ -85,6 +86,11 @@ QString describeTrial(const Trial& t, const QString& config) {
   if (t.compile_time_s > 0) text += QStringLiteral("\ncompile %1 s").arg(t.compile_time_s, 0, 'f', 3);
   if (!t.error.empty()) text += QStringLiteral("\n") + qstr(t.error);
   return text;
+}
+
+void showStatus(QLabel* label, const QString& text, bool error) {
+  label->setText(text);
+  label->setStyleSheet(error ? QStringLiteral("color:#c62828") : QString());
 }
 
 }  // namespace ktune::gui

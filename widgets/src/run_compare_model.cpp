@@ -1,6 +1,5 @@
 #include "ktune/widgets/run_compare_model.h"
 
-#include <QIcon>
 #include <cmath>
 #include <limits>
 
@@ -14,7 +13,6 @@ namespace ktune::gui {
 namespace {
 
 const QColor kAlone(0x75, 0x75, 0x75);
-const QColor kFlagged(0xe6, 0x51, 0x00);
 
 QString noiseText(const std::optional<RegistryEntry>& entry) {
   if (!entry) return {};
@@ -131,6 +129,7 @@ QVariant RunCompareModel::data(const QModelIndex& index, int role) const {
   const ComparedShape& s = comparison_.shapes[static_cast<std::size_t>(index.row())];
   const int column = index.column();
   const auto flagged = [&](const std::optional<RegistryEntry>& e) { return e && e->flags.any(); };
+  const bool flaggedCell = (column == RunColumn && flagged(s.run)) || (column == OtherColumn && flagged(s.other));
   switch (role) {
     case ClassRole:
       return s.both() ? static_cast<int>(s.cls) : -1;
@@ -138,12 +137,9 @@ QVariant RunCompareModel::data(const QModelIndex& index, int role) const {
       return toolTip(index.row(), column);
     case Qt::ForegroundRole:
       if (column == VerdictColumn) return s.both() ? diffClassColor(s.cls) : kAlone;
-      if ((column == RunColumn && flagged(s.run)) || (column == OtherColumn && flagged(s.other))) return kFlagged;
-      return {};
+      return flaggedCell ? QVariant(flaggedColor()) : QVariant();
     case Qt::DecorationRole:
-      return (column == RunColumn && flagged(s.run)) || (column == OtherColumn && flagged(s.other))
-                 ? QVariant(QIcon(QStringLiteral(":/icons/flagged.svg")))
-                 : QVariant();
+      return flaggedIcon(flaggedCell);
     case Qt::DisplayRole:
       break;
     default:
@@ -170,7 +166,7 @@ QVariant RunCompareModel::data(const QModelIndex& index, int role) const {
     case OtherNoiseColumn:
       return noiseText(s.other);
     case RatioColumn:
-      return s.both() ? QStringLiteral("%1×").arg(s.ratio, 0, 'f', 3) : QString();
+      return s.both() ? speedUpText(s.ratio) : QString();
     case ComparedColumn:
       return qstr(s.compared);
   }

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "ktune/error.h"
+#include "ktune/widgets/config_diff_panel.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/run_document.h"
 
@@ -29,7 +30,6 @@ QString describeRun(const RunResults& r) {
 
 RunComparePanel::RunComparePanel(RunDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
   model_.setConfigText(document_->trials());
-  configDiff_.setSideTitles(tr("Other run"), tr("This run"));
   title_ = new QLabel;
   title_->setWordWrap(true);
   title_->setTextFormat(Qt::RichText);
@@ -48,29 +48,15 @@ RunComparePanel::RunComparePanel(RunDocument* document, QWidget* parent) : QWidg
   for (int c : {RunCompareModel::RunColumn, RunCompareModel::OtherColumn}) table_->setColumnWidth(c, 95);
   for (int c : {RunCompareModel::RunNoiseColumn, RunCompareModel::OtherNoiseColumn, RunCompareModel::RatioColumn})
     table_->setColumnWidth(c, 75);
-  configTitle_ = new QLabel;
-  configTitle_->setWordWrap(true);
-  auto* configView = new QTableView;
-  configView->setObjectName(QStringLiteral("compareConfigDiff"));
-  configView->setModel(&configDiff_);
-  configView->verticalHeader()->hide();
-  configView->verticalHeader()->setDefaultSectionSize(20);
-  configView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  configView->horizontalHeader()->setStretchLastSection(true);
-  auto* configPanel = new QWidget;
-  configPanel->setMinimumWidth(260);
-  configPanel->setMaximumWidth(380);
-  auto* configLayout = new QVBoxLayout(configPanel);
-  configLayout->setContentsMargins(0, 0, 0, 0);
-  configLayout->addWidget(configTitle_);
-  configLayout->addWidget(configView, 1);
+  configPanel_ = new ConfigDiffPanel(QStringLiteral("compareConfigDiff"));
+  configPanel_->model()->setSideTitles(tr("Other run"), tr("This run"));
 
   auto* top = new QHBoxLayout;
   top->addWidget(title_, 1);
   top->addWidget(close, 0, Qt::AlignTop);
   auto* middle = new QHBoxLayout;
   middle->addWidget(table_, 1);
-  middle->addWidget(configPanel);
+  middle->addWidget(configPanel_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(top);
@@ -173,24 +159,21 @@ QString RunComparePanel::summary() const {
 
 void RunComparePanel::showConfigDiff(int row) {
   if (row < 0 || row >= model_.rowCount()) {
-    configDiff_.setChanges({});
-    configTitle_->setText(tr("Select a shape to compare its two configs parameter by parameter."));
+    configPanel_->clear(tr("Select a shape to compare its two configs parameter by parameter."));
     return;
   }
-  configDiff_.setChanges(model_.changes(row));
+  const int changed = configPanel_->setChanges(model_.changes(row));
   const ComparedShape& s = model_.comparison().shapes[static_cast<std::size_t>(row)];
   const QString label = model_.keyLabels().label(s.key).toHtmlEscaped();
-  configTitle_->setText(!s.both() ? tr("<b>%1</b>: %2").arg(label, model_.verdictText(s))
-                        : configDiff_.changedCount() == 0
-                            ? tr("<b>%1</b>: the same config").arg(label)
-                            : tr("<b>%1</b>: %2 parameter(s) differ (≠)").arg(label).arg(configDiff_.changedCount()));
-  configTitle_->setToolTip(model_.keyLabels().toolTip(s.key));
+  configPanel_->setTitle(!s.both()      ? tr("<b>%1</b>: %2").arg(label, model_.verdictText(s))
+                         : changed == 0 ? tr("<b>%1</b>: the same config").arg(label)
+                                        : tr("<b>%1</b>: %2 parameter(s) differ (≠)").arg(label).arg(changed),
+                         model_.keyLabels().toolTip(s.key));
 }
 
-void RunComparePanel::showMessage(const QString& text, bool error) {
-  status_->setText(text);
-  status_->setStyleSheet(error ? QStringLiteral("color:#c62828") : QString());
-}
+void RunComparePanel::showMessage(const QString& text, bool error) { showStatus(status_, text, error); }
+
+const ConfigDiffModel* RunComparePanel::configDiff() const { return configPanel_->model(); }
 
 QString RunComparePanel::titleText() const { return title_->text(); }
 QString RunComparePanel::statusText() const { return status_->text(); }

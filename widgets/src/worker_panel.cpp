@@ -139,10 +139,7 @@ bool WorkerPanel::mayStart(const QString& cmd) {
 }
 QString WorkerPanel::statusText() const { return status_->text(); }
 
-void WorkerPanel::setStatus(const QString& html, bool error) {
-  status_->setText(html);
-  status_->setStyleSheet(error ? QStringLiteral("color:#c62828") : QString());
-}
+void WorkerPanel::setStatus(const QString& html, bool error) { showStatus(status_, html, error); }
 
 void WorkerPanel::connectWorker() {
   const QString cmd = command();

@@ -14,6 +14,8 @@ class QMenu;
 
 namespace ktune::gui {
 
+class ExportButton;
+
 class ChartFrame : public QWidget {
   Q_OBJECT
  public:
@@ -34,16 +36,14 @@ class ChartFrame : public QWidget {
   // naming the file when it cannot be written, or when the chart has no CSV.
   void exportTo(const QString& file);
   QWidget* chart() const { return chart_; }
-  QMenu* exportMenu() const { return menu_; }
+  QMenu* exportMenu() const;
   QString name() const { return objectName(); }
 
  private:
-  void addExport(const QString& suffix, const QString& text);
-
   QWidget* chart_;
   QWidget* picture_;
   QLabel* heading_;
-  QMenu* menu_;
+  ExportButton* button_;
   std::function<QString()> title_;
   std::function<std::string()> csv_;
 };

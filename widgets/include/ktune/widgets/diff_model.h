@@ -20,6 +20,12 @@ class TrialsModel;
 
 // One colour per class, shared by the Apply page's tables: new blue, faster green, slower red.
 QColor diffClassColor(DiffClass c);
+// A flagged winner's cells in those tables: their text colour, and the flag icon where `flagged`
+// (an empty variant otherwise, as a model's DecorationRole wants it).
+QColor flaggedColor();
+QVariant flaggedIcon(bool flagged);
+// "1.234×": one number over the other, as both tables' Speed-up columns show it.
+QString speedUpText(double ratio);
 
 class DiffModel : public QAbstractTableModel {
   Q_OBJECT

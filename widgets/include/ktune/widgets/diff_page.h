@@ -28,6 +28,7 @@ class QTextBrowser;
 
 namespace ktune::gui {
 
+class ConfigDiffPanel;
 class RemeasureJob;
 class RunComparePanel;
 class RunDocument;
@@ -49,7 +50,7 @@ class DiffPage : public QWidget {
   QString statusText() const;
   QCheckBox* acceptFlaggedBox() const { return acceptFlagged_; }
   // The current row's configs parameter by parameter (beside the table).
-  const ConfigDiffModel* configDiff() const { return &configDiff_; }
+  const ConfigDiffModel* configDiff() const;
   QTableView* table() const { return table_; }
   QString reportText() const;  // the last apply's report, as plain text
 
@@ -86,8 +87,7 @@ class DiffPage : public QWidget {
 
   RunDocument* document_;
   DiffModel model_;
-  ConfigDiffModel configDiff_;
-  QLabel* configTitle_;
+  ConfigDiffPanel* configPanel_;
   QLineEdit* root_;
   QLabel* status_;
   QTableView* table_;

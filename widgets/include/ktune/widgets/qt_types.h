@@ -16,6 +16,8 @@ Q_DECLARE_METATYPE(ktune::ProblemResult)
 Q_DECLARE_METATYPE(ktune::RunSummary)
 Q_DECLARE_METATYPE(ktune::TuneRequest)
 
+class QLabel;
+
 namespace ktune::gui {
 
 // Registers the types above for queued connections; also loads the icon resources, which a
@@ -38,5 +40,7 @@ QString formatDuration(double seconds);  // "1 h 02 min", "3 min 05 s", "12.4 s"
 // The text a hover or detail panel shows for one trial; `config` replaces the config's key
 // (TrialsModel::configText, which shows string parameters as strings).
 QString describeTrial(const Trial& trial, const QString& config = {});
+// A page's status line: `text`, in red where it says what went wrong.
+void showStatus(QLabel* label, const QString& text, bool error);
 
 }  // namespace ktune::gui

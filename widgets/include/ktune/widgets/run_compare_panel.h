@@ -18,6 +18,7 @@ class QTableView;
 
 namespace ktune::gui {
 
+class ConfigDiffPanel;
 class RunDocument;
 
 class RunComparePanel : public QWidget {
@@ -31,7 +32,7 @@ class RunComparePanel : public QWidget {
   void compareWith(const QString& dir);
   QString otherDir() const { return dir_; }
   const RunCompareModel* model() const { return &model_; }
-  const ConfigDiffModel* configDiff() const { return &configDiff_; }
+  const ConfigDiffModel* configDiff() const;
   QTableView* table() const { return table_; }
   QString titleText() const;   // which two runs, with their devices, methods and dates
   QString statusText() const;  // what the comparison found, or why there is none
@@ -53,11 +54,10 @@ class RunComparePanel : public QWidget {
 
   RunDocument* document_;
   RunCompareModel model_;
-  ConfigDiffModel configDiff_;
   QLabel* title_;
   QLabel* status_;
   QTableView* table_;
-  QLabel* configTitle_;
+  ConfigDiffPanel* configPanel_;
   QFutureWatcher<Loaded> loader_;
   QString dir_;
   std::optional<RunResults> other_;

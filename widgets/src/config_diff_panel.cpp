@@ -1,0 +1,43 @@
+#include "ktune/widgets/config_diff_panel.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace ktune::gui {
+
+ConfigDiffPanel::ConfigDiffPanel(const QString& viewName, QWidget* parent) : QWidget(parent) {
+  title_ = new QLabel;
+  title_->setWordWrap(true);
+  auto* view = new QTableView;
+  view->setObjectName(viewName);
+  view->setModel(&model_);
+  view->verticalHeader()->hide();
+  view->verticalHeader()->setDefaultSectionSize(20);
+  view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  view->horizontalHeader()->setStretchLastSection(true);
+  setMinimumWidth(260);
+  setMaximumWidth(380);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(title_);
+  layout->addWidget(view, 1);
+}
+
+void ConfigDiffPanel::clear(const QString& prompt) {
+  model_.setChanges({});
+  title_->setText(prompt);
+}
+
+int ConfigDiffPanel::setChanges(std::vector<ParameterChange> changes) {
+  model_.setChanges(std::move(changes));
+  return model_.changedCount();
+}
+
+void ConfigDiffPanel::setTitle(const QString& html, const QString& toolTip) {
+  title_->setText(html);
+  title_->setToolTip(toolTip);
+}
+
+}  // namespace ktune::gui
