@@ -52,9 +52,6 @@ Flags narrow the space: --block-size-m, --block-size-n, --block-size-k, --group-
 --num-stages, --num-ksplit, --waves-per-eu, --kpack (comma-separated numbers), --cache-modifier
 (comma-separated, "" or none for no modifier, e.g. --cache-modifier none,.cg).
 """
-import argparse
-import itertools
-import math
 import os
 import re
 import statistics
@@ -68,15 +65,9 @@ import ktune_worker as kw  # noqa: E402
 from triton_common import GraphTimer, compare  # noqa: E402
 import triton_common  # noqa: E402
 
-try:  # the GPU parts need both; the rest (flags, the family) is plain Python
-    import torch
-except ImportError:
-    torch = None
-try:
-    import triton
-    import triton.language as tl
-except ImportError:
-    triton = tl = None
+# torch, triton and tl are None where not importable: the GPU parts need them; the rest
+# (flags, the family) is plain Python.
+from triton_common import tl, torch, triton  # noqa: E402
 
 SCALE_BLOCK = 128  # DeepSeek-V3's: 1x128 blocks of A, 128x128 of B
 
@@ -134,36 +125,23 @@ SHAPE_RULES = [{"expr": "mod(K, 128) == 0",
 def parse_args(argv):
     """The worker's flags: each narrows one parameter to the listed values (which must be candidates).
     `--device I` is the one ktune appends with --devices."""
-    p = argparse.ArgumentParser(prog="triton_a8w8_blockscale.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    for flag, param in FLAGS.items():
-        shown = ",".join(v if v else "none" for v in SPACE[param]) if param == "cache_modifier" else \
-            ",".join(map(str, SPACE[param]))
-        p.add_argument(flag, metavar="LIST", help=f"{param} values, of {shown}")
-    p.add_argument("--device", type=int, default=0, help="CUDA device index (ktune --devices appends it)")
-    args = p.parse_args(argv)
-    space = dict(SPACE)
-    for flag, param in FLAGS.items():
-        given = getattr(args, flag[2:].replace("-", "_"))
-        if given is not None:
-            space[param] = _values(p, flag, param, given)
-    return args, space
+    return triton_common.parse_space("triton_a8w8_blockscale.py", __doc__, argv, SPACE, FLAGS, _values, _shown)
+
+
+def _shown(param):
+    return ",".join(v if v else "none" for v in SPACE[param]) if param == "cache_modifier" else \
+        ",".join(map(str, SPACE[param]))
 
 
 def _values(parser, flag, param, given):
-    """A flag's comma-separated values, as the parameter's candidates (whole numbers, or cache modifiers
-    where "" and "none" are no modifier)."""
+    """A flag's comma-separated values (whole numbers, or cache modifiers where "" and "none" are no
+    modifier)."""
     if param == "cache_modifier":
-        values = ["" if v.lower() in ("", "none") else v for v in given.split(",")]
-    else:
-        try:
-            values = [int(v) for v in given.split(",")]
-        except ValueError:
-            parser.error(f"{flag} {given!r}: expected comma-separated whole numbers, e.g. {flag} 64,128")
-    bad = [v for v in values if v not in SPACE[param]]
-    if bad:
-        parser.error(f"{flag} {given!r}: {bad} not among {param}'s candidates {SPACE[param]}")
-    return values
+        return ["" if v.lower() in ("", "none") else v for v in given.split(",")]
+    try:
+        return [int(v) for v in given.split(",")]
+    except ValueError:
+        parser.error(f"{flag} {given!r}: expected comma-separated whole numbers, e.g. {flag} 64,128")
 
 
 # --- the workload: the CPU family's generator in torch int64 arithmetic ---------------------------
@@ -440,18 +418,10 @@ def baseline_ns(problem, x, settings, timer):
 
 
 def _time_baseline(name, fn, method, settings, timer):
-    try:
-        fn()  # eager first: an op this torch lacks, or a layout it refuses, fails here, not in a capture
-        torch.cuda.synchronize()
-        first = timer(fn, 1)
-        launches = 1 if method == "per_launch" else max(1, math.ceil(settings.get("min_sample_ms", 2.0) * 1e6 / first))
-        samples = min(max(BASELINE_SAMPLES, settings.get("min_samples", 5)), settings.get("max_samples", 100))
-        timer(fn, launches)  # warm-up (and the capture of its graph)
-        return statistics.median(timer(fn, launches) for _ in range(samples))
-    except Exception as e:
-        print(f"triton_a8w8_blockscale.py: {name[:-3]} is left out of the speedups (torch {torch.__version__}): "
-              f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", file=sys.stderr, flush=True)
-        return None
+    return triton_common.time_baseline(
+        fn, method, settings, timer, BASELINE_SAMPLES,
+        lambda e: f"triton_a8w8_blockscale.py: {name[:-3]} is left out of the speedups (torch {torch.__version__}): "
+                  f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
 
 
 def speedup_metrics(times, samples):
@@ -515,16 +485,9 @@ def allowed(config, problem, properties):
 
 def configs(space, problem, properties):
     """The configs of `space` that CONSTRAINTS admit for `problem` on that device."""
-    every = (dict(zip(space, values)) for values in itertools.product(*space.values()))
-    return [c for c in every if allowed(c, problem, properties)]
+    return triton_common.admitted(space, lambda c: allowed(c, problem, properties))
 
 
 if __name__ == "__main__":
     args, space = parse_args(sys.argv[1:])
-    if torch is None or triton is None:
-        sys.exit("triton_a8w8_blockscale.py needs torch and triton with a GPU: "
-                 f"{'torch' if torch is None else 'triton'} is not importable by {sys.executable}")
-    torch.cuda.set_device(args.device)
-    torch.backends.cuda.matmul.allow_tf32 = False  # the reference's f32 products stay f32
-    kw.serve(family(space, is_amd()), backend="triton", device=device(args.device),
-             prepare_threads=os.cpu_count() or 4, device_count=torch.cuda.device_count())
+    triton_common.serve("triton_a8w8_blockscale.py", args, lambda: family(space, is_amd()), device, gpu="a GPU")

@@ -1,14 +1,37 @@
-"""What the Triton workers beside this file share: timing by CUDA graphs (cold or warm), the
-comparison with a torch reference, and the device they describe in their hello. torch and triton
-are imported here only where present, so that a worker's non-GPU parts load without them."""
+"""What the Triton workers beside this file share: their flags (each narrows a parameter), the
+configs their constraints admit, timing by CUDA graphs (cold or warm) and of torch's baselines, the
+comparison with a torch reference, the device they describe in their hello, and serving. torch and
+triton are imported here only where present, so that a worker's non-GPU parts load without them."""
+import argparse
+import itertools
+import json
+import math
+import os
+import statistics
+import sys
+
 try:
     import torch
 except ImportError:
     torch = None
 try:
     import triton
+    import triton.language as tl
 except ImportError:
-    triton = None
+    triton = tl = None
+
+SHARDING = ("tp_out_field", "tp_in_field", "tp_head_fields", "shape_rules")  # kw.Family's names, the spec's
+
+
+def spec_family(path):
+    """(spec, key fields) of the native family's spec at `path` that a worker shares: its key fields (as
+    kw.Family takes them), bucket and costs, and (SHARDING) how --tp-size divides a shape and the rules a
+    shape must satisfy."""
+    with open(path) as f:
+        spec = json.load(f)
+    fields = [{k: v for k, v in field.items() if k in ("name", "numeric", "default", "choices", "help")}
+              for field in spec["key_fields"]]
+    return spec, fields
 
 
 def compare(out, ref, tol):
@@ -62,3 +85,65 @@ def device(index, **properties):
                            "cc_minor": float(p.minor), "l2_bytes": float(p.L2_cache_size),
                            "memory_bytes": float(p.total_memory), **properties},
             "text": {"triton": triton.__version__, "torch": torch.__version__}}
+
+
+
+def parse_space(prog, doc, argv, space, flags, values, shown=None):
+    """(args, space): a worker's flags, each of `flags` ({flag: param}) a comma-separated list that
+    narrows its parameter of `space` to those candidates, and the `--device I` ktune appends with
+    --devices. `values(parser, flag, param, given)` reads a list (parser.error on a bad word);
+    `shown(param)` writes the help's candidates (by default as numbers)."""
+    shown = shown or (lambda param: ",".join(map(str, space[param])))
+    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for flag, param in flags.items():
+        p.add_argument(flag, metavar="LIST", help=f"{param} values, of {shown(param)}")
+    p.add_argument("--device", type=int, default=0, help="CUDA device index (ktune --devices appends it)")
+    args = p.parse_args(argv)
+    narrowed = dict(space)
+    for flag, param in flags.items():
+        given = getattr(args, flag[2:].replace("-", "_"))
+        if given is None:
+            continue
+        narrowed[param] = values(p, flag, param, given)
+        bad = [v for v in narrowed[param] if v not in space[param]]
+        if bad:
+            p.error(f"{flag} {given!r}: {bad} not among {param}'s candidates {space[param]}")
+    return args, narrowed
+
+
+def admitted(space, allows):
+    """The configs of `space` (every combination of its candidates, in order) for which `allows(config)`."""
+    every = (dict(zip(space, values)) for values in itertools.product(*space.values()))
+    return [c for c in every if allows(c)]
+
+
+def time_baseline(fn, method, settings, timer, at_least, left_out):
+    """ns of torch's `fn` timed as ktune times a config under `method` and the run's `settings` (the
+    same graphs; the median of `at_least` samples or --min-samples if more), or None where it fails:
+    then `left_out(exception)` is said on stderr."""
+    try:
+        fn()  # eager first: an op this torch lacks, or a layout it refuses, fails here, not in a capture
+        torch.cuda.synchronize()
+        first = timer(fn, 1)
+        launches = 1 if method == "per_launch" else max(1, math.ceil(settings.get("min_sample_ms", 2.0) * 1e6 / first))
+        samples = min(max(at_least, settings.get("min_samples", 5)), settings.get("max_samples", 100))
+        timer(fn, launches)  # warm-up (and the capture of its graph)
+        return statistics.median(timer(fn, launches) for _ in range(samples))
+    except Exception as e:
+        print(left_out(e), file=sys.stderr, flush=True)
+        return None
+
+
+def serve(script, args, family, describe, gpu="a CUDA GPU", f32_products=True):
+    """Serves `family()` on GPU args.device, described by `describe(index)`; exits saying what is missing
+    where torch or triton is not importable. `f32_products`: TF32 off, so that a reference's f32
+    products stay f32."""
+    if torch is None or triton is None:
+        sys.exit(f"{script} needs torch and triton with {gpu}: "
+                 f"{'torch' if torch is None else 'triton'} is not importable by {sys.executable}")
+    import ktune_worker as kw  # found on the path the worker set up (python/)
+    torch.cuda.set_device(args.device)
+    if f32_products:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    kw.serve(family(), backend="triton", device=describe(args.device), prepare_threads=os.cpu_count() or 4,
+             device_count=torch.cuda.device_count())

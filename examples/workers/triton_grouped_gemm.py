@@ -47,10 +47,6 @@ Flags narrow the space: --block-size-m, --block-size-n, --block-size-k, --num-wa
 (comma-separated numbers), --permute-x, --permute-y, --use-tma-load-x, --use-tma-load-w,
 --use-tma-load-dy, --use-tma-store (0, 1 or 0,1).
 """
-import argparse
-import itertools
-import json
-import math
 import os
 import re
 import statistics
@@ -67,15 +63,9 @@ import moe_routing  # noqa: E402
 from triton_common import GraphTimer, compare  # noqa: E402
 import triton_common  # noqa: E402
 
-try:  # the GPU parts need both; the rest (flags, the family, the routing) is plain Python
-    import torch
-except ImportError:
-    torch = None
-try:
-    import triton
-    import triton.language as tl
-except ImportError:
-    triton = tl = None
+# torch, triton and tl are None where not importable: the GPU parts need them; the rest
+# (flags, the family, the routing) is plain Python.
+from triton_common import tl, torch, triton  # noqa: E402
 
 # Candidates of each parameter, in the order ktune measures them (the first is the default).
 SPACE = {
@@ -121,46 +111,27 @@ BASELINE_SAMPLES = 5  # torch's time: the median of this many samples at least (
 def parse_args(argv):
     """The worker's flags: each narrows one parameter to the listed values (which must be candidates).
     `--device I` is the one ktune appends with --devices."""
-    p = argparse.ArgumentParser(prog="triton_grouped_gemm.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    for flag, param in FLAGS.items():
-        p.add_argument(flag, metavar="LIST", help=f"{param} values, of {','.join(map(str, SPACE[param]))}")
-    p.add_argument("--device", type=int, default=0, help="CUDA device index (ktune --devices appends it)")
-    args = p.parse_args(argv)
-    space = dict(SPACE)
-    for flag, param in FLAGS.items():
-        given = getattr(args, flag[2:].replace("-", "_"))
-        if given is not None:
-            space[param] = _values(p, flag, param, given)
-    return args, space
+    return triton_common.parse_space("triton_grouped_gemm.py", __doc__, argv, SPACE, FLAGS, _values)
 
 
 def _values(parser, flag, param, given):
-    """A flag's comma-separated values, as the parameter's candidates (numbers, or 0/1 for booleans)."""
+    """A flag's comma-separated values (numbers, or 0/1 for booleans)."""
     boolean = isinstance(SPACE[param][0], bool)
     words = {"0": False, "1": True, "false": False, "true": True}
     try:
-        values = [words[v.lower()] if boolean else int(v) for v in given.split(",")]
+        return [words[v.lower()] if boolean else int(v) for v in given.split(",")]
     except (KeyError, ValueError):
         what = "0 or 1 (true or false)" if boolean else "whole numbers"
         parser.error(f"{flag} {given!r}: expected comma-separated {what}, e.g. {flag} {'0' if boolean else '64,128'}")
-    bad = [v for v in values if v not in SPACE[param]]
-    if bad:
-        parser.error(f"{flag} {given!r}: {bad} not among {param}'s candidates {SPACE[param]}")
-    return values
 
 
 def spec_family():
-    """What the native family declares that this worker shares: the key fields, bucket and costs, and
-    (SHARDING) how --tp-size divides intermediate or hidden and the rules a shape must satisfy."""
-    with open(SPEC) as f:
-        spec = json.load(f)
-    fields = [{k: v for k, v in field.items() if k in ("name", "numeric", "default", "choices", "help")}
-              for field in spec["key_fields"]]
-    return spec, fields
+    """What the native family declares that this worker shares (triton_common.spec_family): SHARDING
+    divides intermediate or hidden."""
+    return triton_common.spec_family(SPEC)
 
 
-SHARDING = ("tp_out_field", "tp_in_field", "tp_head_fields", "shape_rules")  # kw.Family's names, the spec's
+SHARDING = triton_common.SHARDING
 
 
 # --- the workload: the routing in plain Python, tensors in torch --------------------------------
@@ -489,18 +460,9 @@ def torch_ns(problem, x, settings, timer):
 
 
 def _time_baseline(name, fn, method, settings, timer):
-    try:
-        fn()  # eager first: an op this torch lacks fails here, not inside a graph capture
-        torch.cuda.synchronize()
-        first = timer(fn, 1)
-        launches = 1 if method == "per_launch" else max(1, math.ceil(settings.get("min_sample_ms", 2.0) * 1e6 / first))
-        samples = min(max(BASELINE_SAMPLES, settings.get("min_samples", 5)), settings.get("max_samples", 100))
-        timer(fn, launches)  # warm-up (and the capture of its graph)
-        return statistics.median(timer(fn, launches) for _ in range(samples))
-    except Exception as e:
-        print(f"triton_grouped_gemm.py: {name} is left out of speedup_vs_torch: {type(e).__name__}: {e}",
-              file=sys.stderr, flush=True)
-        return None
+    return triton_common.time_baseline(
+        fn, method, settings, timer, BASELINE_SAMPLES,
+        lambda e: f"triton_grouped_gemm.py: {name} is left out of speedup_vs_torch: {type(e).__name__}: {e}")
 
 
 def speedup_metrics(problem, x, samples, settings, timer):
@@ -559,16 +521,9 @@ def allowed(config, problem, properties):
 
 def configs(space, problem, properties):
     """The configs of `space` that CONSTRAINTS admit for `problem` on that device."""
-    every = (dict(zip(space, values)) for values in itertools.product(*space.values()))
-    return [c for c in every if allowed(c, problem, properties)]
+    return triton_common.admitted(space, lambda c: allowed(c, problem, properties))
 
 
 if __name__ == "__main__":
     args, space = parse_args(sys.argv[1:])
-    if torch is None or triton is None:
-        sys.exit("triton_grouped_gemm.py needs torch and triton with a CUDA GPU: "
-                 f"{'torch' if torch is None else 'triton'} is not importable by {sys.executable}")
-    torch.cuda.set_device(args.device)
-    torch.backends.cuda.matmul.allow_tf32 = False  # the reference's f32 products stay f32
-    kw.serve(family(space), backend="triton", device=device(args.device), prepare_threads=os.cpu_count() or 4,
-             device_count=torch.cuda.device_count())
+    triton_common.serve("triton_grouped_gemm.py", args, lambda: family(space), device)

@@ -33,9 +33,6 @@ first, outside the timed events; amortized samples of many launches run back to 
 Flags narrow the space (comma-separated lists, tpu-tune's --kv-block-sizes and --q-block-sizes):
 --kv-block-sizes, --q-block-sizes, --num-warps, --num-stages, --kv-splits, --dot.
 """
-import argparse
-import itertools
-import json
 import math
 import os
 import random
@@ -48,16 +45,11 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, HERE)
 import ktune_worker as kw  # noqa: E402
 from triton_common import GraphTimer, compare, device  # noqa: E402,F401 (device: the hello's, below)
+import triton_common  # noqa: E402
 
-try:  # the GPU parts need both; the rest (flags, the family, the page tables) is plain Python
-    import torch
-except ImportError:
-    torch = None
-try:
-    import triton
-    import triton.language as tl
-except ImportError:
-    triton = tl = None
+# torch, triton and tl are None where not importable: the GPU parts need them; the rest
+# (flags, the family, the page tables) is plain Python.
+from triton_common import tl, torch, triton  # noqa: E402
 
 # Candidates of each parameter, in the order ktune measures them (the first is the default).
 SPACE = {
@@ -92,39 +84,23 @@ TOLERANCE = kw.Tolerance(atol=0.005, rtol=0.01)  # the CUDA spec's check
 def parse_args(argv):
     """The worker's flags: each narrows one parameter to the listed values (which must be candidates).
     `--device I` is the one ktune appends with --devices."""
-    p = argparse.ArgumentParser(prog="triton_paged_decode.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    for flag, param in FLAGS.items():
-        p.add_argument(flag, metavar="LIST", help=f"{param} values, of {','.join(map(str, SPACE[param]))}")
-    p.add_argument("--device", type=int, default=0, help="CUDA device index (ktune --devices appends it)")
-    args = p.parse_args(argv)
-    space = dict(SPACE)
-    for flag, param in FLAGS.items():
-        given = getattr(args, flag[2:].replace("-", "_"))
-        if given is None:
-            continue
-        try:
-            values = [int(v) for v in given.split(",")]
-        except ValueError:
-            p.error(f"{flag} {given!r}: expected comma-separated whole numbers, e.g. {flag} 1,2,4")
-        bad = [v for v in values if v not in SPACE[param]]
-        if bad:
-            p.error(f"{flag} {given!r}: {bad} not among {param}'s candidates {SPACE[param]}")
-        space[param] = values
-    return args, space
+    return triton_common.parse_space("triton_paged_decode.py", __doc__, argv, SPACE, FLAGS, _values)
+
+
+def _values(parser, flag, param, given):
+    try:
+        return [int(v) for v in given.split(",")]
+    except ValueError:
+        parser.error(f"{flag} {given!r}: expected comma-separated whole numbers, e.g. {flag} 1,2,4")
 
 
 def spec_family():
-    """What the native family declares that this worker shares: the key fields, bucket and cost, and
-    (SHARDING) how --tp-size divides the heads and the rules a shape must satisfy."""
-    with open(SPEC) as f:
-        spec = json.load(f)
-    fields = [{k: v for k, v in field.items() if k in ("name", "numeric", "default", "choices", "help")}
-              for field in spec["key_fields"]]
-    return spec, fields
+    """What the native family declares that this worker shares (triton_common.spec_family): SHARDING
+    divides the heads."""
+    return triton_common.spec_family(SPEC)
 
 
-SHARDING = ("tp_out_field", "tp_in_field", "tp_head_fields", "shape_rules")  # kw.Family's names, the spec's
+SHARDING = triton_common.SHARDING
 
 
 # --- the workload: lengths and page table in plain Python, tensors in torch ---------------------
@@ -339,15 +315,9 @@ def allowed(config, problem):
 
 def configs(space, problem):
     """The configs of `space` that CONSTRAINTS admit for `problem`."""
-    every = (dict(zip(space, values)) for values in itertools.product(*space.values()))
-    return [c for c in every if allowed(c, problem)]
+    return triton_common.admitted(space, lambda c: allowed(c, problem))
 
 
 if __name__ == "__main__":
     args, space = parse_args(sys.argv[1:])
-    if torch is None or triton is None:
-        sys.exit("triton_paged_decode.py needs torch and triton with a CUDA GPU: "
-                 f"{'torch' if torch is None else 'triton'} is not importable by {sys.executable}")
-    torch.cuda.set_device(args.device)
-    kw.serve(family(space), backend="triton", device=device(args.device), prepare_threads=os.cpu_count() or 4,
-             device_count=torch.cuda.device_count())
+    triton_common.serve("triton_paged_decode.py", args, lambda: family(space), device, f32_products=False)
