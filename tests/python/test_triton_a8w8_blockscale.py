@@ -16,9 +16,6 @@ tests/core/test_registry_format_aiter.cpp does) reads back as the run's winners.
                                             the launch for int8 only: the workload's e4m3 codes are
                                             bytes, encoded and decoded here without torch's type.
 """
-import contextlib
-import importlib.util
-import io
 import json
 import os
 import re
@@ -27,21 +24,13 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-WORKER = os.path.join(ROOT, "examples", "workers", "triton_a8w8_blockscale.py")
+sys.dont_write_bytecode = True  # importing the helper leaves no __pycache__ in the source tree
+from worker_tests import (ROOT, assert_says_what_is_missing, load_worker, main, refused, worker_path,  # noqa: E402
+                          write_serve)
+
+WORKER = worker_path("triton_a8w8_blockscale")
 CPU_FAMILY = os.path.join(ROOT, "core", "backends", "cpu", "src", "gemm_a8w8_blockscale_family.cpp")
-SKIP = 77
-sys.dont_write_bytecode = True  # importing the worker leaves no __pycache__ in the source tree
-
-
-def load_worker():
-    spec = importlib.util.spec_from_file_location("triton_a8w8_blockscale", WORKER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ab = load_worker()
+ab = load_worker("triton_a8w8_blockscale")
 
 H100 = {"amd": 0.0, "smem_per_block": 232448.0}
 MI300 = {"amd": 1.0, "smem_per_block": 65536.0}
@@ -75,11 +64,7 @@ class Flags(unittest.TestCase):
         self.assertEqual(sorted(ab.FLAGS.values()), sorted(ab.SPACE))
 
     def refused(self, argv):
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
-            ab.parse_args(argv)
-        self.assertEqual(e.exception.code, 2)
-        return err.getvalue()
+        return refused(self, ab.parse_args, argv)
 
     def test_a_value_that_is_no_candidate_is_refused_naming_the_flag_and_the_candidates(self):
         self.assertIn("--block-size-k '128,64': [64] not among BLOCK_SIZE_K's candidates [128]",
@@ -141,11 +126,7 @@ class Description(unittest.TestCase):
 
     @unittest.skipIf(ab.torch is not None and ab.triton is not None, "torch and triton are here: the worker serves")
     def test_without_torch_or_triton_the_worker_says_what_is_missing(self):
-        run = subprocess.run([sys.executable, WORKER], input='{"type": "hello", "protocol": 1}\n', capture_output=True,
-                             text=True, timeout=60)
-        self.assertNotEqual(run.returncode, 0)
-        self.assertRegex(run.stderr, r"needs torch and triton with a GPU: (torch|triton) is not importable by ")
-        self.assertEqual(run.stdout, "")
+        assert_says_what_is_missing(self, WORKER, 'a GPU')
 
 
 class Report(unittest.TestCase):
@@ -179,17 +160,12 @@ class Report(unittest.TestCase):
 def stand_in(tmp, properties, flags=(), fake_gpu=False):
     """A command serving the worker's family on a device with `properties`; with fake_gpu its GPU parts
     (inputs, reference, build, timer) are plain Python that runs anywhere, timing each config by its tile."""
-    serve = os.path.join(tmp, "serve.py")
     device = {"backend": "triton", "name": "NVIDIA H100 80GB HBM3", "properties": properties}
     fake = ("import time\nf.inputs = lambda problem, seed: None\nf.reference = lambda problem, x: [0.0]\n"
             "f.compare = None\nf.metrics = None\nf.timer = w.kw.wall_timer\n"
             "f.build = lambda c, p, x: (lambda: (time.sleep(1e-6 * (c['BLOCK_SIZE_M'] + c['NUM_KSPLIT'])), [0.0])[1])\n"
             if fake_gpu else "")
-    with open(serve, "w") as f:
-        f.write(f"import importlib.util, sys\nspec = importlib.util.spec_from_file_location('w', {WORKER!r})\n"
-                "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w)\n"
-                "args, space = w.parse_args(sys.argv[1:])\nf = w.family(space)\n" + fake +
-                f"w.kw.serve(f, backend='triton', device={device!r})\n")
+    serve = write_serve(tmp, WORKER, device, fake)
     return " ".join([sys.executable, "-B", serve, *flags])
 
 
@@ -401,14 +377,4 @@ class StandIn:
 
 
 if __name__ == "__main__":
-    if "--torch" in sys.argv:
-        sys.argv.remove("--torch")
-        if ab.torch is None:
-            print(f"SKIP: torch is not importable by {sys.executable}: the workload and reference tests need it "
-                  "(Debian: apt-get install python3-torch)")
-            sys.exit(SKIP)
-        suite = unittest.defaultTestLoader.loadTestsFromTestCase(TorchWorkload)
-    else:
-        suite = unittest.defaultTestLoader.loadTestsFromTestCase
-        suite = unittest.TestSuite(suite(c) for c in (Flags, Description, Report, WithKtune))
-    sys.exit(0 if unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful() else 1)
+    main(ab, (Flags, Description, Report, WithKtune), [TorchWorkload])

@@ -11,9 +11,6 @@ moe_routing.py's for the problem's key (and so the native spec's), with hot and 
                                          Triton kernel) on the CPU: exits 77 (ctest: skipped) with
                                          the reason where torch is missing
 """
-import contextlib
-import importlib.util
-import io
 import itertools
 import json
 import os
@@ -24,21 +21,13 @@ import tempfile
 import types
 import unittest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-WORKER = os.path.join(ROOT, "examples", "workers", "triton_grouped_gemm.py")
+sys.dont_write_bytecode = True  # importing the helper leaves no __pycache__ in the source tree
+from worker_tests import (ROOT, assert_says_what_is_missing, load_worker, main, refused, worker_path,  # noqa: E402
+                          write_serve)
+
+WORKER = worker_path("triton_grouped_gemm")
 SPEC = os.path.join(ROOT, "resources", "kernels", "cuda", "grouped_gemm.json")
-SKIP = 77
-sys.dont_write_bytecode = True  # importing the worker leaves no __pycache__ in the source tree
-
-
-def load_worker():
-    spec = importlib.util.spec_from_file_location("triton_grouped_gemm", WORKER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-gg = load_worker()
+gg = load_worker("triton_grouped_gemm")
 import moe_routing  # noqa: E402 (the worker put bench/cuda on the path)
 
 H100 = {"tma": 1.0, "smem_per_block": 232448.0}
@@ -78,11 +67,7 @@ class Flags(unittest.TestCase):
         self.assertIn("--use-tma-load-dy", gg.FLAGS)
 
     def refused(self, argv):
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
-            gg.parse_args(argv)
-        self.assertEqual(e.exception.code, 2)
-        return err.getvalue()
+        return refused(self, gg.parse_args, argv)
 
     def test_a_value_that_is_no_candidate_is_refused_naming_the_flag_and_the_candidates(self):
         self.assertIn("--block-size-k '64,48': [48] not among BLOCK_SIZE_K's candidates [64, 32, 128, 256]",
@@ -171,24 +156,14 @@ class Description(unittest.TestCase):
 
     def dry_run(self, properties, flags, *args):
         with tempfile.TemporaryDirectory() as tmp:
-            serve = os.path.join(tmp, "serve.py")
-            device = {"backend": "triton", "name": "test", "properties": properties}
-            with open(serve, "w") as f:  # the worker's family, served without the GPU parts it never calls here
-                f.write(f"import importlib.util, sys\nspec = importlib.util.spec_from_file_location('w', {WORKER!r})\n"
-                        "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w)\n"
-                        "args, space = w.parse_args(sys.argv[1:])\n"
-                        f"w.kw.serve(w.family(space), backend='triton', device={device!r})\n")
+            serve = write_serve(tmp, WORKER, {"backend": "triton", "name": "test", "properties": properties})
             return subprocess.run([os.environ["KTUNE_CLI"], "tune", "--worker",
                                    " ".join([sys.executable, "-B", serve] + flags), "--dry-run", "--output-dir", tmp,
                                    *args], capture_output=True, text=True, timeout=120)
 
     @unittest.skipIf(gg.torch is not None and gg.triton is not None, "torch and triton are here: the worker serves")
     def test_without_torch_or_triton_the_worker_says_what_is_missing(self):
-        run = subprocess.run([sys.executable, WORKER], input='{"type": "hello", "protocol": 1}\n', capture_output=True,
-                             text=True, timeout=60)
-        self.assertNotEqual(run.returncode, 0)
-        self.assertRegex(run.stderr, r"needs torch and triton with a CUDA GPU: (torch|triton) is not importable by ")
-        self.assertEqual(run.stdout, "")
+        assert_says_what_is_missing(self, WORKER, 'a CUDA GPU')
 
 
 class Routing(unittest.TestCase):
@@ -421,14 +396,4 @@ class StandIn:
 
 
 if __name__ == "__main__":
-    if "--torch" in sys.argv:
-        sys.argv.remove("--torch")
-        if gg.torch is None:
-            print(f"SKIP: torch is not importable by {sys.executable}: the workload and reference tests need it "
-                  "(Debian: apt-get install python3-torch)")
-            sys.exit(SKIP)
-        suite = unittest.defaultTestLoader.loadTestsFromTestCase(TorchWorkload)
-    else:
-        suite = unittest.defaultTestLoader.loadTestsFromTestCase
-        suite = unittest.TestSuite(suite(c) for c in (Flags, Description, Routing, TopTable))
-    sys.exit(0 if unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful() else 1)
+    main(gg, (Flags, Description, Routing, TopTable), [TorchWorkload])

@@ -10,9 +10,6 @@ max_model_len and its page table a shuffled pool of exactly the pages used.
     test_triton_paged_decode.py --torch  the workload and reference in torch on the CPU: exits 77
                                          (ctest: skipped) with the reason where torch is missing
 """
-import contextlib
-import importlib.util
-import io
 import json
 import math
 import os
@@ -22,21 +19,13 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-WORKER = os.path.join(ROOT, "examples", "workers", "triton_paged_decode.py")
+sys.dont_write_bytecode = True  # importing the helper leaves no __pycache__ in the source tree
+from worker_tests import (ROOT, assert_says_what_is_missing, load_worker, main, refused, worker_path,  # noqa: E402
+                          write_serve)
+
+WORKER = worker_path("triton_paged_decode")
 SPEC = os.path.join(ROOT, "resources", "kernels", "cuda", "paged_attention.json")
-SKIP = 77
-sys.dont_write_bytecode = True  # importing the worker leaves no __pycache__ in the source tree
-
-
-def load_worker():
-    spec = importlib.util.spec_from_file_location("triton_paged_decode", WORKER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-pd = load_worker()
+pd = load_worker("triton_paged_decode")
 
 
 def shape(**fields):
@@ -62,11 +51,7 @@ class Flags(unittest.TestCase):
         self.assertEqual(args.device, 3)
 
     def refused(self, argv):
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
-            pd.parse_args(argv)
-        self.assertEqual(e.exception.code, 2)
-        return err.getvalue()
+        return refused(self, pd.parse_args, argv)
 
     def test_a_value_that_is_no_candidate_is_refused_naming_the_flag_and_the_candidates(self):
         msg = self.refused(["--kv-block-sizes", "1,3"])
@@ -112,12 +97,7 @@ class Description(unittest.TestCase):
         shapes = [shape(), shape(page_size=64), shape(max_model_len=64, page_size=8),
                   shape(num_q_heads=8, num_kv_heads=8, head_dim=64), shape(num_q_heads=64, num_kv_heads=4)]
         with tempfile.TemporaryDirectory() as tmp:
-            serve = os.path.join(tmp, "serve.py")
-            with open(serve, "w") as f:  # the worker's family, served without the GPU parts it never calls here
-                f.write(f"import importlib.util, sys\nspec = importlib.util.spec_from_file_location('w', {WORKER!r})\n"
-                        "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w)\n"
-                        "args, space = w.parse_args(sys.argv[1:])\n"
-                        "w.kw.serve(w.family(space), backend='triton')\n")
+            serve = write_serve(tmp, WORKER)
             cmd = [os.environ["KTUNE_CLI"], "tune", "--worker", f"{sys.executable} -B {serve} --kv-splits 1,2,4",
                    "--dry-run", "--output-dir", tmp]
             for s in shapes:
@@ -133,11 +113,7 @@ class Description(unittest.TestCase):
     @unittest.skipUnless(os.environ.get("KTUNE_CLI"), "KTUNE_CLI (the ktune CLI) is not set: ctest sets it")
     def test_tp_size_tunes_the_local_heads_and_the_specs_rules_refuse_bad_shapes(self):
         with tempfile.TemporaryDirectory() as tmp:
-            serve = os.path.join(tmp, "serve.py")
-            with open(serve, "w") as f:
-                f.write(f"import importlib.util, sys\nspec = importlib.util.spec_from_file_location('w', {WORKER!r})\n"
-                        "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w)\n"
-                        "w.kw.serve(w.family(w.SPACE), backend='triton')\n")
+            serve = write_serve(tmp, WORKER)
 
             def dry_run(s, *more):
                 return subprocess.run([os.environ["KTUNE_CLI"], "tune", "--worker", f"{sys.executable} -B {serve}",
@@ -161,11 +137,7 @@ class Description(unittest.TestCase):
 
     @unittest.skipIf(pd.torch is not None and pd.triton is not None, "torch and triton are here: the worker serves")
     def test_without_torch_or_triton_the_worker_says_what_is_missing(self):
-        run = subprocess.run([sys.executable, WORKER], input='{"type": "hello", "protocol": 1}\n', capture_output=True,
-                             text=True, timeout=60)
-        self.assertNotEqual(run.returncode, 0)
-        self.assertRegex(run.stderr, r"needs torch and triton with a CUDA GPU: (torch|triton) is not importable by ")
-        self.assertEqual(run.stdout, "")
+        assert_says_what_is_missing(self, WORKER, 'a CUDA GPU')
 
 
 class Workload(unittest.TestCase):
@@ -266,14 +238,4 @@ class TorchWorkload(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if "--torch" in sys.argv:
-        sys.argv.remove("--torch")
-        if pd.torch is None:
-            print(f"SKIP: torch is not importable by {sys.executable}: the workload and reference tests need it "
-                  "(Debian: apt-get install python3-torch)")
-            sys.exit(SKIP)
-        suite = unittest.defaultTestLoader.loadTestsFromTestCase(TorchWorkload)
-    else:
-        suite = unittest.defaultTestLoader.loadTestsFromTestCase
-        suite = unittest.TestSuite(suite(c) for c in (Flags, Description, Workload))
-    sys.exit(0 if unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful() else 1)
+    main(pd, (Flags, Description, Workload), [TorchWorkload])
