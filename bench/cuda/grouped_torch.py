@@ -13,7 +13,6 @@ Prints one JSON line per (shape, pass, mode, baseline): {"key", "pass", "mode", 
 "median_us", "tflops"}."""
 import argparse
 import json
-import statistics
 import sys
 import os
 
@@ -21,27 +20,13 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import moe_routing  # noqa: E402
+from sdpa_decode import time_us  # noqa: E402  (the CUDA-event timer both baselines use)
 
 SHAPES = {  # experts, tokens, topk, hidden, intermediate (issue 24's three)
     "mixtral": (8, 4096, 2, 4096, 14336),
     "deepseek": (64, 4096, 6, 2048, 1408),
     "decode": (8, 16, 2, 4096, 14336),
 }
-
-
-def time_us(fn, samples, flush, batch=20):
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(samples + 3):
-        if flush is not None:
-            flush.add_(1)
-        start.record()
-        for _ in range(1 if flush is not None else batch):
-            fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0 / (1 if flush is not None else batch))
-    return statistics.median(times[3:])
 
 
 def passes(E, T, k, H, I, dtype, offsets):
