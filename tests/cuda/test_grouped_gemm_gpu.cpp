@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "check.h"
+#include "device_checks.h"
 #include "gpu.h"
 #include "grouped_covering.h"
 #include "ktune/backends/gpu.h"
@@ -84,27 +85,11 @@ int main() {
     auto session = gpu.backend->open(gpu.device, family, p, 4321);
     const auto& info = dynamic_cast<const GpuSessionInfo&>(*session);
     const std::vector<double> want = brute_force(info, sh);
-    const std::vector<double>& ref = info.reference_output();
-    CHECK_MSG(ref.size() == want.size(), p.key());
-    std::size_t bad = 0;
-    for (std::size_t i = 0; i < std::min(ref.size(), want.size()); ++i)
-      bad += !(std::abs(ref[i] - want[i]) <= tol.atol + tol.rtol * std::abs(want[i]));
-    CHECK_MSG(bad == 0, p.key() + ": the reference kernel differs from the brute force in " + std::to_string(bad) +
-                            " of " + std::to_string(want.size()) + " elements");
+    ktune_test::check_reference(info.reference_output(), want, tol, p.key());
     Variables ctx = gpu.device.variables();
     for (const auto& [name, v] : family.variables(p)) ctx[name] = v;
     const auto chosen = ktune_test::grouped_covering(family.default_space.enumerate(ctx));
-    CHECK_MSG(!chosen.empty(), p.key());
-    for (const Config& c : chosen) {
-      try {
-        auto kernel = session->prepare(c);
-        const Validation v = session->validate(*kernel, tol);
-        CHECK_MSG(v.mismatch_fraction == 0, p.key() + " " + c.key());
-        ++validated;
-      } catch (const TrialFailure& e) {
-        CHECK_MSG(false, p.key() + " " + c.key() + ": " + to_string(e.status()) + ": " + e.what());
-      }
-    }
+    validated += ktune_test::validate_configs(*session, chosen, tol, p.key(), [](const Config&) { return 1; });
     std::printf("%s: reference = brute force, %zu configs validated\n", p.key().c_str(), chosen.size());
   }
   std::printf("%d validations\n", validated);

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "check.h"
+#include "device_checks.h"
 #include "gpu.h"
 #include "ktune/backends/gpu.h"
 #include "ktune/host_data.h"
@@ -103,31 +104,14 @@ int main() {
     const auto& info = dynamic_cast<const GpuSessionInfo&>(*session);
     check_workload(info, sh, p.key());
     const std::vector<double> want = brute_force(info, sh);
-    const std::vector<double>& ref = info.reference_output();
-    CHECK_MSG(ref.size() == want.size(), p.key());
-    std::size_t bad = 0;
-    for (std::size_t i = 0; i < std::min(ref.size(), want.size()); ++i)
-      bad += !(std::abs(ref[i] - want[i]) <= tol.atol + tol.rtol * std::abs(want[i]));
-    CHECK_MSG(bad == 0, p.key() + ": the reference kernel differs from the brute force in " + std::to_string(bad) +
-                            " of " + std::to_string(want.size()) + " elements");
+    ktune_test::check_reference(info.reference_output(), want, tol, p.key());
 
     Variables ctx = gpu.device.variables();
     for (const auto& [name, v] : family.variables(p)) ctx[name] = v;
     const auto chosen =
         ktune_test::paged_covering(ktune_test::paged_space_with_tma(family.default_space).enumerate(ctx));
-    CHECK_MSG(!chosen.empty(), p.key());
-    for (const Config& c : chosen) {
-      try {
-        auto kernel = session->prepare(c);
-        for (int round = 0; round < (c.get("SPLITS") > 1 ? 2 : 1); ++round) {
-          const Validation v = session->validate(*kernel, tol);
-          CHECK_MSG(v.mismatch_fraction == 0, p.key() + " " + c.key() + " round " + std::to_string(round));
-          ++validated;
-        }
-      } catch (const TrialFailure& e) {
-        CHECK_MSG(false, p.key() + " " + c.key() + ": " + to_string(e.status()) + ": " + e.what());
-      }
-    }
+    validated += ktune_test::validate_configs(*session, chosen, tol, p.key(),
+                                              [](const Config& c) { return c.get("SPLITS") > 1 ? 2 : 1; });
     std::printf("%s: reference = brute force, %zu configs validated\n", p.key().c_str(), chosen.size());
   }
   std::printf("%d validations\n", validated);
