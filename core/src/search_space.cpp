@@ -300,14 +300,7 @@ nlohmann::json SearchSpace::to_json() const {
     if (!p.description.empty()) jp["description"] = p.description;
     params.push_back(jp);
   }
-  nlohmann::json cons = nlohmann::json::array();
-  for (const auto& c : constraints_) {
-    if (c.description.empty())
-      cons.push_back(c.expr);
-    else
-      cons.push_back({{"expr", c.expr}, {"description", c.description}});
-  }
-  nlohmann::json out{{"parameters", params}, {"constraints", cons}};
+  nlohmann::json out{{"parameters", params}, {"constraints", constraints_to_json(constraints_)}};
   if (is_list()) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : configs_) list.push_back(c.to_json());
@@ -376,6 +369,27 @@ Config parse_config(const detail::BasicJsonPath<J>& c) {
   return out;
 }
 
+template <typename P>
+std::vector<Constraint> parse_constraints(const P& jc) {
+  std::vector<Constraint> cons;
+  jc.for_each_element([&](const auto& c) {
+    if (c.json().is_string())
+      cons.push_back({c.string(), ""});
+    else if (c.has("expr"))
+      cons.push_back({c["expr"].string(), c.string_or("description", "")});
+    else
+      c.expected("an expression string or {\"expr\", \"description\"}");
+  });
+  for (std::size_t i = 0; i < cons.size(); ++i) {
+    try {
+      Expression check(cons[i].expr);
+    } catch (const InputError& e) {
+      throw InputError("constraint #" + std::to_string(i + 1) + ": " + e.what());
+    }
+  }
+  return cons;
+}
+
 template <typename J>
 SearchSpace parse_space(const J& j) {
   const detail::BasicJsonPath<J> root(j);
@@ -399,23 +413,7 @@ SearchSpace parse_space(const J& j) {
     }
   }
   std::vector<Constraint> cons;
-  if (const auto jc = root.find("constraints")) {
-    jc->for_each_element([&](const auto& c) {
-      if (c.json().is_string())
-        cons.push_back({c.string(), ""});
-      else if (c.has("expr"))
-        cons.push_back({c["expr"].string(), c.string_or("description", "")});
-      else
-        c.expected("an expression string or {\"expr\", \"description\"}");
-    });
-  }
-  for (std::size_t i = 0; i < cons.size(); ++i) {
-    try {
-      Expression check(cons[i].expr);
-    } catch (const InputError& e) {
-      throw InputError("constraint #" + std::to_string(i + 1) + ": " + e.what());
-    }
-  }
+  if (const auto jc = root.find("constraints")) cons = parse_constraints(*jc);
   if (const auto jl = root.find("configs")) {
     std::vector<Config> configs;
     jl->for_each_element([&](const auto& c) { configs.push_back(parse_config(c)); });
@@ -428,6 +426,21 @@ SearchSpace parse_space(const J& j) {
 }  // namespace
 
 SearchSpace SearchSpace::from_json(const nlohmann::json& j) { return parse_space(j); }
+
+nlohmann::json constraints_to_json(const std::vector<Constraint>& constraints) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : constraints) {
+    if (c.description.empty())
+      out.push_back(c.expr);
+    else
+      out.push_back({{"expr", c.expr}, {"description", c.description}});
+  }
+  return out;
+}
+
+std::vector<Constraint> constraints_from_json(const nlohmann::json& j) {
+  return parse_constraints(detail::BasicJsonPath<nlohmann::json>(j));
+}
 
 SearchSpace SearchSpace::load(const std::filesystem::path& file) {
   // ordered_json keeps the parameters in the order the user wrote them.

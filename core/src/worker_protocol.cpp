@@ -115,6 +115,9 @@ json family_to_json(const KernelFamily& f) {
               {"space", space},        {"default_config", f.default_config.to_json()},
               {"source", f.source}};
   detail::write_sharding(f, out);
+  // A spec family's derived launch limits travel with it, so that an isolated run (whose family
+  // comes from its measuring child) still adds them to a --space file (KernelFamily::user_space).
+  if (!f.launch_limits.empty()) out["launch_limits"] = constraints_to_json(f.launch_limits);
   return out;
 }
 
@@ -156,6 +159,15 @@ OfferedFamily family_from_json(const json& j, const std::string& backend, const 
     }
   }
   if (j.contains("default_config")) f.default_config = config_from_wire(j.at("default_config"));
+  if (const auto limits = j.find("launch_limits"); limits != j.end()) {
+    if (!limits->is_array())
+      throw ProtocolError(below(what, "launch_limits") + ": expected an array of constraints, got " + brief(*limits));
+    try {
+      f.launch_limits = constraints_from_json(*limits);
+    } catch (const InputError& e) {
+      throw ProtocolError(below(what, "launch_limits") + ": " + e.what());
+    }
+  }
   return out;
 }
 

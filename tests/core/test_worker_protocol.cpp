@@ -158,6 +158,29 @@ class TestWorkerProtocol : public QObject {
       QVERIFY2(!family_to_json(toyFamily()).contains(key), key);
   }
 
+  // An isolated run takes its family from the measuring child: the spec's launch limits must make the
+  // trip, or a --space file that copied the spec's constraints launches configs the device cannot run
+  // (an H100 paged_attention run launched 552 of 1,296 configs into too much shared memory).
+  void launchLimitsSurviveTheHelloSoASpaceFileKeepsThem() {
+    KernelFamily f = headsFamily();
+    const Constraint limit{"BLOCK * 1024 <= smem_per_block_optin", "derived: shared memory"};
+    f.launch_limits = {limit};
+    const KernelFamily back = family_from_json(json::parse(family_to_json(f).dump()), "cuda").family;
+    QCOMPARE(back.launch_limits, f.launch_limits);
+    const SearchSpace file({{"BLOCK", {16, 32, 512}, ""}}, {});
+    const SearchSpace space = back.user_space(file);
+    QCOMPARE(space.constraints().size(), std::size_t(1));
+    const Variables ctx{{"H", 32}, {"KVH", 8}, {"D", 128}, {"smem_per_block_optin", 232448}};
+    QCOMPARE(space.enumerate(ctx).size(), std::size_t(2));
+    // A family without limits writes none.
+    QVERIFY(!family_to_json(headsFamily()).contains("launch_limits"));
+    json bad = family_to_json(f);
+    bad["launch_limits"] = "BLOCK < 4";
+    QVERIFY(helloError(bad).find("hello.families.attn.launch_limits: expected an array") != std::string::npos);
+    bad["launch_limits"] = json::array({"BLOCK <"});
+    QVERIFY(helloError(bad).find("hello.families.attn.launch_limits: constraint #1") != std::string::npos);
+  }
+
   void malformedSplitsAndRulesAreProtocolErrorsNamingThePath_data() {
     QTest::addColumn<QString>("key");
     QTest::addColumn<QString>("value");

@@ -116,6 +116,11 @@ class SearchSpace {
   std::vector<Constraint> constraints_;
 };
 
+// A constraint list as a space file writes it (an expression, or {"expr", "description"}), and back;
+// from_json throws InputError naming the entry that is not a constraint or does not parse.
+nlohmann::json constraints_to_json(const std::vector<Constraint>& constraints);
+std::vector<Constraint> constraints_from_json(const nlohmann::json& j);
+
 // The brute-force walk SearchSpace::enumerate did before the solver: every config of the product
 // (or the list) built and checked, constraint by constraint, in odometer order. Same contract as
 // enumerate; kept as the reference that tests and bench/spaces hold the solver against, and used
