@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ktune/search_space.h"
+#include "ktune/config.h"
 
 namespace ktune_test {
 
@@ -22,15 +22,6 @@ inline std::vector<ktune::Config> paged_covering(const std::vector<ktune::Config
     if (adds) chosen.push_back(c);
   }
   return chosen;
-}
-
-// The family's space with the TMA feed in it: the default space leaves TMA=1 out until a GPU has
-// validated it, and these tests are what validate it.
-inline ktune::SearchSpace paged_space_with_tma(const ktune::SearchSpace& space) {
-  std::vector<ktune::Parameter> params = space.parameters();
-  for (auto& p : params)
-    if (p.name == "TMA") p.values = {ktune::ParamValue(0), ktune::ParamValue(1)};
-  return ktune::SearchSpace(params, space.constraints());
 }
 
 }  // namespace ktune_test

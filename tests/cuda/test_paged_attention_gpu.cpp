@@ -109,7 +109,7 @@ int main() {
     Variables ctx = gpu.device.variables();
     for (const auto& [name, v] : family.variables(p)) ctx[name] = v;
     const auto chosen =
-        ktune_test::paged_covering(ktune_test::paged_space_with_tma(family.default_space).enumerate(ctx));
+        ktune_test::paged_covering(family.default_space.enumerate(ctx));
     validated += ktune_test::validate_configs(*session, chosen, tol, p.key(),
                                               [](const Config& c) { return c.get("SPLITS") > 1 ? 2 : 1; });
     std::printf("%s: reference = brute force, %zu configs validated\n", p.key().c_str(), chosen.size());

@@ -69,7 +69,7 @@ void test_space_and_builds() {
   int built = 0, tma = 0;
   for (const Problem& p : problems) {
     const Variables ctx = context(s, p);
-    const auto valid = ktune_test::paged_space_with_tma(s.family().default_space).enumerate(ctx);
+    const auto valid = s.family().default_space.enumerate(ctx);
     std::set<double> schemes;
     for (const Config& c : valid) schemes.insert(c.get("MMA"));
     CHECK_MSG(schemes.size() == 2, p.key() + ": both schemes must stay in the space");
