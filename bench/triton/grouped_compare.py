@@ -46,7 +46,9 @@ def tune(args, name, fields):
     t0 = time.monotonic()
     done = subprocess.run(cmd, timeout=len(PASSES) * (args.seconds + 60) + 60)
     print(f"{run}: exit {done.returncode} after {time.monotonic() - t0:.0f} s", flush=True)
-    return os.path.join(args.output_dir, run) if done.returncode == 0 else None
+    # Exit 1 is a finished run whose trials include failures (said above it): its winners stand.
+    folder = os.path.join(args.output_dir, run)
+    return folder if done.returncode in (0, 1) and os.path.exists(os.path.join(folder, "results.json")) else None
 
 
 def native_winners(folder):

@@ -41,6 +41,17 @@ def compare(out, ref, tol):
     return float(err.nan_to_num(float("inf")).max()), float(bad.float().mean())
 
 
+_FLUSH = []  # a buffer of twice the L2, made at the first cold launch
+
+
+def _flush_l2():
+    """Writes twice the L2's bytes, so that the launch timed next finds none of its data there."""
+    if not _FLUSH:
+        size = 2 * torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+        _FLUSH.append(torch.empty(size, dtype=torch.int8, device="cuda"))
+    _FLUSH[0].fill_(1)
+
+
 class GraphTimer:
     """ns per launch over a CUDA graph of `launches` launches (Python's launch cost is not timed).
     One launch is timed cold: a buffer of twice the L2 is written first, before the start event."""
@@ -49,7 +60,6 @@ class GraphTimer:
 
     def __init__(self):
         self.graphs = {}
-        self.flush = None
 
     def __call__(self, run, launches):
         key = (id(run), launches)
@@ -65,10 +75,7 @@ class GraphTimer:
             self.graphs[key] = (g, run)  # holding run keeps id(run) from being reused by another config
         g = self.graphs[key][0]
         if launches == 1:
-            if self.flush is None:
-                self.flush = torch.empty(2 * torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size, dtype=torch.int8,
-                                         device="cuda")
-            self.flush.fill_(1)
+            _flush_l2()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         g.replay()
@@ -88,16 +95,19 @@ def device(index, **properties):
 
 
 
-def parse_space(prog, doc, argv, space, flags, values, shown=None):
+def parse_space(prog, doc, argv, space, flags, values, shown=None, more=None):
     """(args, space): a worker's flags, each of `flags` ({flag: param}) a comma-separated list that
     narrows its parameter of `space` to those candidates, and the `--device I` ktune appends with
     --devices. `values(parser, flag, param, given)` reads a list (parser.error on a bad word);
-    `shown(param)` writes the help's candidates (by default as numbers)."""
+    `shown(param)` writes the help's candidates (by default as numbers); `more(parser)` adds the
+    worker's other flags."""
     shown = shown or (lambda param: ",".join(map(str, space[param])))
     p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     for flag, param in flags.items():
         p.add_argument(flag, metavar="LIST", help=f"{param} values, of {shown(param)}")
     p.add_argument("--device", type=int, default=0, help="CUDA device index (ktune --devices appends it)")
+    if more:
+        more(p)
     args = p.parse_args(argv)
     narrowed = dict(space)
     for flag, param in flags.items():
@@ -117,18 +127,55 @@ def admitted(space, allows):
     return [c for c in every if allows(c)]
 
 
-def time_baseline(fn, method, settings, timer, at_least, left_out):
+def eager_timer(run, launches):
+    """ns per launch of `launches` launches queued back to back between events, without a graph: for a
+    torch op that a capture refuses (one that copies from the host). Where a launch takes longer than
+    its Python call the GPU stays ahead and this is the GPU's time; a single launch also counts its
+    launch latency (a few µs). One launch is timed cold, as GraphTimer does."""
+    if launches == 1:
+        _flush_l2()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(launches):
+        run()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e6 / launches
+
+
+def _median_ns(fn, method, settings, timer, at_least):
+    first = timer(fn, 1)
+    launches = 1 if method == "per_launch" else max(1, math.ceil(settings.get("min_sample_ms", 2.0) * 1e6 / first))
+    samples = min(max(at_least, settings.get("min_samples", 5)), settings.get("max_samples", 100))
+    timer(fn, launches)  # warm-up (and the capture of its graph)
+    return statistics.median(timer(fn, launches) for _ in range(samples))
+
+
+def _first_line(e):
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+def time_baseline(fn, method, settings, timer, at_least, who, metric):
     """ns of torch's `fn` timed as ktune times a config under `method` and the run's `settings` (the
     same graphs; the median of `at_least` samples or --min-samples if more), or None where it fails:
-    then `left_out(exception)` is said on stderr."""
+    then stderr says that `who` (the script and the baseline) is left out of `metric`, and why. An op
+    that runs but cannot be captured in a graph is timed by eager_timer instead, and stderr says so."""
+    def left_out(e):
+        return f"{who} is left out of {metric}: {_first_line(e)}"
+
     try:
         fn()  # eager first: an op this torch lacks, or a layout it refuses, fails here, not in a capture
         torch.cuda.synchronize()
-        first = timer(fn, 1)
-        launches = 1 if method == "per_launch" else max(1, math.ceil(settings.get("min_sample_ms", 2.0) * 1e6 / first))
-        samples = min(max(at_least, settings.get("min_samples", 5)), settings.get("max_samples", 100))
-        timer(fn, launches)  # warm-up (and the capture of its graph)
-        return statistics.median(timer(fn, launches) for _ in range(samples))
+    except Exception as e:
+        print(left_out(e), file=sys.stderr, flush=True)
+        return None
+    try:
+        return _median_ns(fn, method, settings, timer, at_least)
+    except Exception as e:
+        print(f"{who} cannot be captured in a CUDA graph ({_first_line(e)}): timed without one, "
+              "its launches queued back to back", file=sys.stderr, flush=True)
+    try:
+        return _median_ns(fn, method, settings, eager_timer, at_least)
     except Exception as e:
         print(left_out(e), file=sys.stderr, flush=True)
         return None

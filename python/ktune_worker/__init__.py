@@ -170,6 +170,17 @@ class _Failure(Exception):
         self.status = status
 
 
+# Exceptions that say a config does not fit the device (Triton's OutOfResources: more shared memory
+# or registers than a block may have), known by name so that this module needs no Triton: a
+# launch_error, as ktune's own backends report such a config, and the worker lives on (its CUDA
+# context is intact), where a crash would cost a fresh worker.
+_DOES_NOT_FIT = ("OutOfResources",)
+
+
+def _run_failure(e: BaseException) -> "_Failure":
+    return _Failure("launch_error" if type(e).__name__ in _DOES_NOT_FIT else "crashed", _describe(e))
+
+
 def _describe(e: BaseException) -> str:
     """"ValueError: bad block" on the first line (what ktune's console shows), then the traceback,
     cut to its first and last frames when long."""
@@ -419,7 +430,7 @@ class _Worker:
             try:
                 out = run()
             except Exception as e:
-                raise _Failure("crashed", _describe(e))
+                raise _run_failure(e)
             err, frac = (fam.compare or _compare)(out, ref, tol)
             if not 0 <= frac <= 1:
                 raise _Failure("wrong_result", f"the comparison gave a mismatch fraction of {frac!r}, not a fraction")
@@ -433,7 +444,7 @@ class _Worker:
                 except _Failure:
                     raise
                 except Exception as e:
-                    raise _Failure("crashed", _describe(e))
+                    raise _run_failure(e)
             if status == "timeout" and not samples:
                 raise _Failure("timeout", note)
             # An output with NaN or infinity has no finite error: null, as ktune reads it.
@@ -472,7 +483,7 @@ class _Worker:
             except _Failure:
                 raise
             except Exception as e:
-                raise _Failure("crashed", _describe(e))
+                raise _run_failure(e)
             return {"type": "sampled", "id": rid, "ns": ns}
         except _Failure as f:
             return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}

@@ -110,14 +110,22 @@ KERNELS = textwrap.dedent(r'''
     exec(compile("def deep0():\n    raise ZeroDivisionError('kernel fault at the bottom')\n" +
                  "".join(f"def deep{i}():\n    return deep{i - 1}()\n" for i in range(1, 60)), "chain.py", "exec"))
 
+    class OutOfResources(Exception):  # what Triton raises at a launch that asks for too much shared memory
+        pass
+
+    def too_big():
+        raise OutOfResources("out of resource: shared memory, Required: 270368, Hardware limit: 232448")
+
     def build(config, problem, inputs):
         if config["x"] == 2:
             raise ValueError("no such tile: x=2")
         if config["x"] == 3:
             return lambda: deep59()
+        if config["x"] == 4:
+            return too_big
         return lambda: [1.0]
 
-    kw.serve(kw.Family(name="raw", key_fields=["n"], space={"x": [1, 2, 3]}, inputs=lambda p, s: None,
+    kw.serve(kw.Family(name="raw", key_fields=["n"], space={"x": [1, 2, 3, 4]}, inputs=lambda p, s: None,
                        reference=lambda p, i: [1.0], build=build, timer=lambda run, n: 1000.0))
 ''')
 
@@ -148,6 +156,24 @@ class Tracebacks(unittest.TestCase):
         self.assertIn("in deep0", run["message"])
         self.assertIn("lines left out", run["message"])  # 60 frames deep: cut, not a page of them
         self.assertLess(len(run["message"]), 5000)
+
+    def test_a_config_the_device_cannot_launch_is_a_launch_error_and_the_worker_lives_on(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "kernels.py")
+            with open(script, "w") as f:
+                f.write(KERNELS)
+            with Worker([sys.executable, script]) as w:
+                w.send(HELLO)
+                w.send({"type": "measure", "id": 1, "family": "raw", "problem": problem(), "config": {"x": 4}, "seed": 0})
+                w.send({"type": "measure", "id": 2, "family": "raw", "problem": problem(), "config": {"x": 1}, "seed": 0,
+                        "validate_only": True})
+                w.send({"type": "shutdown", "id": 3})
+                answers = {m.get("id"): m for m in w.finish()}
+        self.assertEqual(answers[1]["status"], "launch_error", answers[1])
+        self.assertEqual(answers[1]["message"].split("\n")[0],
+                         "OutOfResources: out of resource: shared memory, Required: 270368, Hardware limit: 232448")
+        self.assertEqual(answers[2]["type"], "measured", answers[2])  # the same process answered the next one
+        self.assertEqual(answers[3]["type"], "bye")
 
 
 class DeviceName(unittest.TestCase):

@@ -50,6 +50,12 @@ class Flags(unittest.TestCase):
         args, space = ab.parse_args([])
         self.assertEqual(space, ab.SPACE)
         self.assertEqual(args.device, 0)
+        self.assertFalse(args.fast_accum)  # full f32 promotion unless asked: within the default tolerance
+
+    def test_fast_accumulation_is_asked_for_and_leaves_the_space_alone(self):
+        args, space = ab.parse_args(["--fast-accum"])
+        self.assertTrue(args.fast_accum)
+        self.assertEqual(space, ab.SPACE)
 
     def test_flags_narrow_their_parameter_in_the_given_order(self):
         _, space = ab.parse_args(["--block-size-m", "128,32", "--num-ksplit", "4", "--cache-modifier", ".cg,none",
