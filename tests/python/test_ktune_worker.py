@@ -130,21 +130,33 @@ KERNELS = textwrap.dedent(r'''
 ''')
 
 
+def measure(rid, x, **more):
+    return {"type": "measure", "id": rid, "family": "raw", "problem": problem(), "config": {"x": x}, "seed": 0, **more}
+
+
 class Tracebacks(unittest.TestCase):
-    def test_a_kernels_exception_comes_with_its_traceback_bounded(self):
+    def answers(self, *steps):
+        """{id: answer} of KERNELS' worker to the hello, then `steps` (a message, or an id whose answer is
+        read before going on), then a shutdown."""
         with tempfile.TemporaryDirectory() as tmp:
             script = os.path.join(tmp, "kernels.py")
             with open(script, "w") as f:
                 f.write(KERNELS)
             with Worker([sys.executable, script]) as w:
                 w.send(HELLO)
-                w.send({"type": "prepare", "id": 1, "family": "raw", "problem": problem(), "config": {"x": 2}, "seed": 0})
-                # A crashed measure ends the worker at once (ktune starts a fresh one): a prepare
-                # still building on another thread would lose its answer, so it is read first.
-                w.until(1)
-                w.send({"type": "measure", "id": 2, "family": "raw", "problem": problem(), "config": {"x": 3}, "seed": 0})
-                w.send({"type": "shutdown", "id": 3})
-                answers = {m.get("id"): m for m in w.finish()}
+                for step in steps:
+                    if isinstance(step, int):
+                        w.until(step)
+                    else:
+                        w.send(step)
+                w.send({"type": "shutdown", "id": 99})
+                return {m.get("id"): m for m in w.finish()}
+
+    def test_a_kernels_exception_comes_with_its_traceback_bounded(self):
+        # A crashed measure ends the worker at once (ktune starts a fresh one): a prepare still
+        # building on another thread would lose its answer, so it is read first.
+        answers = self.answers({"type": "prepare", "id": 1, "family": "raw", "problem": problem(), "config": {"x": 2},
+                                "seed": 0}, 1, measure(2, 3))
         build, run = answers[1], answers[2]
         self.assertEqual(build["status"], "compile_error")
         self.assertEqual(build["message"].split("\n")[0], "ValueError: no such tile: x=2")
@@ -158,22 +170,12 @@ class Tracebacks(unittest.TestCase):
         self.assertLess(len(run["message"]), 5000)
 
     def test_a_config_the_device_cannot_launch_is_a_launch_error_and_the_worker_lives_on(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            script = os.path.join(tmp, "kernels.py")
-            with open(script, "w") as f:
-                f.write(KERNELS)
-            with Worker([sys.executable, script]) as w:
-                w.send(HELLO)
-                w.send({"type": "measure", "id": 1, "family": "raw", "problem": problem(), "config": {"x": 4}, "seed": 0})
-                w.send({"type": "measure", "id": 2, "family": "raw", "problem": problem(), "config": {"x": 1}, "seed": 0,
-                        "validate_only": True})
-                w.send({"type": "shutdown", "id": 3})
-                answers = {m.get("id"): m for m in w.finish()}
+        answers = self.answers(measure(1, 4), measure(2, 1, validate_only=True))
         self.assertEqual(answers[1]["status"], "launch_error", answers[1])
         self.assertEqual(answers[1]["message"].split("\n")[0],
                          "OutOfResources: out of resource: shared memory, Required: 270368, Hardware limit: 232448")
         self.assertEqual(answers[2]["type"], "measured", answers[2])  # the same process answered the next one
-        self.assertEqual(answers[3]["type"], "bye")
+        self.assertEqual(answers[99]["type"], "bye")
 
 
 class DeviceName(unittest.TestCase):
