@@ -31,6 +31,9 @@
 #endif
 
 #include "ktune_device.cuh"
+#if WGMMA
+#include "ktune_hopper.cuh"
+#endif
 
 using Elem = Float16<KT_BF16>;
 
@@ -48,8 +51,6 @@ using Elem = Float16<KT_BF16>;
 // producer's threads back. One consumer has 255 registers anyway, and swapped tiles hold at
 // most 64 accumulators.
 #define SHIFT_REGS (SPLITK == 1 && !SWAP_AB && CONSUMERS > 1)
-#define START_REGS (65536 / THREADS / 8 * 8)
-#define CONSUMER_REGS ((START_REGS + (START_REGS - 40) / CONSUMERS) / 8 * 8)
 #else
 #define THREADS (WARPS_M * WARPS_N * 32)
 #endif
@@ -353,12 +354,8 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
 // memory. Swapped, the consumers are 1..BN/64: each owns 64 weight rows (columns of C) and
 // multiplies them by all BM activation rows with wgmma.m64nBMk16. Tiles are 128-byte swizzled (what TMA writes and wgmma reads, free of bank
 // conflicts); B is row-major K x N, i.e. "MN-major" for wgmma, which transposes it in flight.
-// TMA zero-fills rows and columns past M, N and K, so only the stores check bounds.
-#if KT_BF16
-#define WG_T "bf16"
-#else
-#define WG_T "f16"
-#endif
+// TMA zero-fills rows and columns past M, N and K, so only the stores check bounds. The ring,
+// the wgmma wrappers and the register hand-over are ktune_hopper.cuh's.
 static_assert(BK == 64 && WN == BN, "wgmma tiles: BK = 64 (one swizzle atom), a consumer spans BN");
 static_assert(SWAP_AB ? BM % 16 == 0 && (BM <= 64 || (W8 && BM == 128)) : WM == 64 && BM % 64 == 0,
               "64 rows per consumer; swapped, BM is wgmma's N (up to 128 tokens for w8a16 batches)");
@@ -373,87 +370,6 @@ static_assert(!W8 || SWAP_AB, "w8a16 on wgmma is the swapped kernel");
 #else
 #define B_BYTES (BN * 128)  // a stage of B: BN/64 boxes of 64 K-rows x 64 columns
 #endif
-
-// d += A*B for one k16 step; the immediates are scale-d, scale-a, scale-b, transpose-a, transpose-b
-// (B, or with SWAP_AB the A operand, is MN-major). With W8 the A operand is four registers per
-// thread (no transpose immediate).
-#if !SWAP_AB && BN == 64
-__device__ __forceinline__ void wgmma(float (&d)[32], unsigned long long da, unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 0, 1;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-               : "l"(da), "l"(db));
-}
-#endif
-#if !SWAP_AB && BN == 128
-__device__ __forceinline__ void wgmma(float (&d)[64], unsigned long long da, unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, 1, 1, 0, 1;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-               : "l"(da), "l"(db));
-}
-#endif
-#if !SWAP_AB && BN == 256
-__device__ __forceinline__ void wgmma(float (&d)[128], unsigned long long da, unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, 1, 1, 0, 1;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-               : "l"(da), "l"(db));
-}
-#endif
-#if SWAP_AB && BM == 16 && !W8
-__device__ __forceinline__ void wgmma(float (&d)[8], unsigned long long da, unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 1, 0;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-               : "l"(da), "l"(db));
-}
-#endif
-#if SWAP_AB && BM == 16 && W8
-__device__ __forceinline__ void wgmma(float (&d)[8], const u32 (&a)[4], unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, 1, 1, 1, 0;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
-}
-#endif
-#if SWAP_AB && BM == 32 && !W8
-__device__ __forceinline__ void wgmma(float (&d)[16], unsigned long long da, unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, 1, 1, 1, 1, 0;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-               : "l"(da), "l"(db));
-}
-#endif
-#if SWAP_AB && BM == 32 && W8
-__device__ __forceinline__ void wgmma(float (&d)[16], const u32 (&a)[4], unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, 1, 1, 1, 0;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
-}
-#endif
-#if SWAP_AB && BM == 64 && !W8
-__device__ __forceinline__ void wgmma(float (&d)[32], unsigned long long da, unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 1, 0;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-               : "l"(da), "l"(db));
-}
-#endif
-#if SWAP_AB && BM == 64 && W8
-__device__ __forceinline__ void wgmma(float (&d)[32], const u32 (&a)[4], unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, 1, 1, 1, 0;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
-}
-#endif
-#if SWAP_AB && BM == 128 && W8
-__device__ __forceinline__ void wgmma(float (&d)[64], const u32 (&a)[4], unsigned long long db) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, 1, 1, 1, 0;\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
-}
-#endif
-
-// Shared memory matrix descriptor, 128-byte swizzle: start, leading and stride byte offsets.
-__device__ __forceinline__ unsigned long long smem_desc(u32 addr, u32 lead, u32 stride) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lead >> 4) << 16) |
-         ((unsigned long long)(stride >> 4) << 32) | (1ull << 62);
-}
-
 
 #if W8
 // The register A fragment of 16 weight rows x 16 k (a warp's share of a 64-row box) for one k16
@@ -480,20 +396,15 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
   const u32 raw = smem_addr(smem_raw);
   const u32 base = (raw + 1023) & ~1023u;
   unsigned char* smem = smem_raw + (base - raw);
-  const u32 sA = base, sB = base + STAGES * A_BYTES, bars = sB + STAGES * B_BYTES;
-#define FULL(s) (bars + 8 * (s))
-#define EMPTY(s) (bars + 8 * (STAGES + (s)))
+  const u32 sA = base, sB = base + STAGES * A_BYTES;
+  const TmaRing<STAGES> ring{sB + STAGES * B_BYTES};
   const int tid = threadIdx.x, wg = tid / 128;
   const Tile t = block_tile(M, N, K);
   if (tid == 0) {
     // Fetch the descriptors while the barriers are set up, not on the first copy's critical path.
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tmA) : "memory");
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tmB) : "memory");
-    for (int s = 0; s < STAGES; ++s) {
-      mbar_init(FULL(s), 1);
-      mbar_init(EMPTY(s), CONSUMERS);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    prefetch_tensormap(&tmA);
+    prefetch_tensormap(&tmB);
+    ring.init(CONSUMERS);
   }
   __syncthreads();
 
@@ -504,29 +415,25 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
 
   if (wg == 0) {
 #if SHIFT_REGS
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    producer_regs();
 #endif
-    if (tid == 0) {
-      for (int i = 0; i < t.kt_count; ++i) {
-        const int s = i % STAGES;
-        if (i >= STAGES) mbar_wait(EMPTY(s), ((i / STAGES) - 1) & 1);
-        mbar_expect_tx(FULL(s), A_BYTES + B_BYTES);
+    if (tid == 0)
+      ring.produce(t.kt_count, A_BYTES + B_BYTES, [&](int s, int i, u32 bar) {
         const int k0 = (t.kt_begin + i) * BK;
-        tma_load(sA + s * A_BYTES, &tmA, k0, t.m0, FULL(s));
+        tma_load(sA + s * A_BYTES, &tmA, k0, t.m0, bar);
 #if W8
-        tma_load(sB + s * B_BYTES, &tmB, k0, t.n0, FULL(s));
+        tma_load(sB + s * B_BYTES, &tmB, k0, t.n0, bar);
 #else
 #pragma unroll
-        for (int j = 0; j < BN / 64; ++j) tma_load(sB + s * B_BYTES + j * B_BOX_BYTES, &tmB, t.n0 + j * 64, k0, FULL(s));
+        for (int j = 0; j < BN / 64; ++j) tma_load(sB + s * B_BYTES + j * B_BOX_BYTES, &tmB, t.n0 + j * 64, k0, bar);
 #endif
-      }
-    }
+      });
 #if SPLITK == 1
     return;  // no reduction to take part in
 #endif
   } else {
 #if SHIFT_REGS
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+    take_regs<consumer_regs(THREADS, CONSUMERS)>();
 #endif
 #if SWAP_AB
     const u32 a_rows = sA;  // every consumer multiplies all BM activation rows by its 64 weight rows
@@ -536,29 +443,29 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
     // The wgmma group of K tile i, whose stage has landed (W8: weights from `frag`).
     const auto multiply = [&](int i, [[maybe_unused]] const u32 (*frag)[4]) {
       const int s = i % STAGES;
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+      wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) {
         // A: K-major, 8-row groups 1 KiB apart, +32 bytes per k16 step inside the swizzle atom.
         // B: MN-major, 64-column boxes B_BOX_BYTES apart, +16 rows (2 KiB) per k16 step.
         const unsigned long long da = smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024);
 #if W8
-        wgmma(acc, frag[kk], da);
+        wgmma<false, 0>(acc, frag[kk], da);
 #elif SWAP_AB
         // This consumer's 64-column box of B, transposed, is the A operand; the activations are B.
-        wgmma(acc, smem_desc(sB + s * B_BYTES + (wg - 1) * B_BOX_BYTES + kk * 2048, B_BOX_BYTES, 1024), da);
+        wgmma<KT_BF16, 1, 0>(acc, smem_desc(sB + s * B_BYTES + (wg - 1) * B_BOX_BYTES + kk * 2048, B_BOX_BYTES, 1024), da);
 #else
-        wgmma(acc, da, smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
+        wgmma<KT_BF16, 0, 1>(acc, da, smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
 #endif
       }
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      wgmma_commit();
     };
 #if W8
     // The weights reach wgmma through registers: each consumer thread widens its share of a
     // tile's weights into `frag` registers, which the group then reads.
     const int lane = tid & 31, row = (wg - 1) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
     const auto load = [&](u32 (&f)[BK / 16][4], int i) {
-      mbar_wait(FULL(i % STAGES), (i / STAGES) & 1);
+      ring.wait_full(i);
       const unsigned char* w = smem + (sB - base) + (i % STAGES) * B_BYTES;
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) weight_fragment(f[kk], w, row, kk * 16 + (lane & 3) * 2);
@@ -579,9 +486,9 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
     const auto step = [&](int i, u32 (&cur)[BK / 16][4], u32 (&other)[BK / 16][4]) {
       multiply(i, cur);
       // Group i - 1, which read `other`, is done: its stage goes back, its set is free.
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      wgmma_wait<1>();
       keep(other);
-      if (i > 0 && tid % 128 == 0) mbar_arrive(EMPTY((i - 1) % STAGES));
+      if (i > 0 && tid % 128 == 0) mbar_arrive(ring.empty((i - 1) % STAGES));
       if (i + 1 < t.kt_count) load(other, i + 1);
     };
     if (t.kt_count > 0) load(fa, 0);
@@ -589,7 +496,7 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
       step(i, fa, fb);
       if (i + 1 < t.kt_count) step(i + 1, fb, fa);
     }
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    wgmma_wait<0>();
     keep(fa);
     keep(fb);
 #else
@@ -599,25 +506,18 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
       u32 frag[BK / 16][4];
       load(frag, i);
       multiply(i, frag);
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-      if (tid % 128 == 0) mbar_arrive(EMPTY(i % STAGES));
+      wgmma_wait<0>();
+      if (tid % 128 == 0) mbar_arrive(ring.empty(i % STAGES));
     }
 #endif
 #else
-    for (int i = 0; i < t.kt_count; ++i) {
-      mbar_wait(FULL(i % STAGES), (i / STAGES) & 1);
-      multiply(i, nullptr);
-      // Keep one group in flight: group i - 1 is done, so its stage goes back to the producer.
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-      if (i > 0 && tid % 128 == 0) mbar_arrive(EMPTY((i - 1) % STAGES));
-    }
+    ring.consume(t.kt_count, tid % 128 == 0, [&](int i) { multiply(i, nullptr); });
 #endif
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   }
-#undef FULL
-#undef EMPTY
 
+#if SWAP_AB
   const int warp = (tid % 128) / 32, lane = tid % 32;
+#endif
   epilogue(
       [&](auto&& f) {
         if (wg == 0) return;
@@ -636,11 +536,7 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
             else f(m + 1, n - 1, other, y);
           }
 #else
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            f((wg - 1) * 64 + warp * 16 + (lane >> 2) + 8 * h, j * 8 + (lane & 3) * 2, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+        wgmma_pairs(acc, [&](int r, int c, float x, float y) { f((wg - 1) * 64 + r, c, x, y); });
 #endif
       },
       smem, C, ws, locks, t, M, N, scales);

@@ -1,0 +1,181 @@
+// Hopper (sm_90a) helpers shared by ktune's built-in CUDA kernels that multiply with warpgroup MMA
+// fed by TMA (gemm.cu's gemm_wgmma, grouped_gemm.cu's grouped_gemm_wgmma): a ring of shared
+// memory stages filled by one producer thread and drained by consumer warpgroups through
+// mbarriers, wgmma on 128-byte swizzled tiles, and the register hand-over between the two roles.
+// Embedded and handed to NVRTC like ktune_device.cuh, which it includes.
+//
+// The layout every user follows: a tile row is 64 16-bit elements (128 bytes, one swizzle atom),
+// 8-row groups 1 KiB apart, which is what a TMA box of inner size 64 with 128-byte swizzle writes.
+// Such a tile is K-major (rows of M or N, K along the row: smem_desc(base + kk * 32, 16, 1024) for
+// k16 step kk) or MN-major (rows of K, 64 columns of M or N a box: smem_desc(base + kk * 2048,
+// box bytes, 1024), with wgmma's transpose bit). As in ktune_device.cuh, nothing here reads a
+// kernel's tunables: the stage count, the storage type and the transposes are template arguments.
+#pragma once
+
+#include "ktune_device.cuh"
+
+// Shared memory matrix descriptor, 128-byte swizzle: start, leading and stride byte offsets.
+__device__ __forceinline__ unsigned long long smem_desc(u32 addr, u32 lead, u32 stride) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lead >> 4) << 16) |
+         ((unsigned long long)(stride >> 4) << 32) | (1ull << 62);
+}
+
+// ---- wgmma: one warpgroup's d[64 x N] += A[64 x 16] B[16 x N], f32 accumulators ----
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+// Waits until at most N of the warpgroup's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// The accumulator operands of an instruction with K of them ("+f" on d[0..K)) and their
+// placeholders; inline PTX has no loops, so both are spelled out once here.
+// clang-format off
+#define KT_WG_G0 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define KT_WG_G1 "%8, %9, %10, %11, %12, %13, %14, %15"
+#define KT_WG_G2 "%16, %17, %18, %19, %20, %21, %22, %23"
+#define KT_WG_G3 "%24, %25, %26, %27, %28, %29, %30, %31"
+#define KT_WG_G4 "%32, %33, %34, %35, %36, %37, %38, %39"
+#define KT_WG_G5 "%40, %41, %42, %43, %44, %45, %46, %47"
+#define KT_WG_G6 "%48, %49, %50, %51, %52, %53, %54, %55"
+#define KT_WG_G7 "%56, %57, %58, %59, %60, %61, %62, %63"
+#define KT_WG_G8 "%64, %65, %66, %67, %68, %69, %70, %71"
+#define KT_WG_G9 "%72, %73, %74, %75, %76, %77, %78, %79"
+#define KT_WG_G10 "%80, %81, %82, %83, %84, %85, %86, %87"
+#define KT_WG_G11 "%88, %89, %90, %91, %92, %93, %94, %95"
+#define KT_WG_G12 "%96, %97, %98, %99, %100, %101, %102, %103"
+#define KT_WG_G13 "%104, %105, %106, %107, %108, %109, %110, %111"
+#define KT_WG_G14 "%112, %113, %114, %115, %116, %117, %118, %119"
+#define KT_WG_G15 "%120, %121, %122, %123, %124, %125, %126, %127"
+#define KT_WG_D8 "{" KT_WG_G0 "}"
+#define KT_WG_D16 "{" KT_WG_G0 ", " KT_WG_G1 "}"
+#define KT_WG_D32 "{" KT_WG_G0 ", " KT_WG_G1 ", " KT_WG_G2 ", " KT_WG_G3 "}"
+#define KT_WG_D64 "{" KT_WG_G0 ", " KT_WG_G1 ", " KT_WG_G2 ", " KT_WG_G3 ", " KT_WG_G4 ", " KT_WG_G5 ", " KT_WG_G6 ", " KT_WG_G7 "}"
+#define KT_WG_D128 "{" KT_WG_G0 ", " KT_WG_G1 ", " KT_WG_G2 ", " KT_WG_G3 ", " KT_WG_G4 ", " KT_WG_G5 ", " KT_WG_G6 ", " KT_WG_G7 ", " \
+                   KT_WG_G8 ", " KT_WG_G9 ", " KT_WG_G10 ", " KT_WG_G11 ", " KT_WG_G12 ", " KT_WG_G13 ", " KT_WG_G14 ", " KT_WG_G15 "}"
+#define KT_WG_ACC8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define KT_WG_ACC16(d, i) KT_WG_ACC8(d, i), KT_WG_ACC8(d, i + 8)
+#define KT_WG_ACC32(d, i) KT_WG_ACC16(d, i), KT_WG_ACC16(d, i + 16)
+#define KT_WG_ACC64(d, i) KT_WG_ACC32(d, i), KT_WG_ACC32(d, i + 32)
+#define KT_WG_ACC128(d, i) KT_WG_ACC64(d, i), KT_WG_ACC64(d, i + 64)
+
+// wgmma<Bf16, TransA, TransB>(d, da, db): both operands in shared memory (descriptors); the
+// immediates after them are scale-d, scale-a, scale-b and the transposes (1: the operand is
+// MN-major). wgmma<Bf16, TransB>(d, a, db): A from registers (four per thread, mma.sync's
+// m16n8k16 A fragment), which has no transpose. d's length K picks the shape: m64n(2K)k16.
+#define KT_WGMMA_SHAPE(K, N, IDX_DA, IDX_DB, IDX_TA, IDX_TB, IDX_A0, IDX_A1, IDX_A2, IDX_A3, IDX_RB, IDX_RTB)                     \
+  template <bool Bf16, int TransA, int TransB>                                                                                 \
+  __device__ __forceinline__ void wgmma(float (&d)[K], unsigned long long da, unsigned long long db) {                        \
+    if constexpr (Bf16)                                                                                                        \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16 " KT_WG_D##K ", %" #IDX_DA ", %" #IDX_DB         \
+                   ", 1, 1, 1, %" #IDX_TA ", %" #IDX_TB ";\n"                                                                  \
+                   : KT_WG_ACC##K(d, 0) : "l"(da), "l"(db), "n"(TransA), "n"(TransB));                                         \
+    else                                                                                                                       \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.f16.f16 " KT_WG_D##K ", %" #IDX_DA ", %" #IDX_DB           \
+                   ", 1, 1, 1, %" #IDX_TA ", %" #IDX_TB ";\n"                                                                  \
+                   : KT_WG_ACC##K(d, 0) : "l"(da), "l"(db), "n"(TransA), "n"(TransB));                                         \
+  }                                                                                                                            \
+  template <bool Bf16, int TransB>                                                                                             \
+  __device__ __forceinline__ void wgmma(float (&d)[K], const u32 (&a)[4], unsigned long long db) {                            \
+    if constexpr (Bf16)                                                                                                        \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16 " KT_WG_D##K ", {%" #IDX_A0 ", %" #IDX_A1         \
+                   ", %" #IDX_A2 ", %" #IDX_A3 "}, %" #IDX_RB ", 1, 1, 1, %" #IDX_RTB ";\n"                                    \
+                   : KT_WG_ACC##K(d, 0) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(TransB));                   \
+    else                                                                                                                       \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.f16.f16 " KT_WG_D##K ", {%" #IDX_A0 ", %" #IDX_A1           \
+                   ", %" #IDX_A2 ", %" #IDX_A3 "}, %" #IDX_RB ", 1, 1, 1, %" #IDX_RTB ";\n"                                    \
+                   : KT_WG_ACC##K(d, 0) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(TransB));                   \
+  }
+KT_WGMMA_SHAPE(8, 16, 8, 9, 10, 11, 8, 9, 10, 11, 12, 13)
+KT_WGMMA_SHAPE(16, 32, 16, 17, 18, 19, 16, 17, 18, 19, 20, 21)
+KT_WGMMA_SHAPE(32, 64, 32, 33, 34, 35, 32, 33, 34, 35, 36, 37)
+KT_WGMMA_SHAPE(64, 128, 64, 65, 66, 67, 64, 65, 66, 67, 68, 69)
+KT_WGMMA_SHAPE(128, 256, 128, 129, 130, 131, 128, 129, 130, 131, 132, 133)
+// clang-format on
+#undef KT_WGMMA_SHAPE
+
+// Calls f(row, col, x, y) for each pair of adjacent accumulators of the m64nN fragment `d` a
+// thread holds: row in [0, 64), col even in [0, N). d[4j + 2h] and d[4j + 2h + 1] sit at row
+// warp * 16 + lane / 4 + 8h of the warpgroup, columns 8j + 2 (lane % 4) and the next.
+template <int K, class F>
+__device__ __forceinline__ void wgmma_pairs(const float (&d)[K], const F& f) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int j = 0; j < K / 4; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) f(warp * 16 + (lane >> 2) + 8 * h, j * 8 + (lane & 3) * 2, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+}
+
+// ---- registers: the producer warpgroup hands what it does not need to the consumers ----
+
+// A producer warpgroup that only issues copies keeps 40 registers a thread.
+constexpr int kProducerRegs = 40;
+// What each consumer thread may take (setmaxnreg.inc) once the producer gave its surplus back
+// (setmaxnreg.dec to kProducerRegs), for a block of `threads` with `consumers` consumer
+// warpgroups: exactly what is freed, multiples of 8; asking for more waits forever.
+__host__ __device__ constexpr int consumer_regs(int threads, int consumers) {
+  return (65536 / threads / 8 * 8 + (65536 / threads / 8 * 8 - kProducerRegs) / consumers) / 8 * 8;
+}
+__device__ __forceinline__ void producer_regs() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
+}
+template <int Regs>
+__device__ __forceinline__ void take_regs() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Regs));
+}
+
+__device__ __forceinline__ void prefetch_tensormap(const TensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)map) : "memory");
+}
+
+// ---- the ring: Stages buffers, each guarded by a "full" and an "empty" mbarrier ----
+
+// One producer thread fills stage i % Stages with tile i once every consumer warpgroup is done
+// with the tile before it there; consumers wait for "full", multiply, and give the stage back
+// on "empty". `bars` is the shared address of 2 * Stages 8-byte barriers.
+template <int Stages>
+struct TmaRing {
+  u32 bars;
+
+  __device__ __forceinline__ u32 full(int s) const { return bars + 8 * s; }
+  __device__ __forceinline__ u32 empty(int s) const { return bars + 8 * (Stages + s); }
+
+  // By one thread, before a barrier of the whole block.
+  __device__ __forceinline__ void init(u32 consumers) const {
+    for (int s = 0; s < Stages; ++s) {
+      mbar_init(full(s), 1);
+      mbar_init(empty(s), consumers);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+
+  // The producer thread: tiles [0, count), `bytes` each; load(stage, i, bar) issues tile i's
+  // copies into `stage`, counted on `bar`.
+  template <class Load>
+  __device__ __forceinline__ void produce(int count, u32 bytes, const Load& load) const {
+    for (int i = 0; i < count; ++i) {
+      const int s = i % Stages;
+      if (i >= Stages) mbar_wait(empty(s), ((i / Stages) - 1) & 1);
+      mbar_expect_tx(full(s), bytes);
+      load(s, i, full(s));
+    }
+  }
+
+  // Until tile i has landed.
+  __device__ __forceinline__ void wait_full(int i) const { mbar_wait(full(i % Stages), (i / Stages) & 1); }
+
+  // A consumer warpgroup: multiply(i) issues and commits tile i's wgmma group. One group stays
+  // in flight: once group i - 1 is done, its stage goes back (by the `leader` thread).
+  template <class Multiply>
+  __device__ __forceinline__ void consume(int count, bool leader, const Multiply& multiply) const {
+    for (int i = 0; i < count; ++i) {
+      wait_full(i);
+      multiply(i);
+      wgmma_wait<1>();
+      if (i > 0 && leader) mbar_arrive(empty((i - 1) % Stages));
+    }
+    wgmma_wait<0>();
+  }
+};
