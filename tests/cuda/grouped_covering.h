@@ -1,6 +1,7 @@
 #pragma once
 // The CUDA grouped_gemm configs the spec test builds and the GPU test validates: every value of
-// every parameter, and each fusion choice with each warp count (the loaders and stores differ).
+// every parameter, and each fusion choice with each warp count (the loaders and stores differ),
+// in each kernel (WGMMA 0 and 1, where the space holds both).
 #include <set>
 #include <string>
 #include <vector>
@@ -14,9 +15,11 @@ inline std::vector<ktune::Config> grouped_covering(const std::vector<ktune::Conf
   std::vector<ktune::Config> chosen;
   auto v = [](const ktune::Config& c, const char* name) { return std::to_string(c.get(name)); };
   for (const ktune::Config& c : valid) {
-    bool adds = covered.insert("X" + v(c, "permute_x") + "Y" + v(c, "permute_y") + "W" + v(c, "num_warps")).second;
+    const std::string kernel = "G" + std::to_string(c.get_or("WGMMA", 0));
+    bool adds =
+        covered.insert(kernel + "X" + v(c, "permute_x") + "Y" + v(c, "permute_y") + "W" + v(c, "num_warps")).second;
     for (const char* name : {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "num_stages"})
-      adds |= covered.insert(std::string(name) + "=" + v(c, name)).second;
+      adds |= covered.insert(kernel + name + "=" + v(c, name)).second;
     if (adds) chosen.push_back(c);
   }
   return chosen;

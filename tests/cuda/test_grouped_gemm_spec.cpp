@@ -2,12 +2,16 @@
 // space on an H100 keeps every fusion choice for Unsloth's shapes, its routing inputs are the
 // core's (hot and empty experts, expert order consistent), the unfused permutations are launches
 // of their own exactly where a pass needs them, and configs covering every value of every
-// parameter, in every pass and both dtypes, and the reference compile with NVRTC for sm_90 within
-// the H100's limits. Running them waits for a GPU (cuda/test_grouped_gemm_gpu).
+// parameter, in every pass and both dtypes, and the reference compile with NVRTC for sm_90a within
+// the H100's limits; so do the Hopper kernel's (WGMMA=1, bench/cuda/grouped_space.json) configs
+// of every tile shape in fwd and dX on Unsloth's shapes and a ragged one. Running them waits for a
+// GPU (cuda/test_grouped_gemm_gpu).
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "build_plan.h"
 #include "check.h"
@@ -28,9 +32,20 @@ namespace {
 
 const fs::path kSource = fs::path(KTUNE_SOURCE_DIR);
 
+// The H100's target, as the backend compiles for it (wgmma needs the arch-specific one). Cached
+// in a folder of this run's own: shapes share builds, and nothing stays behind.
+struct ScratchCompiler {
+  fs::path dir = fs::temp_directory_path() / ("ktune_grouped_spec_" + std::to_string(getpid()));
+  cuda::Compiler c{"sm_90a", dir};
+  ~ScratchCompiler() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
 const cuda::Compiler& compiler() {
-  static const cuda::Compiler c("sm_90", {});
-  return c;
+  static const ScratchCompiler s;
+  return s.c;
 }
 
 KernelSpec load() {
@@ -154,6 +169,46 @@ void test_space_and_builds() {
   CHECK(built > 40);
 }
 
+// The Hopper kernel from the bench's space file: on Unsloth's three shapes (Mixtral prefill,
+// DeepSeek-like, decode) and a ragged one (partial tiles everywhere, empty experts), fwd and dX
+// build every tile shape wgmma allows, each with the expert-order copy TMA reads; dW keeps mma.sync.
+void test_wgmma_builds() {
+  const KernelSpec s = load();
+  const SearchSpace space = s.family().user_space(SearchSpace::load(kSource / "bench/cuda/grouped_space.json"));
+  CHECK(!space.violated(s.family().default_config, context(s, problem(s, 8, 64, 2, 256, 512, "bf16", "fwd"))));
+  struct Shape {
+    long experts, tokens, topk, hidden, inter;
+  } shapes[] = {{8, 4096, 2, 4096, 14336}, {64, 4096, 6, 2048, 1408}, {8, 16, 2, 4096, 14336}, {16, 40, 3, 200, 72}};
+  int built = 0;
+  for (const Shape& sh : shapes)
+    for (const char* pass : {"fwd", "dX", "dW"}) {
+      const Problem p = problem(s, sh.experts, sh.tokens, sh.topk, sh.hidden, sh.inter, "bf16", pass);
+      const Variables generated = generate_spec_inputs(s, p, h100(), 1).variables;
+      std::set<std::string> tiles;
+      for (const Config& c : space.enumerate(context(s, p))) {
+        if (c.get("WGMMA") != 1) continue;
+        CHECK_MSG(std::string(pass) != "dW", p.key() + " " + c.key() + ": dW has no wgmma kernel");
+        CHECK_MSG(c.get(std::string(pass) == "fwd" ? "permute_x" : "permute_y") == 0, c.key());
+        const std::string tile = std::to_string(c.get("BLOCK_SIZE_M")) + "x" + std::to_string(c.get("BLOCK_SIZE_N"));
+        if (!tiles.insert(tile).second) continue;
+        const auto plan = gpu::plan_build(s, s.launches(), p, c, generated, compiler());
+        CHECK(std::any_of(plan.launches.begin(), plan.launches.end(),
+                          [&](const auto& l) { return plan.modules[l.module].names[l.name] == "grouped_gemm_wgmma"; }));
+        const std::string why = build(s, s.launches(), p, c, generated);
+        CHECK_MSG(why.empty(), p.key() + " " + c.key() + ": " + why);
+        built += why.empty();
+      }
+      std::printf("%s: %zu wgmma tiles built\n", p.key().c_str(), tiles.size());
+      if (std::string(pass) != "dW")
+        CHECK_MSG(tiles.size() == 6,
+                  p.key() + ": " + std::to_string(tiles.size()) + " of the 6 wgmma tiles (64 or 128 x 64, 128 or 256)");
+    }
+  CHECK(built == 4 * 2 * 6);
+  // The default space stays on mma.sync until a GPU run validates the kernel.
+  for (const Config& c : s.family().default_space.enumerate(context(s, problem(s, 8, 64, 2, 256, 512, "bf16", "fwd"))))
+    CHECK(c.get("WGMMA") == 0);
+}
+
 }  // namespace
 
 int main() {
@@ -161,5 +216,6 @@ int main() {
   test_routing_inputs();
   test_permutation_launches();
   test_space_and_builds();
+  test_wgmma_builds();
   return ktune_test::finish("test_grouped_gemm_spec");
 }

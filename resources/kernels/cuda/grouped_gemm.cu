@@ -18,14 +18,22 @@
 // K-major: dW's A, dX's and dW's B). Shared rows are padded by 16 bytes so ldmatrix's eight rows
 // land on distinct banks. hidden and intermediate are multiples of 8 (the spec's shape rule):
 // every row copy is whole 16-byte chunks.
+//
+// WGMMA=1 (Hopper, fwd and dX) is grouped_gemm_wgmma, described above it: TMA and warpgroup MMA.
 #ifndef KT_BF16
 #define KT_BF16 0
 #endif
 #ifndef REFERENCE
 #define REFERENCE 0  // 1: the reference's build, which reads no tunable
 #endif
+#ifndef WGMMA
+#define WGMMA 0
+#endif
 
 #include "ktune_device.cuh"
+#if WGMMA
+#include "ktune_hopper.cuh"
+#endif
 
 using Elem = Float16<KT_BF16>;
 
@@ -35,24 +43,7 @@ using Elem = Float16<KT_BF16>;
 #define BK BLOCK_SIZE_K
 #define STAGES num_stages
 #define THREADS (num_warps * 32)
-// 4 warps tile the block 2 x 2, 8 warps 4 x 2 along its longer side.
-#define WARPS_M (num_warps == 4 ? 2 : BM >= BN ? 4 : 2)
-#define WARPS_N (num_warps / WARPS_M)
-#define WM (BM / WARPS_M)
-#define WN (BN / WARPS_N)
-#define MI (WM / 16)
-#define NI (WN / 8)
-#define PAD 8
-// Tiles stored M- or N-major hold rows of K (stride BK + PAD); K-major tiles rows of M or N.
-#define A_KMAJOR (PASS == 2)
-#define B_KMAJOR (PASS != 0)
-#define A_STAGE (A_KMAJOR ? BK * (BM + PAD) : BM * (BK + PAD))
-#define B_STAGE (B_KMAJOR ? BK * (BN + PAD) : BN * (BK + PAD))
-
-static_assert(BM % (16 * WARPS_M) == 0 && BN % (16 * WARPS_N) == 0, "warp tiles are whole 16 x 16 MMA tiles");
-static_assert(BK % 16 == 0, "K tiles are whole MMA steps");
 static_assert(STAGES >= 2, "the ring needs two stages");
-static_assert(num_warps == 4 || num_warps == 8, "4 or 8 warps a block");
 static_assert(!(permute_x && permute_y), "Unsloth's kernels fuse one side at most");
 
 // One expert's GEMM: C[M, N] += A[M, K] B[K, N], rows reached through the routing.
@@ -95,6 +86,37 @@ struct Operands {
     return fused ? out + (long)rows[p.off + m] * p.N : outs + (long)(p.off + m) * p.N;
   }
 };
+
+// Block (blockIdx.x, blockIdx.y)'s expert and the sizes of its product.
+__device__ __forceinline__ Problem expert_problem(const int* __restrict__ offsets, int hidden, int inter) {
+  Problem p;
+  p.e = blockIdx.y;
+  p.off = offsets[p.e];
+  const int n_e = offsets[p.e + 1] - p.off;
+  p.M = PASS == 2 ? inter : n_e;
+  p.N = PASS == 1 ? hidden : PASS == 0 ? inter : hidden;
+  p.K = PASS == 0 ? hidden : PASS == 1 ? inter : n_e;
+  return p;
+}
+
+#if !WGMMA
+// 4 warps tile the block 2 x 2, 8 warps 4 x 2 along its longer side.
+#define WARPS_M (num_warps == 4 ? 2 : BM >= BN ? 4 : 2)
+#define WARPS_N (num_warps / WARPS_M)
+#define WM (BM / WARPS_M)
+#define WN (BN / WARPS_N)
+#define MI (WM / 16)
+#define NI (WN / 8)
+#define PAD 8
+// Tiles stored M- or N-major hold rows of K (stride BK + PAD); K-major tiles rows of M or N.
+#define A_KMAJOR (PASS == 2)
+#define B_KMAJOR (PASS != 0)
+#define A_STAGE (A_KMAJOR ? BK * (BM + PAD) : BM * (BK + PAD))
+#define B_STAGE (B_KMAJOR ? BK * (BN + PAD) : BN * (BK + PAD))
+
+static_assert(BM % (16 * WARPS_M) == 0 && BN % (16 * WARPS_N) == 0, "warp tiles are whole 16 x 16 MMA tiles");
+static_assert(BK % 16 == 0, "K tiles are whole MMA steps");
+static_assert(num_warps == 4 || num_warps == 8, "4 or 8 warps a block");
 
 // The rows x cols chunk grid of one tile, 8 elements (16 bytes) a chunk; row r's source is
 // `src(r)` (already offset to the tile's first column), read only while r < rows_left and the column
@@ -162,13 +184,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
                  const u16* __restrict__ xs, const u16* __restrict__ dys, u16* __restrict__ outs, int hidden,
                  int inter) {
   const Operands o{rows, toks, x, w, dy, out, xs, dys, outs, hidden, inter};
-  Problem p;
-  p.e = blockIdx.y;
-  p.off = offsets[p.e];
-  const int n_e = offsets[p.e + 1] - p.off;
-  p.M = PASS == 2 ? inter : n_e;
-  p.N = PASS == 1 ? hidden : PASS == 0 ? inter : hidden;
-  p.K = PASS == 0 ? hidden : PASS == 1 ? inter : n_e;
+  const Problem p = expert_problem(offsets, hidden, inter);
   const int tiles_n = (p.N + BN - 1) / BN;
   const int m0 = (blockIdx.x / tiles_n) * BM, n0 = (blockIdx.x % tiles_n) * BN;
   if (m0 >= p.M) return;  // past a small expert's rows (the grid covers the busiest)
@@ -220,6 +236,103 @@ extern "C" __global__ void __launch_bounds__(THREADS)
       }
     }
 }
+#else
+// ---------------------------------------------------------------------------------------------
+// Hopper (sm_90a; fwd and dX): gemm.cu's wgmma kernel per expert. Warpgroup 0 is the producer:
+// one thread issues the TMA copies of each K tile into a ring of STAGES buffers (ktune_hopper.cuh);
+// warpgroups 1..BM/64 are consumers, each multiplying its 64 rows of A by all BN columns with
+// wgmma.m64nBNk16 straight from shared memory. Both operands come by TMA from row-major 2D views:
+//   fwd: A = xs [R, H] (the expert-order copy of x: permute_x off), the expert's rows from
+//        offsets[e] on; B = w as [E*I, H], rows e*I + n: K-major like A.
+//   dX:  A = dys [R, I] (permute_y off); B = w as [E*I, H] read as K x N (rows e*I + k):
+//        MN-major, 64-column boxes, wgmma's transpose bit, as gemm.cu's B.
+// Tiles read past an expert's rows (A: the next expert's positions; fwd B: the next expert's
+// weight rows) only feed outputs the stores mask. TMA zero-fills past each view's edges: A's
+// columns at and past K are zeros, so K's tail adds nothing even where dX's B rows there belong
+// to the next expert (finite weights times zero). The fused side scatters rows through rows[]
+// in the stores, as the mma.sync kernel does.
+static_assert(PASS != 2, "dW runs on mma.sync (WGMMA=0)");
+static_assert(BK == 64, "a K stage is one 128-byte swizzle atom");
+static_assert(BM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256), "64 rows per consumer; wgmma's N is 64, 128 or 256");
+static_assert(num_warps == 4 * (BM / 64 + 1), "a producer warpgroup and one consumer warpgroup per 64 rows");
+static_assert(PASS == 0 ? !permute_x : !permute_y, "A comes by TMA from the expert-order copy (xs in fwd, dys in dX)");
+#define CONSUMERS (BM / 64)
+#define A_BYTES (BM * 128)  // a stage of A: BM rows of 64 elements
+#define B_BYTES (BN * 128)  // of B: BN rows of 64 (fwd) or BN/64 boxes of 64 rows x 64 columns (dX)
+#define B_BOX_BYTES 8192
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    grouped_gemm_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
+                       const int* __restrict__ offsets, const int* __restrict__ rows, u16* __restrict__ out,
+                       u16* __restrict__ outs, int hidden, int inter) {
+  const Problem p = expert_problem(offsets, hidden, inter);
+  // M fastest: the blocks running together read the same columns of the expert's weights (from
+  // DRAM once) while its rows of A, the smaller operand, stay in L2.
+  const int tiles_m = gridDim.x / ((p.N + BN - 1) / BN);
+  const int m0 = (blockIdx.x % tiles_m) * BM, n0 = (blockIdx.x / tiles_m) * BN;
+  if (m0 >= p.M) return;  // past a small expert's rows (the grid covers the busiest)
+
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
+  const u32 raw = smem_addr(smem_raw);
+  const u32 sA = (raw + 1023) & ~1023u, sB = sA + STAGES * A_BYTES;
+  const TmaRing<STAGES> ring{sB + STAGES * B_BYTES};
+  const int tid = threadIdx.x, wg = tid / 128;
+  if (tid == 0) {
+    prefetch_tensormap(&tmA);
+    prefetch_tensormap(&tmB);
+    ring.init(CONSUMERS);
+  }
+  __syncthreads();
+
+  const int kt = (p.K + BK - 1) / BK;
+  if (wg == 0) {
+    // Two consumers with 128 accumulators each need the producer's registers (gemm.cu).
+#if CONSUMERS > 1
+    producer_regs();
+#endif
+    if (tid == 0)
+      ring.produce(kt, A_BYTES + B_BYTES, [&](int s, int i, u32 bar) {
+        const int k0 = i * BK, w0 = p.e * inter;
+        tma_load(sA + s * A_BYTES, &tmA, k0, p.off + m0, bar);
+        if constexpr (PASS == 0) {
+          tma_load(sB + s * B_BYTES, &tmB, k0, w0 + n0, bar);
+        } else {
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j) tma_load(sB + s * B_BYTES + j * B_BOX_BYTES, &tmB, n0 + j * 64, w0 + k0, bar);
+        }
+      });
+    return;
+  }
+#if CONSUMERS > 1
+  take_regs<consumer_regs(THREADS, CONSUMERS)>();
+#endif
+  float acc[BN / 2];
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+  const u32 a_rows = sA + (wg - 1) * 64 * 128;
+  ring.consume(kt, tid % 128 == 0, [&](int i) {
+    const int s = i % STAGES;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      // K-major tiles step 32 bytes per k16 inside the swizzle atom; dX's MN-major B 16 rows (2 KiB).
+      const unsigned long long da = smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024);
+      if constexpr (PASS == 0)
+        wgmma<KT_BF16, 0, 0>(acc, da, smem_desc(sB + s * B_BYTES + kk * 32, 16, 1024));
+      else
+        wgmma<KT_BF16, 0, 1>(acc, da, smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
+    }
+    wgmma_commit();
+  });
+
+  const Operands o{rows, nullptr, nullptr, nullptr, nullptr, out, nullptr, nullptr, outs, hidden, inter};
+  wgmma_pairs(acc, [&](int r, int c, float x, float y) {
+    const int m = m0 + (wg - 1) * 64 + r, n = n0 + c;
+    if (m < p.M && n < p.N) *reinterpret_cast<u32*>(o.out_row(p, m) + n) = Elem::pack2(x, y);
+  });
+}
+#endif  // !WGMMA
 #endif  // !REFERENCE
 
 // The unfused permutation, a launch of its own: dst[s] = src[index[s]] (gather) or
