@@ -169,7 +169,8 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
       tar czf "$OUT/paged_triton.tgz" --exclude=.ktune.lock -C /tmp/paged_triton . ;;
     grouped)  # issue 24: grouped_gemm (fwd, dX, dW) on issue 24's three shapes, warm, beside torch._grouped_mm and
       # a per-expert torch.mm loop on the same routing (grouped_torch.py); GROUPED_SECONDS of search per problem,
-      # over bench/cuda/grouped_space.json (the default space with the Hopper kernel, WGMMA=1, beside mma.sync)
+      # over bench/cuda/grouped_space.json (the default space with the Hopper kernel, WGMMA=1, beside mma.sync); the
+      # decode shape's fwd and dX beside the read ceiling of its routed experts' weights (grouped_read.json)
       k=build-gpu/app/cli/ktune; G=/tmp/grouped_runs; rm -rf $G; mkdir -p $G
       { timeout 300 build-gpu/tests/cuda/cuda_test_grouped_gemm_gpu
         for shape in "experts=8 tokens=4096 topk=2 hidden=4096 intermediate=14336" \
@@ -180,7 +181,10 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
             --time-budget ${GROUPED_SECONDS:-25}s --output-dir $G --run-name "g$(echo $shape | cut -d' ' -f1-3 | tr ' =' '_-')" -q
           echo "grouped $shape exit=$? at ${SECONDS}s"
         done
-        python3 bench/cuda/grouped_torch.py --samples 20 | tee $G/torch.jsonl; } 2>&1 | tee "$LOG/grouped.log"
+        python3 bench/cuda/grouped_torch.py --samples 20 | tee $G/torch.jsonl
+        timeout 120 $k tune --backend cuda --kernel-spec bench/cuda/grouped_read.json --output-dir $G --run-name read_decode \
+          --shape "experts=8 tokens=16 topk=2 hidden=4096 intermediate=14336 pass=fwd,dX" -q | tail -3
+        python3 bench/cuda/grouped_report.py $G; } 2>&1 | tee "$LOG/grouped.log"
       tar czf "$OUT/grouped_runs.tgz" --exclude=.ktune.lock -C $G . ;;
     grouped_triton)  # issue 24: the Triton grouped GEMM worker checked on a GPU, then tuned on the three shapes in all
       # passes (GROUPED_TRITON_SECONDS of search a problem), with top-N tables and the grouped stage's runs beside it

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/ktune_results.py, the one reader of a run's results.json that the paged attention bench
 scripts share: winners keyed by their shape whatever order results.json lists the fields in, their
-re-measured median in µs, the run's method; bench/cuda/paged_report.py's table built from it."""
+re-measured median in µs, the run's method; bench/cuda/paged_report.py's and grouped_report.py's
+tables built from it."""
 import json
 import os
 import subprocess
@@ -18,9 +19,9 @@ SHAPE = {"num_sequences": 4, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 1
          "max_model_len": 1024, "min_len": 1024, "dtype": "f16"}
 
 
-def write_run(folder, median_ns, method="per_launch", config=None):
+def write_run(folder, median_ns, method="per_launch", config=None, shape=None):
     os.makedirs(folder)
-    result = {"problem": {"family": "paged_attention", "fields": dict(reversed(list(SHAPE.items())))},
+    result = {"problem": {"family": "paged_attention", "fields": dict(reversed(list((shape or SHAPE).items())))},
               "config": config or {"TOKENS": 16, "WARPS": 4},
               "stats": {"latency_median_ns": median_ns, "latency_avg_ns": median_ns + 10}}
     with open(os.path.join(folder, "results.json"), "w", encoding="utf-8") as f:
@@ -52,6 +53,21 @@ class BenchResultsTest(unittest.TestCase):
         self.assertIn("| 4 | 32/8 | 128 | 16 | 1024 | full | cold | 20.0 | 15.0 | 75.0 % | - | - | TOKENS=16 WARPS=4 |",
                       out)
         self.assertIn("| warm | 10.0 | 8.0 | 80.0 % |", out)
+
+    def test_grouped_report_pairs_each_winner_with_torch_and_the_read_ceiling(self):
+        decode = {"experts": 8, "tokens": 16, "topk": 2, "hidden": 4096, "intermediate": 14336, "dtype": "bf16",
+                  "pass": "dX"}
+        self.run_dir("gexperts-8_tokens-16_topk-2", 280000.0, method="amortized", shape=decode, config={"WGMMA": 1})
+        self.run_dir("read_decode", 266000.0, method="amortized", shape=decode, config={"THREADS": 512})
+        key = "experts=8,tokens=16,topk=2,hidden=4096,intermediate=14336,dtype=bf16,pass=dX"
+        with open(os.path.join(self.tmp.name, "torch.jsonl"), "w", encoding="utf-8") as f:
+            for baseline, mode, us in (("torch._grouped_mm", "warm", 322.0), ("per-expert torch.mm", "warm", 308.0),
+                                       ("per-expert torch.mm", "cold", 100.0)):  # cold lines are not compared
+                f.write(json.dumps({"key": key, "pass": "dX", "mode": mode, "baseline": baseline,
+                                    "median_us": us}) + "\n")
+        out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "cuda", "grouped_report.py"), self.tmp.name],
+                             check=True, capture_output=True, text=True).stdout
+        self.assertIn("| 280.0 | 322.0 | 308.0 | 1.100 | 266.0 | 95.0 % | WGMMA=1 |", out)
 
     def test_paged_compare_reads_through_it(self):
         sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""The grouped stage's table (bench/cuda/gpu_run.sh grouped): per problem of the native grouped_gemm
+runs in FOLDER (g*), the winner's re-measured median beside the warm times of torch's two baselines
+from FOLDER/torch.jsonl (bench/cuda/grouped_torch.py: same call, same routing), the speedup over
+the faster one, and, where FOLDER/read_decode (bench/cuda/grouped_read.json tuned on the same key)
+has the problem, the read ceiling of the routed experts' weights and the fraction of it reached.
+Markdown on stdout; winners through bench/ktune_results.py, as the other bench tables.
+
+    python3 bench/cuda/grouped_report.py /tmp/grouped_runs
+"""
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import ktune_results  # noqa: E402
+
+
+def fields_of(key):
+    """ktune's problem key ("experts=8,...,pass=fwd") as results.json's fields: numbers as ints."""
+    pairs = (part.split("=", 1) for part in key.split(","))
+    return tuple(sorted((k, int(v) if v.lstrip("-").isdigit() else v) for k, v in pairs))
+
+
+def shown(fields):
+    return ",".join(f"{k}={v}" for k, v in fields)
+
+
+def torch_times(path):
+    """{(fields, baseline): warm median µs} of grouped_torch.py's lines."""
+    times = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                r = json.loads(line)
+                if r.get("mode") == "warm":
+                    times[(fields_of(r["key"]), r["baseline"])] = r["median_us"]
+    return times
+
+
+def main(folder):
+    native = {}
+    for run in sorted(glob.glob(os.path.join(folder, "g*"))):
+        if os.path.exists(os.path.join(run, "results.json")):
+            native.update(ktune_results.winners(run).by_shape)
+    read_dir = os.path.join(folder, "read_decode")
+    ceiling = ktune_results.winners(read_dir).by_shape if os.path.exists(os.path.join(read_dir, "results.json")) else {}
+    torch = torch_times(os.path.join(folder, "torch.jsonl"))
+    print("| problem | native µs | torch._grouped_mm µs | per-expert mm µs | speedup | weights' read ceiling µs "
+          "| % of ceiling | config |")
+    print("|---|---|---|---|---|---|---|---|")
+    for fields, (us, config) in native.items():
+        grouped, loop = torch.get((fields, "torch._grouped_mm")), torch.get((fields, "per-expert torch.mm"))
+        faster = min((t for t in (grouped, loop) if t), default=None)
+        read = ceiling.get(fields)
+        cells = [shown(fields), f"{us:.1f}", f"{grouped:.1f}" if grouped else "-", f"{loop:.1f}" if loop else "-",
+                 f"{faster / us:.3f}" if faster else "-", f"{read[0]:.1f}" if read else "-",
+                 f"{100 * read[0] / us:.1f} %" if read else "-", " ".join(f"{k}={v}" for k, v in config.items())]
+        print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
