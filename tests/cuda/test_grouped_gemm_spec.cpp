@@ -131,18 +131,27 @@ void test_permutation_launches() {
     const char* pass;
     bool px, py;
     int launches;
-  } cases[] = {{"fwd", true, false, 2}, {"fwd", false, true, 2}, {"fwd", false, false, 3},
-               {"dX", true, false, 2},  {"dX", false, true, 2},  {"dX", false, false, 3},
-               {"dW", true, false, 2},  {"dW", false, true, 2},  {"dW", false, false, 3}};
+    bool wgmma = false;  // the Hopper kernel, whose A is always the expert-order copy
+  } cases[] = {{"fwd", true, false, 2},       {"fwd", false, true, 2},        {"fwd", false, false, 3},
+               {"dX", true, false, 2},        {"dX", false, true, 2},         {"dX", false, false, 3},
+               {"dW", true, false, 2},        {"dW", false, true, 2},         {"dW", false, false, 3},
+               {"fwd", false, true, 2, true}, {"fwd", false, false, 3, true}, {"dX", true, false, 2, true},
+               {"dX", false, false, 3, true}};
   for (const Case& c : cases) {
     const Problem p = problem(s, 8, 64, 2, 64, 64, "bf16", c.pass);
     Config config = base;
     config.set("permute_x", c.px);
     config.set("permute_y", c.py);
+    config.set("WGMMA", c.wgmma ? 1 : 0);
+    if (c.wgmma) config.set("num_warps", 8);
     const Variables ctx = generate_spec_inputs(s, p, h100(), 1).variables;
     const auto plan = gpu::plan_build(s, s.launches(), p, config, ctx, compiler());
     CHECK_MSG(static_cast<int>(plan.launches.size()) == c.launches,
               std::string(c.pass) + " " + config.key() + ": " + std::to_string(plan.launches.size()) + " launches");
+    const int gemms = static_cast<int>(std::count_if(plan.launches.begin(), plan.launches.end(), [&](const auto& l) {
+      return plan.modules[l.module].names[l.name] == (c.wgmma ? "grouped_gemm_wgmma" : "grouped_gemm");
+    }));
+    CHECK_MSG(gemms == 1, std::string(c.pass) + " " + config.key() + ": " + std::to_string(gemms) + " GEMM launches");
   }
 }
 
