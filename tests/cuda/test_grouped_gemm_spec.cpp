@@ -194,8 +194,11 @@ void test_wgmma_builds() {
       const Problem p = problem(s, sh.experts, sh.tokens, sh.topk, sh.hidden, sh.inter, "bf16", pass);
       const Variables generated = generate_spec_inputs(s, p, h100(), 1).variables;
       std::set<std::string> tiles;
-      for (const Config& c : space.enumerate(context(s, p))) {
+      const auto valid = space.enumerate(context(s, p));
+      std::size_t wgmma = 0;
+      for (const Config& c : valid) {
         if (c.get("WGMMA") != 1) continue;
+        ++wgmma;
         CHECK_MSG(std::string(pass) != "dW", p.key() + " " + c.key() + ": dW has no wgmma kernel");
         CHECK_MSG(c.get(std::string(pass) == "fwd" ? "permute_x" : "permute_y") == 0, c.key());
         const std::string tile = std::to_string(c.get("BLOCK_SIZE_M")) + "x" + std::to_string(c.get("BLOCK_SIZE_N"));
@@ -207,7 +210,8 @@ void test_wgmma_builds() {
         CHECK_MSG(why.empty(), p.key() + " " + c.key() + ": " + why);
         built += why.empty();
       }
-      std::printf("%s: %zu wgmma tiles built\n", p.key().c_str(), tiles.size());
+      std::printf("%s: %zu of %zu valid configs on wgmma, %zu tiles built\n", p.key().c_str(), wgmma, valid.size(),
+                  tiles.size());
       if (std::string(pass) != "dW")
         CHECK_MSG(tiles.size() == 6,
                   p.key() + ": " + std::to_string(tiles.size()) + " of the 6 wgmma tiles (64 or 128 x 64, 128 or 256)");
