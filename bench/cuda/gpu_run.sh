@@ -170,14 +170,15 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
     grouped)  # issue 24: grouped_gemm (fwd, dX, dW) on issue 24's three shapes, warm, beside torch._grouped_mm and
       # a per-expert torch.mm loop on the same routing (grouped_torch.py); GROUPED_SECONDS of search per problem,
       # over bench/cuda/grouped_space.json (the default space with the Hopper kernel, WGMMA=1, beside mma.sync); the
-      # decode shape's fwd and dX beside the read ceiling of its routed experts' weights (grouped_read.json)
+      # decode shape's fwd and dX beside the read ceiling of its routed experts' weights (grouped_read.json);
+      # GROUPED_SPACE, GROUPED_PASSES (e.g. fwd,dX) narrow the search, GROUPED_TEST=0 skips the GPU test (run by `tests`)
       k=build-gpu/app/cli/ktune; G=/tmp/grouped_runs; rm -rf $G; mkdir -p $G
-      { timeout 300 build-gpu/tests/cuda/cuda_test_grouped_gemm_gpu
+      { [ "${GROUPED_TEST:-1}" = 1 ] && timeout 300 build-gpu/tests/cuda/cuda_test_grouped_gemm_gpu
         for shape in "experts=8 tokens=4096 topk=2 hidden=4096 intermediate=14336" \
                      "experts=64 tokens=4096 topk=6 hidden=2048 intermediate=1408" \
                      "experts=8 tokens=16 topk=2 hidden=4096 intermediate=14336"; do
-          timeout 400 $k tune --backend cuda grouped_gemm --shape "$shape pass=fwd,dX,dW" --strategy random --seed 1 \
-            --space bench/cuda/grouped_space.json \
+          timeout 400 $k tune --backend cuda grouped_gemm --shape "$shape pass=${GROUPED_PASSES:-fwd,dX,dW}" --strategy random \
+            --seed 1 --space ${GROUPED_SPACE:-bench/cuda/grouped_space.json} \
             --time-budget ${GROUPED_SECONDS:-25}s --output-dir $G --run-name "g$(echo $shape | cut -d' ' -f1-3 | tr ' =' '_-')" -q
           echo "grouped $shape exit=$? at ${SECONDS}s"
         done
