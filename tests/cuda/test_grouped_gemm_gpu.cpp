@@ -2,9 +2,8 @@
 // (f64, straight from each routed row's expert), then configs covering every value of every
 // parameter and every fusion choice against that reference, in each pass, on routings with empty
 // and hot experts (64 experts for 48 routed rows; 4 experts for 300), f16 and bf16, and sizes that
-// leave partial tiles on every side. The configs come from bench/cuda/grouped_space.json, which
-// adds the Hopper kernel (WGMMA=1, fwd and dX) to the default space; on other GPUs its
-// constraints leave the default space's configs.
+// leave partial tiles on every side. The configs come from the family's default space: on a Hopper
+// GPU both kernels (WGMMA 0 and 1) in fwd and dX; elsewhere its constraints leave mma.sync alone.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -69,7 +68,7 @@ std::vector<double> brute_force(const GpuSessionInfo& s, const Shape& sh) {
 int main() {
   auto gpu = ktune_test::gpu_or_skip("test_grouped_gemm_gpu");
   const KernelFamily family = gpu.backend->family("grouped_gemm");
-  const SearchSpace space = family.user_space(SearchSpace::load(KTUNE_SOURCE_DIR "/bench/cuda/grouped_space.json"));
+  const SearchSpace& space = family.default_space;
   std::vector<Shape> shapes;
   for (const char* pass : {"fwd", "dX", "dW"}) {
     shapes.push_back({64, 24, 2, 72, 136, "bf16", pass});  // mostly empty experts, partial tiles

@@ -178,12 +178,12 @@ void test_space_and_builds() {
   CHECK(built > 40);
 }
 
-// The Hopper kernel from the bench's space file: on Unsloth's three shapes (Mixtral prefill,
+// The Hopper kernel in the family's space: on Unsloth's three shapes (Mixtral prefill,
 // DeepSeek-like, decode) and a ragged one (partial tiles everywhere, empty experts), fwd and dX
 // build every tile shape wgmma allows, each with the expert-order copy TMA reads; dW keeps mma.sync.
 void test_wgmma_builds() {
   const KernelSpec s = load();
-  const SearchSpace space = s.family().user_space(SearchSpace::load(kSource / "bench/cuda/grouped_space.json"));
+  const SearchSpace& space = s.family().default_space;
   CHECK(!space.violated(s.family().default_config, context(s, problem(s, 8, 64, 2, 256, 512, "bf16", "fwd"))));
   struct Shape {
     long experts, tokens, topk, hidden, inter;
@@ -217,9 +217,37 @@ void test_wgmma_builds() {
                   p.key() + ": " + std::to_string(tiles.size()) + " of the 6 wgmma tiles (64 or 128 x 64, 128 or 256)");
     }
   CHECK(built == 4 * 2 * 6);
-  // The default space stays on mma.sync until a GPU run validates the kernel.
-  for (const Config& c : s.family().default_space.enumerate(context(s, problem(s, 8, 64, 2, 256, 512, "bf16", "fwd"))))
-    CHECK(c.get("WGMMA") == 0);
+  // The bench's space file keeps fwd and dX on wgmma (what won on the H100) and dW on mma.sync.
+  const SearchSpace bench = s.family().user_space(SearchSpace::load(kSource / "bench/cuda/grouped_space.json"));
+  for (const char* pass : {"fwd", "dX", "dW"}) {
+    const auto configs = bench.enumerate(context(s, problem(s, 8, 64, 2, 256, 512, "bf16", pass)));
+    CHECK_MSG(!configs.empty(), pass);
+    for (const Config& c : configs) CHECK_MSG(c.get("WGMMA") == (std::string(pass) == "dW" ? 0 : 1), c.key());
+  }
+}
+
+// The decode ceiling (bench/cuda/grouped_read.json) reads the weights of the experts the same key's
+// routing gives rows to: same key fields, the same routing and offsets for a key, and it builds;
+// dW, whose bytes are not the weights, is refused.
+void test_read_ceiling() {
+  const KernelSpec gemm = load();
+  const KernelSpec read = KernelSpec::load(kSource / "bench/cuda/grouped_read.json", cuda_spec_dialect());
+  std::string a, b;
+  for (const auto& f : gemm.family().key_fields) a += f.name + " ";
+  for (const auto& f : read.family().key_fields) b += f.name + " ";
+  CHECK_MSG(a == b, b);
+  Problem p = problem(gemm, 8, 16, 2, 4096, 14336, "bf16", "dX");
+  const SpecInputs g = generate_spec_inputs(gemm, p, h100(), 3);
+  p.family = read.family().name;
+  const SpecInputs r = generate_spec_inputs(read, p, h100(), 3);
+  CHECK(ints(g.inputs.at("route")) == ints(r.inputs.at("route")));
+  CHECK(ints(g.inputs.at("offsets")) == ints(r.inputs.at("offsets")));
+  CHECK(!read.family().default_space.enumerate(context(read, p)).empty());
+  const std::string why = build(read, read.launches(), p, read.family().default_config, r.variables);
+  CHECK_MSG(why.empty(), why);
+  Problem dw = problem(read, 8, 16, 2, 4096, 14336, "bf16", "dW");
+  dw.family = read.family().name;
+  CHECK_THROWS(InputError, read.family().check_shape(dw), "pass=fwd or pass=dX");
 }
 
 }  // namespace
@@ -230,5 +258,6 @@ int main() {
   test_permutation_launches();
   test_space_and_builds();
   test_wgmma_builds();
+  test_read_ceiling();
   return ktune_test::finish("test_grouped_gemm_spec");
 }
