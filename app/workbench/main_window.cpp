@@ -230,8 +230,8 @@ void MainWindow::wire() {
 
   connect(trialsPage_, &TrialsPage::currentTrialChanged, landscapePage_, &LandscapePage::setHighlightedTrial);
   connect(landscapePage_, &LandscapePage::trialClicked, trialsPage_, &TrialsPage::selectTrial);
-  // Brushing the Analyse page's parallel coordinates filters the trials table to what it keeps.
-  connect(analysePage_, &AnalysePage::brushChanged, trialsPage_, &TrialsPage::setBrushedTrials);
+  // Brushing the Analyse page's parallel coordinates reaches the Trials and Landscape pages
+  // through the model's TrialBrush, which they follow themselves.
   connect(analysePage_, &AnalysePage::trialClicked, trialsPage_, &TrialsPage::selectTrial);
 
   connect(document_, &RunDocument::opened, this, &MainWindow::onRunOpened);

@@ -175,15 +175,11 @@ class TestEveryTrial : public QObject {
     const QSet<QRgb> status = statusColours();
     std::set<int> markers;
     for (TrialChartView* chart : std::initializer_list<TrialChartView*>{&parameter, &order})
-      for (QAbstractSeries* s : chart->chart()->series()) {
-        auto* scatter = qobject_cast<QScatterSeries*>(s);
-        if (!scatter || scatter->count() == 0 || scatter->name().startsWith(QLatin1String("winner")) ||
-            scatter->color().alpha() == 0)
-          continue;
-        QColor c = scatter->color();
+      for (const TrialChartView::DrawnGroup& g : chart->drawnGroups()) {
+        QColor c = g.color;
         c.setAlpha(255);
-        QVERIFY2(status.contains(c.rgb()), qPrintable(scatter->name()));
-        if (chart == &parameter) markers.insert(scatter->markerShape());
+        QVERIFY2(status.contains(c.rgb()), qPrintable(g.name));
+        if (chart == &parameter) markers.insert(g.marker);
       }
     QCOMPARE(markers.size(), std::size_t{3});  // three shapes, three markers
   }

@@ -167,11 +167,19 @@ QWidget* AnalysePage::buildParallel() {
     parallel_->refresh();
   });
   connect(clear, &QPushButton::clicked, parallel_, &ParallelCoordinates::clearBrushes);
-  connect(parallel_, &ParallelCoordinates::selectionChanged, this, [this](const QList<qint64>& ids, bool brushing) {
-    brushed_ = ids;
-    brushing_ = brushing;
+  // The brush lives in the model's TrialBrush, which every page follows; cleared elsewhere (the
+  // Landscape page's note), the axes' brushes go too.
+  TrialBrush* brush = model_->brush();
+  connect(parallel_, &ParallelCoordinates::selectionChanged, this,
+          [this, brush](const QList<qint64>& ids, bool brushing) {
+            if (brushing)
+              brush->set(ids, parallel_->shape());
+            else
+              brush->clear();
+          });
+  connect(brush, &TrialBrush::changed, this, [this, brush] {
+    if (!brush->active() && parallel_->brushing()) parallel_->clearBrushes();
     markBrushed();
-    emit brushChanged(ids, brushing);
   });
   connect(parallel_, &ParallelCoordinates::trialClicked, this, &AnalysePage::trialClicked);
   auto* frame = new ChartFrame(kParallel, parallel_, options);
@@ -292,6 +300,15 @@ void AnalysePage::refresh() {
   markBrushed();
 }
 
+void AnalysePage::brushFastest(int n) {
+  if (dirty_) refresh();
+  const QList<qint64> shown = parallel_->shownTrials();
+  if (shown.isEmpty() || n < 1) return;
+  const int latency = static_cast<int>(parallel_->axisNames().size()) - 1;
+  const qint64 last = shown[std::min<qsizetype>(n, shown.size()) - 1];
+  parallel_->setBrush(latency, 0, parallel_->positionOf(last, latency));
+}
+
 void AnalysePage::showSlices(const std::vector<ParameterSlice>& slices) {
   std::map<std::string, const ParameterImportance*> byName;
   for (const ParameterImportance& p : importance_->report().parameters) byName[p.name] = &p;
@@ -342,12 +359,11 @@ void AnalysePage::markBrushed() {
   for (SliceChart* chart : slices()) {
     std::vector<std::pair<ParamValue, double>> marks;
     const std::string& name = chart->slice().parameter;
-    if (brushing_)
-      for (qint64 id : brushed_) {
-        const int row = model_->rowForId(id);
-        if (row < 0 || !model_->trial(row).config.has(name)) continue;
-        marks.emplace_back(model_->trial(row).config.value(name), model_->trial(row).stats.median_ns);
-      }
+    for (qint64 id : model_->brush()->ids()) {
+      const int row = model_->rowForId(id);
+      if (row < 0 || !model_->trial(row).config.has(name)) continue;
+      marks.emplace_back(model_->trial(row).config.value(name), model_->trial(row).stats.median_ns);
+    }
     chart->setMarked(marks);
   }
 }

@@ -10,6 +10,7 @@
 
 #include "ktune/csv.h"
 #include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trial_brush.h"
 #include "ktune/widgets/trial_chart.h"
 #include "ktune/widgets/trials_model.h"
 
@@ -21,6 +22,7 @@ const QColor kStops[] = {QColor(0x44, 0x01, 0x54), QColor(0x3b, 0x52, 0x8b), QCo
                          QColor(0x5d, 0xc9, 0x63), QColor(0xfd, 0xe7, 0x25)};
 constexpr int kMargin = 8, kLeft = 64, kBottom = 44, kTop = 48, kBar = 70;
 const QColor kFlagged(0xe6, 0x51, 0x00);
+const QColor kDimWash(255, 255, 255, 185);  // over a cell without a brushed trial
 
 // A trial of shape `key` with a value for both axes, whatever its status.
 bool covers(const Trial& t, const std::string& key, const std::string& xn, const std::string& yn) {
@@ -38,6 +40,7 @@ HeatmapView::HeatmapView(TrialsModel* model, QWidget* parent) : QWidget(parent),
   connect(model_, &QAbstractItemModel::rowsInserted, this, &HeatmapView::markDirty);
   connect(model_, &QAbstractItemModel::modelReset, this, &HeatmapView::markDirty);
   connect(model_, &TrialsModel::winnersChanged, this, &HeatmapView::markDirty);
+  connect(model_->brush(), &TrialBrush::changed, this, qOverload<>(&QWidget::update));
 }
 
 void HeatmapView::markDirty() {
@@ -220,6 +223,29 @@ QString HeatmapView::cellText(const ParamValue& x, const ParamValue& y) const {
   return c ? textOf(*c) : QString();
 }
 
+std::vector<bool> HeatmapView::brushedMask() const {
+  std::vector<bool> in(cells_.size(), false);
+  const std::string xn = sstr(xName_), yn = sstr(yName_), key = sstr(shape());
+  for (qint64 id : model_->brush()->ids()) {
+    const int row = model_->rowForId(id);
+    if (row < 0 || !covers(model_->trial(row), key, xn, yn)) continue;
+    const Trial& t = model_->trial(row);
+    // Only values the grid has: trials that came after its last rebuild wait for the next.
+    if (!std::binary_search(xs_.begin(), xs_.end(), t.config.value(xn)) ||
+        !std::binary_search(ys_.begin(), ys_.end(), t.config.value(yn)))
+      continue;
+    in[cellIndex(t, xn, yn)] = true;
+  }
+  return in;
+}
+
+HeatmapView::BrushCounts HeatmapView::brushCounts() const {
+  BrushCounts c;
+  if (!model_->brush()->active()) return c;
+  for (bool in : brushedMask()) ++(in ? c.highlighted : c.dimmed);
+  return c;
+}
+
 std::size_t HeatmapView::cellIndex(const Trial& t, const std::string& xn, const std::string& yn) const {
   const auto cx = std::lower_bound(xs_.begin(), xs_.end(), t.config.value(xn)) - xs_.begin();
   const auto cy = std::lower_bound(ys_.begin(), ys_.end(), t.config.value(yn)) - ys_.begin();
@@ -323,9 +349,12 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   small.setPointSizeF(std::max(6.0, font().pointSizeF() * 0.8));
   p.setFont(small);
   const QFontMetrics fm(small);
+  const std::vector<bool> brushed = brushedMask();
+  const bool brushing = model_->brush()->active();
   for (std::size_t cy = 0; cy < ys_.size(); ++cy) {
     for (std::size_t cx = 0; cx < xs_.size(); ++cx) {
       const Cell& c = cells_[cy * xs_.size() + cx];
+      const bool dimmed = brushing && !brushed[cy * xs_.size() + cx];
       const QRectF r(g.left() + static_cast<double>(cx) * cw, g.bottom() - static_cast<double>(cy + 1) * ch, cw, ch);
       const QString label = textOf(c);
       const bool fits = fm.horizontalAdvance(label) + 4 < cw && fm.height() < ch;
@@ -335,6 +364,7 @@ void HeatmapView::paintEvent(QPaintEvent*) {
           p.setPen(QColor(0x42, 0x42, 0x42));
           p.drawText(r, Qt::AlignCenter, label);
         }
+        if (dimmed) p.fillRect(r, kDimWash);
         continue;
       }
       const QColor colour = colourFor(c.best_ns);
@@ -343,6 +373,8 @@ void HeatmapView::paintEvent(QPaintEvent*) {
         p.setPen(colour.lightnessF() > 0.55 ? Qt::black : Qt::white);
         p.drawText(r, Qt::AlignCenter, label);
       }
+      // Washed out under the crown and the selection, which still say where they are.
+      if (dimmed) p.fillRect(r, kDimWash);
       if (static_cast<int>(cy * xs_.size() + cx) == crownCell_) paintCrown(p, r);
       if (highlighted_ >= 0 && model_->trial(c.row).id == highlighted_) {
         p.setPen(QPen(QColor(0xc6, 0x28, 0x28), 3));

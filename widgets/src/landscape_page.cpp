@@ -3,9 +3,11 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QFrame>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QSettings>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "ktune/widgets/parameter_chart.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/throughput_chart.h"
+#include "ktune/widgets/trial_brush.h"
 #include "ktune/widgets/trials_model.h"
 
 namespace ktune::gui {
@@ -93,6 +96,7 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   grid->addWidget(framed(throughput_, QStringLiteral("throughput"), metricOptions), 1, 1);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
+  layout->addWidget(buildBrushNote());
   layout->addLayout(grid, 1);
 
   connect(shape_, &QComboBox::currentIndexChanged, this, &LandscapePage::applyShape);
@@ -131,6 +135,49 @@ LandscapePage::LandscapePage(TrialsModel* model, QWidget* parent) : QWidget(pare
   refreshChoices();
   refreshMetrics();
 }
+
+QWidget* LandscapePage::buildBrushNote() {
+  brushNote_ = new QFrame;
+  brushNote_->setObjectName(QStringLiteral("brushNote"));
+  // The brush's orange, as on the Trials page's Brushed button and the Analyse page's rings.
+  brushNote_->setStyleSheet(
+      QStringLiteral("#brushNote { background:#fff3e0; border:1px solid #ef6c00; "
+                     "border-radius:3px; }"));
+  brushText_ = new QLabel;
+  brushText_->setObjectName(QStringLiteral("brushNoteText"));
+  brushText_->setWordWrap(true);
+  auto* clear = new QPushButton(tr("Clear brush"));
+  clear->setObjectName(QStringLiteral("clearBrush"));
+  clear->setToolTip(
+      tr("Clears the brushes on the Analyse page's parallel coordinates: every page shows every "
+         "trial again"));
+  auto* layout = new QHBoxLayout(brushNote_);
+  layout->setContentsMargins(8, 3, 4, 3);
+  layout->addWidget(brushText_, 1);
+  layout->addWidget(clear);
+  TrialBrush* brush = model_->brush();
+  connect(clear, &QPushButton::clicked, brush, &TrialBrush::clear);
+  connect(brush, &TrialBrush::changed, this, &LandscapePage::followBrush);
+  followBrush();
+  return brushNote_;
+}
+
+void LandscapePage::followBrush() {
+  const TrialBrush* brush = model_->brush();
+  brushNote_->setVisible(brush->active());
+  if (!brush->active()) return;
+  const QString shape = model_->keyLabels().label(brush->shape());
+  brushText_->setText(
+      brush->ids().isEmpty()
+          ? tr("A brush on the Analyse page keeps no trial of %1: every trial is dimmed. Clear it here, or click "
+               "the brushed axes on the Analyse page.")
+                .arg(shape)
+          : tr("Brushed on the Analyse page: %1 of %2 drawn as they are, every other trial dimmed. Clear the brush "
+               "here, or click the brushed axes on the Analyse page, to see them all again.")
+                .arg(brush->ids().size() == 1 ? tr("1 trial") : tr("%L1 trials").arg(brush->ids().size()), shape));
+}
+
+QString LandscapePage::brushNoteText() const { return brushNote_->isHidden() ? QString() : brushText_->text(); }
 
 QString LandscapePage::yMetric() const { return yMetric_->currentData().toString(); }
 

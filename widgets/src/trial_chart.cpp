@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "ktune/widgets/qt_types.h"
+#include "ktune/widgets/trial_brush.h"
 #include "ktune/widgets/trials_model.h"
 
 namespace ktune::gui {
@@ -69,6 +70,15 @@ TrialChartView::TrialChartView(TrialsModel* model, QWidget* parent) : QChartView
     updateWinners();
     viewport()->update();
   });
+  // The plot area moves without a resize when the legend or the axes' labels change size: the
+  // cells and the markers' pixels follow.
+  connect(chart(), &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
+    markerLayerChanged(plot);
+    decimateTimer_.start(0);
+  });
+  // A brush set or cleared on the Analyse page: the same points, highlighted or dimmed.
+  connect(model_->brush(), &TrialBrush::changed, this, [this] { decimateTimer_.start(0); });
+  createMarkerLayer();
 }
 
 void TrialChartView::attach(QXYSeries* series) {
@@ -165,8 +175,13 @@ void TrialChartView::setLogScale(bool on) {
   chart()->addAxis(yAxis_, Qt::AlignLeft);
   for (QXYSeries* s : all) s->attachAxis(yAxis_);
   zoomed_ = false;
+  // The points follow on the next turn, once: switching to × best sets the metric as well, and a
+  // rebuild for each would draw the chart twice. The new axis's range change asked for a
+  // re-decimation, which the rebuild does.
+  dirty_ = true;
   fullRebuild_ = true;
-  rebuild();
+  decimateTimer_.stop();
+  if (isVisible()) rebuildTimer_.start(0);
 }
 
 void TrialChartView::setYMetric(const ChartMetric& metric) {
@@ -228,7 +243,7 @@ void TrialChartView::syncGroups() {
   }
   while (groupSeries_.size() < static_cast<qsizetype>(wanted.size())) {
     auto* s = new QScatterSeries(this);
-    s->setMarkerSize(7);
+    s->setMarkerSize(kMarkerPixels);  // its legend marker; the points are the marker layer's
     s->setMarkerShape(QScatterSeries::MarkerShapeCircle);
     s->setPen(Qt::NoPen);
     groupSeries_.append(s);
@@ -243,6 +258,7 @@ void TrialChartView::syncGroups() {
     raiseOverlays();
   }
   applyLegend();
+  sprites_.clear();  // the groups' colours and markers may have changed
   for (qsizetype i = 0; i < groupSeries_.size(); ++i) {
     const Group& g = wanted[static_cast<std::size_t>(i)];
     groupSeries_[i]->setName(g.name);
@@ -275,6 +291,7 @@ void TrialChartView::collect(std::size_t fromRow, std::vector<Point>* out) {
 
 void TrialChartView::rebuild() {
   dirty_ = false;
+  decimateTimer_.stop();  // this places the markers itself
   sinceRebuild_.start();
   const std::size_t rows = model_->trials().size();
   // Appended trials only: place the new points into the cells already drawn, unless they fall
@@ -495,16 +512,19 @@ void TrialChartView::placeMarkers(std::size_t first, bool replace) {
   const int cols = static_cast<int>(plot.width()) / kCellPixels + 1;
   const int rows = static_cast<int>(plot.height()) / kCellPixels + 1;
   const int groupCount = static_cast<int>(groupSeries_.size());
-  const std::size_t cells = static_cast<std::size_t>(cols) * rows * std::max(groupCount, 1);
+  const TrialBrush* brush = model_->brush();
+  // Under a brush, brushed and dimmed trials compete for cells of their own.
+  const int layers = brush->active() ? 2 : 1;
+  const std::size_t cells = static_cast<std::size_t>(cols) * rows * std::max(groupCount, 1) * layers;
   if (replace || plot != cellPlot_ || taken_.size() != cells) {
     // A new view: every point competes for the cells again.
-    replace = true;
     first = 0;
     taken_.assign(cells, false);
     drawn_.clear();
     cellPlot_ = plot;
   }
-  std::vector<QList<QPointF>> lists(static_cast<std::size_t>(groupCount));
+  drawnPerGroup_.resize(static_cast<std::size_t>(groupCount));
+  if (first == 0) std::fill(drawnPerGroup_.begin(), drawnPerGroup_.end(), 0);
   for (std::size_t i = first; i < points_.size(); ++i) {
     const Point& p = points_[i];
     if (p.group < 0 || p.group >= groupCount) continue;
@@ -512,23 +532,22 @@ void TrialChartView::placeMarkers(std::size_t first, bool replace) {
     const int cx = static_cast<int>(std::floor((px.x() - plot.left()) / kCellPixels));
     const int cy = static_cast<int>(std::floor((px.y() - plot.top()) / kCellPixels));
     if (cx < 0 || cy < 0 || cx >= cols || cy >= rows) continue;  // outside the zoomed view
-    const std::size_t cell = (static_cast<std::size_t>(p.group) * rows + cy) * cols + cx;
+    const bool dimmed = brush->active() && !brush->contains(model_->trial(p.row).id);
+    const std::size_t layer = static_cast<std::size_t>(p.group) * layers + (dimmed ? 1 : 0);
+    const std::size_t cell = (layer * rows + cy) * cols + cx;
     if (taken_[cell]) continue;
     taken_[cell] = true;
-    lists[static_cast<std::size_t>(p.group)].append(QPointF(p.x, p.y));
-    drawn_.push_back(Marker{px, p.row, p.x});
+    ++drawnPerGroup_[static_cast<std::size_t>(p.group)];
+    drawn_.push_back(Marker{px, p.row, p.x, p.y, p.group, dimmed});
   }
   for (int g = 0; g < groupCount; ++g) {
-    const QList<QPointF>& list = lists[static_cast<std::size_t>(g)];
-    if (replace)
-      groupSeries_[g]->replace(list);
-    else if (!list.isEmpty())
-      groupSeries_[g]->append(list);  // one call for the whole batch
     const auto markers = chart()->legend()->markers(groupSeries_[g]);
     const Legend legend = groups_[static_cast<std::size_t>(g)].legend;
-    const bool show = legend == Legend::Always || (legend == Legend::IfDrawn && groupSeries_[g]->count() > 0);
+    const bool show =
+        legend == Legend::Always || (legend == Legend::IfDrawn && drawnPerGroup_[static_cast<std::size_t>(g)] > 0);
     if (!markers.isEmpty()) markers.first()->setVisible(show);  // see applyLegend()
   }
+  markerLayerChanged(plot);
   restoreRanges();
 }
 

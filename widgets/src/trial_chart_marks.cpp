@@ -18,6 +18,7 @@ namespace ktune::gui {
 
 namespace {
 const QColor kWhisker(0x42, 0x42, 0x42, 130);
+const QColor kWhiskerDimmed(0x42, 0x42, 0x42, 35);
 const QColor kBandFill(0x75, 0x75, 0x75, 28);
 constexpr double kArrowPixels = 9;
 constexpr double kMinWhiskerPixels = 4;  // a shorter one hides under its marker
@@ -109,19 +110,24 @@ void TrialChartView::updateWinners() {
   if (highest > 0) ensureYIncludes(highest * 1.05);
 }
 
-void TrialChartView::drawLowerBounds(QPainter* painter) {
+void TrialChartView::drawLowerBounds(QPainter* painter, const QRectF& plot) {
   // A slow_abort's time is where the measurement stopped: the config is at least that slow.
-  painter->setPen(QPen(statusColor(TrialStatus::SlowAbort).darker(120), 1.4));
+  // Those of trials a brush leaves out as faint as their markers.
   const QPointF origin = chart()->mapToScene(QPointF(0, 0));
-  std::vector<QLineF> arrows;
+  std::vector<QLineF> arrows[2];  // highlighted, dimmed
   for (const Marker& m : drawn_) {
     if (model_->trial(m.row).status != TrialStatus::SlowAbort) continue;
-    const QPointF at = m.pixels + origin, tip = at - QPointF(0, kArrowPixels + 3);
-    arrows.emplace_back(at - QPointF(0, 3), tip);
-    arrows.emplace_back(tip, tip + QPointF(-2.5, 3));
-    arrows.emplace_back(tip, tip + QPointF(2.5, 3));
+    const QPointF at = toPixels(m.x, m.y, plot) + origin, tip = at - QPointF(0, kArrowPixels + 3);
+    std::vector<QLineF>& to = arrows[m.dimmed ? 1 : 0];
+    to.emplace_back(at - QPointF(0, 3), tip);
+    to.emplace_back(tip, tip + QPointF(-2.5, 3));
+    to.emplace_back(tip, tip + QPointF(2.5, 3));
   }
-  painter->drawLines(arrows.data(), static_cast<int>(arrows.size()));
+  const QColor colour = statusColor(TrialStatus::SlowAbort).darker(120);
+  painter->setPen(QPen(dimmedColour(colour), 1.4));
+  painter->drawLines(arrows[1].data(), static_cast<int>(arrows[1].size()));
+  painter->setPen(QPen(colour, 1.4));
+  painter->drawLines(arrows[0].data(), static_cast<int>(arrows[0].size()));
 }
 
 void TrialChartView::drawBand(QPainter* painter, const QRectF& plot) {
@@ -162,23 +168,27 @@ void TrialChartView::drawForeground(QPainter* painter, const QRectF& rect) {
   // Bars are upright and level lines: crisp without antialiasing, which would cost a redraw of
   // thousands of them several times as much.
   painter->setRenderHint(QPainter::Antialiasing, false);
-  painter->setPen(QPen(kWhisker, 1));
   // Thousands of bars in one call: a drawLine each costs the redraw of a 100k-trial run tens of ms.
-  std::vector<QLineF> bars;
-  bars.reserve(drawn_.size() * 3);
+  // The bars of trials a brush leaves out are as faint as their markers.
+  std::vector<QLineF> bars[2];  // highlighted, dimmed
+  bars[0].reserve(drawn_.size() * 3);
   for (const Marker& m : drawn_) {
     double low, high;
     if (!spreadOf(model_->trial(m.row), &low, &high)) continue;
     // A bar stops where the failures band starts.
     const QPointF bottom = scene(m.x, low), top = scene(m.x, hasBand_ ? std::min(high, bandLow_) : high);
     if (bottom.y() - top.y() < kMinWhiskerPixels) continue;
-    bars.emplace_back(bottom, top);
-    bars.emplace_back(top - QPointF(kCapPixels, 0), top + QPointF(kCapPixels, 0));
-    bars.emplace_back(bottom - QPointF(kCapPixels, 0), bottom + QPointF(kCapPixels, 0));
+    std::vector<QLineF>& to = bars[m.dimmed ? 1 : 0];
+    to.emplace_back(bottom, top);
+    to.emplace_back(top - QPointF(kCapPixels, 0), top + QPointF(kCapPixels, 0));
+    to.emplace_back(bottom - QPointF(kCapPixels, 0), bottom + QPointF(kCapPixels, 0));
   }
-  painter->drawLines(bars.data(), static_cast<int>(bars.size()));
+  painter->setPen(QPen(kWhiskerDimmed, 1));
+  painter->drawLines(bars[1].data(), static_cast<int>(bars[1].size()));
+  painter->setPen(QPen(kWhisker, 1));
+  painter->drawLines(bars[0].data(), static_cast<int>(bars[0].size()));
   painter->setRenderHint(QPainter::Antialiasing);
-  drawLowerBounds(painter);
+  drawLowerBounds(painter, plot);
   drawBestLine(painter, plot);
   painter->restore();
   painter->save();

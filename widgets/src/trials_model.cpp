@@ -8,7 +8,7 @@
 
 namespace ktune::gui {
 
-TrialsModel::TrialsModel(QObject* parent) : QAbstractTableModel(parent) {}
+TrialsModel::TrialsModel(QObject* parent) : QAbstractTableModel(parent), brush_(new TrialBrush(this)) {}
 
 QString TrialsModel::parameterText(const std::string&, const ParamValue& value) const { return qstr(value.text()); }
 
@@ -342,6 +342,9 @@ void TrialsModel::setTrials(const QStringList& parameters, std::vector<Trial> tr
   winnerRows_.clear();
   winnerRowSet_.clear();
   endResetModel();
+  // After the reset: views that follow the brush (the trials table's proxy) must not filter
+  // while it is under way.
+  brush_->clear();
   locateWinners(0);
   emit problemKeysChanged();
   emit metricNamesChanged();

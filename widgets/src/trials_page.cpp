@@ -178,7 +178,9 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
   brushed_->setStyleSheet(
       QStringLiteral("QToolButton:checked { background:#ef6c00; color:white; border-radius:3px; }"));
   brushed_->hide();
-  connect(brushed_, &QToolButton::toggled, this, [this](bool on) { proxy_->setOnlyTrials(on, brushedIds_); });
+  connect(brushed_, &QToolButton::toggled, this,
+          [this](bool on) { proxy_->setOnlyTrials(on, model_->brush()->idSet()); });
+  connect(model_->brush(), &TrialBrush::changed, this, &TrialsPage::followBrush);
   filters->addSpacing(12);
   filters->addWidget(winnersOnly_);
   filters->addWidget(brushed_);
@@ -209,6 +211,8 @@ TrialsPage::TrialsPage(TrialsModel* model, QWidget* parent) : QWidget(parent), m
   connect(passFilter_, &QComboBox::currentIndexChanged, this,
           [this] { proxy_->setPass(passFilter_->currentData().toString()); });
   connect(model_, &TrialsModel::problemKeysChanged, this, &TrialsPage::refreshShapes);
+  connect(model_, &QAbstractItemModel::modelReset, this, &TrialsPage::fitParameterColumns);
+  connect(model_, &QAbstractItemModel::columnsInserted, this, &TrialsPage::fitParameterColumns);
   connect(model_, &TrialsModel::pruningChanged, this, &TrialsPage::applyStatusFilter);
   connect(model_, &TrialsModel::winnersChanged, this, &TrialsPage::showCurrent);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &TrialsPage::onCurrentChanged);
@@ -265,6 +269,15 @@ void TrialsPage::refreshShapes() {
   table_->setColumnHidden(TrialsModel::PassColumn, passes.isEmpty());
 }
 
+void TrialsPage::fitParameterColumns() {
+  // Parameter values are short (64, true, .cg): a column as wide as its name, not the default
+  // 100 px, keeps the times beside them in view.
+  const QFontMetrics fm(table_->horizontalHeader()->font());
+  for (int c = TrialsModel::FirstParamColumn; c < TrialsModel::FirstParamColumn + model_->parameters().size(); ++c)
+    table_->setColumnWidth(c,
+                           std::max(56, fm.horizontalAdvance(model_->headerData(c, Qt::Horizontal).toString()) + 28));
+}
+
 void TrialsPage::applyStatusFilter() {
   QSet<TrialStatus> statuses;
   for (QToolButton* b : statusButtons_)
@@ -282,14 +295,14 @@ void TrialsPage::setStatusFilter(const QSet<TrialStatus>& statuses) {
   applyStatusFilter();
 }
 
-void TrialsPage::setBrushedTrials(const QList<qint64>& ids, bool brushing) {
-  brushedIds_ = brushing ? QSet<qint64>(ids.begin(), ids.end()) : QSet<qint64>();
-  brushed_->setVisible(brushing);
-  brushed_->setText(tr("Brushed: %L1").arg(ids.size()));
+void TrialsPage::followBrush() {
+  const TrialBrush* brush = model_->brush();
+  brushed_->setVisible(brush->active());
+  brushed_->setText(tr("Brushed: %L1").arg(brush->ids().size()));
   // A new brush is asked for to see its trials: it shows them at once.
   QSignalBlocker block(brushed_);
-  brushed_->setChecked(brushing);
-  proxy_->setOnlyTrials(brushing, brushedIds_);
+  brushed_->setChecked(brush->active());
+  proxy_->setOnlyTrials(brush->active(), brush->idSet());
 }
 
 qint64 TrialsPage::currentTrial() const {

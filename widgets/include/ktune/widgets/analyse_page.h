@@ -6,8 +6,8 @@
 //  - How latency moves with each parameter: a slice per parameter (SliceChart), best and spread
 //    at each value, failures counted, most important parameter first.
 //  - What the best configs share: parallel coordinates of the best N (ParallelCoordinates);
-//    brushing an axis filters the trials (brushChanged, which the Trials page follows) and rings
-//    the brushed trials on the slices.
+//    brushing an axis sets the model's TrialBrush (which the Trials page filters by and the
+//    Landscape charts highlight) and rings the brushed trials on the slices.
 // Each chart exports as PNG or SVG titled with the run and the shape, and its data as CSV.
 #include <QWidget>
 #include <vector>
@@ -44,6 +44,9 @@ class AnalysePage : public QWidget {
   void setLogScale(bool on);  // the slices' time axis
   // Computes every chart now rather than on the next event-loop turn (tests, benchmarks).
   void refresh();
+  // Brushes the parallel coordinates' latency axis over the shape's `n` fastest configs, as a drag
+  // over the axis's bottom does (ktune-workbench --brush-best); ties with the n-th stay in.
+  void brushFastest(int n);
 
   ImportanceModel* importance() const { return importance_; }
   QTableView* importanceTable() const { return table_; }
@@ -67,8 +70,6 @@ class AnalysePage : public QWidget {
   static ImportanceOptions importanceOptions() { return {}; }
 
  signals:
-  // The trials the parallel coordinates' brushes keep; `brushing` false when there is no brush.
-  void brushChanged(const QList<qint64>& ids, bool brushing);
   void trialClicked(qint64 id);
 
  protected:
@@ -98,8 +99,6 @@ class AnalysePage : public QWidget {
   ParallelCoordinates* parallel_;
   QSpinBox* count_;
   QList<ChartFrame*> frames_;
-  QList<qint64> brushed_;
-  bool brushing_ = false;
   bool dirty_ = true;
   QTimer* timer_;
 };

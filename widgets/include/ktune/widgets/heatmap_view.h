@@ -7,6 +7,8 @@
 // (every trial slow_abort: "≥ t", a lower bound; failed; pruned; not measured), so no value of a
 // parameter drops out. Values of any kind (integers, strings, booleans) are rows and columns; all
 // times are in one unit chosen from the data. Hover shows a cell's trial; clicking selects it.
+// Under the Analyse page's brush (TrialsModel::brush()) the cells holding a brushed trial are
+// drawn as they are and the others washed out.
 // The title names the shape by what tells it apart from the run's others; an exported picture
 // names it whole, with the run; the cells export as CSV.
 // Qt Charts has no heatmap series, so this paints its own grid.
@@ -59,6 +61,12 @@ class HeatmapView : public QWidget {
   qint64 crownedTrial() const { return crownId_; }
   bool crownIsWinner() const { return crownIsWinner_; }
   QString crownText() const { return crownText_; }
+  // Under a brush: the cells holding a brushed trial (drawn as they are) and the others (dimmed).
+  // Both 0 without a brush.
+  struct BrushCounts {
+    int highlighted = 0, dimmed = 0;
+  };
+  BrushCounts brushCounts() const;
   QSize sizeHint() const override { return {480, 360}; }
 
  signals:
@@ -87,6 +95,7 @@ class HeatmapView : public QWidget {
   void rebuild();
   void placeCrown(const std::string& key, const std::string& xn, const std::string& yn);
   std::size_t cellIndex(const Trial& t, const std::string& xn, const std::string& yn) const;
+  std::vector<bool> brushedMask() const;   // by cell: holds a brushed trial
   QString cellName(const Trial& t) const;  // "BM=64, threads=4"
   void collectCells(const std::string& key, const std::string& xn, const std::string& yn);
   void paintCrown(QPainter& p, const QRectF& cell) const;

@@ -4,6 +4,8 @@
 // (each chart as PNG or SVG titled with the run and the shape, or its data as CSV). The two
 // scatter charts plot latency, its distance from the shape's best ("× best", on a log axis) or any
 // metric the run recorded (the "y" combo box), with each trial's noise as a bar ("Noise bars").
+// While the Analyse page's brush is set (TrialsModel::brush()) every chart draws the brushed
+// trials as they are and dims the rest, under a note that says so and clears it.
 #include <QWidget>
 
 #include "ktune/device.h"
@@ -11,6 +13,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QLabel;
 class QSettings;
 
 namespace ktune::gui {
@@ -38,6 +41,10 @@ class LandscapePage : public QWidget {
   QString yMetric() const;
   QComboBox* yMetricCombo() const { return yMetric_; }
   ThroughputChart* throughputChart() const { return throughput_; }
+  // The note above the charts while a brush is set ("" without one), and its Clear brush button
+  // (object name clearBrush).
+  QString brushNoteText() const;
+  QWidget* brushNote() const { return brushNote_; }
 
   void saveSettings(QSettings& settings) const;
   void restoreSettings(const QSettings& settings);
@@ -60,6 +67,8 @@ class LandscapePage : public QWidget {
   QStringList rankedParameters() const;
   void applyShape();
   QWidget* framed(QWidget* chart, const QString& name, QWidget* options);
+  QWidget* buildBrushNote();
+  void followBrush();
 
   TrialsModel* model_;
   LatencyOrderChart* order_;
@@ -77,6 +86,8 @@ class LandscapePage : public QWidget {
   QComboBox* heatY_;
   QComboBox* metric_;
   QComboBox* yMetric_;
+  QWidget* brushNote_;
+  QLabel* brushText_;
   QString preferredY_;                                      // saved y metric, chosen again when a run has it
   QStringList preferred_{QString(), QString(), QString()};  // saved x, heat x, heat y
   bool choicesInformed_ = false;

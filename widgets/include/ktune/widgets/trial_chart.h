@@ -1,9 +1,16 @@
 #pragma once
 // TrialChartView: the Qt Charts base of the landscape's scatter charts. Subclasses say which
 // trials become points (x, y, group); the base draws them, with
-//  - per-pixel decimation: only one marker per few-pixel cell and group is handed to the
-//    QScatterSeries (in one replace() call), so 100k trials redraw like a few thousand; the
-//    cells are recomputed from the full data on every zoom or pan, so nothing visible is lost;
+//  - per-pixel decimation: only one marker per few-pixel cell and group is drawn, so 100k trials
+//    redraw like a few thousand; the cells are recomputed from the full data on every zoom or
+//    pan, so nothing visible is lost. The markers are painted by one item of the chart's scene
+//    (trial_chart_markers.cpp), not by the groups' QScatterSeries, which only key the legend: a
+//    scatter series makes a QGraphicsItem per point, and a view that draws thousands more
+//    markers than the last (the first "× best" redraw of a 100k-trial run) spent 250 ms making
+//    them;
+//  - the Analyse page's brush (TrialsModel::brush()): its trials drawn as they are, the rest
+//    dimmed (grey, faint), each kind decimated on its own so a brushed trial is never hidden by
+//    a dimmed one;
 //  - hover tooltips with the trial's config and stats, click-to-select, and a highlight ring
 //    for the trial selected elsewhere (the trials table);
 //  - wheel zoom, rubber-band zoom, middle-button or Shift-drag pan, double-click to reset;
@@ -21,6 +28,7 @@
 #include <QElapsedTimer>
 #include <QHash>
 #include <QList>
+#include <QPixmap>
 #include <QPointF>
 #include <QRubberBand>
 #include <QScatterSeries>
@@ -90,6 +98,23 @@ class TrialChartView : public QChartView {
   // Every point's (x, y), drawn or decimated away, in model order.
   QList<QPointF> dataValues() const;
   int drawnPoints() const;
+  // Under the Analyse page's brush: the points of brushed trials (highlighted) and of the others
+  // (dimmed), drawn or decimated away, and the markers drawn of each. Without a brush every point
+  // is highlighted.
+  struct BrushCounts {
+    int highlighted = 0, dimmed = 0, drawnHighlighted = 0, drawnDimmed = 0;
+  };
+  BrushCounts brushCounts() const;
+  // The markers drawn of each group that has any: its key name, colour, marker and count.
+  struct DrawnGroup {
+    QString name;
+    QColor color;
+    QScatterSeries::MarkerShape marker;
+    int markers;
+  };
+  std::vector<DrawnGroup> drawnGroups() const;
+  // How a marker of colour `c` is drawn when a brush leaves its trial out.
+  static QColor dimmedColour(const QColor& c);
   // The drawn trial nearest to `position` (chart item coordinates, i.e. pixels) within a few
   // pixels, or -1.
   qint64 trialAt(const QPointF& position) const;
@@ -109,6 +134,7 @@ class TrialChartView : public QChartView {
   static QColor winnerColour() { return QColor(0xf9, 0xa8, 0x25); }
 
   static constexpr int kCellPixels = 3;
+  static constexpr int kMarkerPixels = 7;
   // The log axis's base: powers of 2 read as "2× slower" under × best, decades elsewhere.
   int logBase() const { return yMetric_.isVsBest() ? 2 : 10; }
   static constexpr int kMinRebuildMs = 250;
@@ -203,6 +229,10 @@ class TrialChartView : public QChartView {
   void collect(std::size_t fromRow, std::vector<Point>* out);
   void updateHighlight();
   void updateWinners();
+  // Paints the drawn markers, dimmed ones first, in chart item coordinates (the marker layer's).
+  void paintMarkers(QPainter* painter) const;
+  void createMarkerLayer();
+  void markerLayerChanged(const QRectF& plot);  // drawn_ changed, laid over `plot`
   // The trial's noise in chart units: median ± std, within its min and max; false without one
   // or with the bars off.
   bool spreadOf(const Trial& trial, double* low, double* high) const;
@@ -224,7 +254,7 @@ class TrialChartView : public QChartView {
   // The failures band over the times: where it starts and its points' y, after the axes are fit.
   void placeBand(double dataTop);
   void drawBand(QPainter* painter, const QRectF& plot);
-  void drawLowerBounds(QPainter* painter);
+  void drawLowerBounds(QPainter* painter, const QRectF& plot);
   // The time unit of latency charts, from the median of the shown trials' medians.
   void chooseTimeUnit(const std::string& shape);
   // The view (fitted or zoomed) the markers were decimated for; Qt Charts may refit axes when
@@ -255,11 +285,17 @@ class TrialChartView : public QChartView {
   double bandLow_ = 0;                                            // chart units
   std::array<double, std::size(kAllTrialStatuses)> bandLines_{};  // each failing status's y in the band
   struct Marker {
-    QPointF pixels;  // chart item coordinates
+    QPointF pixels;  // chart item coordinates, when placed (hover and click)
     int row;
-    double x;  // chart units
+    double x, y;  // chart units: painted where the axes put them now
+    int group;
+    bool dimmed;  // a brush is set and leaves this trial out
   };
-  std::vector<Marker> drawn_;  // every marker handed to a series, for hover and click
+  std::vector<Marker> drawn_;  // every marker drawn, for painting, hover and click
+  std::vector<int> drawnPerGroup_;
+  class MarkerLayer;  // the scene item that paints drawn_ (trial_chart_markers.cpp)
+  MarkerLayer* markerLayer_ = nullptr;
+  mutable QHash<QString, QPixmap> sprites_;  // a marker's picture by group, dimming and pixel ratio
   QHash<qint64, int> pointById_;
   QString shape_;
   ChartMetric yMetric_;

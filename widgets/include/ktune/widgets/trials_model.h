@@ -13,6 +13,7 @@
 #include "ktune/run_store.h"
 #include "ktune/trial.h"
 #include "ktune/widgets/key_labels.h"
+#include "ktune/widgets/trial_brush.h"
 #include "ktune/widgets/winner.h"
 
 namespace ktune::gui {
@@ -83,6 +84,9 @@ class TrialsModel : public QAbstractTableModel {
   // The run's name, for what leaves the workbench (exported charts' titles); set by RunDocument.
   void setRunName(const QString& name) { runName_ = name; }
   const QString& runName() const { return runName_; }
+  // The trials brushed on the Analyse page, shared by every page that shows this model's trials;
+  // cleared when the model is reset or given other trials.
+  TrialBrush* brush() const { return brush_; }
 
   // Value used to sort a column: numbers for numeric columns, text otherwise.
   QVariant sortValue(int row, int column) const;
@@ -115,6 +119,7 @@ class TrialsModel : public QAbstractTableModel {
   KeyLabels keyLabels_;
   QStringList metricNames_;
   QString runName_;
+  TrialBrush* brush_;
   QHash<qint64, int> rowById_;
   std::map<std::string, Winner, KeyLess> winners_;
   std::map<std::string, int, KeyLess> winnerRows_;

@@ -58,18 +58,19 @@ class TrialsPage : public QWidget {
   void selectTrial(qint64 id);
   // Checks exactly these status buttons, as a click would; Pruned lists the pruned configs.
   void setStatusFilter(const QSet<TrialStatus>& statuses);
-  // The trials brushed on the Analyse page's parallel coordinates: a "Brushed" button appears,
-  // checked, and the table shows only them until it is unchecked; `brushing` false removes it.
-  void setBrushedTrials(const QList<qint64>& ids, bool brushing);
 
  signals:
   void currentTrialChanged(qint64 id);
 
  private:
   void refreshShapes();
+  void fitParameterColumns();
   void applyStatusFilter();
   void showCurrent();
   void onCurrentChanged();
+  // The model's TrialBrush (the Analyse page's brush): a "Brushed" button appears, checked, and
+  // the table shows only its trials until it is unchecked; no brush removes it.
+  void followBrush();
 
   TrialsModel* model_;
   TrialsFilterProxy* proxy_;
@@ -82,7 +83,6 @@ class TrialsPage : public QWidget {
   QList<QToolButton*> statusButtons_;
   QToolButton* winnersOnly_;
   QToolButton* brushed_;
-  QSet<qint64> brushedIds_;
   QLabel* countLabel_;
 };
 
