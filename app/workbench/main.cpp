@@ -17,6 +17,7 @@
 
 #include "ktune/backends.h"
 #include "ktune/version.h"
+#include "ktune/widgets/analyse_page.h"
 #include "ktune/widgets/chart_metric.h"
 #include "ktune/widgets/diff_page.h"
 #include "ktune/widgets/landscape_page.h"
@@ -112,6 +113,12 @@ struct Options {
                      "--open, --replay or --start). A name the run does not record is an error that lists the "
                      "names it does."),
       QStringLiteral("NAME")};
+  QCommandLineOption brushBest{
+      QStringLiteral("brush-best"),
+      QStringLiteral("With --open: brush the N fastest configs of the Analyse page's shape on its parallel "
+                     "coordinates, as dragging over the latency axis's bottom does: the Trials page lists only them "
+                     "and the Landscape page dims every other trial."),
+      QStringLiteral("N")};
   QCommandLineOption replay{QStringLiteral("replay"),
                             QStringLiteral("Replay the recorded run DIR: a strategy searches its landscape, which "
                                            "answers instead of a device, shown as a live run."),
@@ -136,7 +143,7 @@ struct Options {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOptions({open, session, start, trustWorker, page, registry, compareWith, screenshot, delay, yMetric,
-                       replay, strategy, budget, seed, pace});
+                       brushBest, replay, strategy, budget, seed, pace});
   }
 };
 
@@ -162,6 +169,7 @@ struct Numbers {
   qulonglong budget = 0, seed = 0;
   double paceMs = 0;
   int delayMs = 0;
+  int brushBest = 0;  // 0: no brush
 };
 std::optional<Numbers> readNumbers(const QCommandLineParser& parser, const Options& o) {
   Numbers n;
@@ -179,6 +187,10 @@ std::optional<Numbers> readNumbers(const QCommandLineParser& parser, const Optio
   if (!ok || !(n.paceMs >= 0)) return refuse(o.pace, "a number of milliseconds (0 or more)");
   n.delayMs = parser.value(o.delay).toInt(&ok);
   if (!ok || n.delayMs < 0) return refuse(o.delay, "a whole number of milliseconds (0 or more)");
+  if (parser.isSet(o.brushBest)) {
+    n.brushBest = parser.value(o.brushBest).toInt(&ok);
+    if (!ok || n.brushBest < 1) return refuse(o.brushBest, "a count of configs (a whole number from 1)");
+  }
   return n;
 }
 
@@ -269,12 +281,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ktune-workbench: --compare-with needs a run to compare: add --open DIR\n");
     return 2;
   }
+  if (parser.isSet(o.brushBest) && !parser.isSet(o.open)) {
+    std::fprintf(stderr, "ktune-workbench: --brush-best needs a run to brush: add --open DIR\n");
+    return 2;
+  }
   if (parser.isSet(o.yMetric) && !parser.isSet(o.open) && !parser.isSet(o.replay) && !parser.isSet(o.start)) {
     std::fprintf(stderr, "ktune-workbench: --y-metric needs a run to plot: add --open DIR, --replay DIR or --start\n");
     return 2;
   }
 
-  const QStringList pages{QStringLiteral("setup"), QStringLiteral("run"), QStringLiteral("trials"),
+  const QStringList pages{QStringLiteral("setup"),     QStringLiteral("run"),     QStringLiteral("trials"),
                           QStringLiteral("landscape"), QStringLiteral("analyse"), QStringLiteral("apply")};
   const int pageIndex = parser.isSet(o.page) ? static_cast<int>(pages.indexOf(parser.value(o.page))) : -1;
   if (parser.isSet(o.page) && pageIndex < 0) {
@@ -313,6 +329,9 @@ int main(int argc, char** argv) {
     window.landscapePage()->setYMetric(parser.value(o.yMetric));
     checkYMetric(window, parser.value(o.yMetric), headless, exitCode);
   }
+  if (numbers->brushBest > 0)
+    QObject::connect(window.document(), &ktune::gui::RunDocument::opened, &window,
+                     [&window, n = numbers->brushBest] { window.analysePage()->brushFastest(n); });
   window.show();
 
   if (headless) armScreenshot(window, parser, o, numbers->delayMs, exitCode);

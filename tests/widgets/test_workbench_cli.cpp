@@ -1,6 +1,7 @@
 // What `ktune-workbench`'s command line tells a new user: --help answers without a display, and
-// a value it cannot use (--budget abc, --y-metric a run does not record) is an error naming the
-// option and the value, never a silent default; --compare-with opens the comparison of two runs.
+// a value it cannot use (--budget abc, --y-metric a run does not record, --brush-best 0) is an
+// error naming the option and the value, never a silent default; --compare-with opens the
+// comparison of two runs.
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -76,6 +77,10 @@ class TestWorkbenchCli : public QObject {
          QStringLiteral("--replay-pace 'fast'")},
         {{QStringLiteral("--open"), run_, QStringLiteral("--screenshot-delay"), QStringLiteral("1s")},
          QStringLiteral("--screenshot-delay '1s'")},
+        {{QStringLiteral("--open"), run_, QStringLiteral("--brush-best"), QStringLiteral("0")},
+         QStringLiteral("--brush-best '0' is not a count of configs")},
+        {{QStringLiteral("--open"), run_, QStringLiteral("--brush-best"), QStringLiteral("five")},
+         QStringLiteral("--brush-best 'five'")},
     };
     for (const auto& c : cases) {
       const Outcome o = workbench(c.args);
@@ -107,6 +112,19 @@ class TestWorkbenchCli : public QObject {
     QVERIFY(QFile::remove(png));
     o = workbench({QStringLiteral("--open"), run_, QStringLiteral("--y-metric"), QStringLiteral("vs_best"),
                    QStringLiteral("--screenshot"), png});
+    QVERIFY2(o.rc == 0, qPrintable(o.err));
+    QVERIFY(QFile::exists(png));
+  }
+
+  // --brush-best brushes the Analyse page's fastest configs of an opened run (the Trials page then
+  // lists only them); without a run there is nothing to brush.
+  void brushBestNeedsARun() {
+    Outcome o = workbench({QStringLiteral("--brush-best"), QStringLiteral("5")});
+    QCOMPARE(o.rc, 2);
+    QVERIFY2(o.err.contains(QStringLiteral("--brush-best needs a run to brush: add --open DIR")), qPrintable(o.err));
+    const QString png = tmp_.filePath(QStringLiteral("brushed.png"));
+    o = workbench({QStringLiteral("--open"), run_, QStringLiteral("--page"), QStringLiteral("trials"),
+                   QStringLiteral("--brush-best"), QStringLiteral("5"), QStringLiteral("--screenshot"), png});
     QVERIFY2(o.rc == 0, qPrintable(o.err));
     QVERIFY(QFile::exists(png));
   }
