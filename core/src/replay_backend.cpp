@@ -8,6 +8,7 @@
 
 #include "ktune/error.h"
 #include "ktune/family_description.h"
+#include "ktune/stats.h"
 
 namespace ktune {
 
@@ -53,6 +54,23 @@ class ReplaySession : public ProblemSession {
     if (t.samples_ns.empty())
       throw TrialFailure(t.status == TrialStatus::Ok ? TrialStatus::Crashed : t.status, recorded(t));
     return {t.max_abs_error, t.mismatch_fraction};
+  }
+
+  // The recording's measurement loop runs again over the recorded samples, so this search's own
+  // best may stop a config early that the recording measured fully. The reverse cannot be replayed:
+  // a recorded slow_abort holds the few samples of a lower bound, and sampling on would cycle them
+  // into an "ok" median that was never measured. It comes back as it was recorded.
+  Measured validate_and_measure(PreparedKernel& kernel, const Tolerance& tol, const MeasureSettings& settings,
+                                std::optional<double> best_median_ns) override {
+    Measured m = ProblemSession::validate_and_measure(kernel, tol, settings, best_median_ns);
+    const Trial& t = static_cast<ReplayKernel&>(kernel).trial;
+    if (t.status == TrialStatus::SlowAbort && m.outcome.status != TrialStatus::SlowAbort) {
+      m.outcome.status = TrialStatus::SlowAbort;
+      m.outcome.samples_ns = t.samples_ns;
+      m.outcome.stats = summarize(t.samples_ns);
+      m.outcome.note = "recorded slow_abort" + (t.error.empty() ? std::string() : ": " + t.error);
+    }
+    return m;
   }
 
   // The measurer's first call calibrates launches per sample and is not kept; it gets the first

@@ -9,6 +9,7 @@
 #include "ktune/backends.h"
 #include "ktune/kernel_tuner_import.h"
 #include "ktune/replay_backend.h"
+#include "ktune/stats.h"
 #include "store_test_support.h"
 
 using namespace ktune;
@@ -222,6 +223,53 @@ class TestReplay : public QObject {
     // may have been stopped early (slow_abort), and the replay must say the same.
     QCOMPARE(again.trials.finished.size(), std::size_t(4));
     for (const Trial& t : measured.finished) QCOMPARE(again.trials.with(t.status), measured.with(t.status));
+  }
+
+  // A recorded slow_abort holds the few samples of a lower bound. Replayed where the search has no
+  // best yet (nothing would stop it early), it must come back as recorded, not as an "ok" median of
+  // its samples cycled (the workbench's replay test saw that once in ten runs).
+  void aRecordedSlowAbortComesBackAsRecorded() {
+    QTemporaryDir tmp;
+    const fs::path real = fs::path(tmp.path().toStdString()) / "real";
+    auto backends = make_backends();
+    Backend& cpu = find_backend(backends, "cpu");
+    TuneRequest req;
+    req.family = cpu.family("gemm");
+    req.problems = expand_shape(req.family, "M=16 N=64 K=64");
+    req.space = SearchSpace({{"MR", {4, 8}},
+                             {"NR", {8}},
+                             {"vec", {4}},
+                             {"MC", {64}},
+                             {"KC", {128}},
+                             {"NC", {1024}},
+                             {"loop_order", {0}},
+                             {"threads", {1}}},
+                            {});
+    req.measure.warmup_ms = 0;
+    req.measure.min_samples = req.measure.max_samples = 5;
+    req.measure.remeasure_top = 0;
+    req.run_dir = real;
+    Trials measured;
+    Tuner(cpu, cpu.devices().front()).run(req, measured);
+    // The same run, its first trial recorded as stopped after two samples.
+    const fs::path edited = fs::path(tmp.path().toStdString()) / "edited";
+    RunStore store = RunStore::create(edited, RunStore::read_metadata(real));
+    std::vector<Trial> trials = RunStore::read_trials(real);
+    QVERIFY(!trials.empty() && trials.front().samples_ns.size() >= 2);
+    Trial& cut = trials.front();
+    cut.status = TrialStatus::SlowAbort;
+    cut.samples_ns.resize(2);
+    cut.stats = summarize(cut.samples_ns);
+    cut.error = "fastest of 2 samples is 3x the best so far";
+    for (const Trial& t : trials) store.append(t);
+    store.finish({}, "finished");
+    ReplayBackend backend(edited, cpu.family("gemm"));
+    const Replayed again = replay(backend, {"exhaustive", 0, 0});
+    const auto it = std::find_if(again.trials.finished.begin(), again.trials.finished.end(),
+                                 [&](const Trial& t) { return t.config.key() == cut.config.key(); });
+    QVERIFY(it != again.trials.finished.end());
+    QCOMPARE(it->status, TrialStatus::SlowAbort);
+    QCOMPARE(it->samples_ns, cut.samples_ns);
   }
 
   // A real CPU run, measured exhaustively, replayed exhaustively: the same best config with the
