@@ -24,20 +24,17 @@ import re
 import sys
 import threading
 import time
-import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ._failures import _Failure, _describe, _run_failure
+
 PROTOCOL = 1
 __all__ = ["Family", "Tolerance", "serve", "wall_timer", "default_device_name", "device_index", "PROTOCOL"]
-# What an exception's message keeps of its traceback: enough to find the line, not a page of frames.
-_TRACEBACK_LINES = 30
-_TRACEBACK_CHARS = 4000
 # After ktune's stdin closes (ktune is gone) or after shutdown, this long for threads to finish
 # before the process ends anyway: a kernel stuck in a measure must not keep a GPU forever.
 _EXIT_GRACE_S = 1.0
-_HERE = os.path.abspath(__file__)
 
 
 @dataclass
@@ -162,40 +159,6 @@ def _check_sharding(family: Family) -> None:
         for name in re.findall(r"(?<![\w.])[A-Za-z_]\w*(?!\w|\s*\()", text):
             if name not in names and name not in _EXPR_WORDS:
                 raise ValueError(f"{where}: {what}.expr {r['expr']!r}: {name!r} is not a key field")
-
-
-class _Failure(Exception):
-    def __init__(self, status: str, message: str):
-        super().__init__(message)
-        self.status = status
-
-
-# Exceptions that say a config does not fit the device (Triton's OutOfResources: more shared memory
-# or registers than a block may have), known by name so that this module needs no Triton: a
-# launch_error, as ktune's own backends report such a config, and the worker lives on (its CUDA
-# context is intact), where a crash would cost a fresh worker.
-_DOES_NOT_FIT = ("OutOfResources",)
-
-
-def _run_failure(e: BaseException) -> "_Failure":
-    return _Failure("launch_error" if type(e).__name__ in _DOES_NOT_FIT else "crashed", _describe(e))
-
-
-def _describe(e: BaseException) -> str:
-    """"ValueError: bad block" on the first line (what ktune's console shows), then the traceback,
-    cut to its first and last frames when long."""
-    head = f"{type(e).__name__}: {e}"
-    head = head if len(head) <= 500 else head[:497] + "..."
-    tb = traceback.TracebackException.from_exception(e)
-    # This module's own frames (build, measure) say nothing about the kernel: the user's code is the story.
-    tb.stack = traceback.StackSummary.from_list([f for f in tb.stack if os.path.abspath(f.filename) != _HERE])
-    lines = "".join(tb.format()).rstrip("\n").split("\n")
-    if len(lines) > _TRACEBACK_LINES:
-        lines = lines[:3] + [f"  ... ({len(lines) - _TRACEBACK_LINES + 4} lines left out)"] + lines[-(_TRACEBACK_LINES - 4):]
-    text = "\n".join(lines)
-    if len(text) > _TRACEBACK_CHARS:
-        text = "..." + text[-_TRACEBACK_CHARS:]
-    return head + "\n" + text
 
 
 def _compare(out: Any, ref: Any, tol: Tolerance):
