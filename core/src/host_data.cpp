@@ -60,6 +60,31 @@ float bf16_to_f32(std::uint16_t h) {
   return out;
 }
 
+float e4m3_to_f32(std::uint8_t code) {
+  const int exp = (code >> 3) & 0xf, man = code & 7;
+  if (exp == 15 && man == 7) return std::numeric_limits<float>::quiet_NaN();
+  const float v = exp == 0 ? std::ldexp(static_cast<float>(man), -9) : std::ldexp(1.0f + man / 8.0f, exp - 7);
+  return (code & 0x80) ? -v : v;
+}
+
+std::uint8_t f32_to_e4m3(float f) {
+  if (std::isnan(f)) return 0x7f;
+  const std::uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  const float a = std::fabs(f);
+  if (a >= 448.0f) return sign | 0x7e;
+  // Codes 0x00..0x7e are the non-negative finite values in increasing order: find the pair
+  // around `a` and take the nearer, the even code on a tie.
+  int lo = 0, hi = 0x7e;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    (e4m3_to_f32(static_cast<std::uint8_t>(mid)) <= a ? lo : hi) = mid;
+  }
+  const float dlo = a - e4m3_to_f32(static_cast<std::uint8_t>(lo)),
+              dhi = e4m3_to_f32(static_cast<std::uint8_t>(hi)) - a;
+  const int code = dlo < dhi ? lo : dhi < dlo ? hi : (lo % 2 == 0 ? lo : hi);
+  return static_cast<std::uint8_t>(sign | code);
+}
+
 double load_elem(const void* data, ElemType t, std::size_t i) {
   const auto* p = static_cast<const unsigned char*>(data);
   switch (t) {
@@ -185,6 +210,16 @@ void parallel_for(std::size_t n, F fn) {
 
 std::vector<unsigned char> generate(ElemType t, std::size_t count, const ArgInit& init, std::uint64_t seed) {
   std::vector<unsigned char> out(count * elem_size(t), 0);
+  if (init.kind == ArgInit::Kind::E4m3) {
+    if (elem_size(t) != 1)
+      throw InputError(std::string("an e4m3 init fills 8-bit codes, not ") + to_string(t) +
+                       " elements: declare the buffer \"u8\" or \"i8\"");
+    parallel_for(count, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i)
+        out[i] = f32_to_e4m3(static_cast<float>(init.lo + unit_draw(seed, i) * (init.hi - init.lo)));
+    });
+    return out;
+  }
   if (init.kind != ArgInit::Kind::Uniform) return out;
   const bool integer = is_integer(t);
   parallel_for(count, [&](std::size_t begin, std::size_t end) {

@@ -286,6 +286,8 @@ struct KernelSpecReader {
       arg.init.lo = in["uniform"][0].number();
       arg.init.hi = in["uniform"][1].number();
       if (!(arg.init.lo <= arg.init.hi)) in.fail("uniform bounds must be [lo, hi] with lo <= hi");
+    } else if (in.has("e4m3") && in["e4m3"].json().is_array() && in["e4m3"].size() == 2) {
+      e4m3_init(in, arg);
     } else if (in.has("lengths")) {
       detail::read_lengths_init(in["lengths"], arg.init);
     } else if (in.has("page_table")) {
@@ -296,10 +298,22 @@ struct KernelSpecReader {
       detail::read_file_init(in, arg, base_dir, embedded);
     } else {
       in.expected(
-          "\"zero\", \"none\", {\"uniform\": [lo, hi]}, {\"lengths\": {\"min\", \"max\"}}, {\"page_table\": "
+          "\"zero\", \"none\", {\"uniform\": [lo, hi]}, {\"e4m3\": [lo, hi]}, {\"lengths\": {\"min\", \"max\"}}, "
+          "{\"page_table\": "
           "{\"lengths\", \"page_size\", \"shuffle\"}}, {\"routing\": {\"experts\", \"topk\"}}, "
           "{\"expert_offsets\": ROUTING}, {\"expert_order\": {\"routing\", \"index\"}} or {\"file\": \"data.npy\"}");
     }
+  }
+
+  static void e4m3_init(const JsonPath& in, SpecArgument& arg) {
+    arg.init.kind = ArgInit::Kind::E4m3;
+    arg.init.lo = in["e4m3"][0].number();
+    arg.init.hi = in["e4m3"][1].number();
+    if (!(-448 <= arg.init.lo && arg.init.lo <= arg.init.hi && arg.init.hi <= 448))
+      in.fail("e4m3 bounds must be [lo, hi] with -448 <= lo <= hi <= 448 (e4m3's finite range)");
+    if (arg.dtype.find("${") == std::string::npos && arg.dtype != "u8" && arg.dtype != "i8")
+      in.fail("an e4m3 init fills 8-bit codes: declare '" + arg.name + "' as a \"u8\" or \"i8\" buffer, not \"" +
+              arg.dtype + "\"");
   }
 
   // Outputs: poisoned (NaN bytes) before each validation run unless the kernel accumulates.
@@ -514,9 +528,11 @@ struct KernelSpecReader {
       for (const auto& e : a.dims) check(e, where + ".dims", i);
       for (const auto& e : a.box) check(e, where + ".box", i);
       // "${...}" is substituted per problem: such an init is checked when generated.
-      for (const auto& [e, key] :
-           {std::pair{&a.init.min, "min"}, {&a.init.max, "max"}, {&a.init.page_size, "page_size"},
-            {&a.init.experts, "experts"}, {&a.init.topk, "topk"}})
+      for (const auto& [e, key] : {std::pair{&a.init.min, "min"},
+                                   {&a.init.max, "max"},
+                                   {&a.init.page_size, "page_size"},
+                                   {&a.init.experts, "experts"},
+                                   {&a.init.topk, "topk"}})
         if (e->find("${") == std::string::npos) check(*e, where + ".init." + key, i);
     }
     const std::size_t all = s.args_.size();

@@ -132,6 +132,14 @@ struct Generator {
     }
   }
 
+  std::vector<unsigned char> drawn(const SpecArgument& a, ElemType t, std::uint64_t count, std::uint64_t seed) const {
+    try {
+      return generate(t, count, a.init, seed);
+    } catch (const InputError& e) {
+      throw InputError(culprit(a) + " for " + p.key() + ": " + e.what());
+    }
+  }
+
   void argument(const SpecArgument& a, std::uint64_t seed) {
     const std::uint64_t count = spec.max_arg_count(a, p, out.variables);
     out.counts[a.name] = count;
@@ -150,7 +158,7 @@ struct Generator {
     else if (a.init.kind == ArgInit::Kind::File)
       data = from_file(a, t, count);
     else
-      data = generate(t, count, a.init, arg_seed);
+      data = drawn(a, t, count, arg_seed);
     out.inputs[a.name] = {t, std::move(data)};
   }
 };

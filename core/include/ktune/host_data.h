@@ -14,6 +14,11 @@ std::uint16_t f32_to_f16(float f);
 float f16_to_f32(std::uint16_t h);
 std::uint16_t f32_to_bf16(float f);
 float bf16_to_f32(std::uint16_t h);
+// fp8 e4m3 as DeepSeek-V3 and aiter store it (OCP's "fn" variant: no infinities, 0x7f and 0xff
+// are NaN, largest finite 448): the code nearest to f (ties to the even code), saturating at
+// +-448, NaN to 0x7f; and a code's value, exact in f32.
+std::uint8_t f32_to_e4m3(float f);
+float e4m3_to_f32(std::uint8_t code);
 
 // Element i of a buffer of type t, as double.
 double load_elem(const void* data, ElemType t, std::size_t i);
@@ -28,8 +33,9 @@ inline double unit_draw(std::uint64_t seed, std::uint64_t i) {
   return static_cast<double>(draw(seed, i) >> 11) * 0x1.0p-53;
 }
 
-// `count` elements of type t drawn from `init` with a counter-based generator: element i depends
-// only on (seed, i).
+// `count` elements of type t drawn from `init` (Uniform, E4m3; any other kind gives zeros) with a
+// counter-based generator: element i depends only on (seed, i). E4m3 throws InputError unless t
+// is 8-bit.
 std::vector<unsigned char> generate(ElemType t, std::size_t count, const ArgInit& init, std::uint64_t seed);
 
 // `count` lengths (t: i32 or i64) drawn uniformly from [min, max] with generate()'s generator,

@@ -137,10 +137,13 @@ struct ArgInit {
   // Lengths, PageTable: generated index data (sequence lengths, a paged KV cache's page table).
   // Routing, ExpertOffsets, ExpertOrder: a mixture-of-experts routing and its expert-order views.
   // File: the contents of a .npy or raw binary file in the spec's folder (data a user computed).
+  // E4m3: fp8 e4m3 codes (a u8 or i8 buffer) of values uniform in [lo, hi], each the nearest
+  // finite code: never a NaN code, which a uniform over the bytes would draw.
   enum class Kind {
     None,
     Zero,
     Uniform,
+    E4m3,
     Poison,
     Lengths,
     PageTable,
@@ -149,7 +152,7 @@ struct ArgInit {
     ExpertOrder,
     File
   } kind = Kind::None;
-  double lo = -1, hi = 1;      // Uniform: integers types draw integers in [lo, hi]
+  double lo = -1, hi = 1;      // Uniform: integers types draw integers in [lo, hi]; E4m3: the values' range
   std::string min, max;        // Lengths: expressions of the shortest and longest length
   std::string lengths;         // PageTable: the Lengths argument whose sequences it pages
   std::string page_size;       // PageTable: tokens per page, an expression

@@ -1,7 +1,8 @@
 // Hopper (sm_90a) helpers shared by ktune's built-in CUDA kernels that multiply with warpgroup MMA
 // fed by TMA (gemm.cu's gemm_wgmma, grouped_gemm.cu's grouped_gemm_wgmma): a ring of shared
 // memory stages filled by one producer thread and drained by consumer warpgroups through
-// mbarriers, wgmma on 128-byte swizzled tiles, and the register hand-over between the two roles.
+// mbarriers, wgmma on 128-byte swizzled tiles, and the register hand-over between the two roles;
+// gemm_a8w8_blockscale.cu multiplies fp8 e4m3 with it (128 8-bit elements a tile row).
 // Embedded and handed to NVRTC like ktune_device.cuh, which it includes.
 //
 // The layout every user follows: a tile row is 64 16-bit elements (128 bytes, one swizzle atom),
@@ -93,8 +94,23 @@ KT_WGMMA_SHAPE(16, 32, 16, 17, 18, 19, 16, 17, 18, 19, 20, 21)
 KT_WGMMA_SHAPE(32, 64, 32, 33, 34, 35, 32, 33, 34, 35, 36, 37)
 KT_WGMMA_SHAPE(64, 128, 64, 65, 66, 67, 64, 65, 66, 67, 68, 69)
 KT_WGMMA_SHAPE(128, 256, 128, 129, 130, 131, 128, 129, 130, 131, 132, 133)
+// wgmma_e4m3(d, da, db, accumulate): d[64 x N] (+)= A[64 x 32] B[32 x N], fp8 e4m3 operands both
+// K-major in shared memory (8-bit wgmma has no transpose): a k32 step is 32 bytes of a 128-byte
+// row, as a 16-bit k16 step is. accumulate 0 overwrites d (no zeroing in registers). Hopper sums
+// these products in reduced precision (not full f32): callers accumulate a short run of steps
+// here and add it to their f32 sums themselves.
+#define KT_WGMMA_E4M3(K, N, IDX_DA, IDX_DB, IDX_ACC)                                                                        \
+  __device__ __forceinline__ void wgmma_e4m3(float (&d)[K], unsigned long long da, unsigned long long db, int accumulate) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #IDX_ACC ", 0;\n"                                                    \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 " KT_WG_D##K ", %" #IDX_DA ", %" #IDX_DB         \
+                 ", p, 1, 1;\n}\n"                                                                                          \
+                 : KT_WG_ACC##K(d, 0) : "l"(da), "l"(db), "r"(accumulate));                                                 \
+  }
+KT_WGMMA_E4M3(32, 64, 32, 33, 34)
+KT_WGMMA_E4M3(64, 128, 64, 65, 66)
 // clang-format on
 #undef KT_WGMMA_SHAPE
+#undef KT_WGMMA_E4M3
 
 // Calls f(row, col, x, y) for each pair of adjacent accumulators of the m64nN fragment `d` a
 // thread holds: row in [0, 64), col even in [0, N). d[4j + 2h] and d[4j + 2h + 1] sit at row

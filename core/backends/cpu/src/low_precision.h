@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 
+#include "ktune/host_data.h"
+
 namespace ktune::cpu {
 
 inline constexpr float kE4m3Max = 448.0f;
@@ -32,8 +34,9 @@ constexpr std::array<float, 256> make_e4m3_table() {
 // The decode table the kernels and the reference use.
 inline constexpr std::array<float, 256> kE4m3Table = make_e4m3_table();
 
-// The e4m3 code nearest to `x` (ties to the even code), saturating at +-448; NaN gives 0x7f.
-std::uint8_t e4m3_encode(float x);
+// The e4m3 code nearest to `x` (ties to the even code), saturating at +-448; NaN gives 0x7f:
+// the core's encoder, which spec inits ({"e4m3": [lo, hi]}) draw codes with too.
+inline std::uint8_t e4m3_encode(float x) { return f32_to_e4m3(x); }
 
 // f32 -> bf16 bits, round to nearest even; NaN stays a (quiet) NaN.
 inline std::uint16_t bf16_round(float f) {

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The baselines of the CUDA gemm_a8w8_blockscale family, timed in the same device call as its tune
+(gpu_run.sh's a8w8_native stage), beside the native winners: torch._scaled_mm (cuBLASLt's fp8 GEMM)
+with blockwise scales (1x128 for A as [M, K/128] M-fastest, 128x128 for W as [K/128, N/128]: the
+call DeepSeek-V3 serving makes, CUDA 12.9 and a torch that has it) and with per-tensor scales, on
+random e4m3 operands of each shape, bf16 out. Timed warm with CUDA events (20 calls back to back,
+averaged, median of --samples), as ktune's amortized method times the native kernel.
+
+    python3 bench/cuda/a8w8_torch.py --native /tmp/a8w8_native/native [--m 16,128,1024] [--n 4096] [--k 4096]
+
+Prints one row per shape: the native winner's median (the run's re-measured one,
+bench/ktune_results.py) and TFLOP/s, each baseline's µs, and "x blockwise" / "x per-tensor": the
+baseline's time over the native one (> 1: the native kernel is faster); "-" where torch could not
+run a baseline (its reason on stderr) or the run has no winner for the shape."""
+import argparse
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import ktune_results  # noqa: E402
+from sdpa_decode import time_us  # noqa: E402  (the CUDA-event timer the other baselines use)
+
+SCALE_BLOCK = 128
+
+
+def baselines(M, N, K):
+    """[(name, function)]: torch._scaled_mm blockwise, then per-tensor, on random finite e4m3 codes."""
+    dev = "cuda"
+    a = (torch.rand(M, K, device=dev) * 896 - 448).to(torch.float8_e4m3fn)
+    w = (torch.rand(N, K, device=dev) * 896 - 448).to(torch.float8_e4m3fn)
+    kb, nb = K // SCALE_BLOCK, (N + SCALE_BLOCK - 1) // SCALE_BLOCK
+    a_scale = torch.rand(M, kb, device=dev).add_(0.01).t().contiguous().t()  # [M, K/128], M fastest
+    b_scale = torch.rand(nb, kb, device=dev).add_(0.01).t()  # [K/128, N/128]
+    one = torch.ones((), dtype=torch.float32, device=dev)
+    wt = w.t()  # [K, N], column-major: what cuBLASLt's fp8 GEMM takes
+    return [("blockwise", lambda: torch._scaled_mm(a, wt, a_scale, b_scale, out_dtype=torch.bfloat16)),
+            ("per-tensor", lambda: torch._scaled_mm(a, wt, one, one, out_dtype=torch.bfloat16))]
+
+
+def native_us(run_dir):
+    """{(M, N, K): (µs, config)} of the run's winners (fp8_e4m3, bf16 out)."""
+    if not run_dir:
+        return {}
+    out = {}
+    for shape, won in ktune_results.winners(run_dir).by_shape.items():
+        f = dict(shape)
+        if f.get("q_dtype", "fp8_e4m3") == "fp8_e4m3" and f.get("out_dtype", "bf16") == "bf16":
+            out[(int(f["M"]), int(f["N"]), int(f["K"]))] = won
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--native", help="the ktune run folder of the native family (its results.json)")
+    ap.add_argument("--m", default="16,128,1024")
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--k", type=int, default=4096)
+    ap.add_argument("--samples", type=int, default=30)
+    a = ap.parse_args()
+    native = native_us(a.native)
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
+    head = ["M", "N", "K", "native us", "TFLOP/s", "blockwise us", "per-tensor us", "x blockwise", "x per-tensor",
+            "config"]
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for M in (int(m) for m in a.m.split(",")):
+        N, K = a.n, a.k
+        times = {}
+        for name, fn in baselines(M, N, K):
+            try:
+                times[name] = time_us(fn, a.samples, None)
+            except Exception as e:  # a torch without blockwise _scaled_mm, or a layout it refuses
+                print(f"a8w8_torch.py: {name} torch._scaled_mm failed at M={M} N={N} K={K}: "
+                      f"{str(e).splitlines()[0]}", file=sys.stderr)
+        us, config = native.get((M, N, K), (None, None))
+        cells = [str(M), str(N), str(K), f"{us:.1f}" if us else "-", f"{2 * M * N * K / (us * 1e6):.0f}" if us else "-"]
+        cells += [f"{times[n]:.1f}" if n in times else "-" for n in ("blockwise", "per-tensor")]
+        cells += [f"{times[n] / us:.2f}" if us and n in times else "-" for n in ("blockwise", "per-tensor")]
+        cells.append(" ".join(f"{k}={v}" for k, v in (config or {}).items()) or "-")
+        print("| " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+// ktune gemm_a8w8_blockscale: aiter's block-scaled 8-bit GEMM (DeepSeek-V3's scales) on Hopper,
+// fp8 e4m3 codes with f32 block scales (gemm_a8w8_blockscale.json; the CPU family's tensors):
+//   A [M, K] and W [N, K] e4m3 codes (u8), a_scale [M, K/128] (one per 1x128 block of A),
+//   b_scale [ceil(N/128), K/128] (one per 128x128 block of W), Y [M, N] bf16 or f32:
+//   Y[m, n] = sum over kb of (A[m, kb-block] . W[n, kb-block]) * a_scale[m, kb] * b_scale[n/128, kb]
+//
+// gemm.cu's Hopper kernel with 8-bit operands: warpgroup 0 is the producer (one thread issues the
+// TMA copies of each 128-deep K block of A and W into a ring of num_stages buffers,
+// ktune_hopper.cuh), warpgroups 1..BLOCK_M/64 are consumers, each multiplying its 64 rows of A by
+// the tile's BLOCK_N columns of W with wgmma.m64nNk32 (N = min(BLOCK_N, 128)) straight from shared
+// memory. A K block (128 elements = 128 bytes, one swizzle atom) is one scale block: its four k32
+// steps accumulate into a temporary, PROMOTE_K deep at a time (128: DeepGEMM's four steps; 32:
+// every step, as Triton's max_num_imprecise_acc=0), which is multiplied by the two scales and
+// added to the f32 accumulators in registers, since Hopper accumulates fp8 products in reduced
+// precision: the longer the run, the larger the error. A 256-column tile is two 128-column chunks, one weight scale each, one after
+// the other (a 128-float temporary would not fit in registers next to 128 accumulators).
+// TMA zero-fills rows past M and N; K is a multiple of 128 (a shape rule), so no K tail.
+#ifndef KT_OUT_F32
+#define KT_OUT_F32 0  // 1: Y is f32; 0: bf16, rounded to nearest even
+#endif
+#ifndef REFERENCE
+#define REFERENCE 0  // 1: the reference's build, which reads no tunable
+#endif
+
+#include "ktune_device.cuh"
+#if !REFERENCE
+#include "ktune_hopper.cuh"
+#endif
+
+#define SCALE_BLOCK 128
+
+#if KT_OUT_F32
+typedef float Out;
+__device__ __forceinline__ Out to_out(float x) { return x; }
+#else
+typedef u16 Out;
+__device__ __forceinline__ Out to_out(float x) { return Float16<1>::from_f32(x); }
+#endif
+
+#if !REFERENCE
+#define BM BLOCK_M
+#define BN BLOCK_N
+#define STAGES num_stages
+#define CONSUMERS (BM / 64)
+#define THREADS ((CONSUMERS + 1) * 128)
+#define CN (BN < 128 ? BN : 128)  // columns of one wgmma chunk: one weight scale block at most
+#define A_BYTES (BM * 128)        // a stage of A: BM rows of 128 codes
+#define B_BYTES (BN * 128)        // of W: BN rows of 128 codes
+static_assert(STAGES >= 2, "the ring needs two stages");
+static_assert(BM == 64 || BM == 128, "64 rows per consumer warpgroup, one or two of them");
+static_assert(BN == 64 || BN == 128 || BN == 256, "64 or 128 columns divide a weight scale block; 256 is two");
+static_assert(PROMOTE_K == 32 || PROMOTE_K == 64 || PROMOTE_K == 128, "whole k32 steps of one scale block");
+
+// PROMOTE_K / 32 k32 steps of a 64 x CN chunk from k32 step `k0` on, into `part` (the first
+// overwrites it), waited for.
+__device__ __forceinline__ void multiply_steps(float (&part)[CN / 2], u32 a_rows, u32 b_rows, int k0) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < PROMOTE_K / 32; ++kk)
+    wgmma_e4m3(part, smem_desc(a_rows + (k0 + kk) * 32, 16, 1024), smem_desc(b_rows + (k0 + kk) * 32, 16, 1024), kk);
+  wgmma_commit();
+  wgmma_wait<0>();
+}
+
+// acc[chunk's columns] += part * a_scale of the row * the chunk's weight scale; the thread's rows
+// are r and r + 8 (wgmma_pairs' layout), their scales sa[0] and sa[1].
+__device__ __forceinline__ void promote(float* acc, const float (&part)[CN / 2], const float (&sa)[2], float sb) {
+#pragma unroll
+  for (int j = 0; j < CN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float s = sa[h] * sb;
+      acc[4 * j + 2 * h] += part[4 * j + 2 * h] * s;
+      acc[4 * j + 2 * h + 1] += part[4 * j + 2 * h + 1] * s;
+    }
+}
+
+__device__ __forceinline__ void store_pair(Out* __restrict__ y, int M, int N, int m, int n, float x0, float x1) {
+  if (m >= M || n >= N) return;
+  Out* p = y + (long)m * N + n;
+  p[0] = to_out(x0);
+  if (n + 1 < N) p[1] = to_out(x1);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    gemm_a8w8_blockscale(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
+                         const float* __restrict__ a_scale, const float* __restrict__ b_scale, Out* __restrict__ y,
+                         int M, int N, int K) {
+  // M fastest: the blocks running together share columns of W (read from DRAM once).
+  const int tiles_m = (M + BM - 1) / BM;
+  const int m0 = (blockIdx.x % tiles_m) * BM, n0 = (blockIdx.x / tiles_m) * BN;
+  const int kb_count = K / SCALE_BLOCK, nb_count = (N + SCALE_BLOCK - 1) / SCALE_BLOCK;
+
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
+  const u32 raw = smem_addr(smem_raw);
+  const u32 sA = (raw + 1023) & ~1023u, sB = sA + STAGES * A_BYTES;
+  const TmaRing<STAGES> ring{sB + STAGES * B_BYTES};
+  const int tid = threadIdx.x, wg = tid / 128;
+  if (tid == 0) {
+    prefetch_tensormap(&tmA);
+    prefetch_tensormap(&tmB);
+    ring.init(CONSUMERS);
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+#if CONSUMERS > 1
+    producer_regs();
+#endif
+    if (tid == 0)
+      ring.produce(kb_count, A_BYTES + B_BYTES, [&](int s, int i, u32 bar) {
+        tma_load(sA + s * A_BYTES, &tmA, i * SCALE_BLOCK, m0, bar);
+        tma_load(sB + s * B_BYTES, &tmB, i * SCALE_BLOCK, n0, bar);
+      });
+    return;
+  }
+#if CONSUMERS > 1
+  take_regs<consumer_regs(THREADS, CONSUMERS)>();
+#endif
+  float acc[BN / 2], part[CN / 2];
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+  const int warp = (tid % 128) / 32, lane = tid % 32;
+  const int row = m0 + (wg - 1) * 64 + warp * 16 + lane / 4;  // and row + 8
+  const u32 a_rows = sA + (wg - 1) * 64 * 128;
+  for (int i = 0; i < kb_count; ++i) {
+    // The scales load while the block's codes land; rows past M scale zeros (TMA's fill).
+    float sa[2], sb[BN / CN];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) sa[h] = row + 8 * h < M ? a_scale[(long)(row + 8 * h) * kb_count + i] : 0.f;
+#pragma unroll
+    for (int c = 0; c < BN / CN; ++c) sb[c] = b_scale[(long)min(n0 / SCALE_BLOCK + c, nb_count - 1) * kb_count + i];
+    ring.wait_full(i);
+    const int s = i % STAGES;
+#pragma unroll
+    for (int c = 0; c < BN / CN; ++c)
+#pragma unroll
+      for (int k0 = 0; k0 < 4; k0 += PROMOTE_K / 32) {
+        multiply_steps(part, a_rows + s * A_BYTES, sB + s * B_BYTES + c * CN * 128, k0);
+        if (c == BN / CN - 1 && k0 + PROMOTE_K / 32 == 4 && tid % 128 == 0) mbar_arrive(ring.empty(s));
+        promote(acc + c * (CN / 2), part, sa, sb[c]);
+      }
+  }
+  wgmma_pairs(acc,
+              [&](int r, int c, float x0, float x1) { store_pair(y, M, N, m0 + (wg - 1) * 64 + r, n0 + c, x0, x1); });
+}
+#endif  // !REFERENCE
+
+// The e4m3 ("fn": no infinities, 0x7f and 0xff NaN) value of a code, exact in f32.
+__device__ __forceinline__ float e4m3_to_f32(unsigned char code) {
+  const u32 sign = (u32)(code & 0x80) << 24, exp = (code >> 3) & 15, man = code & 7;
+  if (exp == 15 && man == 7) return __int_as_float(0x7fc00000);
+  const float v = exp == 0 ? man * (1.f / 512.f) : __int_as_float((int)(((exp + 120) << 23) | (man << 20)));
+  return __int_as_float(__float_as_int(v) | (int)sign);
+}
+
+// The reference: one thread per output, f32, each code dequantized with its block's scale and
+// multiplied in K order (no promotion, no tiles).
+extern "C" __global__ void gemm_a8w8_blockscale_reference(const unsigned char* __restrict__ a,
+                                                          const unsigned char* __restrict__ w,
+                                                          const float* __restrict__ a_scale,
+                                                          const float* __restrict__ b_scale, Out* __restrict__ y, int M,
+                                                          int N, int K) {
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long)M * N) return;
+  const int m = i / N, n = i % N, kb_count = K / SCALE_BLOCK;
+  const unsigned char *ar = a + (long)m * K, *wr = w + (long)n * K;
+  float acc = 0.f;
+  for (int k = 0; k < K; ++k) {
+    const int kb = k / SCALE_BLOCK;
+    acc += (e4m3_to_f32(ar[k]) * a_scale[(long)m * kb_count + kb]) *
+           (e4m3_to_f32(wr[k]) * b_scale[(long)(n / SCALE_BLOCK) * kb_count + kb]);
+  }
+  y[i] = to_out(acc);
+}

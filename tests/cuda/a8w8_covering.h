@@ -1,0 +1,33 @@
+#pragma once
+// The CUDA gemm_a8w8_blockscale configs the spec test builds and the GPU test validates: every
+// tile shape (the consumer count, the chunking of 256-column tiles), every ring depth and every
+// promotion depth (how long the tensor cores sum in reduced precision: the accuracy at stake).
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ktune/search_space.h"
+
+namespace ktune_test {
+
+// "name=value" of parameter `name` in `c`.
+inline std::string a8w8_tag(const char* name, const ktune::Config& c) {
+  std::string tag = name;
+  tag += '=';
+  tag += std::to_string(c.get(name));
+  return tag;
+}
+
+inline std::vector<ktune::Config> a8w8_covering(const std::vector<ktune::Config>& valid) {
+  std::set<std::string> covered;
+  std::vector<ktune::Config> chosen;
+  for (const ktune::Config& c : valid) {
+    const bool tile = covered.insert(a8w8_tag("BLOCK_M", c) + a8w8_tag("BLOCK_N", c)).second;
+    const bool stages = covered.insert(a8w8_tag("num_stages", c)).second;
+    const bool promote = covered.insert(a8w8_tag("PROMOTE_K", c)).second;
+    if (tile || stages || promote) chosen.push_back(c);
+  }
+  return chosen;
+}
+
+}  // namespace ktune_test

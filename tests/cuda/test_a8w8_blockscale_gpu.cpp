@@ -1,0 +1,76 @@
+// The gemm_a8w8_blockscale family on the device: its reference kernel against a brute force on
+// the host (f64, every code dequantized with its block's scale), then configs covering every tile
+// shape, ring depth and promotion depth (PROMOTE_K: how long the tensor cores sum in reduced
+// precision) against that reference with ktune's default tolerance, bf16 and f32 out,
+// on shapes with partial tiles on every side (M, N off the tile grid; N off the 128-column scale
+// grid), one 64-row tile (decode) and several K blocks. The kernel needs Hopper (sm_90a): on
+// other GPUs the test says so and is skipped.
+#include <cstdio>
+#include <cstdlib>
+
+#include "a8w8_covering.h"
+#include "check.h"
+#include "device_checks.h"
+#include "gpu.h"
+#include "ktune/backends/gpu.h"
+#include "ktune/host_data.h"
+#include "ktune/measurement.h"
+#include "ktune/search_space.h"
+
+using namespace ktune;
+
+namespace {
+
+struct Shape {
+  long M, N, K;
+  std::string out;
+};
+
+// Y[m, n] = sum over k of (A[m, k] a_scale[m, k/128]) (W[n, k] b_scale[n/128, k/128]).
+std::vector<double> brute_force(const GpuSessionInfo& s, const Shape& sh) {
+  const auto &a = s.host_input("A"), &w = s.host_input("W");
+  const auto &sa = s.host_input("a_scale"), &sb = s.host_input("b_scale");
+  const long kb = sh.K / 128;
+  std::vector<double> out(sh.M * sh.N, 0);
+  for (long m = 0; m < sh.M; ++m)
+    for (long n = 0; n < sh.N; ++n) {
+      double acc = 0;
+      for (long k = 0; k < sh.K; ++k)
+        acc += e4m3_to_f32(a[m * sh.K + k]) * load_elem(sa.data(), ElemType::F32, m * kb + k / 128) *
+               e4m3_to_f32(w[n * sh.K + k]) * load_elem(sb.data(), ElemType::F32, (n / 128) * kb + k / 128);
+      out[m * sh.N + n] = acc;
+    }
+  return out;
+}
+
+}  // namespace
+
+int main() {
+  auto gpu = ktune_test::gpu_or_skip("test_a8w8_blockscale_gpu");
+  if (gpu.device.property("cc_major") != 9) {
+    std::printf("test_a8w8_blockscale_gpu skipped: the kernel is Hopper's (sm_90a wgmma), this is sm_%d%d\n",
+                static_cast<int>(gpu.device.property("cc_major")), static_cast<int>(gpu.device.property("cc_minor")));
+    return 77;
+  }
+  const KernelFamily family = gpu.backend->family("gemm_a8w8_blockscale");
+  const Shape shapes[] = {{16, 200, 256, "bf16"}, {200, 392, 512, "bf16"}, {130, 264, 384, "f32"}};
+  const Tolerance tol;  // ktune's default
+  int validated = 0;
+  for (const Shape& sh : shapes) {
+    const Problem p = ktune_test::make_problem(family, {{"M", std::to_string(sh.M)},
+                                                        {"N", std::to_string(sh.N)},
+                                                        {"K", std::to_string(sh.K)},
+                                                        {"q_dtype", "fp8_e4m3"},
+                                                        {"out_dtype", sh.out}});
+    auto session = gpu.backend->open(gpu.device, family, p, 2024);
+    const auto& info = dynamic_cast<const GpuSessionInfo&>(*session);
+    ktune_test::check_reference(info.reference_output(), brute_force(info, sh), tol, p.key());
+    Variables ctx = gpu.device.variables();
+    for (const auto& [name, v] : family.variables(p)) ctx[name] = v;
+    const auto chosen = ktune_test::a8w8_covering(family.default_space.enumerate(ctx));
+    validated += ktune_test::validate_configs(*session, chosen, tol, p.key(), [](const Config&) { return 1; });
+    std::printf("%s: reference = brute force, %zu configs validated\n", p.key().c_str(), chosen.size());
+  }
+  std::printf("%d validations\n", validated);
+  return ktune_test::finish("test_a8w8_blockscale_gpu");
+}
