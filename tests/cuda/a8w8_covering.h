@@ -1,7 +1,8 @@
 #pragma once
 // The CUDA gemm_a8w8_blockscale configs the spec test builds and the GPU test validates: every
-// tile shape (the consumer count, the chunking of 256-column tiles), every ring depth and every
-// promotion depth (how long the tensor cores sum in reduced precision: the accuracy at stake).
+// tile shape (the consumer count, the chunking of 256-column tiles), every ring depth, every
+// promotion depth (how long the tensor cores sum in reduced precision: the accuracy at stake) and
+// every split-K the shape allows.
 #include <set>
 #include <string>
 #include <vector>
@@ -25,7 +26,8 @@ inline std::vector<ktune::Config> a8w8_covering(const std::vector<ktune::Config>
     const bool tile = covered.insert(a8w8_tag("BLOCK_M", c) + a8w8_tag("BLOCK_N", c)).second;
     const bool stages = covered.insert(a8w8_tag("num_stages", c)).second;
     const bool promote = covered.insert(a8w8_tag("PROMOTE_K", c)).second;
-    if (tile || stages || promote) chosen.push_back(c);
+    const bool split = covered.insert(a8w8_tag("SPLITK", c)).second;
+    if (tile || stages || promote || split) chosen.push_back(c);
   }
   return chosen;
 }

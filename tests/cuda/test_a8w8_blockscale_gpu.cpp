@@ -3,8 +3,8 @@
 // shape, ring depth and promotion depth (PROMOTE_K: how long the tensor cores sum in reduced
 // precision) against that reference with ktune's default tolerance, bf16 and f32 out,
 // on shapes with partial tiles on every side (M, N off the tile grid; N off the 128-column scale
-// grid), one 64-row tile (decode) and several K blocks. The kernel needs Hopper (sm_90a): on
-// other GPUs the test says so and is skipped.
+// grid), one 64-row tile (decode), several K blocks and split-K with a ragged (and an empty) slice. The kernel needs
+// Hopper (sm_90a): on other GPUs the test says so and is skipped.
 #include <cstdio>
 #include <cstdlib>
 
@@ -53,7 +53,9 @@ int main() {
     return 77;
   }
   const KernelFamily family = gpu.backend->family("gemm_a8w8_blockscale");
-  const Shape shapes[] = {{16, 200, 256, "bf16"}, {200, 392, 512, "bf16"}, {130, 264, 384, "f32"}};
+  // The last splits 17 K blocks 2, 4 and 8 ways (8: three a slice, the last slice empty).
+  const Shape shapes[] = {
+      {16, 200, 256, "bf16"}, {200, 392, 512, "bf16"}, {130, 264, 384, "f32"}, {40, 136, 2176, "bf16"}};
   const Tolerance tol;  // ktune's default
   int validated = 0;
   for (const Shape& sh : shapes) {

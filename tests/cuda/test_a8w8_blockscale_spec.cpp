@@ -6,10 +6,12 @@
 // with NVRTC for sm_90a within the H100's limits on M = 16, 128, 1024 (N = K = 4096) and a ragged
 // shape. Running them waits for a GPU (cuda/test_a8w8_blockscale_gpu).
 #include <unistd.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "a8w8_covering.h"
 #include "build_plan.h"
@@ -121,19 +123,31 @@ void test_inputs() {
   }
 }
 
-// One launch: a producer warpgroup and BLOCK_M/64 consumers, a block per tile.
+// A producer warpgroup and BLOCK_M/64 consumers, a block per tile and K slice; split K adds the
+// launch that sums the slices.
 void test_launch_plan() {
   const KernelSpec s = load();
   Config c = s.family().default_config;
-  for (const auto& [bm, bn] : {std::pair{64, 128}, {128, 256}}) {
+  for (const auto& [bm, bn, split] : {std::tuple{64, 128, 1}, {128, 256, 1}, {64, 64, 4}}) {
     c.set("BLOCK_M", bm);
     c.set("BLOCK_N", bn);
+    c.set("SPLITK", split);
     const auto plan = gpu::plan_build(s, s.launches(), problem(1000, 4100, 512), c, h100(), compiler());
-    CHECK(plan.launches.size() == 1);
+    CHECK_MSG(plan.launches.size() == (split > 1 ? 2u : 1u), c.key());
     const LaunchGeometry& g = plan.launches.front().geometry;
     CHECK_MSG(g.grid[0] == static_cast<std::uint64_t>(((1000 + bm - 1) / bm) * ((4100 + bn - 1) / bn)), c.key());
+    CHECK_MSG(g.grid[1] == static_cast<std::uint64_t>(split), c.key());
     CHECK_MSG(g.threads() == static_cast<std::uint64_t>((bm / 64 + 1) * 128), c.key());
   }
+  // Split K only where the tiles leave SMs idle: decode, not 512 tiles of 64 x 128 at M = 1024.
+  const auto splits = [&](const Problem& p, int bm, int bn) {
+    int most = 0;
+    for (const Config& v : s.family().default_space.enumerate(context(s, p)))
+      if (v.get("BLOCK_M") == bm && v.get("BLOCK_N") == bn) most = std::max<int>(most, v.get("SPLITK"));
+    return most;
+  };
+  CHECK(splits(problem(16, 4096, 4096), 64, 128) == 8);
+  CHECK(splits(problem(1024, 4096, 4096), 64, 128) == 1);
 }
 
 // Every tile shape and ring depth, and the reference, build within the H100's limits; small M

@@ -12,9 +12,10 @@
 // steps accumulate into a temporary, PROMOTE_K deep at a time (128: DeepGEMM's four steps; 32:
 // every step, as Triton's max_num_imprecise_acc=0), which is multiplied by the two scales and
 // added to the f32 accumulators in registers, since Hopper accumulates fp8 products in reduced
-// precision: the longer the run, the larger the error. A 256-column tile is two 128-column chunks, one weight scale each, one after
-// the other (a 128-float temporary would not fit in registers next to 128 accumulators).
-// TMA zero-fills rows past M and N; K is a multiple of 128 (a shape rule), so no K tail.
+// precision: the longer the run, the larger the error. A 256-column tile is two 128-column chunks, one weight scale
+// each, one after the other (a 128-float temporary would not fit in registers next to 128 accumulators). TMA zero-fills
+// rows past M and N; K is a multiple of 128 (a shape rule), so no K tail. SPLITK > 1 (tiles that do not fill the GPU):
+// blockIdx.y sums its slice of the K blocks into f32 partials of its own, and a second launch adds the slices into Y.
 #ifndef KT_OUT_F32
 #define KT_OUT_F32 0  // 1: Y is f32; 0: bf16, rounded to nearest even
 #endif
@@ -31,11 +32,18 @@
 
 #if KT_OUT_F32
 typedef float Out;
-__device__ __forceinline__ Out to_out(float x) { return x; }
 #else
 typedef u16 Out;
-__device__ __forceinline__ Out to_out(float x) { return Float16<1>::from_f32(x); }
 #endif
+// An f32 result as an element of Y (bf16: rounded to nearest even) or of the split-K partials (f32).
+template <class T>
+__device__ __forceinline__ T convert(float x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ u16 convert<u16>(float x) {
+  return Float16<1>::from_f32(x);
+}
 
 #if !REFERENCE
 #define BM BLOCK_M
@@ -49,6 +57,7 @@ __device__ __forceinline__ Out to_out(float x) { return Float16<1>::from_f32(x);
 static_assert(STAGES >= 2, "the ring needs two stages");
 static_assert(BM == 64 || BM == 128, "64 rows per consumer warpgroup, one or two of them");
 static_assert(BN == 64 || BN == 128 || BN == 256, "64 or 128 columns divide a weight scale block; 256 is two");
+static_assert(SPLITK >= 1, "K slices");
 static_assert(PROMOTE_K == 32 || PROMOTE_K == 64 || PROMOTE_K == 128, "whole k32 steps of one scale block");
 
 // PROMOTE_K / 32 k32 steps of a 64 x CN chunk from k32 step `k0` on, into `part` (the first
@@ -75,21 +84,25 @@ __device__ __forceinline__ void promote(float* acc, const float (&part)[CN / 2],
     }
 }
 
-__device__ __forceinline__ void store_pair(Out* __restrict__ y, int M, int N, int m, int n, float x0, float x1) {
+template <class T>
+__device__ __forceinline__ void store_pair(T* __restrict__ y, int M, int N, int m, int n, float x0, float x1) {
   if (m >= M || n >= N) return;
-  Out* p = y + (long)m * N + n;
-  p[0] = to_out(x0);
-  if (n + 1 < N) p[1] = to_out(x1);
+  T* p = y + (long)m * N + n;
+  p[0] = convert<T>(x0);
+  if (n + 1 < N) p[1] = convert<T>(x1);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_a8w8_blockscale(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
                          const float* __restrict__ a_scale, const float* __restrict__ b_scale, Out* __restrict__ y,
-                         int M, int N, int K) {
+                         float* __restrict__ ws, int M, int N, int K) {
   // M fastest: the blocks running together share columns of W (read from DRAM once).
   const int tiles_m = (M + BM - 1) / BM;
   const int m0 = (blockIdx.x % tiles_m) * BM, n0 = (blockIdx.x / tiles_m) * BN;
   const int kb_count = K / SCALE_BLOCK, nb_count = (N + SCALE_BLOCK - 1) / SCALE_BLOCK;
+  // Split-K: slice blockIdx.y's K blocks [kb0, kb0 + kbs); a slice past K's end sums nothing.
+  const int per_slice = (kb_count + SPLITK - 1) / SPLITK, kb0 = blockIdx.y * per_slice;
+  const int kbs = max(0, min(kb_count - kb0, per_slice));
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
@@ -109,9 +122,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     producer_regs();
 #endif
     if (tid == 0)
-      ring.produce(kb_count, A_BYTES + B_BYTES, [&](int s, int i, u32 bar) {
-        tma_load(sA + s * A_BYTES, &tmA, i * SCALE_BLOCK, m0, bar);
-        tma_load(sB + s * B_BYTES, &tmB, i * SCALE_BLOCK, n0, bar);
+      ring.produce(kbs, A_BYTES + B_BYTES, [&](int s, int i, u32 bar) {
+        tma_load(sA + s * A_BYTES, &tmA, (kb0 + i) * SCALE_BLOCK, m0, bar);
+        tma_load(sB + s * B_BYTES, &tmB, (kb0 + i) * SCALE_BLOCK, n0, bar);
       });
     return;
   }
@@ -124,13 +137,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const int warp = (tid % 128) / 32, lane = tid % 32;
   const int row = m0 + (wg - 1) * 64 + warp * 16 + lane / 4;  // and row + 8
   const u32 a_rows = sA + (wg - 1) * 64 * 128;
-  for (int i = 0; i < kb_count; ++i) {
+  for (int i = 0; i < kbs; ++i) {
     // The scales load while the block's codes land; rows past M scale zeros (TMA's fill).
+    const int kb = kb0 + i;
     float sa[2], sb[BN / CN];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) sa[h] = row + 8 * h < M ? a_scale[(long)(row + 8 * h) * kb_count + i] : 0.f;
+    for (int h = 0; h < 2; ++h) sa[h] = row + 8 * h < M ? a_scale[(long)(row + 8 * h) * kb_count + kb] : 0.f;
 #pragma unroll
-    for (int c = 0; c < BN / CN; ++c) sb[c] = b_scale[(long)min(n0 / SCALE_BLOCK + c, nb_count - 1) * kb_count + i];
+    for (int c = 0; c < BN / CN; ++c) sb[c] = b_scale[(long)min(n0 / SCALE_BLOCK + c, nb_count - 1) * kb_count + kb];
     ring.wait_full(i);
     const int s = i % STAGES;
 #pragma unroll
@@ -142,8 +156,25 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         promote(acc + c * (CN / 2), part, sa, sb[c]);
       }
   }
-  wgmma_pairs(acc,
-              [&](int r, int c, float x0, float x1) { store_pair(y, M, N, m0 + (wg - 1) * 64 + r, n0 + c, x0, x1); });
+  // Split-K slices write f32 partials, summed into Y by gemm_a8w8_blockscale_reduce.
+  float* slice = ws + (long)blockIdx.y * M * N;
+  wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
+    if (SPLITK == 1)
+      store_pair(y, M, N, m0 + (wg - 1) * 64 + r, n0 + c, x0, x1);
+    else
+      store_pair(slice, M, N, m0 + (wg - 1) * 64 + r, n0 + c, x0, x1);
+  });
+}
+
+// Split-K's second launch: Y = the sum of the SPLITK slices' partials, in slice order.
+extern "C" __global__ void gemm_a8w8_blockscale_reduce(const float* __restrict__ ws, Out* __restrict__ y, int M,
+                                                       int N) {
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x, total = (long)M * N;
+  if (i >= total) return;
+  float sum = 0.f;
+#pragma unroll
+  for (int s = 0; s < SPLITK; ++s) sum += ws[s * total + i];
+  y[i] = convert<Out>(sum);
 }
 #endif  // !REFERENCE
 
@@ -172,5 +203,5 @@ extern "C" __global__ void gemm_a8w8_blockscale_reference(const unsigned char* _
     acc += (e4m3_to_f32(ar[k]) * a_scale[(long)m * kb_count + kb]) *
            (e4m3_to_f32(wr[k]) * b_scale[(long)(n / SCALE_BLOCK) * kb_count + kb]);
   }
-  y[i] = to_out(acc);
+  y[i] = convert<Out>(acc);
 }
