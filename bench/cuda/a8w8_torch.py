@@ -3,8 +3,10 @@
 (gpu_run.sh's a8w8_native stage), beside the native winners: torch._scaled_mm (cuBLASLt's fp8 GEMM)
 with blockwise scales (1x128 for A as [M, K/128] M-fastest, 128x128 for W as [K/128, N/128]: the
 call DeepSeek-V3 serving makes, CUDA 12.9 and a torch that has it) and with per-tensor scales, on
-random e4m3 operands of each shape, bf16 out. Timed warm with CUDA events (20 calls back to back,
-averaged, median of --samples), as ktune's amortized method times the native kernel.
+random e4m3 operands of each shape, bf16 out. Timed warm from a CUDA graph of 20 calls replayed
+between CUDA events (the median of --samples replays), as ktune's amortized method times the native
+kernel: a few-µs GEMM called from Python back to back measures Python (about 27 µs a call on the
+H100, whatever M), not cuBLAS.
 
     python3 bench/cuda/a8w8_torch.py --native /tmp/a8w8_native/native [--m 16,128,1024] [--n 4096] [--k 4096]
 
@@ -22,9 +24,29 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import ktune_results  # noqa: E402
-from sdpa_decode import time_us  # noqa: E402  (the CUDA-event timer the other baselines use)
 
 SCALE_BLOCK = 128
+CALLS = 20  # calls a graph replays
+
+
+def graph_us(fn, samples):
+    """µs a call of `fn`: the median over `samples` replays of a CUDA graph of CALLS calls."""
+    fn()  # eager first: an op this torch lacks fails here, not in the capture
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(CALLS):
+            fn()
+    g.replay()
+    times = []
+    for _ in range(samples):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        g.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3 / CALLS)
+    return sorted(times)[len(times) // 2]
 
 
 def baselines(M, N, K):
@@ -71,7 +93,7 @@ def main():
         times = {}
         for name, fn in baselines(M, N, K):
             try:
-                times[name] = time_us(fn, a.samples, None)
+                times[name] = graph_us(fn, a.samples)
             except Exception as e:  # a torch without blockwise _scaled_mm, or a layout it refuses
                 print(f"a8w8_torch.py: {name} torch._scaled_mm failed at M={M} N={N} K={K}: "
                       f"{str(e).splitlines()[0]}", file=sys.stderr)

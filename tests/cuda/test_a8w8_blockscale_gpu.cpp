@@ -56,7 +56,13 @@ int main() {
   // The last splits 17 K blocks 2, 4 and 8 ways (8: three a slice, the last slice empty).
   const Shape shapes[] = {
       {16, 200, 256, "bf16"}, {200, 392, 512, "bf16"}, {130, 264, 384, "f32"}, {40, 136, 2176, "bf16"}};
-  const Tolerance tol;  // ktune's default
+  // ktune's default atol and rtol, and 1 % of the outputs allowed beyond them: Hopper's fp8 wgmma
+  // adds the products of each 32-deep instruction with about 14 bits of mantissa (DeepSeek-V3,
+  // section 3.3.2), so an output near zero whose partial sums reach thousands errs by 0.1-0.5.
+  // The H200's first run put 0.07-0.13 % of the outputs beyond the default (PROMOTE_K 32) and up
+  // to 0.48 % (PROMOTE_K 128); a wrong index or scale errs by the outputs' own size everywhere.
+  Tolerance tol;
+  tol.max_mismatch_fraction = 0.01;
   int validated = 0;
   for (const Shape& sh : shapes) {
     const Problem p = ktune_test::make_problem(family, {{"M", std::to_string(sh.M)},
