@@ -96,16 +96,18 @@ class TestTuner : public QObject {
     AxpyBackend b;
     Tuner tuner(b, b.devices()[0]);
     Recorder rec;
-    SearchSpace space({{"unroll", {4}, ""}, {"chunk", {4096, 16}, ""}, {"delay_us", {0, 200}, ""}}, {});
+    SearchSpace space({{"unroll", {4}, ""}, {"chunk", {4096, 16}, ""}, {"delay_us", {0, 2000}, ""}}, {});
     auto req = request(b, "n=4096", space);
-    req.measure.max_ms_per_config = 30;  // chunk=16 with 200 us per chunk needs 50 ms per launch
+    // chunk=16 with 2 ms per chunk needs 512 ms a launch, five times the cap; the healthy config
+    // keeps 100 ms for its samples, so a loaded host that pauses the test still measures it.
+    req.measure.max_ms_per_config = 100;
     req.measure.slow_abort = true;
     req.measure.noise_target = 1e-6;  // keep sampling so slow_abort can decide
     const RunSummary s = tuner.run(req, rec);
     QCOMPARE(statusOf(rec, "unroll=4,chunk=4096,delay_us=0"), TrialStatus::Ok);
-    QCOMPARE(statusOf(rec, "unroll=4,chunk=16,delay_us=200"), TrialStatus::Timeout);
-    // One 200 us pause per launch on a ~2 us kernel: far slower than the best, dropped early.
-    QCOMPARE(statusOf(rec, "unroll=4,chunk=4096,delay_us=200"), TrialStatus::SlowAbort);
+    QCOMPARE(statusOf(rec, "unroll=4,chunk=16,delay_us=2000"), TrialStatus::Timeout);
+    // One 2 ms pause per launch on a ~2 us kernel: far slower than the best, dropped early.
+    QCOMPARE(statusOf(rec, "unroll=4,chunk=4096,delay_us=2000"), TrialStatus::SlowAbort);
   }
 
   void impossibleSpaceFailsBeforeMeasuring() {
