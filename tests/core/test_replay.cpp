@@ -67,6 +67,32 @@ double best_recorded_ns(const std::map<std::string, Trial>& landscape) {
   return best;
 }
 
+// A real CPU gemm run in `dir` over `shapes`, two configs a shape (MR 4 and 8), `samples` samples
+// each, the search's own order (no re-measure): what the tests below replay.
+Trials record_cpu_gemm(Backend& cpu, const fs::path& dir, const std::string& shapes, int samples,
+                       std::vector<Problem>* problems = nullptr) {
+  TuneRequest req;
+  req.family = cpu.family("gemm");
+  req.problems = expand_shape(req.family, shapes);
+  req.space = SearchSpace({{"MR", {4, 8}},
+                           {"NR", {8}},
+                           {"vec", {4}},
+                           {"MC", {64}},
+                           {"KC", {128}},
+                           {"NC", {1024}},
+                           {"loop_order", {0}},
+                           {"threads", {1}}},
+                          {});
+  req.measure.warmup_ms = 0;
+  req.measure.min_samples = req.measure.max_samples = samples;
+  req.measure.remeasure_top = 0;
+  req.run_dir = dir;
+  Trials measured;
+  Tuner(cpu, cpu.devices().front()).run(req, measured);
+  if (problems) *problems = req.problems;
+  return measured;
+}
+
 }  // namespace
 
 class TestReplay : public QObject {
@@ -195,28 +221,12 @@ class TestReplay : public QObject {
     const fs::path dir = fs::path(tmp.path().toStdString()) / "two";
     auto backends = make_backends();
     Backend& cpu = find_backend(backends, "cpu");
-    TuneRequest req;
-    req.family = cpu.family("gemm");
-    req.problems = expand_shape(req.family, "M=16,32 N=64 K=64");
-    req.space = SearchSpace({{"MR", {4, 8}},
-                             {"NR", {8}},
-                             {"vec", {4}},
-                             {"MC", {64}},
-                             {"KC", {128}},
-                             {"NC", {1024}},
-                             {"loop_order", {0}},
-                             {"threads", {1}}},
-                            {});
-    req.measure.warmup_ms = 0;
-    req.measure.min_samples = req.measure.max_samples = 3;
-    req.measure.remeasure_top = 0;
-    req.run_dir = dir;
-    Trials measured;
-    Tuner(cpu, cpu.devices().front()).run(req, measured);
+    std::vector<Problem> problems;
+    const Trials measured = record_cpu_gemm(cpu, dir, "M=16,32 N=64 K=64", 3, &problems);
     QCOMPARE(measured.finished.size(), std::size_t(4));
     ReplayBackend backend(dir, cpu.family("gemm"));
     QCOMPARE(backend.recorded_configs(), std::size_t(4));
-    QCOMPARE(backend.landscape(req.problems.front().key()).size(), std::size_t(2));
+    QCOMPARE(backend.landscape(problems.front().key()).size(), std::size_t(2));
     QCOMPARE(backend.space().total_size(), std::uint64_t(2));
     const Replayed again = replay(backend, {"exhaustive", 0, 0});
     // Every recorded trial is answered as it was recorded: ok here, but on a small CPU a config
@@ -233,24 +243,7 @@ class TestReplay : public QObject {
     const fs::path real = fs::path(tmp.path().toStdString()) / "real";
     auto backends = make_backends();
     Backend& cpu = find_backend(backends, "cpu");
-    TuneRequest req;
-    req.family = cpu.family("gemm");
-    req.problems = expand_shape(req.family, "M=16 N=64 K=64");
-    req.space = SearchSpace({{"MR", {4, 8}},
-                             {"NR", {8}},
-                             {"vec", {4}},
-                             {"MC", {64}},
-                             {"KC", {128}},
-                             {"NC", {1024}},
-                             {"loop_order", {0}},
-                             {"threads", {1}}},
-                            {});
-    req.measure.warmup_ms = 0;
-    req.measure.min_samples = req.measure.max_samples = 5;
-    req.measure.remeasure_top = 0;
-    req.run_dir = real;
-    Trials measured;
-    Tuner(cpu, cpu.devices().front()).run(req, measured);
+    record_cpu_gemm(cpu, real, "M=16 N=64 K=64", 5);
     // The same run, its first trial recorded as stopped after two samples.
     const fs::path edited = fs::path(tmp.path().toStdString()) / "edited";
     RunStore store = RunStore::create(edited, RunStore::read_metadata(real));
