@@ -25,6 +25,7 @@
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
 #include "ktune/spec_inputs.h"
+#include "spec_build.h"
 
 using namespace ktune;
 using ktune_test::h100;
@@ -34,17 +35,8 @@ namespace {
 
 const fs::path kSource = fs::path(KTUNE_SOURCE_DIR);
 
-struct ScratchCompiler {
-  fs::path dir = fs::temp_directory_path() / ("ktune_a8w8_spec_" + std::to_string(getpid()));
-  cuda::Compiler c{"sm_90a", dir};
-  ~ScratchCompiler() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
 const cuda::Compiler& compiler() {
-  static const ScratchCompiler s;
+  static const ktune_test::ScratchCompiler s("ktune_a8w8_spec_", "sm_90a");
   return s.c;
 }
 
@@ -60,21 +52,10 @@ Problem problem(long M, long N, long K, const std::string& q = "fp8_e4m3", const
   return p;
 }
 
-Variables context(const KernelSpec& s, const Problem& p) {
-  Variables v = h100();
-  for (const auto& [k, x] : s.family().variables(p)) v[k] = x;
-  return v;
-}
+Variables context(const KernelSpec& s, const Problem& p) { return ktune_test::h100_context(s, p); }
 
 std::string build(const KernelSpec& s, const std::vector<SpecLaunch>& launches, const Problem& p, const Config& c) {
-  try {
-    const auto plan = gpu::plan_build(s, launches, p, c, h100(), compiler());
-    auto modules = gpu::compile_plan(compiler(), s, plan);
-    gpu::check_compiled(s, p, c, plan, modules, h100(), compiler());
-  } catch (const TrialFailure& e) {
-    return e.what();
-  }
-  return "";
+  return ktune_test::build_on(compiler(), s, launches, p, c, h100());
 }
 
 // Built in (embedded), with the CPU family's key, FLOP and byte counts.

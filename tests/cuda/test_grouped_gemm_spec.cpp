@@ -23,6 +23,7 @@
 #include "ktune/kernel_spec.h"
 #include "ktune/measurement.h"
 #include "ktune/spec_inputs.h"
+#include "spec_build.h"
 
 using namespace ktune;
 using ktune_test::h100;
@@ -34,17 +35,8 @@ const fs::path kSource = fs::path(KTUNE_SOURCE_DIR);
 
 // The H100's target, as the backend compiles for it (wgmma needs the arch-specific one). Cached
 // in a folder of this run's own: shapes share builds, and nothing stays behind.
-struct ScratchCompiler {
-  fs::path dir = fs::temp_directory_path() / ("ktune_grouped_spec_" + std::to_string(getpid()));
-  cuda::Compiler c{"sm_90a", dir};
-  ~ScratchCompiler() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
 const cuda::Compiler& compiler() {
-  static const ScratchCompiler s;
+  static const ktune_test::ScratchCompiler s("ktune_grouped_spec_", "sm_90a");
   return s.c;
 }
 
@@ -66,23 +58,12 @@ Problem problem(const KernelSpec& s, long experts, long tokens, long topk, long 
   return p;
 }
 
-Variables context(const KernelSpec& s, const Problem& p) {
-  Variables v = h100();
-  for (const auto& [k, x] : s.family().variables(p)) v[k] = x;
-  return v;
-}
+Variables context(const KernelSpec& s, const Problem& p) { return ktune_test::h100_context(s, p); }
 
 // "" when config `c` plans, compiles and fits the H100; else why not.
 std::string build(const KernelSpec& s, const std::vector<SpecLaunch>& launches, const Problem& p, const Config& c,
                   const Variables& generated) {
-  try {
-    const auto plan = gpu::plan_build(s, launches, p, c, generated, compiler());
-    auto modules = gpu::compile_plan(compiler(), s, plan);
-    gpu::check_compiled(s, p, c, plan, modules, generated, compiler());
-  } catch (const TrialFailure& e) {
-    return e.what();
-  }
-  return "";
+  return ktune_test::build_on(compiler(), s, launches, p, c, generated);
 }
 
 std::vector<std::int32_t> ints(const HostInput& in) {

@@ -18,6 +18,7 @@
 #include "ktune/measurement.h"
 #include "ktune/search_space.h"
 #include "paged_covering.h"
+#include "spec_build.h"
 
 using namespace ktune;
 using ktune_test::h100;
@@ -43,22 +44,11 @@ Problem problem(const KernelSpec& s, long seqs, long q, long kv, long head_dim, 
   return p;
 }
 
-Variables context(const KernelSpec& s, const Problem& p) {
-  Variables v = h100();
-  for (const auto& [k, x] : s.family().variables(p)) v[k] = x;
-  return v;
-}
+Variables context(const KernelSpec& s, const Problem& p) { return ktune_test::h100_context(s, p); }
 
 // "" when config `c` (with `launches`) plans, compiles and fits the H100; else why not.
 std::string build(const KernelSpec& s, const std::vector<SpecLaunch>& launches, const Problem& p, const Config& c) {
-  try {
-    const auto plan = gpu::plan_build(s, launches, p, c, h100(), compiler());
-    auto modules = gpu::compile_plan(compiler(), s, plan);
-    gpu::check_compiled(s, p, c, plan, modules, h100(), compiler());
-  } catch (const TrialFailure& e) {
-    return e.what();
-  }
-  return "";
+  return ktune_test::build_on(compiler(), s, launches, p, c, h100());
 }
 
 void test_space_and_builds() {
