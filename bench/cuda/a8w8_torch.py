@@ -16,6 +16,7 @@ baseline's time over the native one (> 1: the native kernel is faster); "-" wher
 run a baseline (its reason on stderr) or the run has no winner for the shape."""
 import argparse
 import os
+import statistics
 import sys
 
 import torch
@@ -25,28 +26,21 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import ktune_results  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "workers"))
+import triton_common  # noqa: E402
+
 SCALE_BLOCK = 128
 CALLS = 20  # calls a graph replays
 
 
 def graph_us(fn, samples):
-    """µs a call of `fn`: the median over `samples` replays of a CUDA graph of CALLS calls."""
+    """µs a call of `fn`: the median over `samples` replays of a CUDA graph of CALLS calls, timed by
+    the Triton workers' GraphTimer (examples/workers/triton_common.py), as they time their baselines."""
     fn()  # eager first: an op this torch lacks fails here, not in the capture
     torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(CALLS):
-            fn()
-    g.replay()
-    times = []
-    for _ in range(samples):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        g.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3 / CALLS)
-    return sorted(times)[len(times) // 2]
+    timer = triton_common.GraphTimer()
+    timer(fn, CALLS)  # captures the graph and replays it once
+    return statistics.median(timer(fn, CALLS) for _ in range(samples)) / 1e3
 
 
 def baselines(M, N, K):
