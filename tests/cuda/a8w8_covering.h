@@ -1,8 +1,9 @@
 #pragma once
 // The CUDA gemm_a8w8_blockscale configs the spec test builds and the GPU test validates: every
-// tile shape (the consumer count, the chunking of 256-column tiles), every ring depth, every
-// promotion depth (how long the tensor cores sum in reduced precision: the accuracy at stake) and
-// every split-K the shape allows.
+// tile shape (the consumer count, the chunking of 256-column tiles) with and without overlapped
+// partial sums and a persistent grid, every ring depth, every promotion depth (how long the
+// tensor cores sum in reduced precision: the accuracy at stake) and every split-K the shape
+// allows, each with and without overlap (which changes how runs and K blocks interleave).
 #include <set>
 #include <string>
 #include <vector>
@@ -23,11 +24,13 @@ inline std::vector<ktune::Config> a8w8_covering(const std::vector<ktune::Config>
   std::set<std::string> covered;
   std::vector<ktune::Config> chosen;
   for (const ktune::Config& c : valid) {
-    const bool tile = covered.insert(a8w8_tag("BLOCK_M", c) + a8w8_tag("BLOCK_N", c)).second;
+    const std::string tile = a8w8_tag("BLOCK_M", c) + a8w8_tag("BLOCK_N", c);
+    const bool tiles = covered.insert(tile + a8w8_tag("OVERLAP", c)).second;
+    const bool persistent = covered.insert(tile + a8w8_tag("PERSISTENT", c)).second;
     const bool stages = covered.insert(a8w8_tag("num_stages", c)).second;
-    const bool promote = covered.insert(a8w8_tag("PROMOTE_K", c)).second;
-    const bool split = covered.insert(a8w8_tag("SPLITK", c)).second;
-    if (tile || stages || promote || split) chosen.push_back(c);
+    const bool promote = covered.insert(a8w8_tag("PROMOTE_K", c) + a8w8_tag("OVERLAP", c)).second;
+    const bool split = covered.insert(a8w8_tag("SPLITK", c) + a8w8_tag("OVERLAP", c)).second;
+    if (tiles || persistent || stages || promote || split) chosen.push_back(c);
   }
   return chosen;
 }

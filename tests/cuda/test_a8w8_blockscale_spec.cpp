@@ -104,22 +104,38 @@ void test_inputs() {
   }
 }
 
-// A producer warpgroup and BLOCK_M/64 consumers, a block per tile and K slice; split K adds the
-// launch that sums the slices.
+// A producer warpgroup and BLOCK_M/64 consumers, a block per tile and K slice, or a persistent
+// grid of one block per SM (the H100's 132) taking them in turn; split K adds the launch that
+// sums the slices.
 void test_launch_plan() {
   const KernelSpec s = load();
   Config c = s.family().default_config;
-  for (const auto& [bm, bn, split] : {std::tuple{64, 128, 1}, {128, 256, 1}, {64, 64, 4}}) {
+  for (const auto& [bm, bn, split, persistent] :
+       {std::tuple{64, 128, 1, 0}, {128, 256, 1, 0}, {64, 64, 4, 0}, {64, 128, 1, 1}, {128, 256, 1, 1}}) {
     c.set("BLOCK_M", bm);
     c.set("BLOCK_N", bn);
     c.set("SPLITK", split);
+    c.set("PERSISTENT", persistent);
     const auto plan = gpu::plan_build(s, s.launches(), problem(1000, 4100, 512), c, h100(), compiler());
     CHECK_MSG(plan.launches.size() == (split > 1 ? 2u : 1u), c.key());
     const LaunchGeometry& g = plan.launches.front().geometry;
-    CHECK_MSG(g.grid[0] == static_cast<std::uint64_t>(((1000 + bm - 1) / bm) * ((4100 + bn - 1) / bn)), c.key());
-    CHECK_MSG(g.grid[1] == static_cast<std::uint64_t>(split), c.key());
+    const std::uint64_t items = ((1000 + bm - 1) / bm) * ((4100 + bn - 1) / bn) * split;
+    CHECK_MSG(g.grid[0] == (persistent ? std::min<std::uint64_t>(items, 132) : items), c.key());
+    CHECK_MSG(g.grid[1] == 1, c.key());
     CHECK_MSG(g.threads() == static_cast<std::uint64_t>((bm / 64 + 1) * 128), c.key());
   }
+  // Persistent only where the tiles outnumber the SMs, overlapped partial sums only where two of
+  // them fit in registers beside the accumulators.
+  const auto allowed = [&](const Problem& p, const char* name, int bn) {
+    bool any = false;
+    for (const Config& v : s.family().default_space.enumerate(context(s, p)))
+      any |= v.get(name) == 1 && v.get("BLOCK_N") == bn;
+    return any;
+  };
+  CHECK(!allowed(problem(16, 1024, 4096), "PERSISTENT", 128));  // 8 tiles, split 8 ways at most
+  CHECK(allowed(problem(4096, 7168, 2048), "PERSISTENT", 128));
+  CHECK(allowed(problem(1024, 4096, 4096), "OVERLAP", 128));
+  CHECK(!allowed(problem(1024, 4096, 4096), "OVERLAP", 256));
   // Split K only where the tiles leave SMs idle: decode, not 512 tiles of 64 x 128 at M = 1024.
   const auto splits = [&](const Problem& p, int bm, int bn) {
     int most = 0;

@@ -12,10 +12,15 @@
 // steps accumulate into a temporary, PROMOTE_K deep at a time (128: DeepGEMM's four steps; 32:
 // every step, as Triton's max_num_imprecise_acc=0), which is multiplied by the two scales and
 // added to the f32 accumulators in registers, since Hopper accumulates fp8 products in reduced
-// precision: the longer the run, the larger the error. A 256-column tile is two 128-column chunks, one weight scale
-// each, one after the other (a 128-float temporary would not fit in registers next to 128 accumulators). TMA zero-fills
-// rows past M and N; K is a multiple of 128 (a shape rule), so no K tail. SPLITK > 1 (tiles that do not fill the GPU):
-// blockIdx.y sums its slice of the K blocks into f32 partials of its own, and a second launch adds the slices into Y.
+// precision: the longer the run, the larger the error. A 256-column tile is two 128-column
+// chunks, one weight scale each, one after the other (a 128-float temporary would not fit in
+// registers next to 128 accumulators). OVERLAP 1 keeps two temporaries and issues the next run
+// before scaling the last, so the tensor cores never wait for the scaling (k_loop). TMA
+// zero-fills rows past M and N; K is a multiple of 128 (a shape rule), so no K tail.
+// SPLITK > 1 (tiles that do not fill the GPU): each K slice of a tile is a work item that sums
+// its K blocks into f32 partials of its own, and a second launch adds the slices into Y.
+// PERSISTENT 1 launches at most one block per SM, each taking items in turn, so that the ring
+// fills with a block's next tile while its consumers store the last (the spec's grid).
 #ifndef KT_OUT_F32
 #define KT_OUT_F32 0  // 1: Y is f32; 0: bf16, rounded to nearest even
 #endif
@@ -54,21 +59,44 @@ __device__ __forceinline__ u16 convert<u16>(float x) {
 #define CN (BN < 128 ? BN : 128)  // columns of one wgmma chunk: one weight scale block at most
 #define A_BYTES (BM * 128)        // a stage of A: BM rows of 128 codes
 #define B_BYTES (BN * 128)        // of W: BN rows of 128 codes
+#define RUNS (128 / PROMOTE_K)    // promotion runs a chunk of a K block
+#define UNITS ((BN / CN) * RUNS)  // runs a K block: the unit that is issued, waited for and promoted
 static_assert(STAGES >= 2, "the ring needs two stages");
 static_assert(BM == 64 || BM == 128, "64 rows per consumer warpgroup, one or two of them");
 static_assert(BN == 64 || BN == 128 || BN == 256, "64 or 128 columns divide a weight scale block; 256 is two");
 static_assert(SPLITK >= 1, "K slices");
 static_assert(PROMOTE_K == 32 || PROMOTE_K == 64 || PROMOTE_K == 128, "whole k32 steps of one scale block");
+static_assert(OVERLAP == 0 || BN <= 128, "two partial sums of 64 floats beside 128 accumulators exceed 232 registers");
 
-// PROMOTE_K / 32 k32 steps of a 64 x CN chunk from k32 step `k0` on, into `part` (the first
-// overwrites it), waited for.
-__device__ __forceinline__ void multiply_steps(float (&part)[CN / 2], u32 a_rows, u32 b_rows, int k0) {
+// The work of a block: item w is tile w % tiles (M fastest: blocks running together share
+// columns of W, read from DRAM once) and K slice w / tiles, its K blocks [kb0, kb0 + kbs) (a
+// slice past K's end sums nothing).
+struct Item {
+  int m0, n0, slice, kb0, kbs;
+};
+__device__ __forceinline__ Item work_item(int w, int M, int N, int kb_count) {
+  const int tiles_m = (M + BM - 1) / BM, tiles = tiles_m * ((N + BN - 1) / BN), t = w % tiles;
+  Item it;
+  it.m0 = (t % tiles_m) * BM;
+  it.n0 = (t / tiles_m) * BN;
+  it.slice = w / tiles;
+  const int per_slice = (kb_count + SPLITK - 1) / SPLITK;
+  it.kb0 = it.slice * per_slice;
+  it.kbs = max(0, min(kb_count - it.kb0, per_slice));
+  return it;
+}
+
+// Issues run `unit` of the K block at a_rows / b_rows (chunk unit / RUNS, PROMOTE_K / 32 k32
+// steps from (unit % RUNS) PROMOTE_K / 32 on) into `part`, the first step overwriting it, as one
+// committed wgmma group. Callers unroll their loops, so `unit` is a constant here.
+__device__ __forceinline__ void issue_run(float (&part)[CN / 2], u32 a_rows, u32 b_rows, int unit) {
+  const int c = unit / RUNS, k0 = (unit % RUNS) * (PROMOTE_K / 32);
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < PROMOTE_K / 32; ++kk)
-    wgmma_e4m3(part, smem_desc(a_rows + (k0 + kk) * 32, 16, 1024), smem_desc(b_rows + (k0 + kk) * 32, 16, 1024), kk);
+    wgmma_e4m3(part, smem_desc(a_rows + (k0 + kk) * 32, 16, 1024),
+               smem_desc(b_rows + c * CN * 128 + (k0 + kk) * 32, 16, 1024), kk);
   wgmma_commit();
-  wgmma_wait<0>();
 }
 
 // acc[chunk's columns] += part * a_scale of the row * the chunk's weight scale; the thread's rows
@@ -84,6 +112,68 @@ __device__ __forceinline__ void promote(float* acc, const float (&part)[CN / 2],
     }
 }
 
+// The scales of K block kb for this thread's rows (zeros past M: TMA's fill) and the tile's
+// weight scale blocks.
+struct Scales {
+  float a[2], b[BN / CN];
+};
+__device__ __forceinline__ Scales load_scales(const float* __restrict__ a_scale, const float* __restrict__ b_scale,
+                                              int row, int n0, int kb, int M, int kb_count, int nb_count) {
+  Scales sc;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) sc.a[h] = row + 8 * h < M ? a_scale[(long)(row + 8 * h) * kb_count + kb] : 0.f;
+#pragma unroll
+  for (int c = 0; c < BN / CN; ++c) sc.b[c] = b_scale[(long)min(n0 / SCALE_BLOCK + c, nb_count - 1) * kb_count + kb];
+  return sc;
+}
+
+// A consumer warpgroup's K loop over one item: ring tiles [g, g + kbs). Each K block is UNITS
+// runs, each one wgmma group into a partial sum that is promoted into acc. OVERLAP 0 waits for a
+// run before promoting it; OVERLAP 1 keeps two partial sums and issues run u + 1 before it waits
+// for run u, so the tensor cores multiply while the run before is scaled. The loop takes two K
+// blocks an iteration so that which partial sum a run uses is known when compiling.
+template <class Ring>
+__device__ __forceinline__ void k_loop(float (&acc)[BN / 2], const Ring& ring, int g, const Item& it, u32 a_base,
+                                       u32 sB, const float* __restrict__ a_scale, const float* __restrict__ b_scale,
+                                       int row, int M, int kb_count, int nb_count, bool leader) {
+  float part[OVERLAP + 1][CN / 2];
+  const auto a_at = [&](int gi) { return a_base + (gi % STAGES) * A_BYTES; };
+  const auto b_at = [&](int gi) { return sB + (gi % STAGES) * B_BYTES; };
+  if (OVERLAP && it.kbs > 0) {
+    ring.wait_full(g);
+    issue_run(part[0], a_at(g), b_at(g), 0);
+  }
+  for (int b = 0; b < it.kbs; b += 2) {
+    Scales sc[2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+      sc[j] = load_scales(a_scale, b_scale, row, it.n0, min(it.kb0 + b + j, kb_count - 1), M, kb_count, nb_count);
+#pragma unroll
+    for (int v = 0; v < 2 * UNITS; ++v) {
+      const int j = v / UNITS, unit = v % UNITS, gi = g + b + j;
+      if (b + j >= it.kbs) break;
+      float(&cur)[CN / 2] = part[OVERLAP ? v % 2 : 0];
+      if (OVERLAP) {
+        if (b + j + 1 < it.kbs || unit + 1 < UNITS) {
+          const int gn = unit + 1 < UNITS ? gi : gi + 1;
+          if (unit + 1 == UNITS) ring.wait_full(gn);
+          issue_run(part[(v + 1) % 2], a_at(gn), b_at(gn), (unit + 1) % UNITS);
+          wgmma_wait<1>();
+        } else {
+          wgmma_wait<0>();
+        }
+      } else {
+        if (unit == 0) ring.wait_full(gi);
+        issue_run(cur, a_at(gi), b_at(gi), unit);
+        wgmma_wait<0>();
+      }
+      wgmma_fence_operands(cur);
+      if (unit == UNITS - 1) ring.release(gi, leader);
+      promote(acc + (unit / RUNS) * (CN / 2), cur, sc[j].a, sc[j].b[unit / RUNS]);
+    }
+  }
+  if (OVERLAP) wgmma_wait<0>();
+}
 template <class T>
 __device__ __forceinline__ void store_pair(T* __restrict__ y, int M, int N, int m, int n, float x0, float x1) {
   if (m >= M || n >= N) return;
@@ -92,17 +182,15 @@ __device__ __forceinline__ void store_pair(T* __restrict__ y, int M, int N, int 
   if (n + 1 < N) p[1] = convert<T>(x1);
 }
 
+// Items blockIdx.x, blockIdx.x + gridDim.x, ...: one a block, or (a persistent grid of at most
+// one block per SM) several, the producer filling the ring with the next item's K blocks while
+// the consumers store the last one's tile.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_a8w8_blockscale(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
                          const float* __restrict__ a_scale, const float* __restrict__ b_scale, Out* __restrict__ y,
                          float* __restrict__ ws, int M, int N, int K) {
-  // M fastest: the blocks running together share columns of W (read from DRAM once).
-  const int tiles_m = (M + BM - 1) / BM;
-  const int m0 = (blockIdx.x % tiles_m) * BM, n0 = (blockIdx.x / tiles_m) * BN;
   const int kb_count = K / SCALE_BLOCK, nb_count = (N + SCALE_BLOCK - 1) / SCALE_BLOCK;
-  // Split-K: slice blockIdx.y's K blocks [kb0, kb0 + kbs); a slice past K's end sums nothing.
-  const int per_slice = (kb_count + SPLITK - 1) / SPLITK, kb0 = blockIdx.y * per_slice;
-  const int kbs = max(0, min(kb_count - kb0, per_slice));
+  const int items = ((M + BM - 1) / BM) * ((N + BN - 1) / BN) * SPLITK;
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
@@ -121,49 +209,40 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if CONSUMERS > 1
     producer_regs();
 #endif
-    if (tid == 0)
-      ring.produce(kbs, A_BYTES + B_BYTES, [&](int s, int i, u32 bar) {
-        tma_load(sA + s * A_BYTES, &tmA, (kb0 + i) * SCALE_BLOCK, m0, bar);
-        tma_load(sB + s * B_BYTES, &tmB, (kb0 + i) * SCALE_BLOCK, n0, bar);
-      });
+    if (tid != 0) return;
+    for (int w = blockIdx.x, g = 0; w < items; w += gridDim.x) {
+      const Item it = work_item(w, M, N, kb_count);
+      for (int i = 0; i < it.kbs; ++i, ++g) {
+        const int s = ring.acquire(g, A_BYTES + B_BYTES);
+        tma_load(sA + s * A_BYTES, &tmA, (it.kb0 + i) * SCALE_BLOCK, it.m0, ring.full(s));
+        tma_load(sB + s * B_BYTES, &tmB, (it.kb0 + i) * SCALE_BLOCK, it.n0, ring.full(s));
+      }
+    }
     return;
   }
 #if CONSUMERS > 1
   take_regs<consumer_regs(THREADS, CONSUMERS)>();
 #endif
-  float acc[BN / 2], part[CN / 2];
-#pragma unroll
-  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
   const int warp = (tid % 128) / 32, lane = tid % 32;
-  const int row = m0 + (wg - 1) * 64 + warp * 16 + lane / 4;  // and row + 8
-  const u32 a_rows = sA + (wg - 1) * 64 * 128;
-  for (int i = 0; i < kbs; ++i) {
-    // The scales load while the block's codes land; rows past M scale zeros (TMA's fill).
-    const int kb = kb0 + i;
-    float sa[2], sb[BN / CN];
+  const u32 a_base = sA + (wg - 1) * 64 * 128;
+  for (int w = blockIdx.x, g = 0; w < items; w += gridDim.x) {
+    const Item it = work_item(w, M, N, kb_count);
+    const int row0 = it.m0 + (wg - 1) * 64;
+    float acc[BN / 2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) sa[h] = row + 8 * h < M ? a_scale[(long)(row + 8 * h) * kb_count + kb] : 0.f;
-#pragma unroll
-    for (int c = 0; c < BN / CN; ++c) sb[c] = b_scale[(long)min(n0 / SCALE_BLOCK + c, nb_count - 1) * kb_count + kb];
-    ring.wait_full(i);
-    const int s = i % STAGES;
-#pragma unroll
-    for (int c = 0; c < BN / CN; ++c)
-#pragma unroll
-      for (int k0 = 0; k0 < 4; k0 += PROMOTE_K / 32) {
-        multiply_steps(part, a_rows + s * A_BYTES, sB + s * B_BYTES + c * CN * 128, k0);
-        if (c == BN / CN - 1 && k0 + PROMOTE_K / 32 == 4 && tid % 128 == 0) mbar_arrive(ring.empty(s));
-        promote(acc + c * (CN / 2), part, sa, sb[c]);
-      }
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+    k_loop(acc, ring, g, it, a_base, sB, a_scale, b_scale, row0 + warp * 16 + lane / 4, M, kb_count, nb_count,
+           tid % 128 == 0);
+    g += it.kbs;
+    // Split-K slices write f32 partials, summed into Y by gemm_a8w8_blockscale_reduce.
+    float* slice = ws + (long)it.slice * M * N;
+    wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
+      if (SPLITK == 1)
+        store_pair(y, M, N, row0 + r, it.n0 + c, x0, x1);
+      else
+        store_pair(slice, M, N, row0 + r, it.n0 + c, x0, x1);
+    });
   }
-  // Split-K slices write f32 partials, summed into Y by gemm_a8w8_blockscale_reduce.
-  float* slice = ws + (long)blockIdx.y * M * N;
-  wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
-    if (SPLITK == 1)
-      store_pair(y, M, N, m0 + (wg - 1) * 64 + r, n0 + c, x0, x1);
-    else
-      store_pair(slice, M, N, m0 + (wg - 1) * 64 + r, n0 + c, x0, x1);
-  });
 }
 
 // Split-K's second launch: Y = the sum of the SPLITK slices' partials, in slice order.

@@ -31,6 +31,14 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
+// Pins registers a wgmma still in flight writes: the compiler must not read, move or reuse them
+// across this point (its model of inline PTX is synchronous). Called after the wait for them.
+template <int K>
+__device__ __forceinline__ void wgmma_fence_operands(float (&d)[K]) {
+#pragma unroll
+  for (int i = 0; i < K; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
 // The accumulator operands of an instruction with K of them ("+f" on d[0..K)) and their
 // placeholders; inline PTX has no loops, so both are spelled out once here.
 // clang-format off
@@ -167,20 +175,32 @@ struct TmaRing {
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
 
+  // The producer thread, before it fills the ring with tile g of its sequence (which may run
+  // over several output tiles: a persistent block's): waits until stage g % Stages is free and
+  // arms its "full" barrier for `bytes`. Returns the stage.
+  __device__ __forceinline__ int acquire(int g, u32 bytes) const {
+    const int s = g % Stages;
+    if (g >= Stages) mbar_wait(empty(s), ((g / Stages) - 1) & 1);
+    mbar_expect_tx(full(s), bytes);
+    return s;
+  }
+
   // The producer thread: tiles [0, count), `bytes` each; load(stage, i, bar) issues tile i's
   // copies into `stage`, counted on `bar`.
   template <class Load>
   __device__ __forceinline__ void produce(int count, u32 bytes, const Load& load) const {
     for (int i = 0; i < count; ++i) {
-      const int s = i % Stages;
-      if (i >= Stages) mbar_wait(empty(s), ((i / Stages) - 1) & 1);
-      mbar_expect_tx(full(s), bytes);
+      const int s = acquire(i, bytes);
       load(s, i, full(s));
     }
   }
 
   // Until tile i has landed.
   __device__ __forceinline__ void wait_full(int i) const { mbar_wait(full(i % Stages), (i / Stages) & 1); }
+  // A consumer warpgroup's `leader` thread, once the warpgroup's wgmma reading tile i are done.
+  __device__ __forceinline__ void release(int i, bool leader) const {
+    if (leader) mbar_arrive(empty(i % Stages));
+  }
 
   // A consumer warpgroup: multiply(i) issues and commits tile i's wgmma group. One group stays
   // in flight: once group i - 1 is done, its stage goes back (by the `leader` thread).
@@ -190,7 +210,7 @@ struct TmaRing {
       wait_full(i);
       multiply(i);
       wgmma_wait<1>();
-      if (i > 0 && leader) mbar_arrive(empty((i - 1) % Stages));
+      if (i > 0) release(i - 1, leader);
     }
     wgmma_wait<0>();
   }
