@@ -8,7 +8,7 @@ between CUDA events (the median of --samples replays), as ktune's amortized meth
 kernel: a few-µs GEMM called from Python back to back measures Python (about 27 µs a call on the
 H100, whatever M), not cuBLAS.
 
-    python3 bench/cuda/a8w8_torch.py --native /tmp/a8w8_native/native [--m 16,128,1024] [--n 4096] [--k 4096]
+    python3 bench/cuda/a8w8_torch.py --native /tmp/a8w8_native/native [--m 16,128,1024] [--nk 4096x4096,2112x7168]
 
 Prints one row per shape: the native winner's median (the run's re-measured one,
 bench/ktune_results.py) and TFLOP/s, each baseline's µs, and "x blockwise" / "x per-tensor": the
@@ -73,8 +73,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--native", help="the ktune run folder of the native family (its results.json)")
     ap.add_argument("--m", default="16,128,1024")
-    ap.add_argument("--n", type=int, default=4096)
-    ap.add_argument("--k", type=int, default=4096)
+    ap.add_argument("--nk", default="4096x4096", help="NxK pairs, comma-separated; each is timed at every M")
     ap.add_argument("--samples", type=int, default=30)
     a = ap.parse_args()
     native = native_us(a.native)
@@ -82,8 +81,8 @@ def main():
     head = ["M", "N", "K", "native us", "TFLOP/s", "blockwise us", "per-tensor us", "x blockwise", "x per-tensor",
             "config"]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
-    for M in (int(m) for m in a.m.split(",")):
-        N, K = a.n, a.k
+    pairs = [tuple(int(x) for x in nk.split("x")) for nk in a.nk.split(",")]
+    for (N, K), M in ((nk, int(m)) for nk in pairs for m in a.m.split(",")):
         times = {}
         for name, fn in baselines(M, N, K):
             try:
