@@ -99,6 +99,15 @@ std::string SpecArgument::published() const {
   return "";
 }
 
+const ArgInit& SpecArgument::init_for(const Problem& p) const {
+  if (init_field.empty()) return init;
+  const std::string& value = p.field(init_field);
+  const auto it = init_by_value.find(value);
+  if (it == init_by_value.end())
+    throw InputError("its init has no entry for " + init_field + "=" + value + ": add one to the init's \"map\"");
+  return it->second;
+}
+
 const SpecArgument* KernelSpec::argument(const std::string& name) const {
   for (const auto& a : args_)
     if (a.name == name) return &a;

@@ -1,8 +1,11 @@
 #include "kernel_spec_data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "kernel_spec_index.h"
 #include "ktune/array_file.h"
@@ -108,6 +111,45 @@ void detail::read_file_init(const JsonPath& in, SpecArgument& arg, const std::fi
   } catch (const InputError& e) {
     f.fail(e.what());
   }
+}
+
+void detail::read_e4m3_init(const JsonPath& in, SpecArgument& arg) {
+  arg.init.kind = ArgInit::Kind::E4m3;
+  arg.init.lo = in["e4m3"][0].number();
+  arg.init.hi = in["e4m3"][1].number();
+  if (!(-448 <= arg.init.lo && arg.init.lo <= arg.init.hi && arg.init.hi <= 448))
+    in.fail("e4m3 bounds must be [lo, hi] with -448 <= lo <= hi <= 448 (e4m3's finite range)");
+  if (arg.dtype.find("${") == std::string::npos && arg.dtype != "u8" && arg.dtype != "i8")
+    in.fail("an e4m3 init fills 8-bit codes: declare '" + arg.name + "' as a \"u8\" or \"i8\" buffer, not \"" +
+            arg.dtype + "\"");
+}
+
+void detail::read_field_init(const JsonPath& in, SpecArgument& arg, const KernelFamily& f,
+                             const std::function<void(const JsonPath&, SpecArgument&)>& read_one) {
+  in.for_each_member([&](const std::string& k, const JsonPath& v) {
+    if (k != "field" && k != "map") v.fail("unknown key: expected \"field\" and \"map\"");
+  });
+  if (arg.role != ArgRole::Input || !arg.is_buffer())
+    in.fail("only an input buffer's init is chosen by a key field ('" + arg.name + "' is not one)");
+  arg.init_field = in["field"].string();
+  const KeyField* k = f.field(arg.init_field);
+  if (!k || k->numeric) in["field"].fail("'" + arg.init_field + "' is not a text key field");
+  if (!in.has("map") || !in["map"].json().is_object() || in["map"].json().empty())
+    in.fail("missing \"map\": {\"" + arg.init_field + "\" value: init}");
+  in["map"].for_each_member([&](const std::string& value, const JsonPath& v) {
+    if (!k->choices.empty() && std::find(k->choices.begin(), k->choices.end(), value) == k->choices.end())
+      v.fail("'" + value + "' is not a choice of " + arg.init_field);
+    const nlohmann::json& j = v.json();
+    const bool drawn = j == "zero" || (j.is_object() && j.size() == 1 && (v.has("uniform") || v.has("e4m3")));
+    if (!drawn)
+      v.expected("\"zero\", {\"uniform\": [lo, hi]} or {\"e4m3\": [lo, hi]} (a key field chooses among drawn data)");
+    SpecArgument one = arg;  // the entry is checked against the argument's name and type
+    one.init = ArgInit{};
+    read_one(v, one);
+    arg.init_by_value[value] = one.init;
+  });
+  for (const auto& choice : k->choices)
+    if (!arg.init_by_value.count(choice)) in["map"].fail("has no entry for " + arg.init_field + "=" + choice);
 }
 
 void detail::read_check_scope(const JsonPath& c, SpecCheck& k, const KernelSpec& s) {

@@ -1,8 +1,9 @@
 #pragma once
 // The parser's reading of data a user supplies and of what a check covers: an input's
-// "init": {"file": ...} (format in kernel_spec.h) and "check"'s "region" and
-// "ignore_unwritten". Internal to the parser.
+// "init": {"file": ...}, {"e4m3": ...} or {"field": ...} (format in kernel_spec.h) and "check"'s
+// "region" and "ignore_unwritten". Internal to the parser.
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -29,6 +30,16 @@ std::map<std::string, std::string> read_headers(const JsonPath& src, const std::
 // in, so it has no folder to read from. A .npy header is read now, so a wrong dtype or order fails
 // at load; its count is checked per problem.
 void read_file_init(const JsonPath& in, SpecArgument& arg, const std::filesystem::path& base_dir, bool embedded);
+
+// {"e4m3": [lo, hi]}: bounds within e4m3's finite range, an 8-bit buffer (a "${...}" type is
+// checked when generated).
+void read_e4m3_init(const JsonPath& in, SpecArgument& arg);
+
+// {"field": F, "map": {value: init}}: F a text key field of `f`, an entry for each of its choices
+// and none for other values, each "zero", {"uniform"} or {"e4m3"} read by `read_one` (the
+// parser's own init reader) with `arg`'s name and type. Into arg.init_field and init_by_value.
+void read_field_init(const JsonPath& in, SpecArgument& arg, const KernelFamily& f,
+                     const std::function<void(const JsonPath&, SpecArgument&)>& read_one);
 
 // "region" and "ignore_unwritten" of `c` into `k`; `s` holds the arguments and the reference.
 void read_check_scope(const JsonPath& c, SpecCheck& k, const KernelSpec& s);

@@ -287,7 +287,9 @@ struct KernelSpecReader {
       arg.init.hi = in["uniform"][1].number();
       if (!(arg.init.lo <= arg.init.hi)) in.fail("uniform bounds must be [lo, hi] with lo <= hi");
     } else if (in.has("e4m3") && in["e4m3"].json().is_array() && in["e4m3"].size() == 2) {
-      e4m3_init(in, arg);
+      detail::read_e4m3_init(in, arg);
+    } else if (in.has("field")) {
+      detail::read_field_init(in, arg, f, [&](const JsonPath& one, SpecArgument& a) { init(one, a); });
     } else if (in.has("lengths")) {
       detail::read_lengths_init(in["lengths"], arg.init);
     } else if (in.has("page_table")) {
@@ -298,22 +300,11 @@ struct KernelSpecReader {
       detail::read_file_init(in, arg, base_dir, embedded);
     } else {
       in.expected(
-          "\"zero\", \"none\", {\"uniform\": [lo, hi]}, {\"e4m3\": [lo, hi]}, {\"lengths\": {\"min\", \"max\"}}, "
-          "{\"page_table\": "
-          "{\"lengths\", \"page_size\", \"shuffle\"}}, {\"routing\": {\"experts\", \"topk\"}}, "
-          "{\"expert_offsets\": ROUTING}, {\"expert_order\": {\"routing\", \"index\"}} or {\"file\": \"data.npy\"}");
+          "\"zero\", \"none\", {\"uniform\": [lo, hi]}, {\"e4m3\": [lo, hi]}, {\"field\": F, \"map\": {...}}, "
+          "{\"lengths\": {\"min\", \"max\"}}, {\"page_table\": {\"lengths\", \"page_size\", \"shuffle\"}}, "
+          "{\"routing\": {\"experts\", \"topk\"}}, {\"expert_offsets\": ROUTING}, "
+          "{\"expert_order\": {\"routing\", \"index\"}} or {\"file\": \"data.npy\"}");
     }
-  }
-
-  static void e4m3_init(const JsonPath& in, SpecArgument& arg) {
-    arg.init.kind = ArgInit::Kind::E4m3;
-    arg.init.lo = in["e4m3"][0].number();
-    arg.init.hi = in["e4m3"][1].number();
-    if (!(-448 <= arg.init.lo && arg.init.lo <= arg.init.hi && arg.init.hi <= 448))
-      in.fail("e4m3 bounds must be [lo, hi] with -448 <= lo <= hi <= 448 (e4m3's finite range)");
-    if (arg.dtype.find("${") == std::string::npos && arg.dtype != "u8" && arg.dtype != "i8")
-      in.fail("an e4m3 init fills 8-bit codes: declare '" + arg.name + "' as a \"u8\" or \"i8\" buffer, not \"" +
-              arg.dtype + "\"");
   }
 
   // Outputs: poisoned (NaN bytes) before each validation run unless the kernel accumulates.

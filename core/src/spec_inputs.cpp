@@ -134,7 +134,7 @@ struct Generator {
 
   std::vector<unsigned char> drawn(const SpecArgument& a, ElemType t, std::uint64_t count, std::uint64_t seed) const {
     try {
-      return generate(t, count, a.init, seed);
+      return generate(t, count, a.init_for(p), seed);
     } catch (const InputError& e) {
       throw InputError(culprit(a) + " for " + p.key() + ": " + e.what());
     }

@@ -25,16 +25,8 @@ namespace {
 
 const fs::path kKernels = fs::path(KTUNE_SOURCE_DIR) / "resources/kernels";
 
+using ktune_test::a100;
 using ktune_test::h100;
-
-// The A100 the gemm spec sends to mma.sync.
-Variables a100() {
-  Variables v = h100();
-  v["cc_major"] = 8;
-  v["sms"] = 108;
-  v["smem_per_block_optin"] = 166912;
-  return v;
-}
 
 // An MI300X, as the HIP backend reports it.
 Variables mi300x() {

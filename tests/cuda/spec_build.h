@@ -29,11 +29,15 @@ struct ScratchCompiler {
   }
 };
 
-// The H100's properties and the problem's variables, as constraints and launches read them.
-inline ktune::Variables h100_context(const ktune::KernelSpec& s, const ktune::Problem& p) {
-  ktune::Variables v = h100();
+// A device's properties and the problem's variables, as constraints and launches read them.
+inline ktune::Variables context_on(const ktune::Variables& device, const ktune::KernelSpec& s,
+                                   const ktune::Problem& p) {
+  ktune::Variables v = device;
   for (const auto& [k, x] : s.family().variables(p)) v[k] = x;
   return v;
+}
+inline ktune::Variables h100_context(const ktune::KernelSpec& s, const ktune::Problem& p) {
+  return context_on(h100(), s, p);
 }
 
 // "" when config `c` (with `launches`) plans, compiles and fits a device of variables `device`

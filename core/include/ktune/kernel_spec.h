@@ -60,6 +60,9 @@
 // "dtype": "f32"} (raw little-endian elements, count x element size bytes): data a user computed
 // with their own script beforehand, the same for every config. The path is relative to the
 // spec's folder and confined to it as "source" is; ktune never runs a command to make it. An
+// input's data may depend on a text key field: "init": {"field": "q_dtype", "map": {"fp8_e4m3":
+// {"e4m3": [-448, 448]}, "int8": {"uniform": [-127, 127]}}} draws each problem's with the entry of
+// its value, "zero", {"uniform"} or {"e4m3"} (one entry for every choice of the field). An
 // output whose count
 // reads a parameter (configs writing different numbers of partial results) is allocated at its
 // maximum over the default space and needs a reduced "check". Every launch's threads per block
@@ -183,8 +186,15 @@ struct SpecArgument {
   int swizzle = 0;                     // tensor map: shared-memory swizzle span in bytes (0, 32, 64, 128)
   ArgRole role = ArgRole::Input;
   ArgInit init;
+  // An input whose data depends on a text key field ("init": {"field": "q_dtype", "map": {...}}):
+  // the field, and per value of it the drawn init (zero, uniform or e4m3) that replaces `init`.
+  std::string init_field;
+  std::map<std::string, ArgInit> init_by_value;
   std::string constant;  // buffer (input): the __constant__ symbol its data also fills, per loaded module
   bool is_buffer() const { return kind == Kind::Buffer; }
+  // The init that fills this argument for problem `p`: `init`, or init_by_value's entry for the
+  // problem's value of init_field (InputError naming the field and value when the map has none).
+  const ArgInit& init_for(const Problem& p) const;
   // The variable its generated data publishes to later expressions: "<name>_total" (Lengths: the
   // sum), "<name>_pages" (PageTable: the pool's page count), "<name>_busiest" (Routing: the
   // hottest expert's rows); empty for other inits.

@@ -1,8 +1,9 @@
 // Device helpers shared by ktune's built-in CUDA kernels (gemm.cu, paged_attention.cu): copies
-// into shared memory (cp.async, TMA with mbarriers), ldmatrix, and 16-bit floats with their
-// tensor-core MMA. Embedded in the binary like the kernels and handed to NVRTC as a named header,
-// so `#include "ktune_device.cuh"` needs no include path; a kernel spec of your own includes a copy
-// of it from the spec's folder the same way (README, "Your CUDA kernel as it is").
+// into shared memory (cp.async, TMA with mbarriers), ldmatrix, int8 tensor-core MMA, and 16-bit
+// floats with their tensor-core MMA. Embedded in the binary like the kernels and handed to NVRTC
+// as a named header, so `#include "ktune_device.cuh"` needs no include path; a kernel spec of
+// your own includes a copy of it from the spec's folder the same way (README, "Your CUDA kernel
+// as it is").
 //
 // NVRTC compiles these kernels without the toolkit's headers: 16-bit floats are raw words and
 // every conversion is PTX. Nothing here reads a kernel's tunables (KT_BF16, VEC, L2HINT): what
@@ -59,6 +60,18 @@ __device__ __forceinline__ void ldmatrix_x4_trans(u32 (&r)[4], u32 addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));
+}
+
+// ---- int8 tensor cores (sm_80): exact int32 sums of s8 products ----
+
+// d += A B with mma.sync m16n8k32: `a` is the row-major A fragment (4 codes a register), b0 and
+// b1 the column-major B fragment. An ldmatrix (16-bit 8x8) of rows of 16 codes loads both, as
+// it loads m16n8k16's 16-bit fragments.
+__device__ __forceinline__ void mma_s8(int (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 // ---- 16-bit floats: f16 (Bf16 false) or bf16, held as raw words ----
