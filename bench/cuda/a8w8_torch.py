@@ -9,11 +9,18 @@ kernel: a few-µs GEMM called from Python back to back measures Python (about 27
 H100, whatever M), not cuBLAS.
 
     python3 bench/cuda/a8w8_torch.py --native /tmp/a8w8_native/native [--m 16,128,1024] [--nk 4096x4096,2112x7168]
+        [--int8 /tmp/a8w8_native/int8 [--int8-m 16,128,1024] [--int8-nk 4096x4096]]
 
 Prints one row per shape: the native winner's median (the run's re-measured one,
 bench/ktune_results.py) and TFLOP/s, each baseline's µs, and "x blockwise" / "x per-tensor": the
 baseline's time over the native one (> 1: the native kernel is faster); "-" where torch could not
-run a baseline (its reason on stderr) or the run has no winner for the shape."""
+run a baseline (its reason on stderr) or the run has no winner for the shape.
+
+--int8 RUN (the family tuned with q_dtype=int8) adds a second table after it: the int8 winners
+beside torch._int_mm, cuBLASLt's int8 x int8 -> int32 GEMM on random codes of the same shape,
+timed the same way. It is not the same op: no scales, int32 out, so it is an unscaled lower bound
+on the work, not a block-scaled GEMM (torch has none for int8). _int_mm takes M > 16 only: at
+M <= 16 it is timed at M = 17, its smallest, and the cell says so."""
 import argparse
 import os
 import statistics
@@ -31,6 +38,7 @@ import triton_common  # noqa: E402
 
 SCALE_BLOCK = 128
 CALLS = 20  # calls a graph replays
+INT_MM_MIN_M = 17  # torch._int_mm refuses M <= 16
 
 
 def graph_us(fn, samples):
@@ -57,16 +65,59 @@ def baselines(M, N, K):
             ("per-tensor", lambda: torch._scaled_mm(a, wt, one, one, out_dtype=torch.bfloat16))]
 
 
-def native_us(run_dir):
-    """{(M, N, K): (µs, config)} of the run's winners (fp8_e4m3, bf16 out)."""
+def int_mm(M, N, K):
+    """torch._int_mm (int8 x int8 -> int32, no scales) on random codes, at M = 17 where M is smaller
+    (the least it takes): (M timed, function)."""
+    dev = "cuda"
+    m = max(M, INT_MM_MIN_M)
+    a = torch.randint(-127, 128, (m, K), dtype=torch.int8, device=dev)
+    wt = torch.randint(-127, 128, (N, K), dtype=torch.int8, device=dev).t()  # [K, N], column-major
+    return m, lambda: torch._int_mm(a, wt)
+
+
+def native_us(run_dir, q_dtype="fp8_e4m3"):
+    """{(M, N, K): (µs, config)} of the run's winners (q_dtype, bf16 out)."""
     if not run_dir:
         return {}
     out = {}
     for shape, won in ktune_results.winners(run_dir).by_shape.items():
         f = dict(shape)
-        if f.get("q_dtype", "fp8_e4m3") == "fp8_e4m3" and f.get("out_dtype", "bf16") == "bf16":
+        if f.get("q_dtype", "fp8_e4m3") == q_dtype and f.get("out_dtype", "bf16") == "bf16":
             out[(int(f["M"]), int(f["N"]), int(f["K"]))] = won
     return out
+
+
+def shapes(ms, nks):
+    """(M, N, K) for every N x K pair of `nks` at every M of `ms` (comma-separated)."""
+    pairs = [tuple(int(x) for x in nk.split("x")) for nk in nks.split(",")]
+    return [(int(m), N, K) for N, K in pairs for m in ms.split(",")]
+
+
+def config_cell(config):
+    return " ".join(f"{k}={v}" for k, v in (config or {}).items()) or "-"
+
+
+def int8_table(run_dir, ms, nks, samples):
+    """The int8 winners of `run_dir` beside torch._int_mm (an unscaled lower bound: see the module's help)."""
+    native = native_us(run_dir, "int8")
+    print("\nint8: beside torch._int_mm (cuBLASLt int8 x int8 -> int32 without scales: an unscaled lower bound "
+          "on the work, not the same op)")
+    head = ["M", "N", "K", "native int8 us", "TOP/s", "_int_mm us", "x _int_mm", "config"]
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for M, N, K in shapes(ms, nks):
+        timed, base = None, None
+        try:
+            timed, fn = int_mm(M, N, K)
+            base = graph_us(fn, samples)
+        except Exception as e:  # a layout or size this torch refuses
+            print(f"a8w8_torch.py: torch._int_mm failed at M={M} N={N} K={K}: {str(e).splitlines()[0]}",
+                  file=sys.stderr)
+        us, config = native.get((M, N, K), (None, None))
+        cells = [str(M), str(N), str(K), f"{us:.1f}" if us else "-", f"{2 * M * N * K / (us * 1e6):.0f}" if us else "-"]
+        cells.append("-" if base is None else f"{base:.1f}" + (f" (M={timed})" if timed != M else ""))
+        cells.append(f"{base / us:.2f}" if us and base is not None else "-")
+        cells.append(config_cell(config))
+        print("| " + " | ".join(cells) + " |", flush=True)
 
 
 def main():
@@ -75,14 +126,16 @@ def main():
     ap.add_argument("--m", default="16,128,1024")
     ap.add_argument("--nk", default="4096x4096", help="NxK pairs, comma-separated; each is timed at every M")
     ap.add_argument("--samples", type=int, default=30)
+    ap.add_argument("--int8", help="the ktune run folder of the family tuned with q_dtype=int8: adds its table")
+    ap.add_argument("--int8-m", default="16,128,1024")
+    ap.add_argument("--int8-nk", default="4096x4096")
     a = ap.parse_args()
     native = native_us(a.native)
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
     head = ["M", "N", "K", "native us", "TFLOP/s", "blockwise us", "per-tensor us", "x blockwise", "x per-tensor",
             "config"]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
-    pairs = [tuple(int(x) for x in nk.split("x")) for nk in a.nk.split(",")]
-    for (N, K), M in ((nk, int(m)) for nk in pairs for m in a.m.split(",")):
+    for M, N, K in shapes(a.m, a.nk):
         times = {}
         for name, fn in baselines(M, N, K):
             try:
@@ -94,8 +147,10 @@ def main():
         cells = [str(M), str(N), str(K), f"{us:.1f}" if us else "-", f"{2 * M * N * K / (us * 1e6):.0f}" if us else "-"]
         cells += [f"{times[n]:.1f}" if n in times else "-" for n in ("blockwise", "per-tensor")]
         cells += [f"{times[n] / us:.2f}" if us and n in times else "-" for n in ("blockwise", "per-tensor")]
-        cells.append(" ".join(f"{k}={v}" for k, v in (config or {}).items()) or "-")
+        cells.append(config_cell(config))
         print("| " + " | ".join(cells) + " |", flush=True)
+    if a.int8:
+        int8_table(a.int8, a.int8_m, a.int8_nk, a.samples)
 
 
 if __name__ == "__main__":

@@ -207,22 +207,33 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
           build-gpu/app/cli/ktune registry export --format aiter --family-from /tmp/a8w8_triton/a8w8 \
             --registry /tmp/a8w8_triton/reg --arch gfx942 -o /tmp/a8w8_triton/aiter; } 2>&1 | tee "$LOG/a8w8_triton.log"
       tar czf "$OUT/a8w8_triton.tgz" --exclude=.ktune.lock -C /tmp/a8w8_triton . ;;
-    a8w8_native)  # issue 23: the native CUDA gemm_a8w8_blockscale (fp8 wgmma, scales promoted per K block) validated
+    a8w8_native)  # issue 23: the native CUDA gemm_a8w8_blockscale (fp8 wgmma, scales promoted per K block; int8) validated
       # (A8W8_TEST=0 skips its GPU test), tuned at M = A8W8_M (default 16, 128, 1024, 4096) on each N x K of A8W8_NK
       # (default 4096 x 4096 and DeepSeek-V3's four) with A8W8_NATIVE_SECONDS of random search a shape
       # (--max-mismatch 0.01: fp8 wgmma's accumulation, RESULTS.md section 14), then torch._scaled_mm blockwise
-      # and per-tensor timed on the same shapes beside the winners
+      # and per-tensor timed on the same shapes beside the winners. Then int8 (mma.sync, exact int32 sums a K
+      # block: the default tolerance), unless A8W8_INT8=0: tuned at M = A8W8_INT8_M (default 16, 128, 1024) on
+      # A8W8_INT8_NK (default 4096 x 4096) with A8W8_INT8_SECONDS (default 10) a shape, its winners beside
+      # torch._int_mm (int8 -> int32, unscaled: a lower bound on the work, not the same op)
       N8=/tmp/a8w8_native; rm -rf $N8
       a8w8_m=${A8W8_M:-16,128,1024,4096}
       a8w8_nk=${A8W8_NK:-4096x4096,2112x7168,7168x2048,24576x1536,7168x16384}
       a8w8_shapes=()
       for nk in ${a8w8_nk//,/ }; do a8w8_shapes+=(--shape "M=$a8w8_m N=${nk%x*} K=${nk#*x} q_dtype=fp8_e4m3"); done
-      { [ "${A8W8_TEST:-1}" = 1 ] && timeout 300 build-gpu/tests/cuda/cuda_test_a8w8_blockscale_gpu
+      int8_m=${A8W8_INT8_M:-16,128,1024} int8_nk=${A8W8_INT8_NK:-4096x4096} int8_shapes=() int8_args=()
+      for nk in ${int8_nk//,/ }; do int8_shapes+=(--shape "M=$int8_m N=${nk%x*} K=${nk#*x} q_dtype=int8"); done
+      { [ "${A8W8_TEST:-1}" = 1 ] && timeout 480 build-gpu/tests/cuda/cuda_test_a8w8_blockscale_gpu
         timeout 540 build-gpu/app/cli/ktune tune --backend cuda gemm_a8w8_blockscale "${a8w8_shapes[@]}" \
           --strategy random --seed 1 --max-mismatch 0.01 --time-budget ${A8W8_NATIVE_SECONDS:-10}s \
           --output-dir $N8 --run-name native -q
         echo "a8w8_native exit=$? at ${SECONDS}s"
-        python3 bench/cuda/a8w8_torch.py --native $N8/native --m "$a8w8_m" --nk "$a8w8_nk"; } 2>&1 |
+        if [ "${A8W8_INT8:-1}" = 1 ]; then
+          timeout 300 build-gpu/app/cli/ktune tune --backend cuda gemm_a8w8_blockscale "${int8_shapes[@]}" \
+            --strategy random --seed 1 --time-budget ${A8W8_INT8_SECONDS:-10}s --output-dir $N8 --run-name int8 -q
+          echo "a8w8_native int8 exit=$? at ${SECONDS}s"
+          int8_args=(--int8 $N8/int8 --int8-m "$int8_m" --int8-nk "$int8_nk")
+        fi
+        python3 bench/cuda/a8w8_torch.py --native $N8/native --m "$a8w8_m" --nk "$a8w8_nk" "${int8_args[@]}"; } 2>&1 |
         tee "$LOG/a8w8_native.log"
       tar czf "$OUT/a8w8_native.tgz" --exclude=.ktune.lock -C $N8 . ;;
     *) echo "unknown stage $s"; exit 2 ;;

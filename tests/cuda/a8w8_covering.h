@@ -3,7 +3,8 @@
 // tile shape (the consumer count, the chunking of 256-column tiles) with and without overlapped
 // partial sums and a persistent grid, every ring depth, every promotion depth (how long the
 // tensor cores sum in reduced precision: the accuracy at stake) and every split-K the shape
-// allows, each with and without overlap (which changes how runs and K blocks interleave).
+// allows, each with and without overlap (which changes how runs and K blocks interleave); for
+// int8, also every warp grid and warp tile shape (the MMA tiles a warp holds).
 #include <set>
 #include <string>
 #include <vector>
@@ -30,7 +31,13 @@ inline std::vector<ktune::Config> a8w8_covering(const std::vector<ktune::Config>
     const bool stages = covered.insert(a8w8_tag("num_stages", c)).second;
     const bool promote = covered.insert(a8w8_tag("PROMOTE_K", c) + a8w8_tag("OVERLAP", c)).second;
     const bool split = covered.insert(a8w8_tag("SPLITK", c) + a8w8_tag("OVERLAP", c)).second;
-    if (tiles || persistent || stages || promote || split) chosen.push_back(c);
+    // int8's warp grids and the warp tiles they cut (fp8's keep one value).
+    const bool warps = covered.insert(a8w8_tag("WARPS_M", c) + a8w8_tag("WARPS_N", c)).second;
+    const bool warp_tile = covered
+                               .insert("warp tile " + std::to_string(c.get("BLOCK_M") / c.get("WARPS_M")) + "x" +
+                                       std::to_string(c.get("BLOCK_N") / c.get("WARPS_N")))
+                               .second;
+    if (tiles || persistent || stages || promote || split || warps || warp_tile) chosen.push_back(c);
   }
   return chosen;
 }

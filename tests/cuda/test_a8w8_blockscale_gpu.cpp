@@ -1,10 +1,12 @@
-// The gemm_a8w8_blockscale family on the device: its reference kernel against a brute force on
-// the host (f64, every code dequantized with its block's scale), then configs covering every tile
-// shape, ring depth and promotion depth (PROMOTE_K: how long the tensor cores sum in reduced
-// precision) against that reference with ktune's default tolerance, bf16 and f32 out,
-// on shapes with partial tiles on every side (M, N off the tile grid; N off the 128-column scale
-// grid), one 64-row tile (decode), several K blocks and split-K with a ragged (and an empty) slice. The kernel needs
-// Hopper (sm_90a): on other GPUs the test says so and is skipped.
+// The gemm_a8w8_blockscale family on the device, int8 and fp8 codes: its reference kernel against
+// a brute force on the host (f64, every code dequantized with its block's scale), then configs
+// covering every tile shape, ring depth, promotion depth (fp8's PROMOTE_K: how long the tensor
+// cores sum in reduced precision) and warp grid (int8's WARPS_M x WARPS_N) against that reference
+// with ktune's default atol and rtol, bf16 and f32 out, on shapes with partial tiles on every side
+// (M, N off the tile grid; N off the 128-column scale grid), one tile (decode), several K blocks
+// and split-K with a ragged (and an empty) slice. int8 sums each K block exactly, so every output
+// must be within the tolerance; fp8 may miss it on 1 % (below). int8 runs on sm_80 and later,
+// fp8 on Hopper (sm_90a) only: elsewhere the test says what it skipped.
 #include <cstdio>
 #include <cstdlib>
 
@@ -26,8 +28,12 @@ struct Shape {
   std::string out;
 };
 
-// Y[m, n] = sum over k of (A[m, k] a_scale[m, k/128]) (W[n, k] b_scale[n/128, k/128]).
-std::vector<double> brute_force(const GpuSessionInfo& s, const Shape& sh) {
+// Y[m, n] = sum over k of (A[m, k] a_scale[m, k/128]) (W[n, k] b_scale[n/128, k/128]), codes
+// read as int8 or e4m3.
+std::vector<double> brute_force(const GpuSessionInfo& s, const Shape& sh, bool int8) {
+  const auto value = [int8](unsigned char c) {
+    return int8 ? static_cast<double>(static_cast<signed char>(c)) : static_cast<double>(e4m3_to_f32(c));
+  };
   const auto &a = s.host_input("A"), &w = s.host_input("W");
   const auto &sa = s.host_input("a_scale"), &sb = s.host_input("b_scale");
   const long kb = sh.K / 128;
@@ -36,23 +42,15 @@ std::vector<double> brute_force(const GpuSessionInfo& s, const Shape& sh) {
     for (long n = 0; n < sh.N; ++n) {
       double acc = 0;
       for (long k = 0; k < sh.K; ++k)
-        acc += e4m3_to_f32(a[m * sh.K + k]) * load_elem(sa.data(), ElemType::F32, m * kb + k / 128) *
-               e4m3_to_f32(w[n * sh.K + k]) * load_elem(sb.data(), ElemType::F32, (n / 128) * kb + k / 128);
+        acc += value(a[m * sh.K + k]) * load_elem(sa.data(), ElemType::F32, m * kb + k / 128) * value(w[n * sh.K + k]) *
+               load_elem(sb.data(), ElemType::F32, (n / 128) * kb + k / 128);
       out[m * sh.N + n] = acc;
     }
   return out;
 }
 
-}  // namespace
-
-int main() {
-  auto gpu = ktune_test::gpu_or_skip("test_a8w8_blockscale_gpu");
-  if (gpu.device.property("cc_major") != 9) {
-    std::printf("test_a8w8_blockscale_gpu skipped: the kernel is Hopper's (sm_90a wgmma), this is sm_%d%d\n",
-                static_cast<int>(gpu.device.property("cc_major")), static_cast<int>(gpu.device.property("cc_minor")));
-    return 77;
-  }
-  const KernelFamily family = gpu.backend->family("gemm_a8w8_blockscale");
+// Validates the covering configs of q_dtype `q` on every shape; returns the validations run.
+int validate_type(const ktune_test::Gpu& gpu, const KernelFamily& family, const std::string& q, const Tolerance& tol) {
   // The fourth splits 17 K blocks 2, 4 and 8 ways (8: three a slice, the last slice empty); the
   // last has more tiles than an H100 or H200 has SMs for every tile but 128 x 256, so that a
   // persistent block takes one tile or two.
@@ -61,28 +59,51 @@ int main() {
                           {130, 264, 384, "f32"},
                           {40, 136, 2176, "bf16"},
                           {1100, 2000, 256, "bf16"}};
-  // ktune's default atol and rtol, and 1 % of the outputs allowed beyond them: Hopper's fp8 wgmma
-  // adds the products of each 32-deep instruction with about 14 bits of mantissa (DeepSeek-V3,
-  // section 3.3.2), so an output near zero whose partial sums reach thousands errs by 0.1-0.5.
-  // The H200's first run put 0.07-0.13 % of the outputs beyond the default (PROMOTE_K 32) and up
-  // to 0.48 % (PROMOTE_K 128); a wrong index or scale errs by the outputs' own size everywhere.
-  Tolerance tol;
-  tol.max_mismatch_fraction = 0.01;
   int validated = 0;
   for (const Shape& sh : shapes) {
     const Problem p = ktune_test::make_problem(family, {{"M", std::to_string(sh.M)},
                                                         {"N", std::to_string(sh.N)},
                                                         {"K", std::to_string(sh.K)},
-                                                        {"q_dtype", "fp8_e4m3"},
+                                                        {"q_dtype", q},
                                                         {"out_dtype", sh.out}});
     auto session = gpu.backend->open(gpu.device, family, p, 2024);
     const auto& info = dynamic_cast<const GpuSessionInfo&>(*session);
-    ktune_test::check_reference(info.reference_output(), brute_force(info, sh), tol, p.key());
+    ktune_test::check_reference(info.reference_output(), brute_force(info, sh, q == "int8"), tol, p.key());
     Variables ctx = gpu.device.variables();
     for (const auto& [name, v] : family.variables(p)) ctx[name] = v;
     const auto chosen = ktune_test::a8w8_covering(family.default_space.enumerate(ctx));
     validated += ktune_test::validate_configs(*session, chosen, tol, p.key(), [](const Config&) { return 1; });
     std::printf("%s: reference = brute force, %zu configs validated\n", p.key().c_str(), chosen.size());
+  }
+  return validated;
+}
+
+}  // namespace
+
+int main() {
+  auto gpu = ktune_test::gpu_or_skip("test_a8w8_blockscale_gpu");
+  const int cc = static_cast<int>(gpu.device.property("cc_major"));
+  const std::string arch =
+      "sm_" + std::to_string(cc) + std::to_string(static_cast<int>(gpu.device.property("cc_minor")));
+  if (cc < 8) {
+    std::printf("test_a8w8_blockscale_gpu skipped: int8 needs sm_80 (mma.sync m16n8k32), fp8 Hopper; this is %s\n",
+                arch.c_str());
+    return 77;
+  }
+  const KernelFamily family = gpu.backend->family("gemm_a8w8_blockscale");
+  // int8: ktune's default tolerance, every output within it.
+  int validated = validate_type(gpu, family, "int8", Tolerance{});
+  if (cc == 9) {
+    // ktune's default atol and rtol, and 1 % of the outputs allowed beyond them: Hopper's fp8 wgmma
+    // adds the products of each 32-deep instruction with about 14 bits of mantissa (DeepSeek-V3,
+    // section 3.3.2), so an output near zero whose partial sums reach thousands errs by 0.1-0.5.
+    // The H200's first run put 0.07-0.13 % of the outputs beyond the default (PROMOTE_K 32) and up
+    // to 0.48 % (PROMOTE_K 128); a wrong index or scale errs by the outputs' own size everywhere.
+    Tolerance tol;
+    tol.max_mismatch_fraction = 0.01;
+    validated += validate_type(gpu, family, "fp8_e4m3", tol);
+  } else {
+    std::printf("fp8 skipped: its kernel is Hopper's (sm_90a wgmma), this is %s\n", arch.c_str());
   }
   std::printf("%d validations\n", validated);
   return ktune_test::finish("test_a8w8_blockscale_gpu");

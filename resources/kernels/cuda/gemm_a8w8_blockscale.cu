@@ -1,6 +1,7 @@
-// ktune gemm_a8w8_blockscale: aiter's block-scaled 8-bit GEMM (DeepSeek-V3's scales) on Hopper,
-// fp8 e4m3 codes with f32 block scales (gemm_a8w8_blockscale.json; the CPU family's tensors):
-//   A [M, K] and W [N, K] e4m3 codes (u8), a_scale [M, K/128] (one per 1x128 block of A),
+// ktune gemm_a8w8_blockscale: aiter's block-scaled 8-bit GEMM (DeepSeek-V3's scales), fp8 e4m3
+// codes on Hopper or int8 codes on sm_80 and later, with f32 block scales
+// (gemm_a8w8_blockscale.json; the CPU family's tensors):
+//   A [M, K] and W [N, K] 8-bit codes, a_scale [M, K/128] (one per 1x128 block of A),
 //   b_scale [ceil(N/128), K/128] (one per 128x128 block of W), Y [M, N] bf16 or f32:
 //   Y[m, n] = sum over kb of (A[m, kb-block] . W[n, kb-block]) * a_scale[m, kb] * b_scale[n/128, kb]
 //
@@ -21,6 +22,13 @@
 // its K blocks into f32 partials of its own, and a second launch adds the slices into Y.
 // PERSISTENT 1 launches at most one block per SM, each taking items in turn, so that the ring
 // fills with a block's next tile while its consumers store the last (the spec's grid).
+//
+// int8 codes (KT_INT8 1) go to gemm_a8w8_blockscale_int8.cuh's kernel instead: mma.sync with
+// exact int32 sums a K block, fed by a cp.async ring; it shares the split-K reduction and the
+// reference below.
+#ifndef KT_INT8
+#define KT_INT8 0  // 1: int8 codes (mma.sync, sm_80+); 0: fp8 e4m3 (wgmma, sm_90a)
+#endif
 #ifndef KT_OUT_F32
 #define KT_OUT_F32 0  // 1: Y is f32; 0: bf16, rounded to nearest even
 #endif
@@ -29,7 +37,7 @@
 #endif
 
 #include "ktune_device.cuh"
-#if !REFERENCE
+#if !REFERENCE && !KT_INT8
 #include "ktune_hopper.cuh"
 #endif
 
@@ -49,8 +57,16 @@ template <>
 __device__ __forceinline__ u16 convert<u16>(float x) {
   return Float16<1>::from_f32(x);
 }
+// Two adjacent outputs of row m (an MMA fragment's pair), those inside Y.
+template <class T>
+__device__ __forceinline__ void store_pair(T* __restrict__ y, int M, int N, int m, int n, float x0, float x1) {
+  if (m >= M || n >= N) return;
+  T* p = y + (long)m * N + n;
+  p[0] = convert<T>(x0);
+  if (n + 1 < N) p[1] = convert<T>(x1);
+}
 
-#if !REFERENCE
+#if !REFERENCE && !KT_INT8
 #define BM BLOCK_M
 #define BN BLOCK_N
 #define STAGES num_stages
@@ -174,13 +190,6 @@ __device__ __forceinline__ void k_loop(float (&acc)[BN / 2], const Ring& ring, i
   }
   if (OVERLAP) wgmma_wait<0>();
 }
-template <class T>
-__device__ __forceinline__ void store_pair(T* __restrict__ y, int M, int N, int m, int n, float x0, float x1) {
-  if (m >= M || n >= N) return;
-  T* p = y + (long)m * N + n;
-  p[0] = convert<T>(x0);
-  if (n + 1 < N) p[1] = convert<T>(x1);
-}
 
 // Items blockIdx.x, blockIdx.x + gridDim.x, ...: one a block, or (a persistent grid of at most
 // one block per SM) several, the producer filling the ring with the next item's K blocks while
@@ -245,6 +254,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   }
 }
 
+#endif  // !REFERENCE && !KT_INT8
+
+#if !REFERENCE && KT_INT8
+#include "gemm_a8w8_blockscale_int8.cuh"
+#endif
+
+#if !REFERENCE
 // Split-K's second launch: Y = the sum of the SPLITK slices' partials, in slice order.
 extern "C" __global__ void gemm_a8w8_blockscale_reduce(const float* __restrict__ ws, Out* __restrict__ y, int M,
                                                        int N) {
@@ -265,6 +281,11 @@ __device__ __forceinline__ float e4m3_to_f32(unsigned char code) {
   return __int_as_float(__float_as_int(v) | (int)sign);
 }
 
+// The value of a code: an int8 or an e4m3, exact in f32.
+__device__ __forceinline__ float code_value(unsigned char code) {
+  return KT_INT8 ? (float)(signed char)code : e4m3_to_f32(code);
+}
+
 // The reference: one thread per output, f32, each code dequantized with its block's scale and
 // multiplied in K order (no promotion, no tiles).
 extern "C" __global__ void gemm_a8w8_blockscale_reference(const unsigned char* __restrict__ a,
@@ -279,8 +300,8 @@ extern "C" __global__ void gemm_a8w8_blockscale_reference(const unsigned char* _
   float acc = 0.f;
   for (int k = 0; k < K; ++k) {
     const int kb = k / SCALE_BLOCK;
-    acc += (e4m3_to_f32(ar[k]) * a_scale[(long)m * kb_count + kb]) *
-           (e4m3_to_f32(wr[k]) * b_scale[(long)(n / SCALE_BLOCK) * kb_count + kb]);
+    acc += (code_value(ar[k]) * a_scale[(long)m * kb_count + kb]) *
+           (code_value(wr[k]) * b_scale[(long)(n / SCALE_BLOCK) * kb_count + kb]);
   }
   y[i] = convert<Out>(acc);
 }
