@@ -7,21 +7,19 @@
 //
 // gemm.cu's Hopper kernel with 8-bit operands: warpgroup 0 is the producer (one thread issues the
 // TMA copies of each 128-deep K block of A and W into a ring of num_stages buffers,
-// ktune_hopper.cuh), warpgroups 1..BLOCK_M/64 are consumers, each multiplying its 64 rows of A by
-// the tile's BLOCK_N columns of W with wgmma.m64nNk32 (N = min(BLOCK_N, 128)) straight from shared
-// memory. A K block (128 elements = 128 bytes, one swizzle atom) is one scale block: its four k32
-// steps accumulate into a temporary, PROMOTE_K deep at a time (128: DeepGEMM's four steps; 32:
-// every step, as Triton's max_num_imprecise_acc=0), which is multiplied by the two scales and
-// added to the f32 accumulators in registers, since Hopper accumulates fp8 products in reduced
-// precision: the longer the run, the larger the error. A 256-column tile is two 128-column
-// chunks, one weight scale each, one after the other (a 128-float temporary would not fit in
-// registers next to 128 accumulators). OVERLAP 1 keeps two temporaries and issues the next run
-// before scaling the last, so the tensor cores never wait for the scaling (k_loop). TMA
-// zero-fills rows past M and N; K is a multiple of 128 (a shape rule), so no K tail.
-// SPLITK > 1 (tiles that do not fill the GPU): each K slice of a tile is a work item that sums
-// its K blocks into f32 partials of its own, and a second launch adds the slices into Y.
-// PERSISTENT 1 launches at most one block per SM, each taking items in turn, so that the ring
-// fills with a block's next tile while its consumers store the last (the spec's grid).
+// ktune_hopper.cuh, and a second warp copies the block's scales beside them), warpgroups
+// 1..BLOCK_M/64 are consumers, each multiplying its 64 rows of A by the tile's BLOCK_N columns of
+// W with wgmma.m64nNk32 (N = min(BLOCK_N, 128)) straight from shared memory. A K block (128 elements = 128 bytes, one
+// swizzle atom) is one scale block: its four k32 steps accumulate into a temporary, PROMOTE_K deep at a time (128:
+// DeepGEMM's four steps; 32: every step, as Triton's max_num_imprecise_acc=0), which is multiplied by the two scales
+// and added to the f32 accumulators in registers, since Hopper accumulates fp8 products in reduced precision: the
+// longer the run, the larger the error. A 256-column tile is two 128-column chunks, one weight scale each, one after
+// the other (a 128-float temporary would not fit in registers next to 128 accumulators). OVERLAP 1 keeps two
+// temporaries and issues the next run before scaling the last, so the tensor cores never wait for the scaling (k_loop).
+// TMA zero-fills rows past M and N; K is a multiple of 128 (a shape rule), so no K tail. SPLITK > 1 (tiles that do not
+// fill the GPU): each K slice of a tile is a work item that sums its K blocks into f32 partials of its own, and a
+// second launch adds the slices into Y. PERSISTENT 1 launches at most one block per SM, each taking items in turn, so
+// that the ring fills with a block's next tile while its consumers store the last (the spec's grid).
 //
 // int8 codes (KT_INT8 1) go to gemm_a8w8_blockscale_int8.cuh's kernel instead: mma.sync with
 // exact int32 sums a K block, fed by a cp.async ring; it shares the split-K reduction and the
@@ -62,6 +60,14 @@ template <class T>
 __device__ __forceinline__ void store_pair(T* __restrict__ y, int M, int N, int m, int n, float x0, float x1) {
   if (m >= M || n >= N) return;
   T* p = y + (long)m * N + n;
+  // n is even: with N even the pair is one aligned store (half the store instructions).
+  if (N % 2 == 0) {
+    if constexpr (sizeof(T) == 2)
+      *reinterpret_cast<u32*>(p) = Float16<1>::pack2(x0, x1);
+    else
+      *reinterpret_cast<float2*>(p) = make_float2(x0, x1);
+    return;
+  }
   p[0] = convert<T>(x0);
   if (n + 1 < N) p[1] = convert<T>(x1);
 }
@@ -128,18 +134,20 @@ __device__ __forceinline__ void promote(float* acc, const float (&part)[CN / 2],
     }
 }
 
-// The scales of K block kb for this thread's rows (zeros past M: TMA's fill) and the tile's
-// weight scale blocks.
+// A stage's scales, beside its codes: the a_scale of the tile's BM rows and the weight scale of
+// each 128-column block of its BN columns, written by the producer's second warp (loads that
+// would otherwise queue behind the consumers' stores and stall their K loop).
+#define SCALES (BM + 4)  // floats a stage (16-byte aligned)
 struct Scales {
   float a[2], b[BN / CN];
 };
-__device__ __forceinline__ Scales load_scales(const float* __restrict__ a_scale, const float* __restrict__ b_scale,
-                                              int row, int n0, int kb, int M, int kb_count, int nb_count) {
+// This thread's rows (r and r + 8 of its consumer's 64: wgmma_pairs' layout) from stage slot `at`.
+__device__ __forceinline__ Scales read_scales(u32 at, int rows) {
   Scales sc;
+  sc.a[0] = lds_f32(at + 4 * rows);
+  sc.a[1] = lds_f32(at + 4 * (rows + 8));
 #pragma unroll
-  for (int h = 0; h < 2; ++h) sc.a[h] = row + 8 * h < M ? a_scale[(long)(row + 8 * h) * kb_count + kb] : 0.f;
-#pragma unroll
-  for (int c = 0; c < BN / CN; ++c) sc.b[c] = b_scale[(long)min(n0 / SCALE_BLOCK + c, nb_count - 1) * kb_count + kb];
+  for (int c = 0; c < BN / CN; ++c) sc.b[c] = lds_f32(at + 4 * (BM + c));
   return sc;
 }
 
@@ -147,39 +155,45 @@ __device__ __forceinline__ Scales load_scales(const float* __restrict__ a_scale,
 // runs, each one wgmma group into a partial sum that is promoted into acc. OVERLAP 0 waits for a
 // run before promoting it; OVERLAP 1 keeps two partial sums and issues run u + 1 before it waits
 // for run u, so the tensor cores multiply while the run before is scaled. The loop takes two K
-// blocks an iteration so that which partial sum a run uses is known when compiling.
+// blocks an iteration so that which partial sum and which scales a run uses are known when
+// compiling. A block's scales are read before its first run is issued: the stage goes back to
+// the producer only once that run is done, which needs every warp of the warpgroup to issue it.
 template <class Ring>
-__device__ __forceinline__ void k_loop(float (&acc)[BN / 2], const Ring& ring, int g, const Item& it, u32 a_base,
-                                       u32 sB, const float* __restrict__ a_scale, const float* __restrict__ b_scale,
-                                       int row, int M, int kb_count, int nb_count, bool leader) {
+__device__ __forceinline__ void k_loop(float (&acc)[BN / 2], const Ring& ring, int g, int kbs, u32 a_base, u32 sB,
+                                       u32 sS, int rows, bool leader) {
   float part[OVERLAP + 1][CN / 2];
+  Scales sc[2];
   const auto a_at = [&](int gi) { return a_base + (gi % STAGES) * A_BYTES; };
   const auto b_at = [&](int gi) { return sB + (gi % STAGES) * B_BYTES; };
-  if (OVERLAP && it.kbs > 0) {
+  const auto s_at = [&](int gi) { return sS + (gi % STAGES) * SCALES * 4; };
+  if (OVERLAP && kbs > 0) {
     ring.wait_full(g);
+    sc[0] = read_scales(s_at(g), rows);
     issue_run(part[0], a_at(g), b_at(g), 0);
   }
-  for (int b = 0; b < it.kbs; b += 2) {
-    Scales sc[2];
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-      sc[j] = load_scales(a_scale, b_scale, row, it.n0, min(it.kb0 + b + j, kb_count - 1), M, kb_count, nb_count);
+  for (int b = 0; b < kbs; b += 2) {
 #pragma unroll
     for (int v = 0; v < 2 * UNITS; ++v) {
       const int j = v / UNITS, unit = v % UNITS, gi = g + b + j;
-      if (b + j >= it.kbs) break;
+      if (b + j >= kbs) break;
       float(&cur)[CN / 2] = part[OVERLAP ? v % 2 : 0];
       if (OVERLAP) {
-        if (b + j + 1 < it.kbs || unit + 1 < UNITS) {
+        if (b + j + 1 < kbs || unit + 1 < UNITS) {
           const int gn = unit + 1 < UNITS ? gi : gi + 1;
-          if (unit + 1 == UNITS) ring.wait_full(gn);
+          if (unit + 1 == UNITS) {
+            ring.wait_full(gn);
+            sc[1 - j] = read_scales(s_at(gn), rows);
+          }
           issue_run(part[(v + 1) % 2], a_at(gn), b_at(gn), (unit + 1) % UNITS);
           wgmma_wait<1>();
         } else {
           wgmma_wait<0>();
         }
       } else {
-        if (unit == 0) ring.wait_full(gi);
+        if (unit == 0) {
+          ring.wait_full(gi);
+          sc[j] = read_scales(s_at(gi), rows);
+        }
         issue_run(cur, a_at(gi), b_at(gi), unit);
         wgmma_wait<0>();
       }
@@ -189,6 +203,57 @@ __device__ __forceinline__ void k_loop(float (&acc)[BN / 2], const Ring& ring, i
     }
   }
   if (OVERLAP) wgmma_wait<0>();
+}
+
+// The producer's second warp: each K block's scales into its stage's slot, once the stage is
+// free; every lane arrives on the stage's "full" barrier after its stores (33 arrivals with the
+// TMA thread's). The next block's scales load while the warp waits for its stage. Rows past M
+// get 0 (their codes are TMA's zeros anyway).
+__device__ __forceinline__ void produce_scales(const TmaRing<STAGES>& ring, int g, const Item& it, u32 sS,
+                                               const float* __restrict__ a_scale, const float* __restrict__ b_scale,
+                                               int M, int kb_count, int nb_count, int lane) {
+  if (it.kbs == 0) return;
+  const float* a_col[BM / 32];  // this lane's rows' scales at the item's first K block
+#pragma unroll
+  for (int i = 0; i < BM / 32; ++i)
+    a_col[i] = it.m0 + lane + 32 * i < M ? a_scale + (long)(it.m0 + lane + 32 * i) * kb_count + it.kb0 : nullptr;
+  const float* b_col = b_scale + (long)min(it.n0 / SCALE_BLOCK + lane % (BN / CN), nb_count - 1) * kb_count + it.kb0;
+  float va[BM / 32], vb = 0.f;
+  const auto load = [&](int i) {
+#pragma unroll
+    for (int r = 0; r < BM / 32; ++r) va[r] = a_col[r] ? a_col[r][i] : 0.f;
+    vb = b_col[i];
+  };
+  load(0);
+  for (int i = 0; i < it.kbs; ++i, ++g) {
+    ring.wait_empty(g);
+    const u32 at = sS + (g % STAGES) * SCALES * 4;
+#pragma unroll
+    for (int r = 0; r < BM / 32; ++r) sts_f32(at + 4 * (lane + 32 * r), va[r]);
+    if (lane < BN / CN) sts_f32(at + 4 * (BM + lane), vb);
+    mbar_arrive(ring.full(g % STAGES));
+    if (i + 1 < it.kbs) load(i + 1);
+  }
+}
+
+// Y's tile, 16 bytes a store where rows are whole 8-column groups of bf16 (N % 8 == 0, no split
+// K); otherwise pairs (split-K's f32 partials, f32 Y, odd N).
+__device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
+                                           const Item& it, int row0, int M, int N) {
+  if (SPLITK == 1 && !KT_OUT_F32 && N % 8 == 0) {
+    wgmma_rows16<true>(acc, [&](int r, int c, uint4 words) {
+      if (row0 + r < M && it.n0 + c < N) *reinterpret_cast<uint4*>(y + (long)(row0 + r) * N + it.n0 + c) = words;
+    });
+    return;
+  }
+  // Split-K slices write f32 partials, summed into Y by gemm_a8w8_blockscale_reduce.
+  float* slice = ws + (long)it.slice * M * N;
+  wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
+    if (SPLITK == 1)
+      store_pair(y, M, N, row0 + r, it.n0 + c, x0, x1);
+    else
+      store_pair(slice, M, N, row0 + r, it.n0 + c, x0, x1);
+  });
 }
 
 // Items blockIdx.x, blockIdx.x + gridDim.x, ...: one a block, or (a persistent grid of at most
@@ -204,13 +269,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
   const u32 raw = smem_addr(smem_raw);
-  const u32 sA = (raw + 1023) & ~1023u, sB = sA + STAGES * A_BYTES;
-  const TmaRing<STAGES> ring{sB + STAGES * B_BYTES};
-  const int tid = threadIdx.x, wg = tid / 128;
+  const u32 sA = (raw + 1023) & ~1023u, sB = sA + STAGES * A_BYTES, sS = sB + STAGES * B_BYTES;
+  const TmaRing<STAGES> ring{sS + STAGES * SCALES * 4};
+  const int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
   if (tid == 0) {
     prefetch_tensormap(&tmA);
     prefetch_tensormap(&tmB);
-    ring.init(CONSUMERS);
+    ring.init(CONSUMERS, 1 + 32);
   }
   __syncthreads();
 
@@ -218,39 +283,32 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if CONSUMERS > 1
     producer_regs();
 #endif
-    if (tid != 0) return;
     for (int w = blockIdx.x, g = 0; w < items; w += gridDim.x) {
       const Item it = work_item(w, M, N, kb_count);
-      for (int i = 0; i < it.kbs; ++i, ++g) {
-        const int s = ring.acquire(g, A_BYTES + B_BYTES);
-        tma_load(sA + s * A_BYTES, &tmA, (it.kb0 + i) * SCALE_BLOCK, it.m0, ring.full(s));
-        tma_load(sB + s * B_BYTES, &tmB, (it.kb0 + i) * SCALE_BLOCK, it.n0, ring.full(s));
-      }
+      if (warp == 1) produce_scales(ring, g, it, sS, a_scale, b_scale, M, kb_count, nb_count, lane);
+      if (tid == 0)
+        for (int i = 0; i < it.kbs; ++i) {
+          const int s = ring.acquire(g + i, A_BYTES + B_BYTES);
+          tma_load(sA + s * A_BYTES, &tmA, (it.kb0 + i) * SCALE_BLOCK, it.m0, ring.full(s));
+          tma_load(sB + s * B_BYTES, &tmB, (it.kb0 + i) * SCALE_BLOCK, it.n0, ring.full(s));
+        }
+      g += it.kbs;
     }
     return;
   }
 #if CONSUMERS > 1
   take_regs<consumer_regs(THREADS, CONSUMERS)>();
 #endif
-  const int warp = (tid % 128) / 32, lane = tid % 32;
   const u32 a_base = sA + (wg - 1) * 64 * 128;
+  const int rows = (wg - 1) * 64 + warp * 16 + lane / 4;  // this thread's first row in the tile
   for (int w = blockIdx.x, g = 0; w < items; w += gridDim.x) {
     const Item it = work_item(w, M, N, kb_count);
-    const int row0 = it.m0 + (wg - 1) * 64;
     float acc[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-    k_loop(acc, ring, g, it, a_base, sB, a_scale, b_scale, row0 + warp * 16 + lane / 4, M, kb_count, nb_count,
-           tid % 128 == 0);
+    k_loop(acc, ring, g, it.kbs, a_base, sB, sS, rows, tid % 128 == 0);
     g += it.kbs;
-    // Split-K slices write f32 partials, summed into Y by gemm_a8w8_blockscale_reduce.
-    float* slice = ws + (long)it.slice * M * N;
-    wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
-      if (SPLITK == 1)
-        store_pair(y, M, N, row0 + r, it.n0 + c, x0, x1);
-      else
-        store_pair(slice, M, N, row0 + r, it.n0 + c, x0, x1);
-    });
+    store_tile(acc, y, ws, it, it.m0 + (wg - 1) * 64, M, N);
   }
 }
 

@@ -129,7 +129,47 @@ __device__ __forceinline__ void wgmma_pairs(const float (&d)[K], const F& f) {
 #pragma unroll
   for (int j = 0; j < K / 4; ++j)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) f(warp * 16 + (lane >> 2) + 8 * h, j * 8 + (lane & 3) * 2, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+    for (int h = 0; h < 2; ++h)
+      f(warp * 16 + (lane >> 2) + 8 * h, j * 8 + (lane & 3) * 2, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+}
+
+// Calls store(row, col, words) with 8 adjacent columns of the m64nN fragment `d` as 16-bit
+// values (`words`, 16 bytes), col a multiple of 8: the four threads holding a row's pairs swap
+// them (a 4 x 4 transpose in two shuffles) so that each holds one 8-column group, a quarter of
+// the store instructions of pairs. N must be a multiple of 32.
+template <bool Bf16, int K, class F>
+__device__ __forceinline__ void wgmma_rows16(const float (&d)[K], const F& store) {
+  static_assert(K % 16 == 0, "groups of four 8-column blocks");
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32, q = lane & 3;
+#pragma unroll
+  for (int j0 = 0; j0 < K / 4; j0 += 4)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      u32 v[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) v[i] = Float16<Bf16>::pack2(d[4 * (j0 + i) + 2 * h], d[4 * (j0 + i) + 2 * h + 1]);
+      // v[i] holds columns 8 (j0 + i) + 2q of this thread; afterwards v[i] holds 8 (j0 + q) + 2i.
+      const bool hi2 = q & 2, hi1 = q & 1;
+      u32 r0 = __shfl_xor_sync(0xffffffff, hi2 ? v[0] : v[2], 2);
+      u32 r1 = __shfl_xor_sync(0xffffffff, hi2 ? v[1] : v[3], 2);
+      if (hi2) {
+        v[0] = r0;
+        v[1] = r1;
+      } else {
+        v[2] = r0;
+        v[3] = r1;
+      }
+      r0 = __shfl_xor_sync(0xffffffff, hi1 ? v[0] : v[1], 1);
+      r1 = __shfl_xor_sync(0xffffffff, hi1 ? v[2] : v[3], 1);
+      if (hi1) {
+        v[0] = r0;
+        v[2] = r1;
+      } else {
+        v[1] = r0;
+        v[3] = r1;
+      }
+      store(warp * 16 + (lane >> 2) + 8 * h, 8 * (j0 + q), make_uint4(v[0], v[1], v[2], v[3]));
+    }
 }
 
 // ---- registers: the producer warpgroup hands what it does not need to the consumers ----
@@ -154,6 +194,16 @@ __device__ __forceinline__ void prefetch_tensormap(const TensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)map) : "memory");
 }
 
+// Shared memory by address (the ring's stages are addresses, not pointers).
+__device__ __forceinline__ float lds_f32(u32 addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ void sts_f32(u32 addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+
 // ---- the ring: Stages buffers, each guarded by a "full" and an "empty" mbarrier ----
 
 // One producer thread fills stage i % Stages with tile i once every consumer warpgroup is done
@@ -166,23 +216,29 @@ struct TmaRing {
   __device__ __forceinline__ u32 full(int s) const { return bars + 8 * s; }
   __device__ __forceinline__ u32 empty(int s) const { return bars + 8 * (Stages + s); }
 
-  // By one thread, before a barrier of the whole block.
-  __device__ __forceinline__ void init(u32 consumers) const {
+  // By one thread, before a barrier of the whole block. A stage is full once `full_arrivals`
+  // threads arrived (the one issuing its copies, and any that fill it with stores) and its
+  // copies landed.
+  __device__ __forceinline__ void init(u32 consumers, u32 full_arrivals = 1) const {
     for (int s = 0; s < Stages; ++s) {
-      mbar_init(full(s), 1);
+      mbar_init(full(s), full_arrivals);
       mbar_init(empty(s), consumers);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
 
-  // The producer thread, before it fills the ring with tile g of its sequence (which may run
-  // over several output tiles: a persistent block's): waits until stage g % Stages is free and
-  // arms its "full" barrier for `bytes`. Returns the stage.
+  // Until stage g % Stages is free for tile g of the producer's sequence (which may run over
+  // several output tiles: a persistent block's).
+  __device__ __forceinline__ void wait_empty(int g) const {
+    if (g >= Stages) mbar_wait(empty(g % Stages), ((g / Stages) - 1) & 1);
+  }
+
+  // The producer thread, before it fills the ring with tile g of its sequence: waits until the
+  // stage is free and arms its "full" barrier for `bytes`. Returns the stage.
   __device__ __forceinline__ int acquire(int g, u32 bytes) const {
-    const int s = g % Stages;
-    if (g >= Stages) mbar_wait(empty(s), ((g / Stages) - 1) & 1);
-    mbar_expect_tx(full(s), bytes);
-    return s;
+    wait_empty(g);
+    mbar_expect_tx(full(g % Stages), bytes);
+    return g % Stages;
   }
 
   // The producer thread: tiles [0, count), `bytes` each; load(stage, i, bar) issues tile i's
