@@ -11,6 +11,9 @@
 //   WGMMA        1 for the Hopper kernel (TMA + wgmma; WM = 64 rows per consumer, WN = BN)
 //   SWAP_AB      1 (with WGMMA, for skinny M): computes C^T = B^T A^T, so the weights fill
 //                wgmma's 64-row side and the BM activation rows its narrow N side
+//   PERSISTENT   1 (with WGMMA, unswapped, no split-K): at most one block per SM (the spec's
+//                grid), each taking tiles in turn, the ring filling with its next tile while
+//                the consumers store the last
 //   W8           1 for w8a16 (the qmatmul family): B is int8 weights stored N x K (out x in), with
 //                one f16 scale per output column applied to the f32 sum; A and C stay f16. The
 //                weights are widened to f16 in registers (mma.sync's B fragments, or with WGMMA
@@ -28,6 +31,9 @@
 #endif
 #ifndef SWAP_AB
 #define SWAP_AB 0
+#endif
+#ifndef PERSISTENT
+#define PERSISTENT 0
 #endif
 
 #include "ktune_device.cuh"
@@ -60,8 +66,8 @@ using Elem = Float16<KT_BF16>;
 #define BS_STRIDE (BN + PAD)
 #define A_STAGE (BM * AS_STRIDE)
 #if W8
-#define BS8_STRIDE (BK + 16)                // bytes per weight row (N x K int8), padded like A
-#define B_STAGE (BN * BS8_STRIDE / 2)       // in 16-bit units, so stages index like A's
+#define BS8_STRIDE (BK + 16)           // bytes per weight row (N x K int8), padded like A
+#define B_STAGE (BN * BS8_STRIDE / 2)  // in 16-bit units, so stages index like A's
 static_assert(!KT_BF16, "w8a16 takes f16 activations");
 #else
 #define B_STAGE (BK * BS_STRIDE)
@@ -141,9 +147,8 @@ __device__ __forceinline__ u32 i8x2_to_f16x2(u32 two) {
 struct Tile {
   int m0, n0, tile, kt_begin, kt_count;
 };
-__device__ __forceinline__ Tile block_tile(int M, int N, int K) {
+__device__ __forceinline__ Tile block_tile(int M, int N, int K, int pid = blockIdx.x) {
   const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-  const int pid = blockIdx.x;
   const int group = SWIZZLE * tiles_n;
   const int first_m = (pid / group) * SWIZZLE;
   const int group_m = min(tiles_m - first_m, SWIZZLE);
@@ -152,7 +157,8 @@ __device__ __forceinline__ Tile block_tile(int M, int N, int K) {
   const int k_tiles = (K + BK - 1) / BK;
   const int per_split = (k_tiles + SPLITK - 1) / SPLITK;
   const int kt_begin = blockIdx.y * per_split;
-  return {tile_m * BM, tile_n * BN, tile_m * tiles_n + tile_n, kt_begin, max(0, min(k_tiles, kt_begin + per_split) - kt_begin)};
+  return {tile_m * BM, tile_n * BN, tile_m * tiles_n + tile_n, kt_begin,
+          max(0, min(k_tiles, kt_begin + per_split) - kt_begin)};
 }
 
 // Writes the tile of C from the f32 accumulators, summing the SPLITK slices of the tile first.
@@ -161,7 +167,8 @@ __device__ __forceinline__ Tile block_tile(int M, int N, int K) {
 // Every thread of the block calls it when SPLITK > 1 (the reductions synchronize the block).
 template <class Visit>
 __device__ __forceinline__ void epilogue(const Visit& visit, void* smem, u16* __restrict__ C, float* __restrict__ ws,
-                                         int* __restrict__ locks, const Tile& t, int M, int N, const u16* __restrict__ scales) {
+                                         int* __restrict__ locks, const Tile& t, int M, int N,
+                                         const u16* __restrict__ scales) {
 #if CLUSTER_REDUCE
   const int tid = threadIdx.x;
   // Each slice leaves its f32 partial in its own shared memory; after a cluster barrier, slice r
@@ -187,7 +194,9 @@ __device__ __forceinline__ void epilogue(const Visit& visit, void* smem, u16* __
         u32 remote;
         float a, b, cc, d;
         asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(base + off), "r"(s));
-        asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(a), "=f"(b), "=f"(cc), "=f"(d) : "r"(remote));
+        asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];"
+                     : "=f"(a), "=f"(b), "=f"(cc), "=f"(d)
+                     : "r"(remote));
         x += a;
         y += b;
         z += cc;
@@ -237,8 +246,10 @@ __device__ __forceinline__ void epilogue(const Visit& visit, void* smem, u16* __
 #pragma unroll 1  // unrolled into every visited pair this loop only costs compile time
     for (int z = 0; z < SPLITK; ++z) {
       float2 p;
-      if (z == (int)blockIdx.y) p = make_float2(mx, my);
-      else p = __ldcg((const float2*)(ws + (long long)z * M * N + (long long)m * N + n));
+      if (z == (int)blockIdx.y)
+        p = make_float2(mx, my);
+      else
+        p = __ldcg((const float2*)(ws + (long long)z * M * N + (long long)m * N + n));
       x += p.x;
       y += p.y;
     }
@@ -286,7 +297,8 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
     {
       const int next = kt + STAGES - 1;
       const int s = next % STAGES;
-      if (next < kt_count) load_tile(As + s * A_STAGE, Bs + s * B_STAGE, A, B, M, N, K, m0, n0, (kt_begin + next) * BK, tid);
+      if (next < kt_count)
+        load_tile(As + s * A_STAGE, Bs + s * B_STAGE, A, B, M, N, K, m0, n0, (kt_begin + next) * BK, tid);
       cp_async_commit();
     }
     const u16* as = As + (kt % STAGES) * A_STAGE;
@@ -340,7 +352,8 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
           for (int j = 0; j < NI; ++j)
 #pragma unroll
             for (int h = 0; h < 2; ++h)
-              f(warp_m * WM + i * 16 + row_in + h * 8, warp_n * WN + j * 8 + col_in, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+              f(warp_m * WM + i * 16 + row_in + h * 8, warp_n * WN + j * 8 + col_in, acc[i][j][2 * h],
+                acc[i][j][2 * h + 1]);
       },
       smem, C, ws, locks, t, M, N, scales);
 }
@@ -352,8 +365,8 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS)
 // with it). Warpgroups 1..BM/64 are consumers: each owns 64 rows of the tile and multiplies
 // them by all BN columns with wgmma.m64nBNk16, reading both operands straight from shared
 // memory. Swapped, the consumers are 1..BN/64: each owns 64 weight rows (columns of C) and
-// multiplies them by all BM activation rows with wgmma.m64nBMk16. Tiles are 128-byte swizzled (what TMA writes and wgmma reads, free of bank
-// conflicts); B is row-major K x N, i.e. "MN-major" for wgmma, which transposes it in flight.
+// multiplies them by all BM activation rows with wgmma.m64nBMk16. Tiles are 128-byte swizzled (what TMA writes and
+// wgmma reads, free of bank conflicts); B is row-major K x N, i.e. "MN-major" for wgmma, which transposes it in flight.
 // TMA zero-fills rows and columns past M, N and K, so only the stores check bounds. The ring,
 // the wgmma wrappers and the register hand-over are ktune_hopper.cuh's.
 static_assert(BK == 64 && WN == BN, "wgmma tiles: BK = 64 (one swizzle atom), a consumer spans BN");
@@ -399,7 +412,6 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
   const u32 sA = base, sB = base + STAGES * A_BYTES;
   const TmaRing<STAGES> ring{sB + STAGES * B_BYTES};
   const int tid = threadIdx.x, wg = tid / 128;
-  const Tile t = block_tile(M, N, K);
   if (tid == 0) {
     // Fetch the descriptors while the barriers are set up, not on the first copy's critical path.
     prefetch_tensormap(&tmA);
@@ -407,138 +419,162 @@ extern "C" __global__ void KERNEL_CLUSTER __launch_bounds__(THREADS, 1)
     ring.init(CONSUMERS);
   }
   __syncthreads();
-
-  // This consumer's 64 rows of D: rows of C, or swapped (D = C^T) 64 columns of C by BM rows.
-  float acc[SWAP_AB ? BM / 2 : BN / 2];
-#pragma unroll
-  for (int i = 0; i < (int)(sizeof(acc) / sizeof(float)); ++i) acc[i] = 0.f;
-
-  if (wg == 0) {
 #if SHIFT_REGS
+  if (wg == 0)
     producer_regs();
-#endif
-    if (tid == 0)
-      ring.produce(t.kt_count, A_BYTES + B_BYTES, [&](int s, int i, u32 bar) {
-        const int k0 = (t.kt_begin + i) * BK;
-        tma_load(sA + s * A_BYTES, &tmA, k0, t.m0, bar);
-#if W8
-        tma_load(sB + s * B_BYTES, &tmB, k0, t.n0, bar);
-#else
-#pragma unroll
-        for (int j = 0; j < BN / 64; ++j) tma_load(sB + s * B_BYTES + j * B_BOX_BYTES, &tmB, t.n0 + j * 64, k0, bar);
-#endif
-      });
-#if SPLITK == 1
-    return;  // no reduction to take part in
-#endif
-  } else {
-#if SHIFT_REGS
+  else
     take_regs<consumer_regs(THREADS, CONSUMERS)>();
 #endif
-#if SWAP_AB
-    const u32 a_rows = sA;  // every consumer multiplies all BM activation rows by its 64 weight rows
-#else
-    const u32 a_rows = sA + (wg - 1) * 64 * 128;
-#endif
-    // The wgmma group of K tile i, whose stage has landed (W8: weights from `frag`).
-    const auto multiply = [&](int i, [[maybe_unused]] const u32 (*frag)[4]) {
-      const int s = i % STAGES;
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        // A: K-major, 8-row groups 1 KiB apart, +32 bytes per k16 step inside the swizzle atom.
-        // B: MN-major, 64-column boxes B_BOX_BYTES apart, +16 rows (2 KiB) per k16 step.
-        const unsigned long long da = smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024);
-#if W8
-        wgmma<false, 0>(acc, frag[kk], da);
-#elif SWAP_AB
-        // This consumer's 64-column box of B, transposed, is the A operand; the activations are B.
-        wgmma<KT_BF16, 1, 0>(acc, smem_desc(sB + s * B_BYTES + (wg - 1) * B_BOX_BYTES + kk * 2048, B_BOX_BYTES, 1024), da);
-#else
-        wgmma<KT_BF16, 0, 1>(acc, da, smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
-#endif
-      }
-      wgmma_commit();
-    };
-#if W8
-    // The weights reach wgmma through registers: each consumer thread widens its share of a
-    // tile's weights into `frag` registers, which the group then reads.
-    const int lane = tid & 31, row = (wg - 1) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
-    const auto load = [&](u32 (&f)[BK / 16][4], int i) {
-      ring.wait_full(i);
-      const unsigned char* w = smem + (sB - base) + (i % STAGES) * B_BYTES;
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) weight_fragment(f[kk], w, row, kk * 16 + (lane & 3) * 2);
-    };
-#if BM >= 64
-    // 64 or more tokens: the MMAs are the bottleneck, so the next tile is widened into a second
-    // set while one group stays in flight (unrolled by two, so each set keeps fixed registers;
-    // `keep` holds a set live until its group is done, or the compiler could reuse its
-    // registers meanwhile). At batch 16 that holds each stage a tile longer and costs 10-20 %
-    // (bench/cuda/RESULTS.md, 1b): the ring's depth is what counts there.
-    u32 fa[BK / 16][4], fb[BK / 16][4];
-    const auto keep = [](u32 (&f)[BK / 16][4]) {
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(f[kk][e])::"memory");
-    };
-    const auto step = [&](int i, u32 (&cur)[BK / 16][4], u32 (&other)[BK / 16][4]) {
-      multiply(i, cur);
-      // Group i - 1, which read `other`, is done: its stage goes back, its set is free.
-      wgmma_wait<1>();
-      keep(other);
-      if (i > 0 && tid % 128 == 0) mbar_arrive(ring.empty((i - 1) % STAGES));
-      if (i + 1 < t.kt_count) load(other, i + 1);
-    };
-    if (t.kt_count > 0) load(fa, 0);
-    for (int i = 0; i < t.kt_count; i += 2) {
-      step(i, fa, fb);
-      if (i + 1 < t.kt_count) step(i + 1, fb, fa);
-    }
-    wgmma_wait<0>();
-    keep(fa);
-    keep(fb);
-#else
-    // Decode batches: each group finishes before the next tile is widened into the same
-    // registers, and its stage goes back to the producer at once.
-    for (int i = 0; i < t.kt_count; ++i) {
-      u32 frag[BK / 16][4];
-      load(frag, i);
-      multiply(i, frag);
-      wgmma_wait<0>();
-      if (tid % 128 == 0) mbar_arrive(ring.empty(i % STAGES));
-    }
-#endif
-#else
-    ring.consume(t.kt_count, tid % 128 == 0, [&](int i) { multiply(i, nullptr); });
-#endif
-  }
 
-#if SWAP_AB
-  const int warp = (tid % 128) / 32, lane = tid % 32;
-#endif
-  epilogue(
-      [&](auto&& f) {
-        if (wg == 0) return;
-#if SWAP_AB
-        // A thread holds D^T[n][m], D^T[n][m+1]: two rows of C. Lanes a row of D^T apart (lane
-        // ^ 4) trade one value, so each ends up with two adjacent columns of one row of C.
-        const bool even = ((lane >> 2) & 1) == 0;
+  // One tile a block, or with PERSISTENT (a grid of at most one block per SM) tiles blockIdx.x,
+  // + gridDim.x, ...: the ring's count g runs on over them, so the producer fills it with the
+  // next tile while the consumers store the last.
+  const int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
+  for (int pid = blockIdx.x, g = 0; pid < tiles; pid += PERSISTENT ? gridDim.x : tiles) {
+    const Tile t = block_tile(M, N, K, pid);
+    // This consumer's 64 rows of D: rows of C, or swapped (D = C^T) 64 columns of C by BM rows.
+    float acc[SWAP_AB ? BM / 2 : BN / 2];
 #pragma unroll
-        for (int q = 0; q < BM / 8; ++q)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const float x = acc[4 * q + 2 * h], y = acc[4 * q + 2 * h + 1];
-            const float other = __shfl_xor_sync(0xffffffffu, even ? y : x, 4);
-            const int n = (wg - 1) * 64 + warp * 16 + (lane >> 2) + 8 * h, m = q * 8 + (lane & 3) * 2;
-            if (even) f(m, n, x, other);
-            else f(m + 1, n - 1, other, y);
-          }
+    for (int i = 0; i < (int)(sizeof(acc) / sizeof(float)); ++i) acc[i] = 0.f;
+
+    if (wg == 0) {
+      if (tid == 0)
+        for (int i = 0; i < t.kt_count; ++i) {
+          const int s = ring.acquire(g + i, A_BYTES + B_BYTES), k0 = (t.kt_begin + i) * BK;
+          tma_load(sA + s * A_BYTES, &tmA, k0, t.m0, ring.full(s));
+#if W8
+          tma_load(sB + s * B_BYTES, &tmB, k0, t.n0, ring.full(s));
 #else
-        wgmma_pairs(acc, [&](int r, int c, float x, float y) { f((wg - 1) * 64 + r, c, x, y); });
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j)
+            tma_load(sB + s * B_BYTES + j * B_BOX_BYTES, &tmB, t.n0 + j * 64, k0, ring.full(s));
 #endif
-      },
-      smem, C, ws, locks, t, M, N, scales);
+        }
+#if SPLITK == 1
+      g += t.kt_count;
+      continue;  // no reduction to take part in
+#endif
+    } else {
+#if SWAP_AB
+      const u32 a_rows = sA;  // every consumer multiplies all BM activation rows by its 64 weight rows
+#else
+      const u32 a_rows = sA + (wg - 1) * 64 * 128;
+#endif
+      // The wgmma group of the ring's tile i, whose stage has landed (W8: weights from `frag`).
+      const auto multiply = [&](int i, [[maybe_unused]] const u32(*frag)[4]) {
+        const int s = i % STAGES;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+          // A: K-major, 8-row groups 1 KiB apart, +32 bytes per k16 step inside the swizzle atom.
+          // B: MN-major, 64-column boxes B_BOX_BYTES apart, +16 rows (2 KiB) per k16 step.
+          const unsigned long long da = smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024);
+#if W8
+          wgmma<false, 0>(acc, frag[kk], da);
+#elif SWAP_AB
+          // This consumer's 64-column box of B, transposed, is the A operand; the activations are B.
+          wgmma<KT_BF16, 1, 0>(acc, smem_desc(sB + s * B_BYTES + (wg - 1) * B_BOX_BYTES + kk * 2048, B_BOX_BYTES, 1024),
+                               da);
+#else
+          wgmma<KT_BF16, 0, 1>(acc, da, smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
+#endif
+        }
+        wgmma_commit();
+      };
+#if W8
+      // The weights reach wgmma through registers: each consumer thread widens its share of a
+      // tile's weights into `frag` registers, which the group then reads.
+      const int lane = tid & 31, row = (wg - 1) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
+      const auto load = [&](u32(&f)[BK / 16][4], int i) {
+        ring.wait_full(i);
+        const unsigned char* w = smem + (sB - base) + (i % STAGES) * B_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) weight_fragment(f[kk], w, row, kk * 16 + (lane & 3) * 2);
+      };
+#if BM >= 64
+      // 64 or more tokens: the MMAs are the bottleneck, so the next tile is widened into a second
+      // set while one group stays in flight (unrolled by two, so each set keeps fixed registers;
+      // `keep` holds a set live until its group is done, or the compiler could reuse its
+      // registers meanwhile). At batch 16 that holds each stage a tile longer and costs 10-20 %
+      // (bench/cuda/RESULTS.md, 1b): the ring's depth is what counts there.
+      u32 fa[BK / 16][4], fb[BK / 16][4];
+      const auto keep = [](u32(&f)[BK / 16][4]) {
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(f[kk][e])::"memory");
+      };
+      const auto step = [&](int i, u32(&cur)[BK / 16][4], u32(&other)[BK / 16][4]) {
+        multiply(i, cur);
+        // Group i - 1, which read `other`, is done: its stage goes back, its set is free.
+        wgmma_wait<1>();
+        keep(other);
+        if (i > 0 && tid % 128 == 0) mbar_arrive(ring.empty((i - 1) % STAGES));
+        if (i + 1 < t.kt_count) load(other, i + 1);
+      };
+      if (t.kt_count > 0) load(fa, 0);
+      for (int i = 0; i < t.kt_count; i += 2) {
+        step(i, fa, fb);
+        if (i + 1 < t.kt_count) step(i + 1, fb, fa);
+      }
+      wgmma_wait<0>();
+      keep(fa);
+      keep(fb);
+#else
+      // Decode batches: each group finishes before the next tile is widened into the same
+      // registers, and its stage goes back to the producer at once.
+      for (int i = 0; i < t.kt_count; ++i) {
+        u32 frag[BK / 16][4];
+        load(frag, i);
+        multiply(i, frag);
+        wgmma_wait<0>();
+        if (tid % 128 == 0) mbar_arrive(ring.empty(i % STAGES));
+      }
+#endif
+#else
+      ring.consume(
+          t.kt_count, tid % 128 == 0, [&](int i) { multiply(i, nullptr); }, g);
+#endif
+    }
+    g += t.kt_count;
+
+#if !SWAP_AB && !W8 && SPLITK == 1
+    // 16 bytes a store where rows are whole 8-column groups (a quarter of the pairs' stores).
+    if (N % 8 == 0) {
+      const int row0 = t.m0 + (wg - 1) * 64;
+      wgmma_rows16<KT_BF16>(acc, [&](int r, int c, uint4 words) {
+        if (row0 + r < M && t.n0 + c < N) *reinterpret_cast<uint4*>(C + (long long)(row0 + r) * N + t.n0 + c) = words;
+      });
+      continue;
+    }
+#endif
+#if SWAP_AB
+    const int warp = (tid % 128) / 32, lane = tid % 32;
+#endif
+    epilogue(
+        [&](auto&& f) {
+          if (wg == 0) return;
+#if SWAP_AB
+          // A thread holds D^T[n][m], D^T[n][m+1]: two rows of C. Lanes a row of D^T apart (lane
+          // ^ 4) trade one value, so each ends up with two adjacent columns of one row of C.
+          const bool even = ((lane >> 2) & 1) == 0;
+#pragma unroll
+          for (int q = 0; q < BM / 8; ++q)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const float x = acc[4 * q + 2 * h], y = acc[4 * q + 2 * h + 1];
+              const float other = __shfl_xor_sync(0xffffffffu, even ? y : x, 4);
+              const int n = (wg - 1) * 64 + warp * 16 + (lane >> 2) + 8 * h, m = q * 8 + (lane & 3) * 2;
+              if (even)
+                f(m, n, x, other);
+              else
+                f(m + 1, n - 1, other, y);
+            }
+#else
+          wgmma_pairs(acc, [&](int r, int c, float x, float y) { f((wg - 1) * 64 + r, c, x, y); });
+#endif
+        },
+        smem, C, ws, locks, t, M, N, scales);
+  }
 }
 #endif

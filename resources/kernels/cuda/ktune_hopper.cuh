@@ -258,16 +258,18 @@ struct TmaRing {
     if (leader) mbar_arrive(empty(i % Stages));
   }
 
-  // A consumer warpgroup: multiply(i) issues and commits tile i's wgmma group. One group stays
-  // in flight: once group i - 1 is done, its stage goes back (by the `leader` thread).
+  // A consumer warpgroup: multiply(i) issues and commits tile i's wgmma group, for tiles
+  // [first, first + count) of the ring's sequence. One group stays in flight: once group i - 1
+  // is done, its stage goes back (by the `leader` thread).
   template <class Multiply>
-  __device__ __forceinline__ void consume(int count, bool leader, const Multiply& multiply) const {
-    for (int i = 0; i < count; ++i) {
+  __device__ __forceinline__ void consume(int count, bool leader, const Multiply& multiply, int first = 0) const {
+    for (int i = first; i < first + count; ++i) {
       wait_full(i);
       multiply(i);
       wgmma_wait<1>();
-      if (i > 0) release(i - 1, leader);
+      if (i > first) release(i - 1, leader);
     }
     wgmma_wait<0>();
+    if (count > 0) release(first + count - 1, leader);
   }
 };
