@@ -327,9 +327,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   });
 
   const Operands o{rows, nullptr, nullptr, nullptr, nullptr, out, nullptr, nullptr, outs, hidden, inter};
-  wgmma_pairs(acc, [&](int r, int c, float x, float y) {
+  // 16 bytes a store: rows are whole 8-column groups (hidden and intermediate are multiples of 8).
+  wgmma_rows16<KT_BF16>(acc, [&](int r, int c, uint4 words) {
     const int m = m0 + (wg - 1) * 64 + r, n = n0 + c;
-    if (m < p.M && n < p.N) *reinterpret_cast<u32*>(o.out_row(p, m) + n) = Elem::pack2(x, y);
+    if (m < p.M && n < p.N) *reinterpret_cast<uint4*>(o.out_row(p, m) + n) = words;
   });
 }
 #endif  // !WGMMA
