@@ -167,8 +167,9 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
         PYTHONUNBUFFERED=1 timeout 300 python3 bench/triton/paged_compare.py --ktune $k --native /tmp/paged_runs/attn_cold \
           --native /tmp/paged_runs/attn_warm --seconds ${PAGED_TRITON_SECONDS:-140} --output-dir /tmp/paged_triton; } 2>&1 | tee "$LOG/paged_triton.log"
       tar czf "$OUT/paged_triton.tgz" --exclude=.ktune.lock -C /tmp/paged_triton . ;;
-    grouped)  # issue 24: grouped_gemm (fwd, dX, dW) on issue 24's three shapes, warm, beside torch._grouped_mm and
-      # a per-expert torch.mm loop on the same routing (grouped_torch.py); GROUPED_SECONDS of search per problem,
+    grouped)  # issue 24: grouped_gemm (fwd, dX, dW) on issue 24's three shapes, warm, beside torch._grouped_mm,
+      # a per-expert torch.mm loop and cuBLAS's grouped GEMM (cublasGemmGroupedBatchedEx through ctypes, checked against
+      # the loop first) on the same routing (grouped_torch.py); GROUPED_SECONDS of search per problem,
       # over bench/cuda/grouped_space.json (the default space with the Hopper kernel, WGMMA=1, beside mma.sync); the
       # decode shape's fwd and dX beside the read ceiling of its routed experts' weights (grouped_read.json);
       # GROUPED_SPACE, GROUPED_PASSES (e.g. fwd,dX) narrow the search, GROUPED_TEST=0 skips the GPU test (run by `tests`)

@@ -2,7 +2,8 @@
 """The grouped stage's table (bench/cuda/gpu_run.sh grouped): per problem of the native grouped_gemm
 runs in FOLDER (g*), the winner's re-measured median beside the warm times of torch's two baselines
 from FOLDER/torch.jsonl (bench/cuda/grouped_torch.py: same call, same routing), the speedup over
-the faster one, and, where FOLDER/read_decode (bench/cuda/grouped_read.json tuned on the same key)
+the faster one (the issue's goal), cuBLAS's grouped GEMM (cublasGemmGroupedBatchedEx) and the
+native kernel's speedup over it, and, where FOLDER/read_decode (bench/cuda/grouped_read.json tuned on the same key)
 has the problem, the read ceiling of the routed experts' weights and the fraction of it reached.
 Markdown on stdout; winners through bench/ktune_results.py, as the other bench tables.
 
@@ -47,15 +48,17 @@ def main(folder):
     read_dir = os.path.join(folder, "read_decode")
     ceiling = ktune_results.winners(read_dir).by_shape if os.path.exists(os.path.join(read_dir, "results.json")) else {}
     torch = torch_times(os.path.join(folder, "torch.jsonl"))
-    print("| problem | native µs | torch._grouped_mm µs | per-expert mm µs | speedup | weights' read ceiling µs "
-          "| % of ceiling | config |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| problem | native µs | torch._grouped_mm µs | per-expert mm µs | speedup | cuBLAS grouped µs "
+          "| x cuBLAS grouped | weights' read ceiling µs | % of ceiling | config |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for fields, (us, config) in native.items():
         grouped, loop = torch.get((fields, "torch._grouped_mm")), torch.get((fields, "per-expert torch.mm"))
+        cublas = torch.get((fields, "cuBLAS grouped"))
         faster = min((t for t in (grouped, loop) if t), default=None)
         read = ceiling.get(fields)
         cells = [shown(fields), f"{us:.1f}", f"{grouped:.1f}" if grouped else "-", f"{loop:.1f}" if loop else "-",
-                 f"{faster / us:.3f}" if faster else "-", f"{read[0]:.1f}" if read else "-",
+                 f"{faster / us:.3f}" if faster else "-", f"{cublas:.1f}" if cublas else "-",
+                 f"{cublas / us:.3f}" if cublas else "-", f"{read[0]:.1f}" if read else "-",
                  f"{100 * read[0] / us:.1f} %" if read else "-", " ".join(f"{k}={v}" for k, v in config.items())]
         print("| " + " | ".join(cells) + " |")
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The baselines of the CUDA grouped_gemm family, timed in the same device call as its tune:
-torch._grouped_mm (one grouped call; CUTLASS underneath) and a loop of per-expert torch.mm
-(cuBLAS), for Unsloth's three passes, on exactly the routing a ktune run of the same key makes
+torch._grouped_mm (one grouped call; CUTLASS underneath), a loop of per-expert torch.mm
+(cuBLAS) and cuBLAS's own grouped GEMM (cublasGemmGroupedBatchedEx, bench/cuda/cublas_grouped.py:
+checked against the loop's output before it is timed), for Unsloth's three passes, on exactly the routing a ktune run of the same key makes
 (bench/cuda/moe_routing.py: the spec's "route" argument, workload seed 0):
   fwd  y_e  = x_e w_e^T     (x rows gathered into expert order first: the unfused input)
   dX   dx_e = dy_e w_e
@@ -19,6 +20,7 @@ import os
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cublas_grouped  # noqa: E402
 import moe_routing  # noqa: E402
 from sdpa_decode import time_us  # noqa: E402  (the CUDA-event timer both baselines use)
 
@@ -29,14 +31,14 @@ SHAPES = {  # experts, tokens, topk, hidden, intermediate (issue 24's three)
 }
 
 
-def passes(E, T, k, H, I, dtype, offsets):
-    """Per pass: (the grouped call, the per-expert loop), on expert-ordered operands."""
+def operands(E, T, k, H, I, dtype):
+    """Random expert-ordered xs [R, H], w [E, I, H] and dys [R, I], R = T * k."""
     R = T * k
     dev = "cuda"
     xs = torch.empty(R, H, device=dev, dtype=dtype).uniform_(-1, 1)
     w = torch.empty(E, I, H, device=dev, dtype=dtype).uniform_(-1, 1)
     dys = torch.empty(R, I, device=dev, dtype=dtype).uniform_(-1, 1)
-    return {p: baseline(p, xs, w, dys, offsets) for p in ("fwd", "dX", "dW")}
+    return xs, w, dys
 
 
 def baseline(pass_, xs, w, dys, offsets):
@@ -47,25 +49,44 @@ def baseline(pass_, xs, w, dys, offsets):
     offs = torch.tensor(offsets[1:], device=device, dtype=torch.int32)  # ends of each group
     bounds = list(zip(offsets[:-1], offsets[1:]))
 
-    def loop(f):
+    def loop(f, out):
         def run():
             for e, (a, b) in enumerate(bounds):
                 if b > a:
                     f(e, a, b)
+        run.out = out  # what it computes, for cublas_checked
         return run
 
     if pass_ == "fwd":
         out = torch.empty(xs.shape[0], w.shape[1], device=xs.device, dtype=xs.dtype)
         wt = w.transpose(1, 2)  # [E, H, I]: x_e @ w_e^T
         return (lambda: torch._grouped_mm(xs, wt, offs=offs),
-                loop(lambda e, a, b: torch.mm(xs[a:b], w[e].t(), out=out[a:b])))
+                loop(lambda e, a, b: torch.mm(xs[a:b], w[e].t(), out=out[a:b]), out))
     if pass_ == "dX":
         out = torch.empty(dys.shape[0], w.shape[2], device=dys.device, dtype=dys.dtype)
         return (lambda: torch._grouped_mm(dys, w, offs=offs),
-                loop(lambda e, a, b: torch.mm(dys[a:b], w[e], out=out[a:b])))
+                loop(lambda e, a, b: torch.mm(dys[a:b], w[e], out=out[a:b]), out))
     out = torch.empty(len(bounds), dys.shape[1], xs.shape[1], device=xs.device, dtype=xs.dtype)
     return (lambda: torch._grouped_mm(dys.t(), xs, offs=offs),
-            loop(lambda e, a, b: torch.mm(dys[a:b].t(), xs[a:b], out=out[e])))
+            loop(lambda e, a, b: torch.mm(dys[a:b].t(), xs[a:b], out=out[e]), out))
+
+
+def cublas_checked(pass_, xs, w, dys, offsets, loop):
+    """cuBLAS's grouped call for the pass, once its output has matched the per-expert loop's (both
+    cuBLAS GEMMs with f32 sums: they differ by bf16 / f16 rounding at most)."""
+    run, out = cublas_grouped.grouped_batched(pass_, xs, w, dys, offsets)
+    run()
+    loop()
+    got, ref = out, loop.out
+    if pass_ == "dW":  # the loop leaves an expert without rows unwritten
+        rows = torch.tensor([b > a for a, b in zip(offsets[:-1], offsets[1:])], device=out.device)
+        got, ref = out[rows], ref[rows]
+    err = (got.float() - ref.float()).abs().max().item()
+    scale = ref.float().abs().max().item()
+    if not err <= 1e-2 * max(scale, 1e-6):
+        raise RuntimeError(f"cublasGemmGroupedBatchedEx's {pass_} differs from the per-expert loop by {err:.3g} "
+                           f"(outputs up to {scale:.3g})")
+    return run
 
 
 def main():
@@ -78,21 +99,32 @@ def main():
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     for name in a.shapes.split(","):
         E, T, k, H, I = SHAPES[name]
+        xs, w, dys = operands(E, T, k, H, I, dtype)
         for p in ("fwd", "dX", "dW"):
             fields = {"experts": E, "tokens": T, "topk": k, "hidden": H, "intermediate": I, "dtype": a.dtype, "pass": p}
             _, offsets, _ = moe_routing.routing(fields)
             key = ",".join("%s=%s" % kv for kv in fields.items())
-            grouped, loop = passes(E, T, k, H, I, dtype, offsets)[p]
+            read = (xs if p != "dX" else None, w if p != "dW" else None, dys if p != "fwd" else None)
+            grouped, loop = baseline(p, *read, offsets)
             flops = 2.0 * T * k * H * I
+            try:
+                cublas = cublas_checked(p, *read, offsets, loop)
+            except Exception as e:  # a cuBLAS without the call, or a wrong result: said, not timed
+                cublas = None
+                print(json.dumps({"key": key, "pass": p, "baseline": "cuBLAS grouped", "error": str(e).splitlines()[0]}),
+                      flush=True)
             for mode, fl in (("warm", None), ("cold", flush)):
-                for baseline, fn in (("torch._grouped_mm", grouped), ("per-expert torch.mm", loop)):
+                for baseline_name, fn in (("torch._grouped_mm", grouped), ("per-expert torch.mm", loop),
+                                          ("cuBLAS grouped", cublas)):
+                    if fn is None:
+                        continue
                     try:
                         us = time_us(fn, a.samples, fl)
                     except Exception as e:  # a torch without _grouped_mm, or a layout it refuses
-                        print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline,
+                        print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline_name,
                                           "error": str(e).splitlines()[0]}), flush=True)
                         continue
-                    print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline,
+                    print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline_name,
                                       "median_us": round(us, 2), "tflops": round(flops / us / 1e6, 1)}), flush=True)
 
 
