@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "ktune/backend.h"
+#include "ktune/problem.h"
 #include "ktune/run_store.h"
 #include "ktune/tuner.h"
 
@@ -207,5 +210,31 @@ inline void quickMeasure(ktune::MeasureSettings& m, double maxMsPerConfig) {
   m.min_sample_ms = 0.2;
   m.max_ms_per_config = maxMsPerConfig;
 }
+
+// A real run into `dir` on `backend`'s first device: `budget` random configs (`seed`) of
+// `family`'s own space on each problem of `shape`, a few samples each (quickMeasure), nothing
+// re-measured. `adjust` changes the request before it runs (a space of its own, no slow abort).
+inline ktune::RunSummary quick_tune(ktune::Backend& backend, const std::string& family, const std::string& shape,
+                                    const std::filesystem::path& dir, std::uint64_t budget, unsigned seed,
+                                    double maxMsPerConfig = 50,
+                                    const std::function<void(ktune::TuneRequest&)>& adjust = {}) {
+  using namespace ktune;
+  TuneRequest req;
+  req.family = backend.family(family);
+  req.problems = expand_shape(req.family, shape);
+  req.space = req.family.default_space;
+  req.strategy = {"random", budget, seed};
+  quickMeasure(req.measure, maxMsPerConfig);
+  req.measure.remeasure_top = 0;
+  req.run_dir = dir;
+  if (adjust) adjust(req);
+  struct Quiet : TuneObserver {
+    void on_event(const TuneEvent&) override {}
+  } quiet;
+  return Tuner(backend, find_device(backend, 0)).run(req, quiet);
+}
+
+// quick_tune's adjustment for runs whose every config that runs must get a time, however slow.
+inline void no_slow_abort(ktune::TuneRequest& req) { req.measure.slow_abort = false; }
 
 }  // namespace fixture

@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 
+#include "document_fixture.h"
 #include "ktune/backends.h"
 #include "ktune/csv.h"
 #include "ktune/error.h"
@@ -47,31 +48,14 @@ class TestAnalysePage : public QObject {
   fs::path grouped_, single_;
 
   // A real CPU run: `budget` random configs of the family's own space on each shape.
+  // Every config that runs gets a time, however slow.
   fs::path tune(const std::string& family, const std::string& shape, int budget, const std::string& name) {
-    Backend& cpu = *cpu_;
-    TuneRequest req;
-    req.family = cpu.family(family);
-    req.problems = expand_shape(req.family, shape);
-    req.space = req.family.default_space;
-    req.strategy = {"random", static_cast<std::size_t>(budget), 3};
-    fixture::quickMeasure(req.measure, 30);
-    req.measure.remeasure_top = 0;
-    req.measure.slow_abort = false;  // every config that runs gets a time, however slow
-    req.run_dir = fs::path(sstr(tmp_.path())) / name;
-    struct Quiet : TuneObserver {
-      void on_event(const TuneEvent&) override {}
-    } quiet;
-    Tuner(cpu, find_device(cpu, 0)).run(req, quiet);
-    return req.run_dir;
+    const fs::path dir = fs::path(sstr(tmp_.path())) / name;
+    fixture::quick_tune(*cpu_, family, shape, dir, budget, 3, 30, fixture::no_slow_abort);
+    return dir;
   }
 
-  static std::unique_ptr<RunDocument> open(const fs::path& dir) {
-    auto doc = std::make_unique<RunDocument>();
-    QSignalSpy opened(doc.get(), &RunDocument::opened);
-    doc->open(qstr(dir.string()));
-    if (!opened.wait(60000)) return nullptr;
-    return doc;
-  }
+  static std::unique_ptr<RunDocument> open(const fs::path& dir) { return fixture::open_document(dir); }
 
   static void show(QWidget& w) {
     w.resize(1300, 800);

@@ -12,6 +12,7 @@
 #include <QtTest>
 #include <set>
 
+#include "document_fixture.h"
 #include "ktune/backends.h"
 #include "ktune/tuner.h"
 #include "ktune/widgets/analyse_page.h"
@@ -51,10 +52,8 @@ class TestBrushLandscape : public QObject {
     }
   };
   Pages open() {
-    Pages p{std::make_unique<RunDocument>(), nullptr, nullptr, nullptr};
-    QSignalSpy opened(p.doc.get(), &RunDocument::opened);
-    p.doc->open(qstr(run_.string()));
-    if (!opened.wait(60000)) return {};
+    Pages p{fixture::open_document(run_), nullptr, nullptr, nullptr};
+    if (!p.doc) return {};
     p.landscape = std::make_unique<LandscapePage>(p.doc->trials());
     p.analyse = std::make_unique<AnalysePage>(p.doc->trials());
     p.trials = std::make_unique<TrialsPage>(p.doc->trials());
@@ -80,20 +79,9 @@ class TestBrushLandscape : public QObject {
   void initTestCase() {
     initialize();
     cpu_ = make_cpu_backend();  // a CPU run needs no other backend
-    TuneRequest req;
-    req.family = cpu_->family("gemm");
-    req.problems = expand_shape(req.family, "M=16,64 N=64 K=64");
-    req.space = req.family.default_space;
-    req.strategy = {"random", 24, 5};
-    fixture::quickMeasure(req.measure, 50);
-    req.measure.remeasure_top = 0;
-    req.measure.slow_abort = false;  // every config that runs gets a time: the best N are there
-    req.run_dir = fs::path(sstr(tmp_.path())) / "gemm_run";
-    struct Quiet : TuneObserver {
-      void on_event(const TuneEvent&) override {}
-    } quiet;
-    Tuner(*cpu_, find_device(*cpu_, 0)).run(req, quiet);
-    run_ = req.run_dir;
+    // Every config that runs gets a time: the best N are there.
+    run_ = fs::path(sstr(tmp_.path())) / "gemm_run";
+    fixture::quick_tune(*cpu_, "gemm", "M=16,64 N=64 K=64", run_, 24, 5, 50, fixture::no_slow_abort);
   }
 
   void brushDimsTheLandscapeUntilCleared() {

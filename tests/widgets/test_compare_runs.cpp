@@ -10,6 +10,7 @@
 #include <QtTest>
 #include <fstream>
 
+#include "document_fixture.h"
 #include "ktune/backends.h"
 #include "ktune/diff.h"
 #include "ktune/tuner.h"
@@ -34,29 +35,12 @@ class TestCompareRuns : public QObject {
 
   // A real CPU run: a few random configs of the family's own space on each shape, quickly timed.
   fs::path tune(const std::string& family, const std::string& shape, const std::string& name, unsigned seed) {
-    Backend& cpu = find_backend(backends_, "cpu");
-    TuneRequest req;
-    req.family = cpu.family(family);
-    req.problems = expand_shape(req.family, shape);
-    req.space = req.family.default_space;
-    req.strategy = {"random", 4, seed};
-    fixture::quickMeasure(req.measure, 50);
-    req.measure.remeasure_top = 0;
-    req.run_dir = fs::path(sstr(tmp_.path())) / name;
-    struct Quiet : TuneObserver {
-      void on_event(const TuneEvent&) override {}
-    } quiet;
-    Tuner(cpu, find_device(cpu, 0)).run(req, quiet);
-    return req.run_dir;
+    const fs::path dir = fs::path(sstr(tmp_.path())) / name;
+    fixture::quick_tune(find_backend(backends_, "cpu"), family, shape, dir, 4, seed);
+    return dir;
   }
 
-  static std::unique_ptr<RunDocument> open(const fs::path& dir) {
-    auto doc = std::make_unique<RunDocument>();
-    QSignalSpy opened(doc.get(), &RunDocument::opened);
-    doc->open(qstr(dir.string()));
-    if (!opened.wait(60000)) return nullptr;
-    return doc;
-  }
+  static std::unique_ptr<RunDocument> open(const fs::path& dir) { return fixture::open_document(dir); }
 
   // Compares the page's run with `dir`; true once compared, false once refused.
   static bool compareWith(DiffPage& page, const fs::path& dir) {

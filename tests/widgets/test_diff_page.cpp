@@ -3,6 +3,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include "document_fixture.h"
 #include "ktune/backends.h"
 #include "ktune/diff.h"
 #include "ktune/tuner.h"
@@ -217,33 +218,19 @@ class TestDiffPage : public QObject {
   // named, not timed; a busy device refuses.
   void remeasureClassesFromThePairedRatio() {
     auto backends = make_backends();
-    Backend& cpu = find_backend(backends, "cpu");
-    TuneRequest req;
-    req.family = cpu.family("gemm");
-    req.problems = expand_shape(req.family, "M=32 N=64 K=64");
-    req.space = req.family.default_space;
-    req.strategy.kind = "random";
-    req.strategy.budget = 4;
-    req.strategy.seed = 3;
-    fixture::quickMeasure(req.measure, 2000);
-    req.measure.remeasure_top = 0;
-    req.run_dir = fs::path(sstr(tmp_->path())) / "real";
-    struct Quiet : TuneObserver {
-      void on_event(const TuneEvent&) override {}
-    } quiet;
-    const RunSummary summary = Tuner(cpu, find_device(cpu, 0)).run(req, quiet);
+    const fs::path run_dir = fs::path(sstr(tmp_->path())) / "real";
+    const RunSummary summary =
+        fixture::quick_tune(find_backend(backends, "cpu"), "gemm", "M=32 N=64 K=64", run_dir, 4, 3, 2000);
     QVERIFY(summary.results.size() == 1 && summary.results[0].best);
     const Trial& best = *summary.results[0].best;
     // The registry holds another of the run's ok configs, recorded as twice as slow as the best.
     std::optional<Config> other;
-    for (const Trial& t : RunStore::read_trials(req.run_dir))
+    for (const Trial& t : RunStore::read_trials(run_dir))
       if (t.status == TrialStatus::Ok && !t.config.same_values(best.config)) other = t.config;
     if (!other) QSKIP("the random search found a single working config on this CPU; nothing to pair it with");
     const fs::path root = fs::path(sstr(tmp_->path())) / "real_registry";
     RunDocument doc;
-    QSignalSpy opened(&doc, &RunDocument::opened);
-    doc.open(qstr(req.run_dir.string()));
-    QVERIFY(opened.wait(30000));
+    QVERIFY(fixture::open_into(doc, run_dir));
     Registry reg("cpu", doc.results()->device_slug);
     RegistryEntry e = entry(best.stats.median_ns * 2);
     e.config = *other;

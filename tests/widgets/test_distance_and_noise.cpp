@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 
+#include "document_fixture.h"
 #include "ktune/backends.h"
 #include "ktune/csv.h"
 #include "ktune/error.h"
@@ -56,20 +57,9 @@ class TestDistanceAndNoise : public QObject {
   fs::path gemm_, a8w8_;
 
   fs::path tune(const std::string& family, const std::string& shape, const std::string& name, std::uint64_t budget) {
-    Backend& cpu = find_backend(backends_, "cpu");
-    TuneRequest req;
-    req.family = cpu.family(family);
-    req.problems = expand_shape(req.family, shape);
-    req.space = req.family.default_space;
-    req.strategy = {"random", budget, 3};
-    fixture::quickMeasure(req.measure, 50);
-    req.measure.remeasure_top = 0;
-    req.run_dir = fs::path(sstr(tmp_.path())) / name;
-    struct Quiet : TuneObserver {
-      void on_event(const TuneEvent&) override {}
-    } quiet;
-    Tuner(cpu, find_device(cpu, 0)).run(req, quiet);
-    return req.run_dir;
+    const fs::path dir = fs::path(sstr(tmp_.path())) / name;
+    fixture::quick_tune(find_backend(backends_, "cpu"), family, shape, dir, budget, 3);
+    return dir;
   }
 
   // The run opened into a shown landscape page, its charts drawn.
@@ -82,9 +72,7 @@ class TestDistanceAndNoise : public QObject {
     s.page = std::make_unique<LandscapePage>(s.doc->trials());
     s.page->resize(1400, 900);
     s.page->show();
-    QSignalSpy opened(s.doc.get(), &RunDocument::opened);
-    s.doc->open(qstr(dir.string()));
-    if (!opened.wait(60000)) return {};
+    if (!fixture::open_into(*s.doc, dir)) return {};
     s.page->orderChart()->refresh();
     s.page->parameterChart()->refresh();
     return s;

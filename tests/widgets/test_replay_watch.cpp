@@ -31,27 +31,20 @@ class TestReplayWatch : public QObject {
     // configs a shape (the family's constraints keep as few as 2 of a vector-width slice on a
     // CPU without AVX2).
     auto backends = make_backends();
-    Backend& cpu = find_backend(backends, "cpu");
-    TuneRequest req;
-    req.family = cpu.family("gemm");
-    req.problems = expand_shape(req.family, "M=16,32 N=64 K=64");
-    req.space = SearchSpace({{"MR", {4, 6}},
-                             {"NR", {8}},
-                             {"vec", {4}},
-                             {"MC", {32, 64}},
-                             {"KC", {64, 128}},
-                             {"NC", {1024}},
-                             {"loop_order", {0, 1}},
-                             {"threads", {1}}},
-                            {});
-    fixture::quickMeasure(req.measure, 2000);
-    req.measure.remeasure_top = 0;
     recorded_ = fs::path(sstr(tmp_.path())) / "recorded";
-    req.run_dir = recorded_;
-    struct Quiet : TuneObserver {
-      void on_event(const TuneEvent&) override {}
-    } quiet;
-    Tuner(cpu, find_device(cpu, 0)).run(req, quiet);
+    fixture::quick_tune(find_backend(backends, "cpu"), "gemm", "M=16,32 N=64 K=64", recorded_, 0, 0, 2000,
+                        [](TuneRequest& req) {
+                          req.space = SearchSpace({{"MR", {4, 6}},
+                                                   {"NR", {8}},
+                                                   {"vec", {4}},
+                                                   {"MC", {32, 64}},
+                                                   {"KC", {64, 128}},
+                                                   {"NC", {1024}},
+                                                   {"loop_order", {0, 1}},
+                                                   {"threads", {1}}},
+                                                  {});
+                          req.strategy = StrategySpec{};  // exhaustive
+                        });
   }
 
   void dialogSaysWhatIsMissing() {

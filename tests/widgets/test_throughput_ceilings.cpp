@@ -69,21 +69,10 @@ class TestThroughputCeilings : public QObject {
   void initTestCase() {
     initialize();
     backends_.push_back(make_cpu_backend());
-    Backend& cpu = *backends_.front();
-    TuneRequest req;
-    req.family = cpu.family("gemm_a8w8_blockscale");
-    req.problems = expand_shape(req.family, "M=16 N=128 K=128 q_dtype=int8,fp8_e4m3 out_dtype=f32");
-    req.space = req.family.default_space;
-    req.strategy = {"random", 4, 1};
-    fixture::quickMeasure(req.measure, 50);
-    req.measure.remeasure_top = 0;
-    req.measure.slow_abort = false;
-    req.run_dir = fs::path(sstr(tmp_.path())) / "a8w8";
-    struct Quiet : TuneObserver {
-      void on_event(const TuneEvent&) override {}
-    } quiet;
-    Tuner(cpu, find_device(cpu, 0)).run(req, quiet);
-    a8w8_ = req.run_dir;
+    a8w8_ = fs::path(sstr(tmp_.path())) / "a8w8";
+    fixture::quick_tune(*backends_.front(), "gemm_a8w8_blockscale",
+                        "M=16 N=128 K=128 q_dtype=int8,fp8_e4m3 out_dtype=f32", a8w8_, 4, 1, 50,
+                        fixture::no_slow_abort);
   }
 
   void eachPrecisionUnderItsOwnPeak() {
