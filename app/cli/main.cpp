@@ -215,6 +215,7 @@ std::optional<RunMetadata> run_to_resume(const cli::TuneArgs& a, const cli::Give
   if (a.no_save) throw InputError("--resume and --no-save contradict each other");
   const auto dir = run_folder(a.output_dir, a.run_name);
   RunMetadata run = cli::read_run_to_resume(dir);
+  cli::check_resume_paths(run, worker, a.kernel_spec);
   cli::check_resume_worker(run, dir, worker, std::cerr);
   cli::take_run_target(run, given, c.backend, c.device, family);
   return run;

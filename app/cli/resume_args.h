@@ -25,11 +25,19 @@ void take_run_target(const RunMetadata& run, const Given& given, std::string& ba
 
 // Resuming the run in `run_dir` through the worker `command` ("" for none). A worker run resumed
 // without --worker is an InputError that shows the recorded command to pass: ktune never starts a
-// command it read from a run folder. A command other than the recorded one is a warning on `warn`
-// naming both (the tuner still refuses another family or other settings; the worker's backend is
-// checked against the run's once it has said hello: check_resumed_backend).
+// command it read from a run folder; the message names the folder the run was made in when it is
+// not this one. A command other than the recorded one (its relative paths given absolute is the
+// same) is a warning on `warn` naming both (the tuner still refuses another family or other
+// settings; the worker's backend is checked against the run's once it has said hello:
+// check_resumed_backend).
 void check_resume_worker(const RunMetadata& run, const std::filesystem::path& run_dir, const std::string& command,
                          std::ostream& warn);
+
+// The typed --worker command and --kernel-spec of a resume, against the folder the run was made in
+// (RunMetadata::working_directory): a relative path in them that names nothing here but a file
+// there is an InputError naming that folder (cd there or give an absolute path), before a worker
+// starts and fails on it.
+void check_resume_paths(const RunMetadata& run, const std::string& worker, const std::string& kernel_spec);
 
 // A worker whose hello names another backend than the run's measures something else: InputError.
 void check_resumed_backend(const RunMetadata& run, const std::string& worker_backend, const std::string& command);

@@ -333,6 +333,7 @@ KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string
   m.ktune_version = version();
   m.started_at = m.finished_at = now_iso8601();
   m.arguments = {"ktune", "import", "kernel-tuner", file.string()};
+  m.working_directory = current_working_directory();
   m.family_description = describe_import(m, kernel.get<std::string>(), file);
 
   const ojson& cache = member(root, "cache", file);

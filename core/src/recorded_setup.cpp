@@ -1,6 +1,7 @@
 #include "ktune/recorded_setup.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "ktune/error.h"
 #include "ktune/family_description.h"
@@ -9,6 +10,7 @@
 
 namespace ktune {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
@@ -40,20 +42,54 @@ std::optional<std::string> option_value(const Arguments& a, const std::string& o
 
 bool has_flag(const Arguments& a, const std::string& flag) { return std::find(a.begin(), a.end(), flag) != a.end(); }
 
-std::string worker_of(const Arguments& a) {
-  if (workbench_session(a)) {
-    const json s = session_of(a);
-    return s.is_object() && s.contains("worker") && s["worker"].is_string() ? s["worker"].get<std::string>() : "";
-  }
-  return option_value(a, "--worker").value_or("");
+// How a run, or one of a merge's shards, was made: its command line and the folder it ran in.
+struct Record {
+  Arguments arguments;
+  std::string folder;  // absolute; empty when not recorded
+};
+
+Record record_of(const RunMetadata& run) { return {run.arguments, run.working_directory}; }
+
+// A shard's record as merged_from keeps it: written by another ktune, so what does not read says nothing.
+Record record_of(const json& shard) {
+  Record out;
+  if (!shard.is_object()) return out;
+  if (shard.contains("arguments") && shard["arguments"].is_array())
+    for (const json& v : shard["arguments"])
+      if (v.is_string()) out.arguments.push_back(v.get<std::string>());
+  if (const auto dir = shard.find("working_directory"); dir != shard.end() && dir->is_string())
+    if (const std::string d = dir->get<std::string>(); fs::path(d).is_absolute()) out.folder = d;
+  return out;
 }
 
-Arguments arguments_of(const json& shard) {
-  Arguments out;
-  if (shard.is_object() && shard.contains("arguments") && shard["arguments"].is_array())
-    for (const json& v : shard["arguments"])
-      if (v.is_string()) out.push_back(v.get<std::string>());
-  return out;
+// `path` under `folder` when relative and the folder is known; as given otherwise.
+std::string under(const std::string& folder, const std::string& path) {
+  if (path.empty() || folder.empty() || fs::path(path).is_absolute()) return path;
+  return (fs::path(folder) / path).lexically_normal().string();
+}
+
+struct Worker {
+  std::string command, folder;
+};
+
+// A workbench session names its worker's folder when that was not the workbench's own (a worker
+// reconnected in a recorded run's folder); otherwise the worker ran where the record's command did.
+Worker worker_of(const Record& r) {
+  if (!workbench_session(r.arguments)) return {option_value(r.arguments, "--worker").value_or(""), r.folder};
+  const json s = session_of(r.arguments);
+  if (!s.is_object() || !s.contains("worker") || !s["worker"].is_string()) return {};
+  const auto named = s.find("worker_directory");
+  if (named == s.end() || !named->is_string() || named->get<std::string>().empty())
+    return {s["worker"].get<std::string>(), r.folder};
+  const std::string folder = under(r.folder, named->get<std::string>());
+  return {s["worker"].get<std::string>(), fs::path(folder).is_absolute() ? folder : ""};
+}
+
+Worker find_worker(const RunMetadata& run) {
+  if (Worker w = worker_of(record_of(run)); !w.command.empty()) return w;
+  for (const json& shard : run.merged_from)
+    if (Worker w = worker_of(record_of(shard)); !w.command.empty()) return w;
+  return {};
 }
 
 RunOrigin origin_of(const RunMetadata& run) {
@@ -134,20 +170,23 @@ std::string to_string(RunOrigin origin) {
   return "tune";
 }
 
-std::string recorded_worker(const RunMetadata& run) {
-  if (const std::string w = worker_of(run.arguments); !w.empty()) return w;
-  for (const json& shard : run.merged_from)
-    if (const std::string w = worker_of(arguments_of(shard)); !w.empty()) return w;
-  return {};
-}
+std::string recorded_worker(const RunMetadata& run) { return find_worker(run).command; }
+
+std::string recorded_worker_folder(const RunMetadata& run) { return find_worker(run).folder; }
+
+std::string RecordedSetup::resolve(const std::string& path) const { return under(folder, path); }
 
 RecordedSetup recorded_setup(const RunMetadata& run, const std::vector<std::unique_ptr<Backend>>& backends) {
   RecordedSetup out;
   out.origin = origin_of(run);
-  out.worker = recorded_worker(run);
+  const Worker worker = find_worker(run);
+  out.worker = worker.command;
+  out.worker_folder = worker.folder;
   // A merge's own command line names its shards; how they were made is in their records.
-  const Arguments a = out.origin == RunOrigin::Merge && !run.merged_from.empty() ? arguments_of(run.merged_from.front())
-                                                                                 : run.arguments;
+  const Record made =
+      out.origin == RunOrigin::Merge && !run.merged_from.empty() ? record_of(run.merged_from.front()) : record_of(run);
+  const Arguments& a = made.arguments;
+  out.folder = made.folder;
   if (const json s = session_of(a); s.is_object()) {
     if (s.contains("isolate") && s["isolate"].is_boolean()) out.isolate = s["isolate"].get<bool>();
   } else if (workbench_session(a)) {
@@ -162,6 +201,12 @@ RecordedSetup recorded_setup(const RunMetadata& run, const std::vector<std::uniq
                      ? run.arguments[2]
                      : option_value(run.arguments, "--replay").value_or("");
   out.shards = run.merged_from.size();
+  const auto relative = [](const std::string& p) { return !p.empty() && !fs::path(p).is_absolute(); };
+  if ((!out.worker.empty() && out.worker_folder.empty()) ||
+      (out.folder.empty() && (relative(out.kernel_spec) || relative(out.source))))
+    out.unknown.push_back(
+        "the folder the run was made in (the run predates its record): relative paths in its command line start "
+        "from the folder you run ktune in");
   resolve_family(run, backends, out);
   return out;
 }

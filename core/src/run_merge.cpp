@@ -195,6 +195,8 @@ MergeReport merge_runs(const std::vector<fs::path>& dirs, const fs::path& out_di
   md.run_name = out_dir.filename().string();
   md.shard = {};
   md.arguments = options.arguments;
+  // The merge's own folder, which its shard paths start from; each shard keeps its own in merged_from.
+  md.working_directory = current_working_directory();
   md.ktune_version = version();
   md.finished_at.clear();
   md.state = "running";

@@ -63,6 +63,7 @@ json RunMetadata::to_json() const {
             {"versions", versions_json},  {"started_at", started_at},
             {"finished_at", finished_at}, {"state", state}};
   j.update(RunSettings::to_json());
+  if (!working_directory.empty()) j["working_directory"] = working_directory;
   if (!merged_from.empty()) j["merged_from"] = merged_from;
   if (!family_description.is_null()) j["family_description"] = family_description;
   return j;
@@ -81,6 +82,12 @@ RunMetadata RunMetadata::from_json(const json& j) {
   m.backend = root["backend"].string();
   m.device = root["device"].parse(DeviceInfo::from_json);
   for (std::size_t i = 0; i < root["arguments"].size(); ++i) m.arguments.push_back(root["arguments"][i].string());
+  // Runs that predate the record leave it out: their relative paths mean nothing known.
+  if (const auto dir = root.find("working_directory")) {
+    m.working_directory = dir->string();
+    if (!fs::path(m.working_directory).is_absolute())
+      dir->fail("not an absolute path: it names the folder the run was made in, from /; remove the field if unknown");
+  }
   // Runs that predate the compact record list their pruned configs in trials.csv instead.
   if (root.has("pruning"))
     for (std::size_t i = 0; i < root["pruning"].size(); ++i) m.pruning.push_back(pruning_from(root["pruning"][i]));
@@ -98,6 +105,12 @@ RunMetadata RunMetadata::from_json(const json& j) {
       m.merged_from.push_back(root["merged_from"][i].object());
   if (root.has("family_description")) m.family_description = root["family_description"].object();
   return m;
+}
+
+std::string current_working_directory() {
+  std::error_code ec;
+  const fs::path dir = fs::current_path(ec);
+  return ec ? std::string() : dir.string();
 }
 
 std::vector<Trial> pruned_trials(const SearchSpace& space, const ProblemPruning& problem) {

@@ -163,6 +163,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       md.backend = backend().name();
       md.device = device();
       md.arguments = req.arguments;
+      md.working_directory = current_working_directory();
       md.settings() = req.settings();
       md.problems = problems;
       for (const auto& pp : plan) md.pruning.push_back(pp.pruning);

@@ -69,7 +69,7 @@ class Connection {
   explicit Connection(const WorkerOptions& options) : command_(options.command()) {
     process_ = std::make_unique<WorkerProcess>(
         options.argv, [this](const std::string& line) { on_line(line); },
-        [this](const std::string& how) { on_exit(how); });
+        [this](const std::string& how) { on_exit(how); }, options.working_directory);
     process_->send(to_line(client_hello()));
     std::unique_lock lock(mutex_);
     if (!cv_.wait_for(lock, ms(options.hello_timeout_s * 1000), [this] { return hello_ || dead_; })) {

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "ktune/error.h"
@@ -85,8 +86,9 @@ void close_from(int first, int limit) {
   for (int fd = first; fd < limit; ++fd) ::close(fd);
 }
 
-// In the worker (a child of the supervisor): only async-signal-safe calls until exec.
-[[noreturn]] void exec_worker(char* const* args, pid_t supervisor) {
+// In the worker (a child of the supervisor): only async-signal-safe calls until exec. `folder`:
+// where it starts, null for ktune's own.
+[[noreturn]] void exec_worker(char* const* args, pid_t supervisor, const char* folder) {
   setpgid(0, 0);
 #ifdef __linux__
   // A backstop for a supervisor that is itself SIGKILLed: the worker (not what it started) dies with it.
@@ -99,6 +101,11 @@ void close_from(int first, int limit) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   signal(SIGPIPE, SIG_DFL);
+  if (folder && chdir(folder) != 0) {
+    const char msg[] = "ktune: cannot enter the worker's folder (it was removed or made unreadable just now)\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(kExecFailed);
+  }
   execvp(args[0], args);
   const char msg[] = "ktune: cannot execute the worker command\n";
   (void)!write(2, msg, sizeof msg - 1);
@@ -134,7 +141,7 @@ void watch(pid_t worker) {
 
 // The supervisor: a fork of ktune, which has threads, so only async-signal-safe calls. `fds` are
 // the worker's stdin, stdout, stderr and the supervisor's end of the channel.
-[[noreturn]] void supervise(const int (&fds)[4], char* const* args, int fd_limit) {
+[[noreturn]] void supervise(const int (&fds)[4], char* const* args, const char* folder, int fd_limit) {
   setpgid(0, 0);  // a Ctrl-C for ktune's group is ktune's to handle; the channel says when to stop
 #ifdef __linux__
   prctl(PR_SET_NAME, "ktune-supervise");  // in ps and top: not a second tuner
@@ -161,7 +168,7 @@ void watch(pid_t worker) {
 #else
   const pid_t worker = fork();
 #endif
-  if (worker == 0) exec_worker(args, self);
+  if (worker == 0) exec_worker(args, self, folder);
   const std::int32_t started = worker > 0 ? worker : -errno;
   if (worker > 0) setpgid(worker, worker);  // also from here, so a kill at once reaches its group
   write_all(3, &started, sizeof started);
@@ -207,9 +214,15 @@ std::string signal_name(int sig) {
   return text ? name + " (" + text + ")" : name;
 }
 
-WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, LineHandler on_line, ExitHandler on_exit)
+WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, LineHandler on_line, ExitHandler on_exit,
+                             const std::string& folder)
     : on_line_(std::move(on_line)), on_exit_(std::move(on_exit)) {
   if (argv.empty()) throw RunError("empty worker command");
+  // Checked here, where the message can name it: in the child only a fixed text can be written.
+  std::error_code ec;
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+    throw RunError("the folder it is to start in, " + folder +
+                   ", does not exist: start it from a folder that exists, or give its paths absolute");
   // stdin and the channel are sockets so that writing to a dead peer is an error (MSG_NOSIGNAL), not SIGPIPE.
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1};
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
@@ -224,7 +237,7 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, LineHandler o
   const int fd_limit = open_fd_limit();
   const int child_fds[4] = {in[1], out[1], err[1], ctl[1]};
   supervisor_ = fork();
-  if (supervisor_ == 0) supervise(child_fds, args.data(), fd_limit);
+  if (supervisor_ == 0) supervise(child_fds, args.data(), folder.empty() ? nullptr : folder.c_str(), fd_limit);
   const int fork_errno = errno;
   close_all({in[1], out[1], err[1], ctl[1]});
   in_fd_ = in[0], out_fd_ = out[0], err_fd_ = err[0], ctl_fd_ = ctl[0];

@@ -54,6 +54,9 @@ class TestCliReplay : public QObject {
     QVERIFY(r.out.contains("compile_error") && r.out.contains("launch_error") && r.out.contains("pruned"));
     for (const char* f : {"run_metadata.json", "trials.csv", "results.json"})
       QVERIFY(QFileInfo::exists(runs + "/kt/" + f));
+    // The folder the cache path on the recorded command line starts from.
+    QCOMPARE(QJsonDocument::fromJson(readAll(runs + "/kt/run_metadata.json")).object()["working_directory"].toString(),
+             QDir::currentPath());
     const Result csv = run({"export", runs + "/kt", "--format", "csv"});
     QCOMPARE(csv.code, 0);
     QVERIFY(csv.out.section('\n', 0, 0).endsWith("metrics,config,rel_error,vs_best"));
@@ -110,6 +113,9 @@ class TestCliReplay : public QObject {
     QVERIFY2(all.code == 0, qPrintable(all.out + all.err));
     QVERIFY2(best_row(all.out).contains(results_best(kt)), qPrintable(all.out + " vs " + results_best(kt)));
     QCOMPARE(results_best(runs + "/replayed"), results_best(kt));
+    QCOMPARE(
+        QJsonDocument::fromJson(readAll(runs + "/replayed/run_metadata.json")).object()["working_directory"].toString(),
+        QDir::currentPath());
   }
 
   // The genetic and model-based strategies on a replayed landscape: the same seed gives the same

@@ -2,7 +2,9 @@
 // run resumed without --worker shows the recorded command to pass and starts nothing; another
 // command than the recorded one is a warning naming both, another backend a refusal; a kernel
 // spec's source outside the spec's folder is refused without quoting it, unless
-// --allow-source-outside-spec.
+// --allow-source-outside-spec. A run resumed from another folder than it was made in names that
+// folder where the worker command's relative paths lead there.
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
@@ -18,8 +20,8 @@ QString markedWorker(const QString& dir, const QString& marker) {
   return "sh " + dir + "/worker.sh";
 }
 
-QStringList rawTune(const QString& worker) {
-  QStringList args{"tune", "--shape", "n=8", "--run-name", "w", "--max-ms-per-config", "300", "-q"};
+QStringList rawTune(const QString& worker, const QString& name = "w") {
+  QStringList args{"tune", "--shape", "n=8", "--run-name", name, "--max-ms-per-config", "300", "-q"};
   if (!worker.isEmpty()) args << "--worker" << worker;
   return args;
 }
@@ -71,6 +73,43 @@ class TestFileTrust : public QObject {
                             "`; resuming it with `" + other + "`"),
              qPrintable(r.err));
     QVERIFY2(r.err.contains("compare only if"), qPrintable(r.err));
+  }
+
+  // A run made with a relative worker path, resumed from another folder: the recorded folder is
+  // named (the command's paths start there), and the typed command whose relative path exists only
+  // there is refused before anything starts; given absolute, it resumes as the same command.
+  void resumeFromAnotherFolderNamesTheRecordedOne() {
+    const QString made = QFileInfo(tmp_.filePath("made")).absoluteFilePath();
+    const QString elsewhere = tmp_.filePath("elsewhere");
+    QVERIFY(QDir().mkpath(made + "/w") && QDir().mkpath(elsewhere));
+    QVERIFY(QFile::copy(tmp_.filePath("worker.sh"), made + "/w/worker.sh"));
+    const QString runs = tmp_.filePath("runs");
+    const auto tune = [&](const QString& worker) { return rawTune(worker, "rel") << "--output-dir" << runs; };
+    Result r = run(tune("sh w/worker.sh"), made);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject md = QJsonDocument::fromJson(readAll(runs + "/rel/run_metadata.json")).object();
+    QCOMPARE(md["working_directory"].toString(), QFileInfo(made).canonicalFilePath());
+    const QString recorded = QFileInfo(made).canonicalFilePath();
+
+    QVERIFY(QFile::remove(marker_));
+    r = run(tune({}) << "--resume", elsewhere);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--worker 'sh w/worker.sh' (the run was made in " + recorded +
+                            ": cd there or give its paths absolute)"),
+             qPrintable(r.err));
+    r = run(tune("sh w/worker.sh") << "--resume", elsewhere);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(
+        r.err.contains("`w/worker.sh` in the worker command is not in " + QFileInfo(elsewhere).canonicalFilePath() +
+                       " (where ktune runs) but in " + recorded +
+                       ", where the run was made: cd there or give an absolute path (" + recorded + "/w/worker.sh)"),
+        qPrintable(r.err));
+    QVERIFY2(!QFile::exists(marker_), "a worker started although its script is not where it runs");
+
+    r = run(tune("sh " + recorded + "/w/worker.sh") << "--resume", elsewhere);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(!r.err.contains("warning"), qPrintable(r.err));  // the same command, its path given absolute
+    QVERIFY(QFile::exists(marker_));
   }
 
   // A worker of another backend measures something else: refused before anything is measured.

@@ -104,7 +104,11 @@ class TestShards : public QObject {
     QVERIFY(!md.contains("shard"));  // the merged run is the unsharded run
     const QJsonArray from = md["merged_from"].toArray();
     QCOMPARE(from.size(), 3);
+    // The merge's shard paths are relative to where it ran; each shard keeps where it was made.
+    const QString here = QFileInfo(dir.path()).canonicalFilePath();
+    QCOMPARE(md["working_directory"].toString(), here);
     for (int i = 0; i < 3; ++i) {
+      QCOMPARE(from[i].toObject()["working_directory"].toString(), here);
       QCOMPARE(from[i].toObject()["run"].toString(), QString("s%1").arg(i));
       QCOMPARE(from[i].toObject()["shard"].toObject()["index"].toInt(), i);
     }

@@ -4,6 +4,7 @@
 // runs that lack a record, which read and say so; and the import's family, recorded since.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <filesystem>
 
 #include "ktune/backends/cpu.h"
@@ -28,6 +29,7 @@ RunMetadata run(std::vector<std::string> arguments, const std::string& backend =
   m.device.backend = backend;
   m.device.name = "Some Device";
   m.arguments = std::move(arguments);
+  m.working_directory = "/home/u/repo";
   Problem p;
   p.family = family;
   p.fields = {{"x", "64"}, {"kind", "fast"}};
@@ -70,6 +72,53 @@ class TestRecordedSetup : public QObject {
     merged.merged_from = {json{{"arguments", {"ktune", "tune", "gemm"}}},
                           json{{"arguments", {"ktune", "tune", "raw", "--worker", "python3 w.py"}}}};
     QCOMPARE(recorded_worker(merged), std::string("python3 w.py"));
+  }
+
+  // Relative paths of the record mean files in the folder it was made in: the worker runs there,
+  // the spec and the imported cache are found there; a merge's and a workbench run's worker runs
+  // where its own record says. A run that predates the record says so.
+  void folderOfTheRecord() {
+    const auto setup = [&](const RunMetadata& m) { return recorded_setup(m, backends_); };
+    RunMetadata m = run({"ktune", "tune", "raw", "--worker", "python3 w/raw.py"}, "raw", "raw");
+    QCOMPARE(recorded_worker_folder(m), std::string("/home/u/repo"));
+    RecordedSetup s = setup(m);
+    QCOMPARE(s.worker_folder, std::string("/home/u/repo"));
+    QCOMPARE(s.folder, std::string("/home/u/repo"));
+
+    s = setup(run({"ktune", "tune", "my", "--backend", "cuda", "--kernel-spec", "specs/../my.json"}, "cuda", "my"));
+    QCOMPARE(s.resolve(s.kernel_spec), std::string("/home/u/repo/my.json"));
+    QCOMPARE(s.resolve("/abs/spec.json"), std::string("/abs/spec.json"));
+    s = setup(run({"ktune", "import", "kernel-tuner", "caches/c.json"}, "cuda", "matmul"));
+    QCOMPARE(s.resolve(s.source), std::string("/home/u/repo/caches/c.json"));
+
+    // A workbench run whose worker was reconnected in another folder records that folder.
+    s = setup(run({"ktune-workbench", "--session",
+                   session({{"family", "raw"}, {"worker", "python3 w.py"}, {"worker_directory", "/runs/made/here"}})}));
+    QCOMPARE(s.worker_folder, std::string("/runs/made/here"));
+    s = setup(run({"ktune-workbench", "--session", session({{"family", "raw"}, {"worker", "python3 w.py"}})}));
+    QCOMPARE(s.worker_folder, std::string("/home/u/repo"));
+
+    // A merge: its worker's folder is the shard's that had the worker; the spec's the first shard's.
+    RunMetadata merged = run({"ktune", "merge", "s0", "s1"});
+    merged.merged_from = {
+        json{{"arguments", {"ktune", "tune", "gemm"}}, {"working_directory", "/a"}},
+        json{{"arguments", {"ktune", "tune", "raw", "--worker", "python3 w.py"}}, {"working_directory", "/b"}}};
+    QCOMPARE(recorded_worker_folder(merged), std::string("/b"));
+    s = setup(merged);
+    QCOMPARE(s.worker_folder, std::string("/b"));
+    QCOMPARE(s.folder, std::string("/a"));
+    // A shard record that does not read names no folder rather than a wrong one.
+    merged.merged_from[1]["working_directory"] = "relative/b";
+    QCOMPARE(recorded_worker_folder(merged), std::string());
+
+    // Older runs: paths stay as given, and the page says what is not known.
+    m.working_directory.clear();
+    s = setup(m);
+    QVERIFY(s.worker_folder.empty());
+    QCOMPARE(s.resolve("specs/my.json"), std::string("specs/my.json"));
+    QVERIFY(std::any_of(s.unknown.begin(), s.unknown.end(), [](const std::string& u) {
+      return u.find("the folder the run was made in") != std::string::npos;
+    }));
   }
 
   void originIsolationAndSpec() {

@@ -43,6 +43,7 @@ RunMetadata sample_metadata() {
   m.device.properties = {{"cores", 2}, {"l2_bytes", 1048576}};
   m.device.text = {{"isa", "avx2"}};
   m.arguments = {"ktune", "tune", "gemm", "--shape", "M=16,32 N=64 K=32"};
+  m.working_directory = "/home/someone/ktune";
   Problem sharded = gemm_problem("32");
   sharded.tp_size = 2;
   sharded.tp_split_dim = TpSplitDim::Out;
@@ -208,6 +209,35 @@ class TestRunStore : public QObject {
     QCOMPARE(read_file(dir / "trials.csv"),
              std::string("id,problem,status,BM,BK,median_ns,mean_ns,std_ns,min_ns,max_ns,count,compile_time_s,tflops,"
                          "gbps,max_abs_error,mismatch_fraction,started_at_s,error,samples_ns,metrics\n"));
+  }
+
+  // The folder a run was made in: kept, optional for runs that predate it, and a wrong value is
+  // an error naming the field, not a guess.
+  void workingDirectoryRecord() {
+    QTemporaryDir tmp;
+    const fs::path dir = fs::path(tmp.path().toStdString()) / "run";
+    RunStore::create(dir, sample_metadata());
+    QCOMPARE(RunStore::read_metadata(dir).working_directory, std::string("/home/someone/ktune"));
+    const std::string written = read_file(dir / "run_metadata.json");
+    QVERIFY(contains(written, "\"working_directory\": \"/home/someone/ktune\""));
+    QCOMPARE(current_working_directory(), fs::current_path().string());
+
+    nlohmann::json j = nlohmann::json::parse(written);
+    j.erase("working_directory");
+    write_file(dir / "run_metadata.json", j.dump(2));
+    const RunMetadata old = RunStore::read_metadata(dir);
+    QVERIFY(old.working_directory.empty());
+    QVERIFY(!old.to_json().contains("working_directory"));  // not made up on the way back
+
+    for (const auto& [value, expected] : std::vector<std::pair<nlohmann::json, std::string>>{
+             {42, "run_metadata.json: working_directory: expected a string"},
+             {"tuning/elsewhere", "run_metadata.json: working_directory: not an absolute path"},
+             {"", "run_metadata.json: working_directory: not an absolute path"}}) {
+      j["working_directory"] = value;
+      write_file(dir / "run_metadata.json", j.dump(2));
+      const std::string err = input_error_of([&] { RunStore::read_metadata(dir); });
+      QVERIFY2(contains(err, expected), err.c_str());
+    }
   }
 
   void trialsRoundTripExact() {

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <QDir>
 #include <QElapsedTimer>
+#include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
 #include <thread>
@@ -351,6 +353,29 @@ class TestWorkerProtocol : public QObject {
       QVERIFY2(m.find("; stderr: warming up") != std::string::npos, e.what());
     }
     QVERIFY(clock.elapsed() < 30000);
+  }
+
+  // A worker starts in the folder it is given (a recorded run's), not in ktune's; a folder that is
+  // gone is named before anything starts.
+  void workerStartsInItsFolder() {
+    QTemporaryDir tmp;
+    const std::string folder = QDir(tmp.path()).canonicalPath().toStdString();
+    WorkerOptions o;
+    o.argv = {"/bin/sh", "-c", "echo in \"$(pwd -P)\" >&2"};
+    o.working_directory = folder;
+    try {
+      WorkerBackend backend(o);
+      QFAIL("a command that is no worker was accepted");
+    } catch (const RunError& e) {
+      QVERIFY2(std::string(e.what()).find("stderr: in " + folder) != std::string::npos, e.what());
+    }
+    o.working_directory = folder + "/gone";
+    try {
+      WorkerBackend backend(o);
+      QFAIL("a worker started in a folder that does not exist");
+    } catch (const RunError& e) {
+      QVERIFY2(std::string(e.what()).find(folder + "/gone, does not exist") != std::string::npos, e.what());
+    }
   }
 
   void otherVersionsAndBadLinesAreClearErrors() {

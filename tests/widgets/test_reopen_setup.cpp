@@ -3,9 +3,14 @@
 // measurement settings, for real runs of every kind made by the `ktune` CLI: a CPU tune, a tune
 // through a worker (tests/cli/raw_worker.py), a Kernel Tuner cache import (and one imported before
 // the import recorded its kernel), a replay of it and a merge of two shards. Runs this build
-// cannot make again show through an entry of their own on which Start says why. A session file's
-// space gets its family's launch limits.
+// cannot make again show through an entry of their own on which Start says why. A worker run made
+// in another folder connects in that folder, which the panel shows (and says so when it is gone).
+// A session file's space gets its family's launch limits.
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QLabel>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QtTest>
@@ -67,10 +72,10 @@ class TestReopenSetup : public QObject {
   QString runs() const { return tmp_.filePath(QStringLiteral("runs")); }
   fs::path run(const char* name) const { return fs::path(sstr(runs())) / name; }
 
-  // The CLI with `args` (and --output-dir runs where a run is written); "" or what went wrong.
-  QString ktune(QStringList args) {
+  // The CLI with `args` run in `cwd` (default: the temporary folder); "" or what went wrong.
+  QString ktune(QStringList args, const QString& cwd = {}) {
     QProcess p;
-    p.setWorkingDirectory(tmp_.path());
+    p.setWorkingDirectory(cwd.isEmpty() ? tmp_.path() : cwd);
     p.start(qEnvironmentVariable("KTUNE_CLI"), args);
     if (!p.waitForFinished(300000)) return QStringLiteral("ktune %1 did not finish").arg(args.join(' '));
     const QString err = QString::fromUtf8(p.readAllStandardError());
@@ -90,6 +95,7 @@ class TestReopenSetup : public QObject {
  private slots:
   void initTestCase() {
     initialize();
+    QVERIFY2(QDir::currentPath() != tmp_.path(), "the worker runs below must be opened from another folder");
     QVERIFY2(!qEnvironmentVariable("KTUNE_CLI").isEmpty(), "KTUNE_CLI is set by ctest");
     qputenv("KTUNE_CPU_CACHE", tmp_.filePath(QStringLiteral("cpu_cache")).toUtf8());
     backends_ = make_backends();
@@ -160,6 +166,59 @@ class TestReopenSetup : public QObject {
     QCOMPARE(asked, QStringList{rawWorker()});
     QCOMPARE(page->currentBackend()->name(), std::string("raw"));
     QVERIFY2(differing(m.settings(), *page).isEmpty(), qPrintable(differing(m.settings(), *page)));
+  }
+
+  // A run made in another folder with a relative worker path (a script that exists only there),
+  // opened from here: the panel shows the command and the folder, and Connect starts it there.
+  void workerRunFromAnotherFolder() {
+    const QString made = QFileInfo(tmp_.filePath(QStringLiteral("made"))).absoluteFilePath();
+    QVERIFY(QDir().mkpath(made + QStringLiteral("/w")));
+    QVERIFY(QFile::copy(source(QStringLiteral("tests/cli/raw_worker.py")), made + QStringLiteral("/w/raw_worker.py")));
+    const QString relative = python() + QStringLiteral(" w/raw_worker.py");
+    const QString error = ktune({"tune", "raw", "--worker", relative, "--shape", "n=8", "--max-ms-per-config", "100",
+                                 "--run-name", "relative", "--output-dir", runs()},
+                                made);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    const QString recorded = QFileInfo(made).canonicalFilePath();
+    const auto page = reopen(run("relative"));
+    QCOMPARE(page->workerPanel()->command(), relative);
+    QCOMPARE(page->workerPanel()->workingDirectory(), recorded);
+    QVERIFY2(page->workerPanel()->folderText().contains(recorded), qPrintable(page->workerPanel()->folderText()));
+    QVERIFY2(page->originText().contains(recorded), qPrintable(page->originText()));
+    auto* folder = page->workerPanel()->findChild<QLabel*>(QStringLiteral("workerFolder"));
+    QVERIFY(folder && folder->isVisibleTo(page->workerPanel()) && folder->text().contains(recorded));
+    page->workerPanel()->setConfirmation([](const QString&, const QString&) { return true; });
+    QSignalSpy connected(page->workerPanel(), &WorkerPanel::connected);
+    QSignalSpy failed(page->workerPanel(), &WorkerPanel::failed);
+    page->workerPanel()->connectWorker();
+    QVERIFY(QTest::qWaitFor([&] { return !connected.isEmpty() || !failed.isEmpty(); }, 60000));
+    QVERIFY2(failed.isEmpty(), qPrintable(failed.isEmpty() ? QString() : failed.first().first().toString()));
+    QCOMPARE(page->currentBackend()->name(), std::string("raw"));
+    // A run the workbench starts through it records where its worker runs.
+    QCOMPARE(page->session().worker_directory, sstr(recorded));
+  }
+
+  // The folder the run was made in is gone: the panel says so and where the command runs instead.
+  void workerRunWhoseFolderIsGone() {
+    const fs::path gone = run("gone");
+    fs::create_directories(gone);
+    for (const char* file : {"trials.csv", "results.json"}) fs::copy_file(run("relative") / file, gone / file);
+    nlohmann::json j = read_json_file(run("relative") / "run_metadata.json", "run metadata");
+    j["working_directory"] = sstr(tmp_.filePath(QStringLiteral("removed")));
+    write_file_atomic(gone / "run_metadata.json", j.dump(2));
+    const auto page = reopen(gone);
+    const QString said = page->workerPanel()->folderText();
+    QVERIFY2(said.contains(tmp_.filePath(QStringLiteral("removed"))) &&
+                 said.contains(QLatin1String("no longer exists")) && said.contains(QDir::currentPath()),
+             qPrintable(said));
+    QCOMPARE(page->workerPanel()->workingDirectory(), QDir::currentPath());
+    // Connect (once confirmed) runs it here, and the failure says where relative paths start.
+    page->workerPanel()->setConfirmation([](const QString&, const QString&) { return true; });
+    QSignalSpy failed(page->workerPanel(), &WorkerPanel::failed);
+    page->workerPanel()->connectWorker();
+    QVERIFY(failed.wait(60000));
+    const QString message = failed.first().first().toString();
+    QVERIFY2(message.contains(QLatin1String("relative paths start from ") + QDir::currentPath()), qPrintable(message));
   }
 
   void kernelTunerImport() {

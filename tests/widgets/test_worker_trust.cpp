@@ -4,6 +4,7 @@
 // `touch PWNED`: the file appears exactly when the command ran.
 #include <QApplication>
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -90,6 +91,9 @@ class TestWorkerTrust : public QObject {
     page.loadSessionFrom(sessionFile_);
     QVERIFY2(no.shown, "loading a session with a worker command showed no confirmation");
     QVERIFY2(no.text.contains(command_) && no.text.contains(sessionFile_), qPrintable(no.text));
+    // Where it would run: the session names no folder, so the workbench's.
+    QVERIFY2(no.text.contains(QStringLiteral("Runs in %1 (the workbench's folder)").arg(QDir::currentPath())),
+             qPrintable(no.text));
     QCOMPARE(no.format, Qt::PlainText);
     QVERIFY2(!ran(), "the session's worker command ran although the user said no");
     QVERIFY(page.isExternalWorker());

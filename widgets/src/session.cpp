@@ -18,6 +18,7 @@ json Session::to_json() const {
             {"run_name", run_name},
             {"output_dir", output_dir}});
   if (!worker.empty()) j["worker"] = worker;
+  if (!worker_directory.empty()) j["worker_directory"] = worker_directory;
   if (isolate) j["isolate"] = *isolate;
   return j;
 }
@@ -39,6 +40,7 @@ Session Session::from_json(const json& j) {
     s.run_name = j.value("run_name", s.run_name);
     s.output_dir = j.value("output_dir", s.output_dir);
     s.worker = j.value("worker", s.worker);
+    s.worker_directory = j.value("worker_directory", s.worker_directory);
     if (j.contains("isolate")) s.isolate = j.at("isolate").get<bool>();
   } catch (const json::exception& e) {
     throw InputError(std::string("malformed session: ") + e.what());
@@ -67,6 +69,7 @@ Session Session::from_run(const RunMetadata& m, const std::filesystem::path& run
   s.output_dir = run_dir.parent_path().string();
   const RecordedSetup setup = recorded_setup(m, {});
   s.worker = setup.worker;
+  s.worker_directory = setup.worker_folder;
   s.isolate = setup.isolate;
   s.recorded = std::make_shared<const RecordedRun>(RecordedRun{m, run_dir});
   return s;

@@ -49,7 +49,8 @@ std::string whyNotTunable(const RunMetadata& m, const RecordedSetup& setup,
     return run + " is an imported Kernel Tuner cache: ktune has no kernel for '" + m.family +
            "' to tune; File → Replay a Recorded Run… searches its recorded configs";
   if (setup.origin == RunOrigin::Replay)
-    return run + " is a replay of " + (setup.source.empty() ? std::string("a recorded run") : setup.source) +
+    return run + " is a replay of " +
+           (setup.source.empty() ? std::string("a recorded run") : setup.resolve(setup.source)) +
            ", which no device measured: File → Replay a Recorded Run… replays that run again";
   Backend* backend = built_in_backend(backends, m.backend);
   if (!backend)
@@ -59,8 +60,9 @@ std::string whyNotTunable(const RunMetadata& m, const RecordedSetup& setup,
   if (!built_in_family(backends, m.backend, m.family))
     return setup.kernel_spec.empty()
                ? "the " + m.backend + " backend of this build has no family '" + m.family + "'"
-               : run + " tuned '" + m.family + "' from the kernel spec " + setup.kernel_spec +
-                     ", which the workbench does not load: tune it with ktune tune --kernel-spec " + setup.kernel_spec;
+               : run + " tuned '" + m.family + "' from the kernel spec " + setup.resolve(setup.kernel_spec) +
+                     ", which the workbench does not load: tune it with ktune tune --kernel-spec " +
+                     setup.resolve(setup.kernel_spec);
   if (!hasDevice(*backend, m.device.index)) {
     const std::string why = backend->unavailable_reason();
     return run + " was made on " + m.device.name + " (" + m.backend + " device " + std::to_string(m.device.index) +
@@ -74,10 +76,10 @@ QString madeBy(const RunMetadata& m, const RecordedSetup& setup) {
   switch (setup.origin) {
     case RunOrigin::Import:
       return SetupPage::tr("imported from the Kernel Tuner cache %1 (measured on %2)")
-          .arg(code(setup.source), qstr(m.device.name).toHtmlEscaped());
+          .arg(code(setup.resolve(setup.source)), qstr(m.device.name).toHtmlEscaped());
     case RunOrigin::Replay:
       return SetupPage::tr("a replay of %1 by strategy %2 (recorded answers, no device)")
-          .arg(code(setup.source), qstr(m.strategy.kind));
+          .arg(code(setup.resolve(setup.source)), qstr(m.strategy.kind));
     case RunOrigin::Merge:
       return SetupPage::tr("merged from %1 by %2")
           .arg(setup.shards == 1 ? SetupPage::tr("1 shard") : SetupPage::tr("%1 shards").arg(setup.shards),
@@ -148,9 +150,12 @@ void SetupPage::setRecordedSession(const Session& s, WorkerStart start, const QS
   QStringList lines{
       tr("<b>Run %1</b> (%2), %3.").arg(qstr(m.run_name).toHtmlEscaped(), qstr(m.state), madeBy(m, setup))};
   if (!s.worker.empty())
-    lines
-        << tr("Measured by the worker %1, shown as recorded until you press Connect under Device.").arg(code(s.worker));
-  if (!setup.kernel_spec.empty()) lines << tr("Kernel spec %1.").arg(code(setup.kernel_spec));
+    lines << (s.worker_directory.empty()
+                  ? tr("Measured by the worker %1, shown as recorded until you press Connect under Device.")
+                        .arg(code(s.worker))
+                  : tr("Measured by the worker %1 in %2, shown as recorded until you press Connect under Device.")
+                        .arg(code(s.worker), code(s.worker_directory)));
+  if (!setup.kernel_spec.empty()) lines << tr("Kernel spec %1.").arg(code(setup.resolve(setup.kernel_spec)));
   if (!why.empty()) lines << tr("Start cannot tune it here: %1.").arg(qstr(why).toHtmlEscaped());
   for (const std::string& unknown : setup.unknown) lines << tr("Not recorded: %1.").arg(qstr(unknown).toHtmlEscaped());
 
@@ -160,9 +165,10 @@ void SetupPage::setRecordedSession(const Session& s, WorkerStart start, const QS
       backendCombo_->setCurrentIndex(static_cast<int>(backends_.size()));
     }
     if (start == WorkerStart::Now)
-      workerPanel_->setCommand(qstr(s.worker));
+      workerPanel_->setCommand(qstr(s.worker), qstr(s.worker_directory));
     else
-      workerPanel_->setCommandFromFile(qstr(s.worker), origin.isEmpty() ? tr("the run folder") : origin);
+      workerPanel_->setCommandFromFile(qstr(s.worker), origin.isEmpty() ? tr("the run folder") : origin,
+                                       qstr(s.worker_directory));
   } else if (live) {
     QSignalBlocker block(backendCombo_);
     backendCombo_->setCurrentIndex(backendCombo_->findText(qstr(s.backend)));

@@ -31,10 +31,12 @@ Session SetupPage::session() const {
   Session s;
   const Backend* backend = currentBackend();
   s.backend = backend ? backend->name() : sstr(backendCombo_->currentText());
-  if (isExternalWorker())
+  if (isExternalWorker()) {
     s.worker = sstr(workerPanel_->command());
-  else
+    s.worker_directory = sstr(workerPanel_->otherFolder());
+  } else {
     s.isolate = isolate_->isChecked();
+  }
   s.device =
       deviceCombo_->currentIndex() < 0 ? 0 : devices_[static_cast<std::size_t>(deviceCombo_->currentIndex())].index;
   s.family = sstr(familyCombo_->currentText());
@@ -70,9 +72,10 @@ void SetupPage::setSession(const Session& s, WorkerStart start, const QString& o
     // The rest waits for the worker's hello: its devices and families are not known before.
     backendCombo_->setCurrentIndex(static_cast<int>(backends_.size()));
     if (start == WorkerStart::Now)
-      workerPanel_->setCommand(qstr(s.worker));
+      workerPanel_->setCommand(qstr(s.worker), qstr(s.worker_directory));
     else
-      workerPanel_->setCommandFromFile(qstr(s.worker), origin.isEmpty() ? tr("a file") : origin);
+      workerPanel_->setCommandFromFile(qstr(s.worker), origin.isEmpty() ? tr("a file") : origin,
+                                       qstr(s.worker_directory));
     pendingSession_ = s;
     if (start != WorkerStart::Never) workerPanel_->connectWorker();
     return;

@@ -1,6 +1,7 @@
 #include "ktune/widgets/worker_panel.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -13,7 +14,7 @@
 
 namespace ktune::gui {
 
-QString describeWorkerFailure(const QString& command, const QString& error) {
+QString describeWorkerFailure(const QString& command, const QString& error, const QString& folder) {
   QString hint;
   if (error.contains(QLatin1String("protocol")))
     hint = QObject::tr(
@@ -26,7 +27,7 @@ QString describeWorkerFailure(const QString& command, const QString& error) {
   else if (error.contains(QLatin1String("code 127")) || error.contains(QLatin1String("not found")))
     hint = QObject::tr("The shell could not find the program: check its spelling and that it is on PATH.");
   else if (error.contains(QLatin1String("code 2")) && error.contains(QLatin1String("No such file")))
-    hint = QObject::tr("A file in the command does not exist: relative paths start from %1.").arg(QDir::currentPath());
+    hint = QObject::tr("A file in the command does not exist: relative paths start from %1.").arg(folder);
   else if (error.contains(QLatin1String("sent no hello")))
     hint = QObject::tr(
         "Is it a ktune worker? A worker answers ktune's hello on stdin at once "
@@ -51,16 +52,27 @@ QString visibleCommand(const QString& command) {
   return out;
 }
 
+namespace {
+
+bool recordedFolderExists(const QString& folder) { return !folder.isEmpty() && QFileInfo(folder).isDir(); }
+
+}  // namespace
+
 WorkerPanel::WorkerPanel(QWidget* parent) : QWidget(parent) {
   command_ = new QLineEdit;
   command_->setObjectName(QStringLiteral("workerCommand"));
   command_->setPlaceholderText(tr("python3 examples/workers/numpy_matmul.py"));
-  command_->setToolTip(tr("A program that speaks the worker protocol (docs/worker-protocol.md), run through /bin/sh "
-                          "in %1. Examples:\n  python3 examples/workers/numpy_matmul.py\n"
-                          "  ssh gpu1 ktune worker --backend cuda")
-                           .arg(QDir::currentPath()));
+  command_->setToolTip(
+      tr("A program that speaks the worker protocol (docs/worker-protocol.md), run through /bin/sh "
+         "in the folder named below. Examples:\n  python3 examples/workers/numpy_matmul.py\n"
+         "  ssh gpu1 ktune worker --backend cuda"));
   connect_ = new QPushButton(tr("Connect"));
   connect_->setObjectName(QStringLiteral("workerConnect"));
+  folder_ = new QLabel;
+  folder_->setObjectName(QStringLiteral("workerFolder"));
+  folder_->setWordWrap(true);
+  folder_->setTextFormat(Qt::PlainText);
+  folder_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   status_ = new QLabel(tr("Type the worker's command and press Connect: it is started and asked what it offers."));
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -71,7 +83,9 @@ WorkerPanel::WorkerPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(row);
+  layout->addWidget(folder_);
   layout->addWidget(status_);
+  showFolder();
   connect(connect_, &QPushButton::clicked, this, &WorkerPanel::connectWorker);
   connect(command_, &QLineEdit::returnPressed, this, &WorkerPanel::connectWorker);
 }
@@ -84,15 +98,19 @@ WorkerPanel::~WorkerPanel() {
 
 QString WorkerPanel::command() const { return command_->text().trimmed(); }
 
-void WorkerPanel::setCommand(const QString& command) {
+void WorkerPanel::setCommand(const QString& command, const QString& folder) {
   command_->setText(command);
   origin_.clear();
+  recorded_ = folder;
+  showFolder();
 }
 
-void WorkerPanel::setCommandFromFile(const QString& command, const QString& origin) {
+void WorkerPanel::setCommandFromFile(const QString& command, const QString& origin, const QString& folder) {
   command_->setText(command);
   origin_ = origin;
   confirmed_.clear();
+  recorded_ = folder;
+  showFolder();
   setStatus(tr("The worker command from %1 is filled in, not started: press Connect to review it and start it.")
                 .arg(origin.toHtmlEscaped()),
             false);
@@ -107,9 +125,9 @@ bool WorkerPanel::askInDialog(const QString& command, const QString& origin) {
   // Plain text: the command is shown as it will run, never as markup that could hide part of it.
   box.setTextFormat(Qt::PlainText);
   box.setTextInteractionFlags(Qt::TextSelectableByMouse);
-  box.setText(tr("This command comes from %1, not from you:\n\n%2\n\nStarting it runs it through /bin/sh in %3 "
+  box.setText(tr("This command comes from %1, not from you:\n\n%2\n\n%3\n\nStarting it runs it through /bin/sh "
                  "with your permissions. Start it only if you trust where it came from.")
-                  .arg(origin, visibleCommand(command), QDir::currentPath()));
+                  .arg(origin, visibleCommand(command), folderText()));
   QPushButton* start = box.addButton(tr("Start worker"), QMessageBox::AcceptRole);
   QPushButton* cancel = box.addButton(QMessageBox::Cancel);
   box.setDefaultButton(cancel);
@@ -139,6 +157,32 @@ bool WorkerPanel::mayStart(const QString& cmd) {
 }
 QString WorkerPanel::statusText() const { return status_->text(); }
 
+QString WorkerPanel::workingDirectory() const {
+  return recordedFolderExists(recorded_) ? QDir(recorded_).absolutePath() : QDir::currentPath();
+}
+
+QString WorkerPanel::otherFolder() const {
+  const QString folder = workingDirectory();
+  return QFileInfo(folder) == QFileInfo(QDir::currentPath()) ? QString() : folder;
+}
+
+QString WorkerPanel::folderText() const {
+  const QString here = QDir::currentPath();
+  if (recorded_.isEmpty() || QFileInfo(recorded_) == QFileInfo(here))
+    return tr("Runs in %1 (the workbench's folder): relative paths in the command start there.").arg(here);
+  if (recordedFolderExists(recorded_))
+    return tr("Runs in %1, the folder it was recorded in: relative paths in the command start there.")
+        .arg(workingDirectory());
+  return tr("Runs in %1 (the workbench's folder), not in %2, where it was recorded: that folder no longer exists. "
+            "Start the workbench from the folder the command needs, or edit the command to give its paths absolute.")
+      .arg(here, recorded_);
+}
+
+// Plain text (folder names are shown as they are); red when the recorded folder is gone.
+void WorkerPanel::showFolder() {
+  showStatus(folder_, folderText(), !recorded_.isEmpty() && !recordedFolderExists(recorded_));
+}
+
 void WorkerPanel::setStatus(const QString& html, bool error) { showStatus(status_, html, error); }
 
 void WorkerPanel::connectWorker() {
@@ -148,6 +192,7 @@ void WorkerPanel::connectWorker() {
     emit failed(statusText());
     return;
   }
+  showFolder();  // a recorded folder may have gone since it was shown
   if (!mayStart(cmd)) return;
   if (watcher_) {
     watcher_->disconnect(this);
@@ -155,9 +200,11 @@ void WorkerPanel::connectWorker() {
   }
   backend_.reset();  // the old worker shuts down unless a run still holds it
   attempted_ = cmd;
+  attemptedFolder_ = workingDirectory();
   setStatus(tr("Starting `%1` and waiting for its hello…").arg(cmd.toHtmlEscaped()), false);
   worker::WorkerOptions options;
   options.argv = worker::shell_command(sstr(cmd));
+  options.working_directory = sstr(attemptedFolder_);
   options.hello_timeout_s = helloTimeoutS_;
   watcher_ = new QFutureWatcher<Attempt>(this);
   connect(watcher_, &QFutureWatcher<Attempt>::finished, this, &WorkerPanel::onFinished);
@@ -178,7 +225,7 @@ void WorkerPanel::onFinished() {
   watcher_->deleteLater();
   watcher_ = nullptr;
   if (!a.backend) {
-    const QString message = describeWorkerFailure(attempted_, a.error);
+    const QString message = describeWorkerFailure(attempted_, a.error, attemptedFolder_);
     setStatus(message.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")), true);
     emit failed(message);
     return;

@@ -28,6 +28,10 @@ namespace ktune {
 
 struct ProblemResult;
 
+// The process's working folder, absolute, for RunMetadata::working_directory; empty when it is
+// gone (removed under the process): a record of a folder that does not exist would mislead.
+std::string current_working_directory();
+
 // An exclusive flock(2) on `file` (created if missing, its folder too), released when the
 // FileLock is destroyed or its process dies, however it dies.
 class FileLock {
@@ -64,6 +68,10 @@ struct RunMetadata : RunSettings {
   std::string backend;
   DeviceInfo device;
   std::vector<std::string> arguments;
+  // The absolute folder the process that made the run worked in: what relative paths in
+  // `arguments` (a worker's script, a kernel spec) mean, so that a front end reading the run from
+  // elsewhere finds them. Empty for runs that predate the record.
+  std::string working_directory;
   std::vector<ProblemPruning> pruning;  // one per problem; empty for runs that predate it
   std::string ktune_version;
   std::vector<std::pair<std::string, std::string>> versions;  // compilers, runtimes

@@ -19,7 +19,10 @@ namespace ktune::worker {
 
 struct WorkerOptions {
   std::vector<std::string> argv;  // the worker's command; `shell_command` builds it from one string
-  double hello_timeout_s = 120;   // a Python worker importing a GPU stack needs a while
+  // The folder it starts in, absolute; empty: ktune's working folder. A command recorded in a run
+  // starts where it ran then, so that its relative paths name the same files.
+  std::string working_directory;
+  double hello_timeout_s = 120;  // a Python worker importing a GPU stack needs a while
   double prepare_timeout_s = 600;
   // The hard cap of one measure: validation, warm-up and samples within max_ms_per_config, plus
   // this margin for validation and process overheads. Past it the worker is killed.

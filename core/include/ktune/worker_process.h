@@ -20,12 +20,14 @@ class WorkerProcess {
   using LineHandler = std::function<void(const std::string& line)>;
   using ExitHandler = std::function<void(const std::string& how)>;  // "exited with code 3", "killed by SIGSEGV"
 
-  // Starts argv (argv[0] searched on PATH). Stdout lines go to on_line and, once both output
-  // streams have closed and the process is reaped, on_exit gets how it ended; both are called on
-  // the process's reader thread. A process that closes its stdout but keeps running can answer
-  // nothing more: it gets a second to exit, then its group is killed. Throws RunError when the
-  // program cannot be started.
-  WorkerProcess(const std::vector<std::string>& argv, LineHandler on_line, ExitHandler on_exit);
+  // Starts argv (argv[0] searched on PATH) in `folder` (empty: ktune's working folder). Stdout
+  // lines go to on_line and, once both output streams have closed and the process is reaped,
+  // on_exit gets how it ended; both are called on the process's reader thread. A process that
+  // closes its stdout but keeps running can answer nothing more: it gets a second to exit, then
+  // its group is killed. Throws RunError when the program cannot be started or the folder does
+  // not exist.
+  WorkerProcess(const std::vector<std::string>& argv, LineHandler on_line, ExitHandler on_exit,
+                const std::string& folder = {});
   // Closes stdin, waits up to `grace_ms` for the worker to leave, then kills its process group.
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;

@@ -31,6 +31,10 @@ struct Session : RunSettings {
   std::string output_dir = "tuning_runs";
   // An external worker's command line (the "external worker" backend); empty for built-in ones.
   std::string worker;
+  // The absolute folder the worker runs in when it is not the workbench's (a run's worker runs
+  // where the run was made); empty: the workbench's. Saved with the session, and so recorded in
+  // the runs it starts.
+  std::string worker_directory;
   // Measure a built-in backend in a worker process; unset: the default (on for GPU backends).
   std::optional<bool> isolate;
   // The run this session was read from (from_run): the Setup page shows what the run recorded

@@ -11,6 +11,10 @@
 // A command read from a file (a session, a run folder) is anyone's: it starts only once the user
 // has seen it whole and said yes (FileCommands::Ask, a dialog), or when the user said beforehand
 // that they trust such commands (Trust: --trust-worker-command). A typed command starts on Connect.
+//
+// A command runs in a folder, shown under it and in the dialog: the one recorded with it (a run's
+// worker runs where the run was made, so that its relative paths name the same files), else the
+// workbench's. A recorded folder that no longer exists is said so, never silently replaced.
 #include <QFutureWatcher>
 #include <QWidget>
 #include <functional>
@@ -24,8 +28,9 @@ class QPushButton;
 
 namespace ktune::gui {
 
-// A worker that could not be started or spoke another protocol: what happened and what to do.
-QString describeWorkerFailure(const QString& command, const QString& error);
+// A worker that could not be started in `folder` or spoke another protocol: what happened and
+// what to do.
+QString describeWorkerFailure(const QString& command, const QString& error, const QString& folder);
 
 // `command` as the confirmation shows it: control and invisible formatting characters (a bidi
 // override that reverses what follows) written as \u{XXXX}.
@@ -45,11 +50,18 @@ class WorkerPanel : public QWidget {
   ~WorkerPanel() override;
 
   QString command() const;
-  // A command as typed by the user: Connect starts it.
-  void setCommand(const QString& command);
-  // A command read from `origin` ("the session file /x/s.json"): filled in, started by
-  // connectWorker() only as fileCommands() says.
-  void setCommandFromFile(const QString& command, const QString& origin);
+  // A command as typed by the user: Connect starts it, in `folder` (empty: the workbench's).
+  void setCommand(const QString& command, const QString& folder = {});
+  // A command read from `origin` ("the session file /x/s.json"), recorded as run in `folder`
+  // (empty: not recorded): filled in, started by connectWorker() only as fileCommands() says.
+  void setCommandFromFile(const QString& command, const QString& origin, const QString& folder = {});
+  // The absolute folder Connect starts the command in: the recorded one where it exists, else
+  // the workbench's.
+  QString workingDirectory() const;
+  // That folder when it is not the workbench's, for the session that records it; else empty.
+  QString otherFolder() const;
+  // What the line under the command says about the folder (plain text, as the dialog says it).
+  QString folderText() const;
   // The command came from a file and the user has not said yes to it yet.
   bool awaitsConfirmation() const;
   QString commandOrigin() const { return origin_; }
@@ -82,9 +94,11 @@ class WorkerPanel : public QWidget {
   // Whether `cmd` may start now; asks when the policy says so, says why not when it may not.
   bool mayStart(const QString& cmd);
   bool askInDialog(const QString& command, const QString& origin);
+  void showFolder();
 
   QLineEdit* command_;
   QPushButton* connect_;
+  QLabel* folder_;
   QLabel* status_;
   std::shared_ptr<worker::WorkerBackend> backend_;
   struct Attempt {
@@ -93,9 +107,11 @@ class WorkerPanel : public QWidget {
   };
   QFutureWatcher<Attempt>* watcher_ = nullptr;
   QString attempted_;
+  QString attemptedFolder_;
   double helloTimeoutS_ = 120;
   QString origin_;     // the file the command came from; empty: typed
   QString confirmed_;  // the file's command the user said yes to
+  QString recorded_;   // the folder set with the command; empty: the workbench's
   FileCommands fileCommands_ = FileCommands::Ask;
   Confirmation confirm_;
 };
