@@ -174,7 +174,7 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
       # decode shape's fwd and dX beside the read ceiling of its routed experts' weights (grouped_read.json);
       # GROUPED_SPACE, GROUPED_PASSES (e.g. fwd,dX) narrow the search, GROUPED_TEST=0 skips the GPU test (run by `tests`)
       k=build-gpu/app/cli/ktune; G=/tmp/grouped_runs; rm -rf $G; mkdir -p $G
-      { [ "${GROUPED_TEST:-1}" = 1 ] && timeout 300 build-gpu/tests/cuda/cuda_test_grouped_gemm_gpu
+      { [ "${GROUPED_TEST:-1}" = 1 ] && timeout 300 stdbuf -oL build-gpu/tests/cuda/cuda_test_grouped_gemm_gpu
         for shape in "experts=8 tokens=4096 topk=2 hidden=4096 intermediate=14336" \
                      "experts=64 tokens=4096 topk=6 hidden=2048 intermediate=1408" \
                      "experts=8 tokens=16 topk=2 hidden=4096 intermediate=14336"; do

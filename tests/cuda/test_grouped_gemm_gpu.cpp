@@ -3,7 +3,8 @@
 // parameter and every fusion choice against that reference, in each pass, on routings with empty
 // and hot experts (64 experts for 48 routed rows; 4 experts for 300), f16 and bf16, and sizes that
 // leave partial tiles on every side. The configs come from the family's default space: on a Hopper
-// GPU both kernels (WGMMA 0 and 1) in fwd and dX; elsewhere its constraints leave mma.sync alone.
+// GPU both kernels (WGMMA 0 and 1) in every pass, the wgmma kernel's A by TMA and gathered through
+// the routing (dW's tiles past an expert's rows zero-filled); elsewhere mma.sync alone.
 #include <cmath>
 #include <cstdint>
 #include <cstring>

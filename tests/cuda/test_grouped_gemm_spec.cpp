@@ -112,12 +112,13 @@ void test_permutation_launches() {
     const char* pass;
     bool px, py;
     int launches;
-    bool wgmma = false;  // the Hopper kernel, whose A is always the expert-order copy
-  } cases[] = {{"fwd", true, false, 2},       {"fwd", false, true, 2},        {"fwd", false, false, 3},
-               {"dX", true, false, 2},        {"dX", false, true, 2},         {"dX", false, false, 3},
-               {"dW", true, false, 2},        {"dW", false, true, 2},         {"dW", false, false, 3},
-               {"fwd", false, true, 2, true}, {"fwd", false, false, 3, true}, {"dX", true, false, 2, true},
-               {"dX", false, false, 3, true}};
+    bool wgmma = false;  // the Hopper kernel: a fused side gathered by cp.async, as mma.sync's
+  } cases[] = {{"fwd", true, false, 2},       {"fwd", false, true, 2},       {"fwd", false, false, 3},
+               {"dX", true, false, 2},        {"dX", false, true, 2},        {"dX", false, false, 3},
+               {"dW", true, false, 2},        {"dW", false, true, 2},        {"dW", false, false, 3},
+               {"fwd", true, false, 2, true}, {"fwd", false, true, 2, true}, {"fwd", false, false, 3, true},
+               {"dX", true, false, 2, true},  {"dX", false, true, 2, true},  {"dX", false, false, 3, true},
+               {"dW", true, false, 2, true},  {"dW", false, true, 2, true},  {"dW", false, false, 3, true}};
   for (const Case& c : cases) {
     const Problem p = problem(s, 8, 64, 2, 64, 64, "bf16", c.pass);
     Config config = base;
@@ -160,8 +161,9 @@ void test_space_and_builds() {
 }
 
 // The Hopper kernel in the family's space: on Unsloth's three shapes (Mixtral prefill,
-// DeepSeek-like, decode) and a ragged one (partial tiles everywhere, empty experts), fwd and dX
-// build every tile shape wgmma allows, each with the expert-order copy TMA reads; dW keeps mma.sync.
+// DeepSeek-like, decode) and a ragged one (partial tiles everywhere, empty experts), every pass
+// builds every tile shape wgmma allows, both with its permuted operands read by TMA from the
+// expert-order copies and with the fused side gathered through the routing by cp.async.
 void test_wgmma_builds() {
   const KernelSpec s = load();
   const SearchSpace& space = s.family().default_space;
@@ -174,16 +176,17 @@ void test_wgmma_builds() {
     for (const char* pass : {"fwd", "dX", "dW"}) {
       const Problem p = problem(s, sh.experts, sh.tokens, sh.topk, sh.hidden, sh.inter, "bf16", pass);
       const Variables generated = generate_spec_inputs(s, p, h100(), 1).variables;
-      std::set<std::string> tiles;
+      std::set<std::string> tiles, variants;
       const auto valid = space.enumerate(context(s, p));
       std::size_t wgmma = 0;
       for (const Config& c : valid) {
         if (c.get("WGMMA") != 1) continue;
         ++wgmma;
-        CHECK_MSG(std::string(pass) != "dW", p.key() + " " + c.key() + ": dW has no wgmma kernel");
-        CHECK_MSG(c.get(std::string(pass) == "fwd" ? "permute_x" : "permute_y") == 0, c.key());
         const std::string tile = std::to_string(c.get("BLOCK_SIZE_M")) + "x" + std::to_string(c.get("BLOCK_SIZE_N"));
-        if (!tiles.insert(tile).second) continue;
+        tiles.insert(tile);
+        const bool gathered = std::string(pass) == "dW" ? c.get("permute_x") || c.get("permute_y")
+                                                        : c.get(std::string(pass) == "fwd" ? "permute_x" : "permute_y");
+        if (!variants.insert(tile + (gathered ? " gathered" : " tma")).second) continue;
         const auto plan = gpu::plan_build(s, s.launches(), p, c, generated, compiler());
         CHECK(std::any_of(plan.launches.begin(), plan.launches.end(),
                           [&](const auto& l) { return plan.modules[l.module].names[l.name] == "grouped_gemm_wgmma"; }));
@@ -191,19 +194,19 @@ void test_wgmma_builds() {
         CHECK_MSG(why.empty(), p.key() + " " + c.key() + ": " + why);
         built += why.empty();
       }
-      std::printf("%s: %zu of %zu valid configs on wgmma, %zu tiles built\n", p.key().c_str(), wgmma, valid.size(),
-                  tiles.size());
-      if (std::string(pass) != "dW")
-        CHECK_MSG(tiles.size() == 6,
-                  p.key() + ": " + std::to_string(tiles.size()) + " of the 6 wgmma tiles (64 or 128 x 64, 128 or 256)");
+      std::printf("%s: %zu of %zu valid configs on wgmma, %zu tiles, %zu variants built\n", p.key().c_str(), wgmma,
+                  valid.size(), tiles.size(), variants.size());
+      CHECK_MSG(tiles.size() == 6,
+                p.key() + ": " + std::to_string(tiles.size()) + " of the 6 wgmma tiles (64 or 128 x 64, 128 or 256)");
+      CHECK_MSG(variants.size() == 12, p.key());
     }
-  CHECK(built == 4 * 2 * 6);
-  // The bench's space file keeps fwd and dX on wgmma (what won on the H100) and dW on mma.sync.
+  CHECK(built == 4 * 3 * 12);
+  // The bench's space file keeps every pass on wgmma (what won on the H100).
   const SearchSpace bench = s.family().user_space(SearchSpace::load(kSource / "bench/cuda/grouped_space.json"));
   for (const char* pass : {"fwd", "dX", "dW"}) {
     const auto configs = bench.enumerate(context(s, problem(s, 8, 64, 2, 256, 512, "bf16", pass)));
     CHECK_MSG(!configs.empty(), pass);
-    for (const Config& c : configs) CHECK_MSG(c.get("WGMMA") == (std::string(pass) == "dW" ? 0 : 1), c.key());
+    for (const Config& c : configs) CHECK_MSG(c.get("WGMMA") == 1, c.key());
   }
 }
 

@@ -19,7 +19,8 @@
 // land on distinct banks. hidden and intermediate are multiples of 8 (the spec's shape rule):
 // every row copy is whole 16-byte chunks.
 //
-// WGMMA=1 (Hopper, fwd and dX) is grouped_gemm_wgmma, described above it: TMA and warpgroup MMA.
+// WGMMA=1 (Hopper, every pass) is grouped_gemm_wgmma, described above it: TMA, cp.async gathers
+// through the routing and warpgroup MMA.
 #ifndef KT_BF16
 #define KT_BF16 0
 #endif
@@ -238,39 +239,126 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 }
 #else
 // ---------------------------------------------------------------------------------------------
-// Hopper (sm_90a; fwd and dX): gemm.cu's wgmma kernel per expert. Warpgroup 0 is the producer:
-// one thread issues the TMA copies of each K tile into a ring of STAGES buffers (ktune_hopper.cuh);
-// warpgroups 1..BM/64 are consumers, each multiplying its 64 rows of A by all BN columns with
-// wgmma.m64nBNk16 straight from shared memory. Both operands come by TMA from row-major 2D views:
-//   fwd: A = xs [R, H] (the expert-order copy of x: permute_x off), the expert's rows from
-//        offsets[e] on; B = w as [E*I, H], rows e*I + n: K-major like A.
-//   dX:  A = dys [R, I] (permute_y off); B = w as [E*I, H] read as K x N (rows e*I + k):
-//        MN-major, 64-column boxes, wgmma's transpose bit, as gemm.cu's B.
-// Tiles read past an expert's rows (A: the next expert's positions; fwd B: the next expert's
-// weight rows) only feed outputs the stores mask. TMA zero-fills past each view's edges: A's
-// columns at and past K are zeros, so K's tail adds nothing even where dX's B rows there belong
-// to the next expert (finite weights times zero). The fused side scatters rows through rows[]
-// in the stores, as the mma.sync kernel does.
-static_assert(PASS != 2, "dW runs on mma.sync (WGMMA=0)");
+// Hopper (sm_90a): gemm.cu's wgmma kernel per expert. Warpgroup 0 is the producer, filling a ring
+// of STAGES buffers (ktune_hopper.cuh); warpgroups 1..BM/64 are consumers, each multiplying its 64
+// rows of A by all BN columns with wgmma.m64nBNk16 straight from shared memory. Tiles are 128-byte
+// swizzled rows of 64 elements, whoever fills them:
+//   fwd: A = x rows [M, H] of the expert, K-major; B = w as [E*I, H], rows e*I + n: K-major.
+//   dX:  A = dy rows [M, I], K-major; B = w as [E*I, H] read as K x N (rows e*I + k): MN-major,
+//        64-column boxes, wgmma's transpose bit, as gemm.cu's B.
+//   dW:  A = dy^T: rows of dy (K = the expert's rows) x 64 columns of intermediate a box, MN-major;
+//        B = x rows, 64 columns of hidden a box, MN-major. Both transposed.
+// w comes by TMA (one producer thread). An operand the routing permutes comes one of two ways: by
+// TMA from the expert-order copy a permute_rows launch made (that side's permute off), or gathered
+// through the routing by the producer warpgroup's 128 threads with cp.async where that side is
+// fused (fwd's x with permute_x; dX's and dW's dy with permute_y, dW's x with permute_x). On the
+// H100 TMA feeds the tensor cores at prefill and gathering loses there (0.7x); at decode, where the
+// weights' read is all, gathering saves the permute launch and wins.
+// fwd and dX tiles read past an expert's rows (A: the next expert's positions; fwd B: the next
+// expert's weight rows) only feed outputs the stores mask; TMA zero-fills past each view's edges,
+// so A's columns at and past K are zeros and K's tail adds nothing (finite weights times zero).
+// dW's K runs over an expert's rows, so its last K tile must add nothing from the next expert's:
+// a gathered operand is zero-filled there; where both come by TMA, each consumer warpgroup zeroes
+// those rows of its A box before multiplying (ZERO_TAIL).
+// Where the fused side is the output (fwd permute_y, dX permute_x), the stores scatter rows
+// through rows[], as the mma.sync kernel does.
 static_assert(BK == 64, "a K stage is one 128-byte swizzle atom");
-static_assert(BM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256), "64 rows per consumer; wgmma's N is 64, 128 or 256");
+static_assert(BM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256),
+              "64 rows per consumer; wgmma's N is 64, 128 or 256");
 static_assert(num_warps == 4 * (BM / 64 + 1), "a producer warpgroup and one consumer warpgroup per 64 rows");
-static_assert(PASS == 0 ? !permute_x : !permute_y, "A comes by TMA from the expert-order copy (xs in fwd, dys in dX)");
 #define CONSUMERS (BM / 64)
-#define A_BYTES (BM * 128)  // a stage of A: BM rows of 64 elements
-#define B_BYTES (BN * 128)  // of B: BN rows of 64 (fwd) or BN/64 boxes of 64 rows x 64 columns (dX)
-#define B_BOX_BYTES 8192
+#define A_BYTES (BM * 128)  // a stage of A: BM rows of 64 elements (dW: BM/64 boxes of 64 x 64)
+#define B_BYTES (BN * 128)  // of B: BN rows of 64 (fwd) or BN/64 boxes of 64 rows x 64 columns (dX, dW)
+#define BOX_BYTES 8192
+#define A_GATHERED (PASS == 0 ? permute_x : permute_y)
+#define B_GATHERED (PASS == 2 && permute_x)
+#define GATHER (A_GATHERED || B_GATHERED)
+#define ZERO_TAIL (PASS == 2 && !GATHER)
+// Bytes a stage's TMA copies bring: the operands not gathered.
+#define TMA_BYTES ((A_GATHERED ? 0 : A_BYTES) + (B_GATHERED ? 0 : B_BYTES))
+#define PRODUCER_REGS (GATHER ? kGatherProducerRegs : kProducerRegs)
+
+// The 64 x 64 box at `tile` from rows src(r) (r < 64, each already at the box's first column),
+// zeros where r >= rows_left or the column reaches cols_left: thread t of the producer warpgroup
+// copies chunk t % 8 of rows t / 8 + 16 j, swizzled as TMA would have written them.
+template <class Src>
+__device__ __forceinline__ void gather_box(u32 tile, int rows_left, int cols_left, const Src& src, const u16* any,
+                                           int t) {
+  const int c = t % 8;
+#pragma unroll
+  for (int r = t / 8; r < 64; r += 16) {
+    const bool ok = r < rows_left && c * 8 < cols_left;
+    cp_async16(swizzle128(tile, r, c), ok ? src(r) + c * 8 : any, ok);
+  }
+}
+
+// Tile i's copies into stage s: the gathered operands' by every producer thread, the others by
+// TMA (thread 0), each where this kernel's pass and fusions take them.
+__device__ __forceinline__ void issue_stage(u32 sA, u32 sB, u32 bar, const TensorMap* tmA, const TensorMap* tmB,
+                                            const Operands& o, const Problem& p, int m0, int n0, int i, int t) {
+  const int k0 = i * BK;
+  if constexpr (A_GATHERED) {
+#pragma unroll
+    for (int j = 0; j < BM / 64; ++j) {
+      if constexpr (PASS == 2)  // rows k0.. of dy, 64 intermediate columns a box
+        gather_box(sA + j * BOX_BYTES, p.K - k0, p.M - m0 - j * 64,
+                   [&](int r) { return o.dy_row(p.off + k0 + r) + m0 + j * 64; }, o.dy, t);
+      else  // rows m0.. of the expert, 64 columns of K
+        gather_box(sA + j * BOX_BYTES, p.M - m0 - j * 64, p.K - k0,
+                   [&](int r) { return o.a_row(p, m0 + j * 64 + r) + k0; }, o.dy, t);
+    }
+  }
+  if constexpr (B_GATHERED) {  // dW: rows k0.. of x, 64 hidden columns a box
+#pragma unroll
+    for (int j = 0; j < BN / 64; ++j)
+      gather_box(sB + j * BOX_BYTES, p.K - k0, p.N - n0 - j * 64,
+                 [&](int r) { return o.x_row(p.off + k0 + r) + n0 + j * 64; }, o.dy, t);
+  }
+  if (t != 0) return;
+  if constexpr (!A_GATHERED) {
+    if constexpr (PASS == 2) {
+#pragma unroll
+      for (int j = 0; j < BM / 64; ++j) tma_load(sA + j * BOX_BYTES, tmA, m0 + j * 64, p.off + k0, bar);
+    } else {
+      tma_load(sA, tmA, k0, p.off + m0, bar);
+    }
+  }
+  if constexpr (!B_GATHERED) {
+    // fwd: w's rows e*I + n; dX: w's rows e*I + k, 64 columns a box; dW: xs's rows from the expert's.
+    const int outer = PASS == 0 ? p.e * o.inter + n0 : PASS == 1 ? p.e * o.inter + k0 : p.off + k0;
+    if constexpr (PASS == 0) {
+      tma_load(sB, tmB, k0, outer, bar);
+    } else {
+#pragma unroll
+      for (int j = 0; j < BN / 64; ++j) tma_load(sB + j * BOX_BYTES, tmB, n0 + j * 64, outer, bar);
+    }
+  }
+}
+
+// dW with both operands by TMA: rows [valid, 64) of a consumer's A box in its last K tile belong
+// to the next expert (or are TMA's zeros past the end); the warpgroup zeroes them, whole 128-byte
+// rows (so the swizzle does not matter), and makes the zeros visible to its wgmma.
+__device__ __forceinline__ void zero_tail_rows(u32 box, int valid, int wg) {
+  const int t = threadIdx.x % 128;
+  for (int c = valid * 8 + t; c < 64 * 8; c += 128)
+    asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(box + c * 16), "r"(0) : "memory");
+  fence_proxy_async_shared();
+  asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");  // named barrier wg (1..): this warpgroup
+}
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     grouped_gemm_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
-                       const int* __restrict__ offsets, const int* __restrict__ rows, u16* __restrict__ out,
-                       u16* __restrict__ outs, int hidden, int inter) {
+                       const int* __restrict__ offsets, const int* __restrict__ rows, const int* __restrict__ toks,
+                       const u16* __restrict__ x, const u16* __restrict__ dy, u16* __restrict__ out,
+                       const u16* __restrict__ xs, const u16* __restrict__ dys, u16* __restrict__ outs, int hidden,
+                       int inter) {
   const Problem p = expert_problem(offsets, hidden, inter);
   // M fastest: the blocks running together read the same columns of the expert's weights (from
   // DRAM once) while its rows of A, the smaller operand, stay in L2.
   const int tiles_m = gridDim.x / ((p.N + BN - 1) / BN);
   const int m0 = (blockIdx.x % tiles_m) * BM, n0 = (blockIdx.x / tiles_m) * BN;
   if (m0 >= p.M) return;  // past a small expert's rows (the grid covers the busiest)
+  const Operands o{rows, toks, x, nullptr, dy, out, xs, dys, outs, hidden, inter};
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
@@ -279,54 +367,73 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const TmaRing<STAGES> ring{sB + STAGES * B_BYTES};
   const int tid = threadIdx.x, wg = tid / 128;
   if (tid == 0) {
-    prefetch_tensormap(&tmA);
-    prefetch_tensormap(&tmB);
-    ring.init(CONSUMERS);
+    if (TMA_BYTES != 0) {
+      prefetch_tensormap(&tmA);
+      prefetch_tensormap(&tmB);
+    }
+    // A gathered stage is full once each producer thread's copies landed (and w's bytes).
+    ring.init(CONSUMERS, GATHER ? 128 + (TMA_BYTES != 0) : 1);
   }
   __syncthreads();
 
-  const int kt = (p.K + BK - 1) / BK;
+  const int kt = (p.K + BK - 1) / BK;  // 0 for dW of an empty expert: its rows are written as zeros
   if (wg == 0) {
     // Two consumers with 128 accumulators each need the producer's registers (gemm.cu).
 #if CONSUMERS > 1
-    producer_regs();
+    producer_regs<PRODUCER_REGS>();
 #endif
-    if (tid == 0)
-      ring.produce(kt, A_BYTES + B_BYTES, [&](int s, int i, u32 bar) {
-        const int k0 = i * BK, w0 = p.e * inter;
-        tma_load(sA + s * A_BYTES, &tmA, k0, p.off + m0, bar);
-        if constexpr (PASS == 0) {
-          tma_load(sB + s * B_BYTES, &tmB, k0, w0 + n0, bar);
-        } else {
-#pragma unroll
-          for (int j = 0; j < BN / 64; ++j) tma_load(sB + s * B_BYTES + j * B_BOX_BYTES, &tmB, n0 + j * 64, w0 + k0, bar);
-        }
-      });
+    const auto issue = [&](int s, int i, u32 bar) {
+      issue_stage(sA + s * A_BYTES, sB + s * B_BYTES, bar, &tmA, &tmB, o, p, m0, n0, i, tid);
+    };
+    if constexpr (GATHER)
+      ring.produce_async(kt, TMA_BYTES, tid == 0, issue);
+    else if (tid == 0)
+      ring.produce(kt, TMA_BYTES, issue);
     return;
   }
 #if CONSUMERS > 1
-  take_regs<consumer_regs(THREADS, CONSUMERS)>();
+  take_regs<consumer_regs(THREADS, CONSUMERS, PRODUCER_REGS)>();
 #endif
   float acc[BN / 2];
 #pragma unroll
   for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-  const u32 a_rows = sA + (wg - 1) * 64 * 128;
-  ring.consume(kt, tid % 128 == 0, [&](int i) {
+  const u32 a_rows = sA + (wg - 1) * BOX_BYTES;
+  const auto multiply = [&](int i) {
     const int s = i % STAGES;
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
-      // K-major tiles step 32 bytes per k16 inside the swizzle atom; dX's MN-major B 16 rows (2 KiB).
-      const unsigned long long da = smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024);
+      // K-major tiles step 32 bytes per k16 inside the swizzle atom; MN-major ones 16 rows (2 KiB).
       if constexpr (PASS == 0)
-        wgmma<KT_BF16, 0, 0>(acc, da, smem_desc(sB + s * B_BYTES + kk * 32, 16, 1024));
+        wgmma<KT_BF16, 0, 0>(acc, smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024),
+                             smem_desc(sB + s * B_BYTES + kk * 32, 16, 1024));
+      else if constexpr (PASS == 1)
+        wgmma<KT_BF16, 0, 1>(acc, smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024),
+                             smem_desc(sB + s * B_BYTES + kk * 2048, BOX_BYTES, 1024));
       else
-        wgmma<KT_BF16, 0, 1>(acc, da, smem_desc(sB + s * B_BYTES + kk * 2048, B_BOX_BYTES, 1024));
+        wgmma<KT_BF16, 1, 1>(acc, smem_desc(a_rows + s * A_BYTES + kk * 2048, BOX_BYTES, 1024),
+                             smem_desc(sB + s * B_BYTES + kk * 2048, BOX_BYTES, 1024));
     }
     wgmma_commit();
-  });
+  };
+  const bool leader = tid % 128 == 0;
+  if constexpr (ZERO_TAIL) {
+    // The partial last tile on its own, once the others' wgmma are done: stores into registers
+    // wgmma still owns would serialize the whole pipeline (ptxas C7515).
+    const int tail = p.K % BK != 0;
+    ring.consume(kt - tail, leader, multiply);
+    if (tail)
+      ring.consume(
+          1, leader,
+          [&](int i) {
+            zero_tail_rows(a_rows + (i % STAGES) * A_BYTES, p.K % BK, wg);
+            multiply(i);
+          },
+          kt - 1);
+  } else {
+    ring.consume(kt, leader, multiply);
+  }
 
-  const Operands o{rows, nullptr, nullptr, nullptr, nullptr, out, nullptr, nullptr, outs, hidden, inter};
   // 16 bytes a store: rows are whole 8-column groups (hidden and intermediate are multiples of 8).
   wgmma_rows16<KT_BF16>(acc, [&](int r, int c, uint4 words) {
     const int m = m0 + (wg - 1) * 64 + r, n = n0 + c;
@@ -339,7 +446,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // The unfused permutation, a launch of its own: dst[s] = src[index[s]] (gather) or
 // dst[index[s]] = src[s] (scatter), rows of `cols` elements (a multiple of 8), a block per row.
 extern "C" __global__ void permute_rows(u16* __restrict__ dst, const u16* __restrict__ src,
-                                       const int* __restrict__ index, int cols, int scatter) {
+                                        const int* __restrict__ index, int cols, int scatter) {
   const int s = blockIdx.x;
   const long from = (long)(scatter ? s : index[s]) * cols, to = (long)(scatter ? index[s] : s) * cols;
   const uint4* in = reinterpret_cast<const uint4*>(src + from);

@@ -174,16 +174,19 @@ __device__ __forceinline__ void wgmma_rows16(const float (&d)[K], const F& store
 
 // ---- registers: the producer warpgroup hands what it does not need to the consumers ----
 
-// A producer warpgroup that only issues copies keeps 40 registers a thread.
+// A producer warpgroup that only issues TMA copies keeps 40 registers a thread; one whose 128
+// threads gather rows with cp.async (row pointers, masks) keeps 56.
 constexpr int kProducerRegs = 40;
+constexpr int kGatherProducerRegs = 56;
 // What each consumer thread may take (setmaxnreg.inc) once the producer gave its surplus back
-// (setmaxnreg.dec to kProducerRegs), for a block of `threads` with `consumers` consumer
+// (setmaxnreg.dec to `producer`), for a block of `threads` with `consumers` consumer
 // warpgroups: exactly what is freed, multiples of 8; asking for more waits forever.
-__host__ __device__ constexpr int consumer_regs(int threads, int consumers) {
-  return (65536 / threads / 8 * 8 + (65536 / threads / 8 * 8 - kProducerRegs) / consumers) / 8 * 8;
+__host__ __device__ constexpr int consumer_regs(int threads, int consumers, int producer = kProducerRegs) {
+  return (65536 / threads / 8 * 8 + (65536 / threads / 8 * 8 - producer) / consumers) / 8 * 8;
 }
+template <int Regs = kProducerRegs>
 __device__ __forceinline__ void producer_regs() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Regs));
 }
 template <int Regs>
 __device__ __forceinline__ void take_regs() {
@@ -193,6 +196,17 @@ __device__ __forceinline__ void take_regs() {
 __device__ __forceinline__ void prefetch_tensormap(const TensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)map) : "memory");
 }
+
+// Orders this thread's generic-proxy writes to shared memory (stores, completed cp.async) before
+// later async-proxy reads of them (wgmma, TMA stores): what a thread filling a stage by cp.async
+// does before it says the stage is full.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// 16 bytes into a 128-byte swizzled tile at row r, 16-byte chunk c (of 8): where TMA's 128-byte
+// swizzle puts them, so that a tile filled by cp.async reads as one TMA wrote (the tile 1 KiB aligned).
+__device__ __forceinline__ u32 swizzle128(u32 tile, int r, int c) { return tile + r * 128 + ((c ^ (r & 7)) << 4); }
 
 // Shared memory by address (the ring's stages are addresses, not pointers).
 __device__ __forceinline__ float lds_f32(u32 addr) {
@@ -249,6 +263,33 @@ struct TmaRing {
       const int s = acquire(i, bytes);
       load(s, i, full(s));
     }
+  }
+
+  // All 128 threads of a producer warpgroup, where stages are filled (or partly filled) by cp.async:
+  // issue(stage, i, bar) issues tile i's copies, cp.async by every thread (and TMA counted on
+  // `bar` by the `leader`, who has armed it for `tma_bytes`). A thread says a stage is full once
+  // its own copies there landed, Stages - 2 tiles later: no more, since consumers give tile j's
+  // stage back only once tile j + 1 is full (consume keeps one wgmma group in flight), and the
+  // producer waits for tile i - Stages's stage before it issues tile i. The ring is init()ed with
+  // full_arrivals = 128 (+1 where the leader arms TMA bytes).
+  template <class Issue>
+  __device__ __forceinline__ void produce_async(int count, u32 tma_bytes, bool leader, const Issue& issue) const {
+    constexpr int Lag = Stages - 2;
+    for (int i = 0; i < count; ++i) {
+      wait_empty(i);
+      const int s = i % Stages;
+      if (leader && tma_bytes) mbar_expect_tx(full(s), tma_bytes);
+      issue(s, i, full(s));
+      cp_async_commit();
+      if (i >= Lag) {
+        cp_async_wait<Lag>();
+        fence_proxy_async_shared();
+        mbar_arrive(full((i - Lag) % Stages));
+      }
+    }
+    cp_async_wait<0>();
+    fence_proxy_async_shared();
+    for (int i = count > Lag ? count - Lag : 0; i < count; ++i) mbar_arrive(full(i % Stages));
   }
 
   // Until tile i has landed.
