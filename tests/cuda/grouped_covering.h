@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA grouped_gemm configs the spec test builds and the GPU test validates: every value of
-// every parameter, and each fusion choice with each warp count (the loaders and stores differ),
-// in each kernel (WGMMA 0 and 1, where the space holds both).
+// every parameter, and each fusion choice with each warp count (the loaders and stores differ)
+// and with persistent blocks or not, in each kernel (WGMMA 0 and 1, where the space holds both).
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +20,11 @@ inline std::vector<ktune::Config> grouped_covering(const std::vector<ktune::Conf
         covered.insert(kernel + "X" + v(c, "permute_x") + "Y" + v(c, "permute_y") + "W" + v(c, "num_warps")).second;
     for (const char* name : {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "num_stages"})
       adds |= covered.insert(kernel + name + "=" + v(c, name)).second;
+    // Persistent blocks with each way of feeding the Hopper kernel (gathered or by TMA).
+    adds |= covered
+                .insert(kernel + "P" + std::to_string(c.get_or("PERSISTENT", 0)) + "X" + v(c, "permute_x") + "Y" +
+                        v(c, "permute_y"))
+                .second;
     if (adds) chosen.push_back(c);
   }
   return chosen;

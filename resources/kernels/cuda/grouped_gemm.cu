@@ -30,6 +30,9 @@
 #ifndef WGMMA
 #define WGMMA 0
 #endif
+#ifndef PERSISTENT
+#define PERSISTENT 0  // 1 (WGMMA): a block an SM taking every expert's tiles in turn
+#endif
 
 #include "ktune_device.cuh"
 #if WGMMA
@@ -88,10 +91,10 @@ struct Operands {
   }
 };
 
-// Block (blockIdx.x, blockIdx.y)'s expert and the sizes of its product.
-__device__ __forceinline__ Problem expert_problem(const int* __restrict__ offsets, int hidden, int inter) {
+// Expert e's product: its sizes and first expert-order position.
+__device__ __forceinline__ Problem expert_problem(const int* __restrict__ offsets, int e, int hidden, int inter) {
   Problem p;
-  p.e = blockIdx.y;
+  p.e = e;
   p.off = offsets[p.e];
   const int n_e = offsets[p.e + 1] - p.off;
   p.M = PASS == 2 ? inter : n_e;
@@ -185,7 +188,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
                  const u16* __restrict__ xs, const u16* __restrict__ dys, u16* __restrict__ outs, int hidden,
                  int inter) {
   const Operands o{rows, toks, x, w, dy, out, xs, dys, outs, hidden, inter};
-  const Problem p = expert_problem(offsets, hidden, inter);
+  const Problem p = expert_problem(offsets, blockIdx.y, hidden, inter);
   const int tiles_n = (p.N + BN - 1) / BN;
   const int m0 = (blockIdx.x / tiles_n) * BM, n0 = (blockIdx.x % tiles_n) * BN;
   if (m0 >= p.M) return;  // past a small expert's rows (the grid covers the busiest)
@@ -346,58 +349,10 @@ __device__ __forceinline__ void zero_tail_rows(u32 box, int valid, int wg) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");  // named barrier wg (1..): this warpgroup
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    grouped_gemm_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
-                       const int* __restrict__ offsets, const int* __restrict__ rows, const int* __restrict__ toks,
-                       const u16* __restrict__ x, const u16* __restrict__ dy, u16* __restrict__ out,
-                       const u16* __restrict__ xs, const u16* __restrict__ dys, u16* __restrict__ outs, int hidden,
-                       int inter) {
-  const Problem p = expert_problem(offsets, hidden, inter);
-  // M fastest: the blocks running together read the same columns of the expert's weights (from
-  // DRAM once) while its rows of A, the smaller operand, stay in L2.
-  const int tiles_m = gridDim.x / ((p.N + BN - 1) / BN);
-  const int m0 = (blockIdx.x % tiles_m) * BM, n0 = (blockIdx.x / tiles_m) * BN;
-  if (m0 >= p.M) return;  // past a small expert's rows (the grid covers the busiest)
-  const Operands o{rows, toks, x, nullptr, dy, out, xs, dys, outs, hidden, inter};
-
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
-  const u32 raw = smem_addr(smem_raw);
-  const u32 sA = (raw + 1023) & ~1023u, sB = sA + STAGES * A_BYTES;
-  const TmaRing<STAGES> ring{sB + STAGES * B_BYTES};
-  const int tid = threadIdx.x, wg = tid / 128;
-  if (tid == 0) {
-    if (TMA_BYTES != 0) {
-      prefetch_tensormap(&tmA);
-      prefetch_tensormap(&tmB);
-    }
-    // A gathered stage is full once each producer thread's copies landed (and w's bytes).
-    ring.init(CONSUMERS, GATHER ? 128 + (TMA_BYTES != 0) : 1);
-  }
-  __syncthreads();
-
-  const int kt = (p.K + BK - 1) / BK;  // 0 for dW of an empty expert: its rows are written as zeros
-  if (wg == 0) {
-    // Two consumers with 128 accumulators each need the producer's registers (gemm.cu).
-#if CONSUMERS > 1
-    producer_regs<PRODUCER_REGS>();
-#endif
-    const auto issue = [&](int s, int i, u32 bar) {
-      issue_stage(sA + s * A_BYTES, sB + s * B_BYTES, bar, &tmA, &tmB, o, p, m0, n0, i, tid);
-    };
-    if constexpr (GATHER)
-      ring.produce_async(kt, TMA_BYTES, tid == 0, issue);
-    else if (tid == 0)
-      ring.produce(kt, TMA_BYTES, issue);
-    return;
-  }
-#if CONSUMERS > 1
-  take_regs<consumer_regs(THREADS, CONSUMERS, PRODUCER_REGS)>();
-#endif
-  float acc[BN / 2];
-#pragma unroll
-  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-  const u32 a_rows = sA + (wg - 1) * BOX_BYTES;
+// A consumer warpgroup's part of one tile: kt K tiles from the ring's tile `first` on, into acc;
+// a_rows is its 64-row box of A in stage 0.
+__device__ __forceinline__ void consume_tile(const TmaRing<STAGES>& ring, float (&acc)[BN / 2], u32 a_rows, u32 sB,
+                                             int kt, int first, int K, int wg) {
   const auto multiply = [&](int i) {
     const int s = i % STAGES;
     wgmma_fence();
@@ -416,29 +371,115 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
     wgmma_commit();
   };
-  const bool leader = tid % 128 == 0;
+  const bool leader = threadIdx.x % 128 == 0;
   if constexpr (ZERO_TAIL) {
     // The partial last tile on its own, once the others' wgmma are done: stores into registers
     // wgmma still owns would serialize the whole pipeline (ptxas C7515).
-    const int tail = p.K % BK != 0;
-    ring.consume(kt - tail, leader, multiply);
+    const int tail = K % BK != 0;
+    ring.consume(kt - tail, leader, multiply, first);
     if (tail)
       ring.consume(
           1, leader,
           [&](int i) {
-            zero_tail_rows(a_rows + (i % STAGES) * A_BYTES, p.K % BK, wg);
+            zero_tail_rows(a_rows + (i % STAGES) * A_BYTES, K % BK, wg);
             multiply(i);
           },
-          kt - 1);
+          first + kt - 1);
   } else {
-    ring.consume(kt, leader, multiply);
+    ring.consume(kt, leader, multiply, first);
   }
+}
 
-  // 16 bytes a store: rows are whole 8-column groups (hidden and intermediate are multiples of 8).
-  wgmma_rows16<KT_BF16>(acc, [&](int r, int c, uint4 words) {
-    const int m = m0 + (wg - 1) * 64 + r, n = n0 + c;
-    if (m < p.M && n < p.N) *reinterpret_cast<uint4*>(o.out_row(p, m) + n) = words;
-  });
+// Tile `pid` of the expert-major sequence of every expert's real tiles (M fastest within an
+// expert, as the one-tile grid orders them), for PERSISTENT blocks: false past the last one.
+__device__ __forceinline__ bool tile_at(int pid, const int* __restrict__ offsets, int experts, int hidden, int inter,
+                                        Problem& p, int& m0, int& n0) {
+  for (int e = 0; e < experts; ++e) {
+    p = expert_problem(offsets, e, hidden, inter);
+    const int tiles_m = (p.M + BM - 1) / BM, tiles = tiles_m * ((p.N + BN - 1) / BN);
+    if (pid < tiles) {
+      m0 = (pid % tiles_m) * BM;
+      n0 = (pid / tiles_m) * BN;
+      return true;
+    }
+    pid -= tiles;
+  }
+  return false;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    grouped_gemm_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
+                       const int* __restrict__ offsets, const int* __restrict__ rows, const int* __restrict__ toks,
+                       const u16* __restrict__ x, const u16* __restrict__ dy, u16* __restrict__ out,
+                       const u16* __restrict__ xs, const u16* __restrict__ dys, u16* __restrict__ outs, int hidden,
+                       int inter, int experts) {
+  const Operands o{rows, toks, x, nullptr, dy, out, xs, dys, outs, hidden, inter};
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
+  const u32 raw = smem_addr(smem_raw);
+  const u32 sA = (raw + 1023) & ~1023u, sB = sA + STAGES * A_BYTES;
+  const TmaRing<STAGES> ring{sB + STAGES * B_BYTES};
+  const int tid = threadIdx.x, wg = tid / 128;
+  if (tid == 0) {
+    if (TMA_BYTES != 0) {
+      prefetch_tensormap(&tmA);
+      prefetch_tensormap(&tmB);
+    }
+    // A gathered stage is full once each producer thread's copies landed (and w's bytes).
+    ring.init(CONSUMERS, GATHER ? 128 + (TMA_BYTES != 0) : 1);
+  }
+  __syncthreads();
+#if CONSUMERS > 1
+  // Two consumers with 128 accumulators each need the producer's registers (gemm.cu).
+  if (wg == 0)
+    producer_regs<PRODUCER_REGS>();
+  else
+    take_regs<consumer_regs(THREADS, CONSUMERS, PRODUCER_REGS)>();
+#endif
+
+  // One tile a block (blockIdx.y the expert; blocks past a small expert's rows have none), or with
+  // PERSISTENT (a block an SM) tiles blockIdx.x, + gridDim.x, ... of every expert's: the ring's
+  // count g runs on over them, so the producer fills it with the next tile while the consumers
+  // store the last.
+  for (int pid = blockIdx.x, g = 0;; pid += gridDim.x) {
+    Problem p;
+    int m0, n0;
+#if PERSISTENT
+    if (!tile_at(pid, offsets, experts, hidden, inter, p, m0, n0)) break;
+#else
+    if (pid != (int)blockIdx.x) break;
+    p = expert_problem(offsets, blockIdx.y, hidden, inter);
+    // M fastest: the blocks running together read the same columns of the expert's weights (from
+    // DRAM once) while its rows of A, the smaller operand, stay in L2.
+    const int tiles_m = gridDim.x / ((p.N + BN - 1) / BN);
+    m0 = (blockIdx.x % tiles_m) * BM;
+    n0 = (blockIdx.x / tiles_m) * BN;
+    if (m0 >= p.M) break;  // past a small expert's rows (the grid covers the busiest)
+#endif
+    const int kt = (p.K + BK - 1) / BK;  // 0 for dW of an empty expert: its rows are written as zeros
+    if (wg == 0) {
+      const auto issue = [&](int s, int i, u32 bar) {
+        issue_stage(sA + s * A_BYTES, sB + s * B_BYTES, bar, &tmA, &tmB, o, p, m0, n0, i, tid);
+      };
+      if constexpr (GATHER)
+        ring.produce_async(kt, TMA_BYTES, tid == 0, issue, g);
+      else if (tid == 0)
+        ring.produce(kt, TMA_BYTES, issue, g);
+      g += kt;
+      continue;
+    }
+    float acc[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+    consume_tile(ring, acc, sA + (wg - 1) * BOX_BYTES, sB, kt, g, p.K, wg);
+    g += kt;
+
+    // 16 bytes a store: rows are whole 8-column groups (hidden and intermediate are multiples of 8).
+    wgmma_rows16<KT_BF16>(acc, [&](int r, int c, uint4 words) {
+      const int m = m0 + (wg - 1) * 64 + r, n = n0 + c;
+      if (m < p.M && n < p.N) *reinterpret_cast<uint4*>(o.out_row(p, m) + n) = words;
+    });
+  }
 }
 #endif  // !WGMMA
 #endif  // !REFERENCE

@@ -255,12 +255,12 @@ struct TmaRing {
     return g % Stages;
   }
 
-  // The producer thread: tiles [0, count), `bytes` each; load(stage, i, bar) issues tile i's
-  // copies into `stage`, counted on `bar`.
+  // The producer thread: tiles [first, first + count) of the ring's sequence, `bytes` each;
+  // load(stage, i, bar) issues the copies of the i-th of them (from 0) into `stage`, counted on `bar`.
   template <class Load>
-  __device__ __forceinline__ void produce(int count, u32 bytes, const Load& load) const {
+  __device__ __forceinline__ void produce(int count, u32 bytes, const Load& load, int first = 0) const {
     for (int i = 0; i < count; ++i) {
-      const int s = acquire(i, bytes);
+      const int s = acquire(first + i, bytes);
       load(s, i, full(s));
     }
   }
@@ -272,24 +272,26 @@ struct TmaRing {
   // stage back only once tile j + 1 is full (consume keeps one wgmma group in flight), and the
   // producer waits for tile i - Stages's stage before it issues tile i. The ring is init()ed with
   // full_arrivals = 128 (+1 where the leader arms TMA bytes).
+  // Tiles [first, first + count) of the ring's sequence, as produce's.
   template <class Issue>
-  __device__ __forceinline__ void produce_async(int count, u32 tma_bytes, bool leader, const Issue& issue) const {
+  __device__ __forceinline__ void produce_async(int count, u32 tma_bytes, bool leader, const Issue& issue,
+                                                int first = 0) const {
     constexpr int Lag = Stages - 2;
     for (int i = 0; i < count; ++i) {
-      wait_empty(i);
-      const int s = i % Stages;
+      wait_empty(first + i);
+      const int s = (first + i) % Stages;
       if (leader && tma_bytes) mbar_expect_tx(full(s), tma_bytes);
       issue(s, i, full(s));
       cp_async_commit();
       if (i >= Lag) {
         cp_async_wait<Lag>();
         fence_proxy_async_shared();
-        mbar_arrive(full((i - Lag) % Stages));
+        mbar_arrive(full((first + i - Lag) % Stages));
       }
     }
     cp_async_wait<0>();
     fence_proxy_async_shared();
-    for (int i = count > Lag ? count - Lag : 0; i < count; ++i) mbar_arrive(full(i % Stages));
+    for (int i = count > Lag ? count - Lag : 0; i < count; ++i) mbar_arrive(full((first + i) % Stages));
   }
 
   // Until tile i has landed.
