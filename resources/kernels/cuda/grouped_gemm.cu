@@ -256,7 +256,9 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 // through the routing by the producer warpgroup's 128 threads with cp.async where that side is
 // fused (fwd's x with permute_x; dX's and dW's dy with permute_y, dW's x with permute_x). On the
 // H100 TMA feeds the tensor cores at prefill and gathering loses there (0.7x); at decode, where the
-// weights' read is all, gathering saves the permute launch and wins.
+// weights' read is all, gathering saves the permute launch and wins. (A TMA copy a gathered row,
+// 128 bytes each into the swizzled tile, validated but ran 1.3-2.2x slower than cp.async: TMA's
+// issue cost is per copy.)
 // fwd and dX tiles read past an expert's rows (A: the next expert's positions; fwd B: the next
 // expert's weight rows) only feed outputs the stores mask; TMA zero-fills past each view's edges,
 // so A's columns at and past K are zeros and K's tail adds nothing (finite weights times zero).
@@ -390,19 +392,30 @@ __device__ __forceinline__ void consume_tile(const TmaRing<STAGES>& ring, float 
   }
 }
 
-// Tile `pid` of the expert-major sequence of every expert's real tiles (M fastest within an
-// expert, as the one-tile grid orders them), for PERSISTENT blocks: false past the last one.
+// The origin of an expert's tile `i` of tiles_m x tiles_n, in the order the blocks running
+// together share the most from L2. fwd and dX: M fastest, so they read the same columns of the
+// expert's weights (from DRAM once) while its rows of A, the smaller operand, stay in L2. dW: N
+// fastest, so they share dy's columns (a slab of the expert's rows) while all of x's fits L2; M
+// fastest re-read the expert's dy, larger than L2, once for every column tile of x (3.4 GB of
+// DRAM traffic at Mixtral's prefill on the H100, by Nsight Compute; half of that N fastest).
+__device__ __forceinline__ void tile_origin(int i, int tiles_m, int tiles_n, int& m0, int& n0) {
+  const bool n_fastest = PASS == 2;
+  m0 = (n_fastest ? i / tiles_n : i % tiles_m) * BM;
+  n0 = (n_fastest ? i % tiles_n : i / tiles_m) * BN;
+}
+
+// Tile `pid` of the expert-major sequence of every expert's real tiles (within an expert in
+// tile_origin's order, as the one-tile grid), for PERSISTENT blocks: false past the last one.
 __device__ __forceinline__ bool tile_at(int pid, const int* __restrict__ offsets, int experts, int hidden, int inter,
                                         Problem& p, int& m0, int& n0) {
   for (int e = 0; e < experts; ++e) {
     p = expert_problem(offsets, e, hidden, inter);
-    const int tiles_m = (p.M + BM - 1) / BM, tiles = tiles_m * ((p.N + BN - 1) / BN);
-    if (pid < tiles) {
-      m0 = (pid % tiles_m) * BM;
-      n0 = (pid / tiles_m) * BN;
+    const int tiles_m = (p.M + BM - 1) / BM, tiles_n = (p.N + BN - 1) / BN;
+    if (pid < tiles_m * tiles_n) {
+      tile_origin(pid, tiles_m, tiles_n, m0, n0);
       return true;
     }
-    pid -= tiles;
+    pid -= tiles_m * tiles_n;
   }
   return false;
 }
@@ -449,12 +462,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
     if (pid != (int)blockIdx.x) break;
     p = expert_problem(offsets, blockIdx.y, hidden, inter);
-    // M fastest: the blocks running together read the same columns of the expert's weights (from
-    // DRAM once) while its rows of A, the smaller operand, stay in L2.
-    const int tiles_m = gridDim.x / ((p.N + BN - 1) / BN);
-    m0 = (blockIdx.x % tiles_m) * BM;
-    n0 = (blockIdx.x / tiles_m) * BN;
-    if (m0 >= p.M) break;  // past a small expert's rows (the grid covers the busiest)
+    const int tiles_n = (p.N + BN - 1) / BN;
+    // The grid covers the busiest expert's tiles; past a small expert's rows a block has none.
+    if (PASS != 2 && (int)blockIdx.x % (gridDim.x / tiles_n) * BM >= p.M) break;
+    tile_origin(blockIdx.x, gridDim.x / tiles_n, tiles_n, m0, n0);
 #endif
     const int kt = (p.K + BK - 1) / BK;  // 0 for dW of an empty expert: its rows are written as zeros
     if (wg == 0) {
