@@ -307,7 +307,7 @@ __device__ __forceinline__ void issue_stage(u32 sA, u32 sB, u32 bar, const Tenso
     for (int j = 0; j < BM / 64; ++j) {
       if constexpr (PASS == 2)  // rows k0.. of dy, 64 intermediate columns a box
         gather_box(sA + j * BOX_BYTES, p.K - k0, p.M - m0 - j * 64,
-                   [&](int r) { return o.dy_row(p.off + k0 + r) + m0 + j * 64; }, o.dy, t);
+                   [&](int r) { return o.a_row(p, k0 + r) + m0 + j * 64; }, o.dy, t);
       else  // rows m0.. of the expert, 64 columns of K
         gather_box(sA + j * BOX_BYTES, p.M - m0 - j * 64, p.K - k0,
                    [&](int r) { return o.a_row(p, m0 + j * 64 + r) + k0; }, o.dy, t);
@@ -317,7 +317,7 @@ __device__ __forceinline__ void issue_stage(u32 sA, u32 sB, u32 bar, const Tenso
 #pragma unroll
     for (int j = 0; j < BN / 64; ++j)
       gather_box(sB + j * BOX_BYTES, p.K - k0, p.N - n0 - j * 64,
-                 [&](int r) { return o.x_row(p.off + k0 + r) + n0 + j * 64; }, o.dy, t);
+                 [&](int r) { return o.b_row(p, k0 + r) + n0 + j * 64; }, o.dy, t);
   }
   if (t != 0) return;
   if constexpr (!A_GATHERED) {
@@ -449,6 +449,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   else
     take_regs<consumer_regs(THREADS, CONSUMERS, PRODUCER_REGS)>();
 #endif
+  if (wg == 0 && !GATHER && tid != 0) return;  // one thread issues every TMA copy
 
   // One tile a block (blockIdx.y the expert; blocks past a small expert's rows have none), or with
   // PERSISTENT (a block an SM) tiles blockIdx.x, + gridDim.x, ... of every expert's: the ring's
@@ -463,9 +464,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     if (pid != (int)blockIdx.x) break;
     p = expert_problem(offsets, blockIdx.y, hidden, inter);
     const int tiles_n = (p.N + BN - 1) / BN;
-    // The grid covers the busiest expert's tiles; past a small expert's rows a block has none.
-    if (PASS != 2 && (int)blockIdx.x % (gridDim.x / tiles_n) * BM >= p.M) break;
     tile_origin(blockIdx.x, gridDim.x / tiles_n, tiles_n, m0, n0);
+    if (m0 >= p.M) break;  // past a small expert's rows (the grid covers the busiest)
 #endif
     const int kt = (p.K + BK - 1) / BK;  // 0 for dW of an empty expert: its rows are written as zeros
     if (wg == 0) {
@@ -474,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       };
       if constexpr (GATHER)
         ring.produce_async(kt, TMA_BYTES, tid == 0, issue, g);
-      else if (tid == 0)
+      else
         ring.produce(kt, TMA_BYTES, issue, g);
       g += kt;
       continue;
