@@ -283,43 +283,79 @@ static_assert(num_warps == 4 * (BM / 64 + 1), "a producer warpgroup and one cons
 #define TMA_BYTES ((A_GATHERED ? 0 : A_BYTES) + (B_GATHERED ? 0 : B_BYTES))
 #define PRODUCER_REGS (GATHER ? kGatherProducerRegs : kProducerRegs)
 
-// The 64 x 64 box at `tile` from rows src(r) (r < 64, each already at the box's first column),
-// zeros where r >= rows_left or the column reaches cols_left: thread t of the producer warpgroup
-// copies chunk t % 8 of rows t / 8 + 16 j, swizzled as TMA would have written them.
-template <class Src>
-__device__ __forceinline__ void gather_box(u32 tile, int rows_left, int cols_left, const Src& src, const u16* any,
-                                           int t) {
-  const int c = t % 8;
-#pragma unroll
-  for (int r = t / 8; r < 64; r += 16) {
-    const bool ok = r < rows_left && c * 8 < cols_left;
-    cp_async16(swizzle128(tile, r, c), ok ? src(r) + c * 8 : any, ok);
-  }
-}
+// A producer thread's cp.async copies of a tile's gathered operand: chunk t % 8 (16 bytes) of rows
+// t / 8 + 16 q (q < 4) of every 64 x 64 box, swizzled as TMA would have written them. A row's
+// source comes through the routing, an index load that misses L1 (shared memory takes most of
+// it); read where the copy is issued, it stalled each stage for a round trip to L2 and ran about
+// 0.65x TMA's speed (Nsight Compute at Mixtral's prefill on the H100: L1TEX scoreboard stalls, 55 %
+// of the cycles between issues). So indices are read ahead: fwd's and dX's A rows are the same in
+// every K tile of an output tile, read once a tile; dW's (K is the expert's rows) a K tile ahead.
+struct Gather {
+  // The gathered operand is x's rows, by token (fwd's A, dW's B), or dy's, by routed row.
+  static constexpr bool kXSide = PASS == 0 || B_GATHERED;
+  const u16* src[PASS == 2 ? 1 : BM / 64][4];  // fwd, dX: row q of A's box j (nullptr: past the expert)
+  int next[4];                                 // dW: the next K tile's source rows (-1: past the expert)
 
-// Tile i's copies into stage s: the gathered operands' by every producer thread, the others by
-// TMA (thread 0), each where this kernel's pass and fusions take them.
-__device__ __forceinline__ void issue_stage(u32 sA, u32 sB, u32 bar, const TensorMap* tmA, const TensorMap* tmB,
-                                            const Operands& o, const Problem& p, int m0, int n0, int i, int t) {
-  const int k0 = i * BK;
-  if constexpr (A_GATHERED) {
+  __device__ __forceinline__ int index(const Operands& o, int s) const { return kXSide ? o.toks[s] : o.rows[s]; }
+  __device__ __forceinline__ const u16* row(const Operands& o, int idx) const {
+    return idx < 0 ? nullptr : kXSide ? o.x + (long)idx * o.hidden : o.dy + (long)idx * o.inter;
+  }
+  __device__ __forceinline__ void read_ahead(const Operands& o, const Problem& p, int k0, int t) {
 #pragma unroll
-    for (int j = 0; j < BM / 64; ++j) {
-      if constexpr (PASS == 2)  // rows k0.. of dy, 64 intermediate columns a box
-        gather_box(sA + j * BOX_BYTES, p.K - k0, p.M - m0 - j * 64,
-                   [&](int r) { return o.a_row(p, k0 + r) + m0 + j * 64; }, o.dy, t);
-      else  // rows m0.. of the expert, 64 columns of K
-        gather_box(sA + j * BOX_BYTES, p.M - m0 - j * 64, p.K - k0,
-                   [&](int r) { return o.a_row(p, m0 + j * 64 + r) + k0; }, o.dy, t);
+    for (int q = 0; q < 4; ++q) {
+      const int k = k0 + t / 8 + 16 * q;
+      next[q] = k < p.K ? index(o, p.off + k) : -1;
     }
   }
-  if constexpr (B_GATHERED) {  // dW: rows k0.. of x, 64 hidden columns a box
+  __device__ __forceinline__ Gather(const Operands& o, const Problem& p, int m0, int t) {
+    if constexpr (PASS == 2) {
+      read_ahead(o, p, 0, t);
+    } else {
 #pragma unroll
-    for (int j = 0; j < BN / 64; ++j)
-      gather_box(sB + j * BOX_BYTES, p.K - k0, p.N - n0 - j * 64,
-                 [&](int r) { return o.b_row(p, k0 + r) + n0 + j * 64; }, o.dy, t);
+      for (int j = 0; j < BM / 64; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int m = m0 + j * 64 + t / 8 + 16 * q;
+          src[j][q] = m < p.M ? row(o, index(o, p.off + m)) : nullptr;
+        }
+    }
   }
-  if (t != 0) return;
+  // Rows r[q] from column col on into the box at `tile`, zeros past a row's end (cols_left) and
+  // for absent rows (`any` is a valid address for the zero-filling copies).
+  __device__ __forceinline__ static void box(u32 tile, const u16* const (&r)[4], int col, int cols_left,
+                                             const u16* any, int t) {
+    const int c = t % 8;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const bool ok = r[q] != nullptr && c * 8 < cols_left;
+      cp_async16(swizzle128(tile, t / 8 + 16 * q, c), ok ? r[q] + col + c * 8 : any, ok);
+    }
+  }
+  // K tile i's copies into the stage at sA, sB.
+  __device__ __forceinline__ void issue(const Operands& o, const Problem& p, u32 sA, u32 sB, int m0, int n0, int i,
+                                        int t) {
+    const int k0 = i * BK;
+    if constexpr (PASS == 2) {  // rows k0.. of dy (A: 64 intermediate columns a box) or x (B: 64 hidden)
+      const u16* r[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) r[q] = row(o, next[q]);
+      read_ahead(o, p, k0 + BK, t);  // in flight while this tile's copies go out and the ring fills
+#pragma unroll
+      for (int j = 0; j < (A_GATHERED ? BM : BN) / 64; ++j) {
+        const int col = (A_GATHERED ? m0 : n0) + j * 64;
+        box((A_GATHERED ? sA : sB) + j * BOX_BYTES, r, col, (A_GATHERED ? p.M : p.N) - col, o.dy, t);
+      }
+    } else {  // A's rows, columns k0..
+#pragma unroll
+      for (int j = 0; j < BM / 64; ++j) box(sA + j * BOX_BYTES, src[j], k0, p.K - k0, o.dy, t);
+    }
+  }
+};
+
+// Tile i's TMA copies into stage s (thread 0): the operands not gathered.
+__device__ __forceinline__ void issue_tma(u32 sA, u32 sB, u32 bar, const TensorMap* tmA, const TensorMap* tmB,
+                                          const Operands& o, const Problem& p, int m0, int n0, int i) {
+  const int k0 = i * BK;
   if constexpr (!A_GATHERED) {
     if constexpr (PASS == 2) {
 #pragma unroll
@@ -357,6 +393,7 @@ __device__ __forceinline__ void consume_tile(const TmaRing<STAGES>& ring, float 
                                              int kt, int first, int K, int wg) {
   const auto multiply = [&](int i) {
     const int s = i % STAGES;
+    if constexpr (GATHER) fence_proxy_async_shared();  // the stage's cp.async copies, before wgmma reads them
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
@@ -469,13 +506,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
     const int kt = (p.K + BK - 1) / BK;  // 0 for dW of an empty expert: its rows are written as zeros
     if (wg == 0) {
-      const auto issue = [&](int s, int i, u32 bar) {
-        issue_stage(sA + s * A_BYTES, sB + s * B_BYTES, bar, &tmA, &tmB, o, p, m0, n0, i, tid);
+      const auto tma = [&](int s, int i, u32 bar) {
+        issue_tma(sA + s * A_BYTES, sB + s * B_BYTES, bar, &tmA, &tmB, o, p, m0, n0, i);
       };
-      if constexpr (GATHER)
-        ring.produce_async(kt, TMA_BYTES, tid == 0, issue, g);
-      else
-        ring.produce(kt, TMA_BYTES, issue, g);
+      if constexpr (GATHER) {
+        Gather gather(o, p, m0, tid);
+        ring.produce_async(kt, TMA_BYTES, tid == 0,
+                           [&](int s, int i, u32 bar) {
+                             gather.issue(o, p, sA + s * A_BYTES, sB + s * B_BYTES, m0, n0, i, tid);
+                             if (TMA_BYTES != 0 && tid == 0) tma(s, i, bar);
+                           },
+                           g);
+      } else {
+        ring.produce(kt, TMA_BYTES, tma, g);
+      }
       g += kt;
       continue;
     }
@@ -491,6 +535,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (m < p.M && n < p.N) *reinterpret_cast<uint4*>(o.out_row(p, m) + n) = words;
     });
   }
+  // A gathering producer thread leaves no copy of its own in flight behind it.
+  if (GATHER && wg == 0) asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 #endif  // !WGMMA
 #endif  // !REFERENCE
