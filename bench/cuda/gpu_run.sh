@@ -174,6 +174,10 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
       # decode shape's fwd and dX beside the read ceiling of its routed experts' weights (grouped_read.json);
       # GROUPED_SPACE, GROUPED_PASSES (e.g. fwd,dX) narrow the search, GROUPED_TEST=0 skips the GPU test (run by `tests`)
       k=build-gpu/app/cli/ktune; G=/tmp/grouped_runs; rm -rf $G; mkdir -p $G
+      # The SM clock, power and throttle reasons through the stage (clocks.csv beside the runs): an H100 lowers its
+      # clocks within seconds of sustained load, so when each thing was timed matters (RESULTS.md section 12)
+      nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
+        --format=csv -lms 250 > $G/clocks.csv 2>&1 & smi=$!
       { [ "${GROUPED_TEST:-1}" = 1 ] && timeout 300 stdbuf -oL build-gpu/tests/cuda/cuda_test_grouped_gemm_gpu
         for shape in "experts=8 tokens=4096 topk=2 hidden=4096 intermediate=14336" \
                      "experts=64 tokens=4096 topk=6 hidden=2048 intermediate=1408" \
@@ -187,6 +191,7 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
         timeout 120 $k tune --backend cuda --kernel-spec bench/cuda/grouped_read.json --output-dir $G --run-name read_decode \
           --shape "experts=8 tokens=16 topk=2 hidden=4096 intermediate=14336 pass=fwd,dX" -q | tail -3
         python3 bench/cuda/grouped_report.py $G; } 2>&1 | tee "$LOG/grouped.log"
+      kill $smi 2>/dev/null
       tar czf "$OUT/grouped_runs.tgz" --exclude=.ktune.lock -C $G . ;;
     grouped_triton)  # issue 24: the Triton grouped GEMM worker checked on a GPU, then tuned on the three shapes in all
       # passes (GROUPED_TRITON_SECONDS of search a problem), with top-N tables and the grouped stage's runs beside it

@@ -2,7 +2,7 @@
 """The grouped stage's table (bench/cuda/gpu_run.sh grouped): per problem of the native grouped_gemm
 runs in FOLDER (g*), the winner's re-measured median beside the warm times of torch's two baselines
 from FOLDER/torch.jsonl (bench/cuda/grouped_torch.py: same call, same routing), the speedup over
-the faster one (the issue's goal), cuBLAS's grouped GEMM (cublasGemmGroupedBatchedEx) and the
+the faster one (the issue's goal; both timed after --settle-s of load, as the winners are), cuBLAS's grouped GEMM (cublasGemmGroupedBatchedEx) and the
 native kernel's speedup over it, and, where FOLDER/read_decode (bench/cuda/grouped_read.json tuned on the same key)
 has the problem, the read ceiling of the routed experts' weights and the fraction of it reached.
 Markdown on stdout; winners through bench/ktune_results.py, as the other bench tables.
@@ -29,15 +29,17 @@ def shown(fields):
 
 
 def torch_times(path):
-    """{(fields, baseline): warm median µs} of grouped_torch.py's lines."""
-    times = {}
+    """({(fields, baseline): warm median µs} of grouped_torch.py's lines, the seconds of load each
+    baseline ran before it was timed (--settle-s; None: lines from before it said so))."""
+    times, settle = {}, set()
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             for line in f:
                 r = json.loads(line)
-                if r.get("mode") == "warm":
+                if r.get("mode") == "warm" and "median_us" in r:
                     times[(fields_of(r["key"]), r["baseline"])] = r["median_us"]
-    return times
+                    settle.add(r.get("settle_s"))
+    return times, (settle.pop() if len(settle) == 1 else None)
 
 
 def main(folder):
@@ -47,7 +49,7 @@ def main(folder):
             native.update(ktune_results.winners(run).by_shape)
     read_dir = os.path.join(folder, "read_decode")
     ceiling = ktune_results.winners(read_dir).by_shape if os.path.exists(os.path.join(read_dir, "results.json")) else {}
-    torch = torch_times(os.path.join(folder, "torch.jsonl"))
+    torch, settle = torch_times(os.path.join(folder, "torch.jsonl"))
     print("| problem | native µs | torch._grouped_mm µs | per-expert mm µs | speedup | cuBLAS grouped µs "
           "| x cuBLAS grouped | weights' read ceiling µs | % of ceiling | config |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -61,6 +63,10 @@ def main(folder):
                  f"{cublas / us:.3f}" if cublas else "-", f"{read[0]:.1f}" if read else "-",
                  f"{100 * read[0] / us:.1f} %" if read else "-", " ".join(f"{k}={v}" for k, v in config.items())]
         print("| " + " | ".join(cells) + " |")
+    if settle is not None:
+        print(f"\ntorch's and cuBLAS's warm medians were taken after {settle:g} s of back-to-back calls each "
+              "(grouped_torch.py --settle-s), at the clocks a sustained load holds, as the native winners' "
+              "re-measures are.")
 
 
 if __name__ == "__main__":

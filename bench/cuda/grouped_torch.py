@@ -9,7 +9,7 @@ checked against the loop's output before it is timed), for Unsloth's three passe
   dW   dw_e = dy_e^T x_e    (groups along the token dimension)
 Operands are in expert order (the permutations are not timed: both baselines get them for free,
 which favours them). Timed with CUDA events, median of --samples: warm (20 calls back to back,
-averaged, as ktune's amortized method) and cold (a 512 MiB write before each call evicts L2).
+averaged, as ktune's amortized method, after --settle-s of the same calls) and cold (a 512 MiB write before each call evicts L2).
 Prints one JSON line per (shape, pass, mode, baseline): {"key", "pass", "mode", "baseline",
 "median_us", "tflops"}."""
 import argparse
@@ -71,6 +71,23 @@ def baseline(pass_, xs, w, dys, offsets):
             loop(lambda e, a, b: torch.mm(dys[a:b].t(), xs[a:b], out=out[e]), out))
 
 
+def settle(fn, seconds):
+    """Runs fn back to back for `seconds` of device time. An H100 under a sustained tensor-core load
+    lowers its clocks within seconds of an idle start (bench/cuda/RESULTS.md section 12): a
+    baseline timed at once would be timed at clocks no kernel holds for long."""
+    if seconds <= 0:
+        return
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    while True:
+        for _ in range(10):
+            fn()
+        stop.record()
+        stop.synchronize()
+        if start.elapsed_time(stop) >= seconds * 1000.0:
+            return
+
+
 def cublas_checked(pass_, xs, w, dys, offsets, loop):
     """cuBLAS's grouped call for the pass, once its output has matched the per-expert loop's (both
     cuBLAS GEMMs with f32 sums: they differ by bf16 / f16 rounding at most)."""
@@ -94,6 +111,10 @@ def main():
     ap.add_argument("--shapes", default="mixtral,deepseek,decode")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     ap.add_argument("--samples", type=int, default=30)
+    ap.add_argument("--settle-s", type=float, default=2.0,
+                    help="warm: run each baseline back to back this long before timing it, so that it is timed at "
+                    "the clocks a sustained load holds, as ktune's winners are (re-measured at the end of a "
+                    "search that kept the GPU busy); 0: timed at once, at the boost clocks of a GPU that was idle")
     a = ap.parse_args()
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float16
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
@@ -119,13 +140,16 @@ def main():
                     if fn is None:
                         continue
                     try:
+                        if fl is None:
+                            settle(fn, a.settle_s)
                         us = time_us(fn, a.samples, fl)
                     except Exception as e:  # a torch without _grouped_mm, or a layout it refuses
                         print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline_name,
                                           "error": str(e).splitlines()[0]}), flush=True)
                         continue
                     print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline_name,
-                                      "median_us": round(us, 2), "tflops": round(flops / us / 1e6, 1)}), flush=True)
+                                      "median_us": round(us, 2), "tflops": round(flops / us / 1e6, 1),
+                                      "settle_s": a.settle_s if fl is None else 0}), flush=True)
 
 
 if __name__ == "__main__":

@@ -65,11 +65,16 @@ class BenchResultsTest(unittest.TestCase):
                                        ("cuBLAS grouped", "warm", 350.0),
                                        ("per-expert torch.mm", "cold", 100.0)):  # cold lines are not compared
                 f.write(json.dumps({"key": key, "pass": "dX", "mode": mode, "baseline": baseline,
-                                    "median_us": us}) + "\n")
+                                    "median_us": us, "settle_s": 2.0 if mode == "warm" else 0}) + "\n")
+            # a baseline this torch lacks is said, not timed: no time to compare
+            f.write(json.dumps({"key": key, "pass": "dX", "mode": "warm", "baseline": "cuBLAS grouped",
+                                "error": "no cublasGemmGroupedBatchedEx"}) + "\n")
         out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "cuda", "grouped_report.py"), self.tmp.name],
                              check=True, capture_output=True, text=True).stdout
         # the speedup is over the faster of torch's two (the goal); cuBLAS's grouped call beside it
         self.assertIn("| 280.0 | 322.0 | 308.0 | 1.100 | 350.0 | 1.250 | 266.0 | 95.0 % | WGMMA=1 |", out)
+        # and how long the baselines ran before they were timed (the clocks they were timed at)
+        self.assertIn("after 2 s of back-to-back calls each", out)
 
     def test_paged_compare_reads_through_it(self):
         sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))
