@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "ktune/error.h"
@@ -31,6 +32,24 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
+// When this thread's device last ran a sample: each device is measured by a thread of its own
+// (DevicePool's lanes), a worker's in its own process. After a gap longer than kIdleGapMs the
+// device counts as idle, and its next config's warm-up lasts settle_ms (MeasureSettings).
+thread_local std::optional<Clock::time_point> t_last_busy;
+constexpr double kIdleGapMs = 100;
+
+// A sample the backend returned, checked; the device has just been busy.
+double busy_sample(double ns) {
+  ns = checked_sample(ns, "the backend");
+  t_last_busy = Clock::now();
+  return ns;
+}
+
+double warmup_ms(const MeasureSettings& settings, double cap_ms) {
+  const bool idle = !t_last_busy || ms_since(*t_last_busy) > kIdleGapMs;
+  return idle ? std::max(settings.warmup_ms, std::min(settings.settle_ms, cap_ms / 2)) : settings.warmup_ms;
+}
+
 // A one-launch request with the method, buffer rotation and a deadline `cap_ms` after `start`.
 SampleRequest first_request(const MeasureSettings& settings, Clock::time_point start, double cap_ms) {
   SampleRequest req;
@@ -52,9 +71,10 @@ int launches_per_sample(const MeasureSettings& settings, double first_ns) {
 
 MeasureOutcome measure(const MeasureSettings& settings, const std::function<double(const SampleRequest&)>& timed,
                        std::optional<double> best_median_ns) {
-  const auto sample = [&](const SampleRequest& r) { return checked_sample(timed(r), "the backend"); };
+  const auto sample = [&](const SampleRequest& r) { return busy_sample(timed(r)); };
   const auto start = Clock::now();
   const double cap_ms = settings.max_ms_per_config;
+  const double warmup = warmup_ms(settings, cap_ms);
   SampleRequest req = first_request(settings, start, cap_ms);
 
   MeasureOutcome out;
@@ -72,7 +92,7 @@ MeasureOutcome measure(const MeasureSettings& settings, const std::function<doub
                    " ms per config (--max-ms-per-config)");
   req.launches = launches_per_sample(settings, first_ns);
 
-  while (ms_since(start) < settings.warmup_ms) {
+  while (ms_since(start) < warmup) {
     sample(req);
     if (ms_since(start) > cap_ms) return timeout("warm-up exceeded the time cap of " + std::to_string(cap_ms) + " ms");
   }
@@ -117,9 +137,10 @@ std::vector<MeasureOutcome> measure_alternating(const MeasureSettings& settings,
   const std::size_t n = fns.size();
   const double cap_ms = static_cast<double>(std::max<std::size_t>(1, n)) * settings.max_ms_per_config;
   std::vector<SampleRequest> req(n, first_request(settings, start, cap_ms));
-  const auto sample = [&](std::size_t i) { return checked_sample(fns[i](req[i]), "the backend"); };
+  const double warmup = warmup_ms(settings, cap_ms);
+  const auto sample = [&](std::size_t i) { return busy_sample(fns[i](req[i])); };
   for (std::size_t i = 0; i < n; ++i) req[i].launches = launches_per_sample(settings, sample(i));
-  while (ms_since(start) < settings.warmup_ms && ms_since(start) < cap_ms)
+  while (ms_since(start) < warmup && ms_since(start) < cap_ms)
     for (std::size_t i = 0; i < n; ++i) sample(i);
 
   std::vector<MeasureOutcome> out(n);

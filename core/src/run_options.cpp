@@ -59,6 +59,13 @@ const Option<MeasureSettings> kMeasureOptions[] = {
      &MeasureSettings::max_samples,
      {1, 1e6}},
     {"warmup_ms", "--warmup-ms", "Warm-up time per config", &MeasureSettings::warmup_ms, {0, kHourMs}},
+    {"settle_ms",
+     "--settle-ms",
+     "Warm-up after the device sat idle (the run's start, a wait for compiles), at most half of "
+     "--max-ms-per-config: a GPU at its power cap lowers its clocks within half a second of load, so a config "
+     "timed straight after a pause would be timed at clocks the others never see (0: off)",
+     &MeasureSettings::settle_ms,
+     {0, kHourMs}},
     {"min_sample_ms",
      "--min-sample-ms",
      "amortized: launches per sample chosen so that one sample takes this long (0: one launch per sample)",

@@ -224,10 +224,20 @@ def _flat(x):
         yield x
 
 
+# When this process's device last ran a sample (one measuring thread a worker): after a gap longer
+# than _IDLE_GAP_S the next config warms up settle_ms, as ktune's own measurer does (a GPU at its
+# power cap lowers its clocks within half a second of load; a config timed straight after a pause
+# would be timed at clocks the others never see).
+_last_busy: Optional[float] = None
+_IDLE_GAP_S = 0.1
+
+
 def _timed(timer, run: Callable[[], Any], launches: int) -> float:
     """One sample of `launches` launches. ktune takes only times, positive and finite: a timer's NaN,
     zero or negative reading is reported as the failed measurement it is."""
+    global _last_busy
     ns = timer(run, launches)
+    _last_busy = time.monotonic()
     try:
         value = float(ns)
     except (TypeError, ValueError):
@@ -259,13 +269,16 @@ def _measure(run: Callable[[], Any], timer, settings: dict, best: Optional[float
     start = time.monotonic()
     cap_ms = settings.get("max_ms_per_config", 2000.0)
     elapsed_ms = lambda: (time.monotonic() - start) * 1e3
+    warmup_ms = settings.get("warmup_ms", 20.0)
+    if _last_busy is None or start - _last_busy > _IDLE_GAP_S:
+        warmup_ms = max(warmup_ms, min(settings.get("settle_ms", 500.0), cap_ms / 2))
     first = _timed(timer, run, 1)
     if elapsed_ms() > cap_ms:
         return "timeout", f"one launch took {first / 1e6:.3f} ms; the cap is {cap_ms} ms per config", []
     launches = 1
     if settings.get("method", "amortized") == "amortized" and first > 0:
         launches = int(min(1e6, max(1.0, math.ceil(settings.get("min_sample_ms", 2.0) * 1e6 / first))))
-    while elapsed_ms() < settings.get("warmup_ms", 20.0):
+    while elapsed_ms() < warmup_ms:
         _timed(timer, run, launches)
         if elapsed_ms() > cap_ms:
             return "timeout", f"warm-up exceeded the time cap of {cap_ms} ms", []

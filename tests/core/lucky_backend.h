@@ -84,6 +84,7 @@ inline TuneRequest lucky_request(const LuckyBackend& b, std::vector<ParamValue> 
   req.problems = expand_shape(req.family, "n=1");
   req.space = SearchSpace({{"x", std::move(xs), ""}}, {});
   req.measure.warmup_ms = 0;
+  req.measure.settle_ms = 0;
   req.measure.min_samples = req.measure.max_samples = 5;
   req.measure.slow_abort = false;
   req.measure.remeasure_top = top;

@@ -104,6 +104,49 @@ class TestMeasurement : public QObject {
     QVERIFY(calls[unrecorded] - calls.front() >= std::chrono::milliseconds(30));
   }
 
+  // A config measured after the device sat idle warms up settle_ms (at most half the time cap), so
+  // that it is timed at the clocks a busy device holds; one measured straight after another does
+  // not. Bounds are timestamps of calls, lower bounds but for one generous upper bound.
+  void settlesAfterAnIdleDevice() {
+    using std::chrono::milliseconds;
+    std::vector<std::chrono::steady_clock::time_point> calls;
+    const auto timed = [&](const SampleRequest&) {
+      calls.push_back(std::chrono::steady_clock::now());
+      std::this_thread::sleep_for(milliseconds(2));
+      return 2e6;
+    };
+    const auto warmup = [&](const MeasureOutcome& out) {
+      return calls[calls.size() - out.samples_ns.size()] - calls.front();
+    };
+    MeasureSettings m;
+    m.warmup_ms = 0;
+    m.settle_ms = 60;
+    std::this_thread::sleep_for(milliseconds(150));  // idle
+    auto out = measure(m, timed, std::nullopt);
+    QCOMPARE(out.status, TrialStatus::Ok);
+    QVERIFY(warmup(out) >= milliseconds(60));
+
+    m.settle_ms = 20000;  // straight after: the warm-up is warmup_ms, nowhere near this
+    m.max_ms_per_config = 60000;
+    calls.clear();
+    out = measure(m, timed, std::nullopt);
+    QVERIFY(warmup(out) < milliseconds(10000));
+
+    m.max_ms_per_config = 100;  // idle again: settle_ms, but at most half the cap, and the config is measured
+    std::this_thread::sleep_for(milliseconds(150));
+    calls.clear();
+    out = measure(m, timed, std::nullopt);
+    QCOMPARE(out.status, TrialStatus::Ok);
+    QVERIFY(warmup(out) >= milliseconds(50));
+
+    m.settle_ms = 0;  // off
+    std::this_thread::sleep_for(milliseconds(150));
+    calls.clear();
+    out = measure(m, timed, std::nullopt);
+    QVERIFY(warmup(out) < milliseconds(10000));
+    QCOMPARE(calls.size() - out.samples_ns.size(), std::size_t(1));  // the calibration launch alone
+  }
+
   void timeCapGivesTimeout() {
     MeasureSettings m;
     m.warmup_ms = 0;

@@ -28,6 +28,7 @@ class TestSearchEnd : public QObject {
     req.problems = expand_shape(req.family, "n=1");
     req.space = req.family.default_space;
     req.measure.warmup_ms = 0;
+    req.measure.settle_ms = 0;
     req.measure.min_samples = req.measure.max_samples = 5;
     req.measure.slow_abort = false;
     req.measure.remeasure_top = top;

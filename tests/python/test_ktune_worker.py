@@ -134,6 +134,38 @@ def measure(rid, x, **more):
     return {"type": "measure", "id": rid, "family": "raw", "problem": problem(), "config": {"x": x}, "seed": 0, **more}
 
 
+class Settle(unittest.TestCase):
+    """After its device sat idle, a config warms up settle_ms (at most half the time cap) before it is
+    timed, as ktune's own measurer does; straight after another config it does not."""
+
+    def test_a_config_after_an_idle_gap_warms_up_settle_ms(self):
+        calls = []
+
+        def timer(run, launches):
+            calls.append(time.monotonic())
+            time.sleep(0.002)
+            return 2e6
+
+        def warmup(samples):
+            return calls[len(calls) - len(samples)] - calls[0]
+
+        settings = {"warmup_ms": 0.0, "settle_ms": 60.0, "min_samples": 3, "max_samples": 3}
+        time.sleep(0.15)
+        status, _, samples = kw._measure(lambda: None, timer, settings, None)
+        self.assertEqual(status, "ok")
+        self.assertGreaterEqual(warmup(samples), 0.06)
+        calls.clear()  # straight after: nowhere near a 20 s settle
+        status, _, samples = kw._measure(lambda: None, timer, dict(settings, settle_ms=20000.0,
+                                                                   max_ms_per_config=60000.0), None)
+        self.assertLess(warmup(samples), 10.0)
+        time.sleep(0.15)  # idle again, with a cap of 100 ms: half of it
+        calls.clear()
+        status, _, samples = kw._measure(lambda: None, timer, dict(settings, settle_ms=20000.0,
+                                                                   max_ms_per_config=100.0), None)
+        self.assertEqual(status, "ok")
+        self.assertGreaterEqual(warmup(samples), 0.05)
+
+
 class Tracebacks(unittest.TestCase):
     def answers(self, *steps):
         """{id: answer} of KERNELS' worker to the hello, then `steps` (a message, or an id whose answer is

@@ -57,6 +57,7 @@ class TestSettingsEdges : public QObject {
     s.measure.min_samples = 1;
     s.measure.max_samples = 1'000'000;
     s.measure.warmup_ms = 0;
+    s.measure.settle_ms = 0;
     s.measure.min_sample_ms = 0;
     s.measure.max_ms_per_config = 3.6e6;
     s.measure.slow_abort_margin = 1000;

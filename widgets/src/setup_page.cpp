@@ -119,6 +119,7 @@ SetupPage::SetupPage(std::vector<std::unique_ptr<Backend>>& backends, QWidget* p
   minSamples_->setValue(defaults.measure.min_samples);
   maxSamples_->setValue(defaults.measure.max_samples);
   warmupMs_->setValue(defaults.measure.warmup_ms);
+  settleMs_->setValue(defaults.measure.settle_ms);
   maxMsPerConfig_->setValue(defaults.measure.max_ms_per_config);
   slowAbort_->setChecked(defaults.measure.slow_abort);
   outputDir_->setText(qstr(defaults.output_dir));
@@ -289,6 +290,8 @@ QLayout* SetupPage::makeMeasureForm() {
   maxSamples_ = optionIntSpinBox(measure_options(), "max_samples");
   warmupMs_ = optionSpinBox(measure_options(), "warmup_ms");
   warmupMs_->setSuffix(QStringLiteral(" ms"));
+  settleMs_ = optionSpinBox(measure_options(), "settle_ms");
+  settleMs_->setSuffix(QStringLiteral(" ms"));
   maxMsPerConfig_ = optionSpinBox(measure_options(), "max_ms_per_config");
   maxMsPerConfig_->setSuffix(QStringLiteral(" ms"));
   slowAbort_ = new QCheckBox(tr("stop configs that cannot beat the best"));
@@ -304,6 +307,7 @@ QLayout* SetupPage::makeMeasureForm() {
   measureForm->addRow(tr("Noise target"), noiseTarget_);
   measureForm->addRow(tr("Samples"), samples);
   measureForm->addRow(tr("Warm-up"), warmupMs_);
+  measureForm->addRow(tr("Warm-up after idle"), settleMs_);
   measureForm->addRow(tr("Time cap per config"), maxMsPerConfig_);
   measureForm->addRow(slowAbort_);
   measureForm->addRow(rotateBuffers_);

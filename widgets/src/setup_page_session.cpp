@@ -53,6 +53,7 @@ Session SetupPage::session() const {
   s.measure.min_samples = minSamples_->value();
   s.measure.max_samples = maxSamples_->value();
   s.measure.warmup_ms = warmupMs_->value();
+  s.measure.settle_ms = settleMs_->value();
   s.measure.max_ms_per_config = maxMsPerConfig_->value();
   s.measure.slow_abort = slowAbort_->isChecked();
   s.measure.rotate_buffers = rotateBuffers_->isChecked();
@@ -107,6 +108,7 @@ void SetupPage::applySession(const Session& s) {
   minSamples_->setValue(s.measure.min_samples);
   maxSamples_->setValue(s.measure.max_samples);
   warmupMs_->setValue(s.measure.warmup_ms);
+  settleMs_->setValue(s.measure.settle_ms);
   maxMsPerConfig_->setValue(s.measure.max_ms_per_config);
   slowAbort_->setChecked(s.measure.slow_abort);
   rotateBuffers_->setChecked(s.measure.rotate_buffers);

@@ -32,7 +32,13 @@ struct MeasureSettings {
   double noise_target = 0.01;  // stop once Stats::rel_error() <= this (after min_samples)
   int min_samples = 5;
   int max_samples = 100;
-  double warmup_ms = 20;            // run (untimed) for at least this long first
+  double warmup_ms = 20;  // run (untimed) for at least this long first
+  // ... and for at least this long (at most half of max_ms_per_config) where the device sat idle
+  // before the config (the run's start, a wait for compiles): a GPU's clocks follow its load (an
+  // H100 at its power cap drops from 1,980 to about 1,450 MHz within half a second of a heavy
+  // kernel), so a config timed straight after a pause would be timed at clocks the others never
+  // see, and its median would set the bar that slow-aborts them.
+  double settle_ms = 500;
   double min_sample_ms = 2;         // amortized: launches per sample chosen so one sample takes this long
   double max_ms_per_config = 2000;  // time cap for warm-up plus samples of one config
   bool slow_abort = true;           // stop a config early once it clearly cannot beat the best

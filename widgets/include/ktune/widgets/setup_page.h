@@ -150,6 +150,7 @@ class SetupPage : public QWidget {
   QSpinBox* minSamples_;
   QSpinBox* maxSamples_;
   QDoubleSpinBox* warmupMs_;
+  QDoubleSpinBox* settleMs_;
   QDoubleSpinBox* maxMsPerConfig_;
   QCheckBox* slowAbort_;
   QCheckBox* rotateBuffers_;
