@@ -9,6 +9,7 @@ import math
 import os
 import statistics
 import sys
+import time
 
 try:
     import torch
@@ -147,7 +148,10 @@ def _median_ns(fn, method, settings, timer, at_least):
     first = timer(fn, 1)
     launches = 1 if method == "per_launch" else max(1, math.ceil(settings.get("min_sample_ms", 2.0) * 1e6 / first))
     samples = min(max(at_least, settings.get("min_samples", 5)), settings.get("max_samples", 100))
-    timer(fn, launches)  # warm-up (and the capture of its graph)
+    start = time.monotonic()
+    timer(fn, launches)  # warm-up (and the capture of its graph), --warmup-ms of it as a config's
+    while (time.monotonic() - start) * 1e3 < settings.get("warmup_ms", 20.0):
+        timer(fn, launches)
     return statistics.median(timer(fn, launches) for _ in range(samples))
 
 

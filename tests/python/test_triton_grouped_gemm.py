@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import types
 import unittest
 
@@ -249,6 +250,23 @@ class TopTable(unittest.TestCase):
                                                  "| 16 | true | 16.0 |", "| 32 | true | 32.0 |"])
 
 
+class BaselineTiming(unittest.TestCase):
+    """torch's time for speedup_vs_torch is taken as a config's is: --warmup-ms of warm-up first."""
+
+    def test_the_baseline_warms_up_warmup_ms_before_its_samples(self):
+        calls = []
+
+        def timer(fn, launches):
+            calls.append(time.monotonic())
+            time.sleep(0.002)
+            return 2e6
+
+        settings = {"warmup_ms": 40.0, "min_samples": 5, "max_samples": 5, "min_sample_ms": 2.0}
+        self.assertEqual(gg.triton_common._median_ns(lambda: None, "amortized", settings, timer, 5), 2e6)
+        # the first call calibrates the launches a sample; the last five are the samples
+        self.assertGreaterEqual(calls[-5] - calls[1], 0.04)
+
+
 class TorchWorkload(unittest.TestCase):
     """The workload, the reference and the launch's torch side, on the CPU (run with --torch)."""
 
@@ -396,4 +414,4 @@ class StandIn:
 
 
 if __name__ == "__main__":
-    main(gg, (Flags, Description, Routing, TopTable), [TorchWorkload])
+    main(gg, (Flags, Description, Routing, TopTable, BaselineTiming), [TorchWorkload])
