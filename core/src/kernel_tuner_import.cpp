@@ -365,6 +365,7 @@ KernelTunerCache read_kernel_tuner_cache(const fs::path& file, const std::string
   // Kernel Tuner times a fixed number of launches per config, each on its own (iterations=7).
   m.measure.method = Method::PerLaunch;
   m.measure.warmup_ms = 0;
+  m.measure.settle_ms = 0;
   m.measure.slow_abort = false;
   m.measure.min_samples = m.measure.max_samples = static_cast<int>(max_samples);
   // As a tuned run records how its constraints pruned the space (the workbench lists those configs).

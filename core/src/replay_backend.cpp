@@ -213,7 +213,10 @@ TuneRequest ReplayBackend::request(const StrategySpec& strategy) const {
   req.space = space_;
   req.strategy = strategy;
   req.measure = metadata_.measure;
+  // The recorded samples come back in order: no warm-up may consume them, and a replay has no
+  // clocks to settle.
   req.measure.warmup_ms = 0;
+  req.measure.settle_ms = 0;
   req.tolerance = metadata_.tolerance;
   req.seed = metadata_.seed;
   req.compile_threads = 1;  // preparing is a look-up

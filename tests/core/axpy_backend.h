@@ -159,6 +159,7 @@ inline TuneRequest request(AxpyBackend& b, const std::string& shape, SearchSpace
   r.problems = expand_shape(r.family, shape);
   r.space = std::move(space);
   r.measure.warmup_ms = 1;
+  r.measure.settle_ms = 0;  // a loop in this process: no clocks to settle, and some tests read the samples' order
   r.measure.min_sample_ms = 0.2;
   r.measure.max_ms_per_config = 5000;  // generous: on a loaded machine no healthy config may time out
   r.measure.slow_abort = false;
