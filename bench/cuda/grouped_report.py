@@ -5,6 +5,8 @@ from FOLDER/torch.jsonl (bench/cuda/grouped_torch.py: same call, same routing), 
 the faster one (the issue's goal; both timed after --settle-s of load, as the winners are), cuBLAS's grouped GEMM (cublasGemmGroupedBatchedEx) and the
 native kernel's speedup over it, and, where FOLDER/read_decode (bench/cuda/grouped_read.json tuned on the same key)
 has the problem, the read ceiling of the routed experts' weights and the fraction of it reached.
+Every run and torch's lines must have drawn their inputs from one workload seed: the routing, and at
+decode which experts are read, follows from it, so the script stops naming the seeds otherwise.
 Markdown on stdout; winners through bench/ktune_results.py, as the other bench tables.
 
     python3 bench/cuda/grouped_report.py /tmp/grouped_runs
@@ -30,8 +32,9 @@ def shown(fields):
 
 def torch_times(path):
     """({(fields, baseline): warm median µs} of grouped_torch.py's lines, the seconds of load each
-    baseline ran before it was timed (--settle-s; None: lines from before it said so))."""
-    times, settle = {}, set()
+    baseline ran before it was timed (--settle-s; None: lines from before it said so), the workload
+    seeds they name (lines from before they did were drawn from seed 0))."""
+    times, settle, seeds = {}, set(), set()
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             for line in f:
@@ -39,17 +42,26 @@ def torch_times(path):
                 if r.get("mode") == "warm" and "median_us" in r:
                     times[(fields_of(r["key"]), r["baseline"])] = r["median_us"]
                     settle.add(r.get("settle_s"))
-    return times, (settle.pop() if len(settle) == 1 else None)
+                    seeds.add(r.get("seed", 0))
+    return times, (settle.pop() if len(settle) == 1 else None), seeds
 
 
 def main(folder):
-    native = {}
+    native, seeds = {}, {}
     for run in sorted(glob.glob(os.path.join(folder, "g*"))):
         if os.path.exists(os.path.join(run, "results.json")):
-            native.update(ktune_results.winners(run).by_shape)
+            w = ktune_results.winners(run)
+            native.update(w.by_shape)
+            seeds[run] = w.seed
     read_dir = os.path.join(folder, "read_decode")
-    ceiling = ktune_results.winners(read_dir).by_shape if os.path.exists(os.path.join(read_dir, "results.json")) else {}
-    torch, settle = torch_times(os.path.join(folder, "torch.jsonl"))
+    ceiling = {}
+    if os.path.exists(os.path.join(read_dir, "results.json")):
+        w = ktune_results.winners(read_dir)
+        ceiling, seeds[read_dir] = w.by_shape, w.seed
+    torch, settle, torch_seeds = torch_times(os.path.join(folder, "torch.jsonl"))
+    for s in torch_seeds:
+        seeds[f"torch.jsonl (seed {s})" if len(torch_seeds) > 1 else "torch.jsonl"] = s
+    ktune_results.one_seed(seeds, folder)
     print("| problem | native µs | torch._grouped_mm µs | per-expert mm µs | speedup | cuBLAS grouped µs "
           "| x cuBLAS grouped | weights' read ceiling µs | % of ceiling | config |")
     print("|---|---|---|---|---|---|---|---|---|---|")

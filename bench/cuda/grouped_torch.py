@@ -3,7 +3,9 @@
 torch._grouped_mm (one grouped call; CUTLASS underneath), a loop of per-expert torch.mm
 (cuBLAS) and cuBLAS's own grouped GEMM (cublasGemmGroupedBatchedEx, bench/cuda/cublas_grouped.py:
 checked against the loop's output before it is timed), for Unsloth's three passes, on exactly the routing a ktune run of the same key makes
-(bench/cuda/moe_routing.py: the spec's "route" argument, workload seed 0):
+(bench/cuda/moe_routing.py: the spec's "route" argument, from the workload --seed, default 0 as ktune's;
+the routing depends on it, at decode even which experts are read: 7 of 8 at seed 0 and 8 at seed 1
+for the fwd pass, so a run of another seed is a different workload, which grouped_report.py refuses):
   fwd  y_e  = x_e w_e^T     (x rows gathered into expert order first: the unfused input)
   dX   dx_e = dy_e w_e
   dW   dw_e = dy_e^T x_e    (groups along the token dimension)
@@ -11,7 +13,7 @@ Operands are in expert order (the permutations are not timed: both baselines get
 which favours them). Timed with CUDA events, median of --samples: warm (20 calls back to back,
 averaged, as ktune's amortized method, after --settle-s of the same calls) and cold (a 512 MiB write before each call evicts L2).
 Prints one JSON line per (shape, pass, mode, baseline): {"key", "pass", "mode", "baseline",
-"median_us", "tflops"}."""
+"median_us", "tflops", "settle_s", "seed"}."""
 import argparse
 import json
 import sys
@@ -111,6 +113,7 @@ def main():
     ap.add_argument("--shapes", default="mixtral,deepseek,decode")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     ap.add_argument("--samples", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=0, help="workload seed: the routing of the ktune runs set beside these")
     ap.add_argument("--settle-s", type=float, default=2.0,
                     help="warm: run each baseline back to back this long before timing it, so that it is timed at "
                     "the clocks a sustained load holds, as ktune's winners are (re-measured at the end of a "
@@ -123,7 +126,7 @@ def main():
         xs, w, dys = operands(E, T, k, H, I, dtype)
         for p in ("fwd", "dX", "dW"):
             fields = {"experts": E, "tokens": T, "topk": k, "hidden": H, "intermediate": I, "dtype": a.dtype, "pass": p}
-            _, offsets, _ = moe_routing.routing(fields)
+            _, offsets, _ = moe_routing.routing(fields, a.seed)
             key = ",".join("%s=%s" % kv for kv in fields.items())
             read = (xs if p != "dX" else None, w if p != "dW" else None, dys if p != "fwd" else None)
             grouped, loop = baseline(p, *read, offsets)
@@ -149,7 +152,7 @@ def main():
                         continue
                     print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline_name,
                                       "median_us": round(us, 2), "tflops": round(flops / us / 1e6, 1),
-                                      "settle_s": a.settle_s if fl is None else 0}), flush=True)
+                                      "settle_s": a.settle_s if fl is None else 0, "seed": a.seed}), flush=True)
 
 
 if __name__ == "__main__":

@@ -25,18 +25,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 WORKER = os.path.join(ROOT, "examples", "workers", "triton_paged_decode.py")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from ktune_results import winners  # noqa: E402
+from ktune_results import one_seed, winners  # noqa: E402
 
 
 def shape_arg(key):
     return " ".join(f"{k}={v}" for k, v in key)
 
 
-def tune_worker(args, method, keys, seconds):
-    """Runs ktune on the worker over `keys` with `method`, `seconds` of search per problem; the run's folder."""
+def tune_worker(args, method, keys, seconds, seed):
+    """Runs ktune on the worker over `keys` with `method`, `seconds` of search per problem and the
+    native runs' workload `seed` (the same page tables); the run's folder."""
     name = f"triton_paged_{method}"
     cmd = [args.ktune, "tune", "--worker", f"{shlex.quote(sys.executable)} {shlex.quote(WORKER)} {args.worker_flags}",
-           "--method", method, "--strategy", args.strategy, "--seed", "1", "--time-budget", f"{seconds:.0f}s",
+           "--method", method, "--strategy", args.strategy, "--seed", str(seed), "--time-budget", f"{seconds:.0f}s",
            "--output-dir", args.output_dir, "--run-name", name, "-q"]
     for key in keys:
         cmd += ["--shape", shape_arg(key)]
@@ -63,13 +64,16 @@ def main():
     args = ap.parse_args()
 
     native = {}  # method -> winners
+    seeds = {}
     for run in args.native:
-        method, won = winners(run)
-        native.setdefault(method, {}).update(won)
+        w = winners(run)
+        native.setdefault(w.method, {}).update(w.by_shape)
+        seeds[run] = w.seed
+    seed = one_seed(seeds, "the native runs")
     problems = sum(len(w) for w in native.values())
     worker = {}
     for method, won in native.items():
-        run = tune_worker(args, method, sorted(won), args.seconds / max(1, problems))
+        run = tune_worker(args, method, sorted(won), args.seconds / max(1, problems), seed)
         worker[method] = winners(run).by_shape if os.path.exists(os.path.join(run, "results.json")) else {}
 
     print("| shape | method | native µs | Triton µs | native / Triton | native config | Triton config |")

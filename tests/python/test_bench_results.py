@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """bench/ktune_results.py, the one reader of a run's results.json that the paged attention bench
 scripts share: winners keyed by their shape whatever order results.json lists the fields in, their
-re-measured median in µs, the run's method; bench/cuda/paged_report.py's and grouped_report.py's
-tables built from it."""
+re-measured median in µs, the run's method and workload seed; bench/cuda/paged_report.py's and
+grouped_report.py's tables built from it, the latter refusing runs and baselines of different seeds."""
 import json
 import os
 import subprocess
@@ -19,8 +19,11 @@ SHAPE = {"num_sequences": 4, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 1
          "max_model_len": 1024, "min_len": 1024, "dtype": "f16"}
 
 
-def write_run(folder, median_ns, method="per_launch", config=None, shape=None):
+def write_run(folder, median_ns, method="per_launch", config=None, shape=None, seed=0):
     os.makedirs(folder)
+    if seed is not None:
+        with open(os.path.join(folder, "run_metadata.json"), "w", encoding="utf-8") as f:
+            json.dump({"run": os.path.basename(folder), "seed": seed}, f)
     result = {"problem": {"family": "paged_attention", "fields": dict(reversed(list((shape or SHAPE).items())))},
               "config": config or {"TOKENS": 16, "WARPS": 4},
               "stats": {"latency_median_ns": median_ns, "latency_avg_ns": median_ns + 10}}
@@ -42,8 +45,9 @@ class BenchResultsTest(unittest.TestCase):
         w = ktune_results.winners(self.run_dir("cold", 25500.0))
         self.assertEqual(w.method, "per_launch")
         self.assertEqual(w.by_shape, {tuple(sorted(SHAPE.items())): (25.5, {"TOKENS": 16, "WARPS": 4})})
-        method, by_shape = ktune_results.winners(self.run_dir("warm", 1000.0, method="amortized"))
-        self.assertEqual((method, list(by_shape.values())[0][0]), ("amortized", 1.0))
+        w = ktune_results.winners(self.run_dir("warm", 1000.0, method="amortized", seed=7))
+        self.assertEqual((w.method, list(w.by_shape.values())[0][0], w.seed), ("amortized", 1.0, 7))
+        self.assertIsNone(ktune_results.winners(self.run_dir("bare", 1000.0, seed=None)).seed)
 
     def test_paged_report_reads_through_it(self):
         runs = [self.run_dir("attn_cold", 20000.0), self.run_dir("attn_warm", 10000.0, method="amortized"),
@@ -54,27 +58,62 @@ class BenchResultsTest(unittest.TestCase):
                       out)
         self.assertIn("| warm | 10.0 | 8.0 | 80.0 % |", out)
 
-    def test_grouped_report_pairs_each_winner_with_torch_and_the_read_ceiling(self):
+    def grouped_folder(self, native_seed=0, read_seed=0, torch_seed=0):
         decode = {"experts": 8, "tokens": 16, "topk": 2, "hidden": 4096, "intermediate": 14336, "dtype": "bf16",
                   "pass": "dX"}
-        self.run_dir("gexperts-8_tokens-16_topk-2", 280000.0, method="amortized", shape=decode, config={"WGMMA": 1})
-        self.run_dir("read_decode", 266000.0, method="amortized", shape=decode, config={"THREADS": 512})
+        self.run_dir("gexperts-8_tokens-16_topk-2", 280000.0, method="amortized", shape=decode, config={"WGMMA": 1},
+                     seed=native_seed)
+        self.run_dir("read_decode", 266000.0, method="amortized", shape=decode, config={"THREADS": 512},
+                     seed=read_seed)
         key = "experts=8,tokens=16,topk=2,hidden=4096,intermediate=14336,dtype=bf16,pass=dX"
         with open(os.path.join(self.tmp.name, "torch.jsonl"), "w", encoding="utf-8") as f:
             for baseline, mode, us in (("torch._grouped_mm", "warm", 322.0), ("per-expert torch.mm", "warm", 308.0),
                                        ("cuBLAS grouped", "warm", 350.0),
                                        ("per-expert torch.mm", "cold", 100.0)):  # cold lines are not compared
-                f.write(json.dumps({"key": key, "pass": "dX", "mode": mode, "baseline": baseline,
-                                    "median_us": us, "settle_s": 2.0 if mode == "warm" else 0}) + "\n")
+                line = {"key": key, "pass": "dX", "mode": mode, "baseline": baseline, "median_us": us,
+                        "settle_s": 2.0 if mode == "warm" else 0}
+                if torch_seed is not None:  # lines from before grouped_torch.py said its seed: seed 0
+                    line["seed"] = torch_seed
+                f.write(json.dumps(line) + "\n")
             # a baseline this torch lacks is said, not timed: no time to compare
             f.write(json.dumps({"key": key, "pass": "dX", "mode": "warm", "baseline": "cuBLAS grouped",
                                 "error": "no cublasGemmGroupedBatchedEx"}) + "\n")
-        out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "cuda", "grouped_report.py"), self.tmp.name],
-                             check=True, capture_output=True, text=True).stdout
+        return subprocess.run([sys.executable, os.path.join(ROOT, "bench", "cuda", "grouped_report.py"),
+                               self.tmp.name], capture_output=True, text=True)
+
+    def test_grouped_report_pairs_each_winner_with_torch_and_the_read_ceiling(self):
+        done = self.grouped_folder(torch_seed=None)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        out = done.stdout
         # the speedup is over the faster of torch's two (the issue's goal); cuBLAS's grouped call beside it
         self.assertIn("| 280.0 | 322.0 | 308.0 | 1.100 | 350.0 | 1.250 | 266.0 | 95.0 % | WGMMA=1 |", out)
         # and how long the baselines ran before they were timed (the clocks they were timed at)
         self.assertIn("after 2 s of back-to-back calls each", out)
+
+    def test_grouped_report_refuses_runs_of_another_workload_seed(self):
+        # At decode the seed decides even which experts are read (fwd: 7 of 8 at seed 0, 8 at seed 1).
+        for seeds, culprit in (({"native_seed": 1}, "gexperts-8_tokens-16_topk-2: 1"),
+                               ({"read_seed": 2}, "read_decode: 2"), ({"torch_seed": 3}, "torch.jsonl: 3"),
+                               ({"native_seed": None}, "unknown (no run_metadata.json)")):
+            with self.subTest(**seeds):
+                self.tmp.cleanup()
+                os.makedirs(self.tmp.name)
+                done = self.grouped_folder(**seeds)
+                self.assertNotEqual(done.returncode, 0)
+                self.assertNotIn("| 280.0 |", done.stdout)
+                self.assertIn("the workload seeds differ", done.stderr)
+                self.assertIn(culprit, done.stderr)
+
+    def test_grouped_compare_tunes_the_worker_on_the_native_runs_workload(self):
+        sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))
+        import grouped_compare
+        decode = {"experts": 8, "tokens": 16, "topk": 2, "hidden": 4096, "intermediate": 14336, "dtype": "bf16",
+                  "pass": "fwd"}
+        self.run_dir("gexperts-8_tokens-16_topk-2", 275000.0, method="amortized", shape=decode, seed=1)
+        self.assertEqual(list(grouped_compare.native_winners(self.tmp.name, 1).values()), [275.0])
+        with self.assertRaises(SystemExit) as e:
+            grouped_compare.native_winners(self.tmp.name, 0)
+        self.assertIn("gexperts-8_tokens-16_topk-2: 1", str(e.exception))
 
     def test_paged_compare_reads_through_it(self):
         sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))
