@@ -36,4 +36,4 @@ def one_seed(seeds, what):
         return known.pop()
     listed = "\n".join(f"  {source}: {'unknown (no run_metadata.json)' if s is None else s}" for source, s in seeds.items())
     raise SystemExit(f"{what}: the workload seeds differ, so the inputs (a MoE routing, a page table) do too:\n{listed}\n"
-                     "rerun them with one --seed")
+                     "rerun them with one workload seed (ktune's --workload-seed)")

@@ -171,7 +171,7 @@ int cmd_tune(Backend& backend, const Common& c, const cli::TuneArgs& a, const st
   req.strategy = a.strategy;
   req.measure = a.measure;
   req.tolerance = a.tolerance;
-  req.seed = a.strategy.seed;
+  req.seed = a.workload_seed;
   req.shard = shard;
   if (resumed) req.settings() = cli::resume_settings(*resumed, req.settings(), given);
   req.compile_threads = a.compile_threads;

@@ -19,7 +19,7 @@ namespace {
 // core's option tables, and those of the fields outside them.
 std::map<std::string, std::string> option_of_field() {
   std::map<std::string, std::string> out = {
-      {"problems", "--shape"}, {"space", "--space"}, {"seed", "--seed"}, {"shard", "--shard"}};
+      {"problems", "--shape"}, {"space", "--space"}, {"seed", workload_seed_option().flag}, {"shard", "--shard"}};
   for_each_section([&](const char* section, auto options, auto) {
     for (const auto& o : options) out[std::string(section) + "." + o.key] = o.flag;
   });

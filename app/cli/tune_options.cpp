@@ -85,6 +85,7 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
   add_settings_flags(tune, strategy_options(), a.strategy);
   add_settings_flags(tune, measure_options(), a.measure);
   add_settings_flags(tune, tolerance_options(), a.tolerance);
+  add_flag(tune, workload_seed_option(), a.workload_seed);
   tune->add_option("--compile-threads", a.compile_threads, "Threads preparing configs ahead (0 = all cores)");
   tune->add_option("--cache-dir", a.cache_dir,
                    "Compile cache of GPU backends (default $KTUNE_CUDA_CACHE or ~/.cache/ktune)");

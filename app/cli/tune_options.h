@@ -14,11 +14,13 @@ struct TuneArgs {
   std::string kernel_spec;
   std::vector<std::string> shapes;
   std::string space_file;
-  // Set by the flags of the core's option tables (run_options.h); strategy.seed (--seed) is the
-  // workload's seed too.
+  // Set by the flags of the core's option tables (run_options.h).
   StrategySpec strategy;
   MeasureSettings measure;
   Tolerance tolerance;
+  // The inputs' seed (RunSettings::seed), apart from the strategy's (--seed), as the workbench
+  // keeps them: a search repeated with another --seed times the same work.
+  std::uint64_t workload_seed = 0;
   int compile_threads = 0;
   std::string cache_dir;
   std::string run_name;

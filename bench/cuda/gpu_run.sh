@@ -185,13 +185,13 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
                      "experts=64 tokens=4096 topk=6 hidden=2048 intermediate=1408" \
                      "experts=8 tokens=16 topk=2 hidden=4096 intermediate=14336"; do
           timeout 400 $k tune --backend cuda grouped_gemm --shape "$shape pass=${GROUPED_PASSES:-fwd,dX,dW}" --strategy random \
-            --seed ${GROUPED_SEED:-0} --space ${GROUPED_SPACE:-bench/cuda/grouped_space.json} \
+            --seed 1 --workload-seed ${GROUPED_SEED:-0} --space ${GROUPED_SPACE:-bench/cuda/grouped_space.json} \
             --time-budget ${GROUPED_SECONDS:-25}s --output-dir $G --run-name "g$(echo $shape | cut -d' ' -f1-3 | tr ' =' '_-')" -q
           echo "grouped $shape exit=$? at ${SECONDS}s"
         done
         python3 bench/cuda/grouped_torch.py --samples 20 --seed ${GROUPED_SEED:-0} | tee $G/torch.jsonl
         timeout 120 $k tune --backend cuda --kernel-spec bench/cuda/grouped_read.json --output-dir $G --run-name read_decode \
-          --seed ${GROUPED_SEED:-0} \
+          --workload-seed ${GROUPED_SEED:-0} \
           --shape "experts=8 tokens=16 topk=2 hidden=4096 intermediate=14336 pass=fwd,dX" -q | tail -3
         python3 bench/cuda/grouped_report.py $G; } 2>&1 | tee "$LOG/grouped.log"
       kill $smi 2>/dev/null
@@ -200,7 +200,7 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
       # passes (GROUPED_TRITON_SECONDS of search a problem), with top-N tables and the grouped stage's runs beside it
       rm -rf /tmp/grouped_triton
       { PYTHONUNBUFFERED=1 timeout 200 python3 bench/triton/grouped_check.py --quick
-        PYTHONUNBUFFERED=1 timeout 480 python3 bench/triton/grouped_compare.py --ktune build-gpu/app/cli/ktune --seed ${GROUPED_SEED:-0} \
+        PYTHONUNBUFFERED=1 timeout 480 python3 bench/triton/grouped_compare.py --ktune build-gpu/app/cli/ktune --workload-seed ${GROUPED_SEED:-0} \
           --seconds ${GROUPED_TRITON_SECONDS:-25} --native /tmp/grouped_runs --output-dir /tmp/grouped_triton; } 2>&1 |
         tee "$LOG/grouped_triton.log"
       tar czf "$OUT/grouped_triton.tgz" --exclude=.ktune.lock -C /tmp/grouped_triton . ;;

@@ -3,7 +3,8 @@
 torch._grouped_mm (one grouped call; CUTLASS underneath), a loop of per-expert torch.mm
 (cuBLAS) and cuBLAS's own grouped GEMM (cublasGemmGroupedBatchedEx, bench/cuda/cublas_grouped.py:
 checked against the loop's output before it is timed), for Unsloth's three passes, on exactly the routing a ktune run of the same key makes
-(bench/cuda/moe_routing.py: the spec's "route" argument, from the workload --seed, default 0 as ktune's;
+(bench/cuda/moe_routing.py: the spec's "route" argument, from the workload --seed, default 0 as ktune's
+--workload-seed;
 the routing depends on it, at decode even which experts are read: 7 of 8 at seed 0 and 8 at seed 1
 for the fwd pass, so a run of another seed is a different workload, which grouped_report.py refuses):
   fwd  y_e  = x_e w_e^T     (x rows gathered into expert order first: the unfused input)
@@ -113,7 +114,8 @@ def main():
     ap.add_argument("--shapes", default="mixtral,deepseek,decode")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     ap.add_argument("--samples", type=int, default=30)
-    ap.add_argument("--seed", type=int, default=0, help="workload seed: the routing of the ktune runs set beside these")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="workload seed (ktune's --workload-seed): the routing of the ktune runs set beside these")
     ap.add_argument("--settle-s", type=float, default=2.0,
                     help="warm: run each baseline back to back this long before timing it, so that it is timed at "
                     "the clocks a sustained load holds, as ktune's winners are (re-measured at the end of a "

@@ -10,9 +10,9 @@ the same way), and the native CUDA family's winner on the same key where its run
     python3 bench/triton/grouped_compare.py --ktune build-gpu/app/cli/ktune [--seconds 30] \\
         [--native /tmp/grouped_runs] [--output-dir /tmp/grouped_triton] [--top 10]
 
---seconds is ktune's --time-budget per problem (a random search); --seed the workload seed (default
-0, as bench/cuda/grouped_torch.py's and gpu_run.sh's grouped stage's: the native runs given must
-have drawn the same routing, or the script stops saying so); start-up, the workload
+--seconds is ktune's --time-budget per problem (a random search, seed 1); --workload-seed ktune's
+(default 0, as bench/cuda/grouped_torch.py's and gpu_run.sh's grouped stage's: the native runs
+given must have drawn the same routing, or the script stops saying so); start-up, the workload
 (the routing is drawn in Python: about a second for 64 experts x 4096 tokens x 6), the f32
 reference, torch's timing and the re-measure of the best few come on top: about 6 to 7 minutes
 for the nine problems at 30 s. One ktune run per shape, named triton_<shape>."""
@@ -45,7 +45,8 @@ def tune(args, name, fields):
     run = f"triton_{name}"
     shape = " ".join(f"{k}={v}" for k, v in fields.items()) + f" dtype={args.dtype} pass={','.join(PASSES)}"
     cmd = [args.ktune, "tune", "--worker", f"{shlex.quote(sys.executable)} {shlex.quote(WORKER)} {args.worker_flags}",
-           "--shape", shape, "--method", args.method, "--strategy", "random", "--seed", str(args.seed),
+           "--shape", shape, "--method", args.method, "--strategy", "random", "--seed", "1",
+           "--workload-seed", str(args.workload_seed),
            "--time-budget", f"{args.seconds}s", "--output-dir", args.output_dir, "--run-name", run, "-q"]
     t0 = time.monotonic()
     done = subprocess.run(cmd, timeout=len(PASSES) * (args.seconds + 60) + 60)
@@ -58,7 +59,7 @@ def tune(args, name, fields):
 def native_winners(folder, seed):
     """shape -> re-measured µs of the grouped_gemm runs below `folder` (gpu_run.sh's grouped stage),
     each drawn from the workload `seed`."""
-    out, seeds = {}, {"--seed": seed}
+    out, seeds = {}, {"--workload-seed": seed}
     for entry in sorted(os.listdir(folder)) if folder and os.path.isdir(folder) else []:
         run = os.path.join(folder, entry)
         if os.path.exists(os.path.join(run, "results.json")):
@@ -100,10 +101,11 @@ def main():
     ap.add_argument("--native", help="a folder of native grouped_gemm runs to set beside (gpu_run.sh grouped)")
     ap.add_argument("--output-dir", default="/tmp/grouped_triton")
     ap.add_argument("--top", type=int, default=10, help="configs a problem in the tables")
-    ap.add_argument("--seed", type=int, default=0, help="workload seed (the routing): the native runs' and torch's")
+    ap.add_argument("--workload-seed", type=int, default=0,
+                    help="ktune's --workload-seed (the routing): the native runs' and torch's")
     ap.add_argument("--worker-flags", default="", help="flags for the worker, e.g. '--use-tma-store 0'")
     args = ap.parse_args()
-    native = native_winners(args.native, args.seed)  # before the tunes: a mismatch costs no device time
+    native = native_winners(args.native, args.workload_seed)  # before the tunes: a mismatch costs no device time
     runs = []
     for name in args.shapes.split(","):
         run = tune(args, name, shape_fields(name))

@@ -37,7 +37,7 @@ def tune_worker(args, method, keys, seconds, seed):
     native runs' workload `seed` (the same page tables); the run's folder."""
     name = f"triton_paged_{method}"
     cmd = [args.ktune, "tune", "--worker", f"{shlex.quote(sys.executable)} {shlex.quote(WORKER)} {args.worker_flags}",
-           "--method", method, "--strategy", args.strategy, "--seed", str(seed), "--time-budget", f"{seconds:.0f}s",
+           "--method", method, "--strategy", args.strategy, "--seed", "1", "--workload-seed", str(seed), "--time-budget", f"{seconds:.0f}s",
            "--output-dir", args.output_dir, "--run-name", name, "-q"]
     for key in keys:
         cmd += ["--shape", shape_arg(key)]

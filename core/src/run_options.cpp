@@ -28,7 +28,11 @@ const Option<StrategySpec> kStrategyOptions[] = {
      "Configs per problem at most (0 = all); exhaustive ignores it",
      &StrategySpec::budget,
      {0, static_cast<double>(kMaxSpaceSize)}},
-    {"seed", "--seed", "Seed of the workload and of random strategies", &StrategySpec::seed, {0, kUnbounded}},
+    {"seed",
+     "--seed",
+     "Seed of the random, local, genetic and bayes strategies; the workload's is --workload-seed",
+     &StrategySpec::seed,
+     {0, kUnbounded}},
     {"time_budget_s",
      "--time-budget",
      "Search time per problem: 60s, 5m, 1h or plain seconds, at most 30 days (default: no limit). The search stops "
@@ -39,6 +43,15 @@ const Option<StrategySpec> kStrategyOptions[] = {
      false,
      parse_duration_s},
 };
+
+const Option<RunSettings> kWorkloadSeed = {
+    "seed",
+    "--workload-seed",
+    "Seed of the workload: the inputs every config of a problem sees (their values, a MoE routing, a paged KV "
+    "cache's lengths and page table). Apart from --seed, so that a search repeated with another --seed times the "
+    "same work, as the workbench's Workload seed",
+    &RunSettings::seed,
+    {0, kUnbounded}};
 
 const Option<MeasureSettings> kMeasureOptions[] = {
     {"method", "--method", "amortized (serving throughput) | per_launch (cold-cache latency)",
@@ -225,6 +238,7 @@ void check_number(const std::string& name, double value, const Range& range, boo
 std::span<const Option<StrategySpec>> strategy_options() { return kStrategyOptions; }
 std::span<const Option<MeasureSettings>> measure_options() { return kMeasureOptions; }
 std::span<const Option<Tolerance>> tolerance_options() { return kToleranceOptions; }
+const Option<RunSettings>& workload_seed_option() { return kWorkloadSeed; }
 
 template <class S>
 const Option<S>& find_option(std::span<const Option<S>> options, std::string_view key) {

@@ -293,6 +293,30 @@ class TestCli : public QObject {
     QVERIFY(r.err.contains("--resume"));
   }
 
+  // --seed steers the search alone; the inputs come from --workload-seed (0 unless given), as the
+  // workbench keeps its strategy seed and workload seed apart: a MoE routing drawn from another
+  // seed can read other experts' weights, so a search repeated with another --seed would have
+  // timed other work.
+  void searchSeedLeavesTheWorkloadAlone() {
+    struct Case {
+      QStringList options;
+      qint64 workload, strategy;
+    } cases[] = {
+        {{"--seed", "3"}, 0, 3}, {{"--seed", "3", "--workload-seed", "5"}, 5, 3}, {{"--workload-seed", "5"}, 5, 0}};
+    int i = 0;
+    for (const Case& c : cases) {
+      const QString name = QString("seeds%1").arg(i++);
+      const Result t = run(QStringList{"tune", "gemm", "--backend", "cpu", "--shape", "M=16 N=64 K=64", "--strategy",
+                                       "random", "--budget", "2", "--warmup-ms", "1", "--max-ms-per-config", "1000",
+                                       "--run-name", name, "--output-dir", runs, "--quiet"}
+                           << c.options);
+      QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
+      const QJsonObject meta = QJsonDocument::fromJson(readAll(runs + "/" + name + "/run_metadata.json")).object();
+      QCOMPARE(meta["seed"].toInteger(), c.workload);
+      QCOMPARE(meta["strategy"].toObject()["seed"].toInteger(), c.strategy);
+    }
+  }
+
   void resumeTakesTheRunsSettings() {
     const QString dir = runs + "/r2";
     const Result t = run(QStringList(kSmallTune) << "--run-name"
@@ -322,6 +346,14 @@ class TestCli : public QObject {
                                                   << "per_launch");
     QCOMPARE(method.code, 2);
     QVERIFY2(method.err.contains("--method differs"), qPrintable(method.err));
+    const Result workload = run(QStringList(resume) << "--workload-seed"
+                                                    << "3");
+    QCOMPARE(workload.code, 2);
+    QVERIFY2(workload.err.contains("--workload-seed differs from the run's: run has 0"), qPrintable(workload.err));
+    const Result seed = run(QStringList(resume) << "--seed"
+                                                << "0");
+    QCOMPARE(seed.code, 2);
+    QVERIFY2(seed.err.contains("--seed differs from the run's: run has 3"), qPrintable(seed.err));
     const Result family = run(QStringList(resume) << "qmatmul");
     QCOMPARE(family.code, 2);
     QCOMPARE(readAll(dir + "/run_metadata.json"), meta);

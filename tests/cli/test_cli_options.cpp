@@ -26,6 +26,8 @@ const QStringList kSmallest = {"--strategy",
                                "0",
                                "--seed",
                                "0",
+                               "--workload-seed",
+                               "0",
                                "--time-budget",
                                "0",
                                "--method",
@@ -63,6 +65,8 @@ const QStringList kLargest = {"--strategy",
                               "--budget",
                               "10000000",
                               "--seed",
+                              "18446744073709551615",
+                              "--workload-seed",
                               "18446744073709551615",
                               "--time-budget",
                               "720h",
@@ -158,6 +162,7 @@ class TestCliOptions : public QObject {
         {"--max-samples", {"0", "1000001"}},
         {"--remeasure-top", {"-1", "1001"}},
         {"--budget", {"10000001", "-1"}},
+        {"--workload-seed", {"-1"}},
         {"--compile-threads", {"-1", "4097"}},
     };
     for (const OutOfRange& o : outOfRange)
@@ -168,7 +173,8 @@ class TestCliOptions : public QObject {
       for (const char* v : {"NaN", "nan", "inf", "-inf", "1e400"})
         QTest::addRow("%s %s", flag, v) << QStringList{flag, v} << QString(flag) + ": ";
     // Integer options: CLI11 itself refuses what is not an integer.
-    for (const char* flag : {"--min-samples", "--max-samples", "--remeasure-top", "--budget", "--seed"})
+    for (const char* flag :
+         {"--min-samples", "--max-samples", "--remeasure-top", "--budget", "--seed", "--workload-seed"})
       QTest::addRow("%s NaN", flag) << QStringList{flag, "NaN"} << QString(flag);
     for (const char* v : {"NaN", "inf", "721h", "-5m"})
       QTest::addRow("--time-budget %s", v) << QStringList{"--time-budget", v} << QString("--time-budget");

@@ -114,6 +114,7 @@ class BenchResultsTest(unittest.TestCase):
         with self.assertRaises(SystemExit) as e:
             grouped_compare.native_winners(self.tmp.name, 0)
         self.assertIn("gexperts-8_tokens-16_topk-2: 1", str(e.exception))
+        self.assertIn("--workload-seed: 0", str(e.exception))
 
     def test_paged_compare_reads_through_it(self):
         sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))

@@ -270,6 +270,7 @@ QLayout* SetupPage::makeStrategyForm() {
   budget_->setSuffix(tr(" per shape"));
   strategySeed_ = new QSpinBox;
   strategySeed_->setRange(0, INT_MAX);
+  strategySeed_->setToolTip(QString::fromUtf8(find_option(strategy_options(), "seed").doc));
   auto* strategyForm = new QFormLayout;
   strategyForm->addRow(tr("Strategy"), strategyCombo_);
   strategyForm->addRow(tr("Budget"), budget_);
@@ -298,6 +299,7 @@ QLayout* SetupPage::makeMeasureForm() {
   rotateBuffers_ = new QCheckBox(tr("rotate input buffers (cold cache, amortized)"));
   seed_ = new QSpinBox;
   seed_->setRange(0, INT_MAX);
+  seed_->setToolTip(QString::fromUtf8(workload_seed_option().doc));
   auto* samples = new QHBoxLayout;
   samples->addWidget(minSamples_);
   samples->addWidget(new QLabel(tr("to")));

@@ -48,6 +48,8 @@ struct Option {
 std::span<const Option<StrategySpec>> strategy_options();
 std::span<const Option<MeasureSettings>> measure_options();
 std::span<const Option<Tolerance>> tolerance_options();
+// The workload's seed (RunSettings::seed, "seed" in run_metadata.json), apart from the strategy's.
+const Option<RunSettings>& workload_seed_option();
 
 // The option of `options` with this JSON key; a key no table has is a programming error
 // (std::logic_error).
