@@ -280,7 +280,12 @@ class TestDevices : public QObject {
              "--max-ms-per-config", "100", "--min-samples", "5", "--max-samples", "20", "-q", "--run-name", "killed"});
     QVERIFY(p.waitForStarted());
     QList<qint64> tree, shells, workers;
-    for (int i = 0; i < 600 && (workers.isEmpty() || measuredTrials(dir.path(), "tuning_runs/killed").isEmpty()); ++i) {
+    // Until one snapshot of the tree holds the command and its worker, once a trial is in: a worker
+    // ktune replaces (a config past its time cap on a loaded machine) leaves a moment with the old
+    // worker exiting and no shell.
+    for (int i = 0; i < 600 && (shells.size() != 1 || workers.size() != 1 ||
+                                measuredTrials(dir.path(), "tuning_runs/killed").isEmpty());
+         ++i) {
       QThread::msleep(50);
       tree = descendantsOf(p.processId());
       shells = running(tree, "sh -c " + cli());
