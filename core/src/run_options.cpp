@@ -30,7 +30,8 @@ const Option<StrategySpec> kStrategyOptions[] = {
      {0, static_cast<double>(kMaxSpaceSize)}},
     {"seed",
      "--seed",
-     "Seed of the random, local, genetic and bayes strategies; the workload's is --workload-seed",
+     "Seed of the random, local, genetic and bayes strategies (the inputs have a seed of their own, "
+     "--workload-seed)",
      &StrategySpec::seed,
      {0, kUnbounded}},
     {"time_budget_s",
@@ -48,8 +49,8 @@ const Option<RunSettings> kWorkloadSeed = {
     "seed",
     "--workload-seed",
     "Seed of the workload: the inputs every config of a problem sees (their values, a MoE routing, a paged KV "
-    "cache's lengths and page table). Apart from --seed, so that a search repeated with another --seed times the "
-    "same work, as the workbench's Workload seed",
+    "cache's lengths and page table), kept apart from the strategy's seed so that a search repeated with another "
+    "strategy seed times the same work",
     &RunSettings::seed,
     {0, kUnbounded}};
 

@@ -280,9 +280,9 @@ class TestDevices : public QObject {
              "--max-ms-per-config", "100", "--min-samples", "5", "--max-samples", "20", "-q", "--run-name", "killed"});
     QVERIFY(p.waitForStarted());
     QList<qint64> tree, shells, workers;
-    // Until one snapshot of the tree holds the command and its worker, once a trial is in: a worker
-    // ktune replaces (a config past its time cap on a loaded machine) leaves a moment with the old
-    // worker exiting and no shell.
+    // Until one snapshot of the tree holds the command and its worker, once a trial is in: ktune
+    // starts a worker command as /bin/sh -c "exec <command>", and until that exec the process holds
+    // "ktune worker" in its command line but not the "sh -c <ktune>" the test names.
     for (int i = 0; i < 600 && (shells.size() != 1 || workers.size() != 1 ||
                                 measuredTrials(dir.path(), "tuning_runs/killed").isEmpty());
          ++i) {
