@@ -223,7 +223,8 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
       # and per-tensor timed on the same shapes beside the winners. Then int8 (mma.sync, exact int32 sums a K
       # block: the default tolerance), unless A8W8_INT8=0: tuned at M = A8W8_INT8_M (default 16, 128, 1024) on
       # A8W8_INT8_NK (default 4096 x 4096) with A8W8_INT8_SECONDS (default 10) a shape, its winners beside
-      # torch._int_mm (int8 -> int32, unscaled: a lower bound on the work, not the same op)
+      # torch._int_mm (int8 -> int32, unscaled: a lower bound on the work, not the same op). A8W8_SPACE: a space
+      # file for the fp8 tune (default the family's)
       N8=/tmp/a8w8_native; rm -rf $N8
       a8w8_m=${A8W8_M:-16,128,1024,4096}
       a8w8_nk=${A8W8_NK:-4096x4096,2112x7168,7168x2048,24576x1536,7168x16384}
@@ -234,7 +235,7 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
       { [ "${A8W8_TEST:-1}" = 1 ] && timeout 480 build-gpu/tests/cuda/cuda_test_a8w8_blockscale_gpu
         timeout 540 build-gpu/app/cli/ktune tune --backend cuda gemm_a8w8_blockscale "${a8w8_shapes[@]}" \
           --strategy random --seed 1 --max-mismatch 0.01 --time-budget ${A8W8_NATIVE_SECONDS:-10}s \
-          --output-dir $N8 --run-name native -q
+          ${A8W8_SPACE:+--space "$A8W8_SPACE"} --output-dir $N8 --run-name native -q
         echo "a8w8_native exit=$? at ${SECONDS}s"
         if [ "${A8W8_INT8:-1}" = 1 ]; then
           timeout 300 build-gpu/app/cli/ktune tune --backend cuda gemm_a8w8_blockscale "${int8_shapes[@]}" \

@@ -1,10 +1,10 @@
 #pragma once
 // The CUDA gemm_a8w8_blockscale configs the spec test builds and the GPU test validates: every
 // tile shape (the consumer count, the chunking of 256-column tiles) with and without overlapped
-// partial sums and a persistent grid, every ring depth, every promotion depth (how long the
-// tensor cores sum in reduced precision: the accuracy at stake) and every split-K the shape
-// allows, each with and without overlap (which changes how runs and K blocks interleave); for
-// int8, also every warp grid and warp tile shape (the MMA tiles a warp holds).
+// partial sums and a persistent grid (whole tiles, or the last wave's split along K), every ring depth, every promotion
+// depth (how long the tensor cores sum in reduced precision: the accuracy at stake) and every split-K the shape allows,
+// each with and without overlap (which changes how runs and K blocks interleave); for int8, also every warp grid and
+// warp tile shape (the MMA tiles a warp holds).
 #include <set>
 #include <string>
 #include <vector>
@@ -31,13 +31,15 @@ inline std::vector<ktune::Config> a8w8_covering(const std::vector<ktune::Config>
     const bool stages = covered.insert(a8w8_tag("num_stages", c)).second;
     const bool promote = covered.insert(a8w8_tag("PROMOTE_K", c) + a8w8_tag("OVERLAP", c)).second;
     const bool split = covered.insert(a8w8_tag("SPLITK", c) + a8w8_tag("OVERLAP", c)).second;
+    // PERSISTENT 2 splits the last wave's tiles: every split, as a ragged or empty slice sums.
+    const bool tail_split = covered.insert(a8w8_tag("PERSISTENT", c) + a8w8_tag("SPLITK", c)).second;
     // int8's warp grids and the warp tiles they cut (fp8's keep one value).
     const bool warps = covered.insert(a8w8_tag("WARPS_M", c) + a8w8_tag("WARPS_N", c)).second;
     const bool warp_tile = covered
                                .insert("warp tile " + std::to_string(c.get("BLOCK_M") / c.get("WARPS_M")) + "x" +
                                        std::to_string(c.get("BLOCK_N") / c.get("WARPS_N")))
                                .second;
-    if (tiles || persistent || stages || promote || split || warps || warp_tile) chosen.push_back(c);
+    if (tiles || persistent || stages || promote || split || tail_split || warps || warp_tile) chosen.push_back(c);
   }
   return chosen;
 }

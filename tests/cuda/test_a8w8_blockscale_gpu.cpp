@@ -29,21 +29,30 @@ struct Shape {
 };
 
 // Y[m, n] = sum over k of (A[m, k] a_scale[m, k/128]) (W[n, k] b_scale[n/128, k/128]), codes
-// read as int8 or e4m3.
+// read as int8 or e4m3: each 128-deep block's dot product of the codes, times its two scales.
 std::vector<double> brute_force(const GpuSessionInfo& s, const Shape& sh, bool int8) {
-  const auto value = [int8](unsigned char c) {
-    return int8 ? static_cast<double>(static_cast<signed char>(c)) : static_cast<double>(e4m3_to_f32(c));
+  const auto values = [int8](const std::vector<unsigned char>& codes) {
+    std::vector<double> v(codes.size());
+    for (std::size_t i = 0; i < codes.size(); ++i)
+      v[i] =
+          int8 ? static_cast<double>(static_cast<signed char>(codes[i])) : static_cast<double>(e4m3_to_f32(codes[i]));
+    return v;
   };
-  const auto &a = s.host_input("A"), &w = s.host_input("W");
+  const std::vector<double> a = values(s.host_input("A")), w = values(s.host_input("W"));
   const auto &sa = s.host_input("a_scale"), &sb = s.host_input("b_scale");
   const long kb = sh.K / 128;
   std::vector<double> out(sh.M * sh.N, 0);
   for (long m = 0; m < sh.M; ++m)
     for (long n = 0; n < sh.N; ++n) {
       double acc = 0;
-      for (long k = 0; k < sh.K; ++k)
-        acc += value(a[m * sh.K + k]) * load_elem(sa.data(), ElemType::F32, m * kb + k / 128) * value(w[n * sh.K + k]) *
-               load_elem(sb.data(), ElemType::F32, (n / 128) * kb + k / 128);
+      for (long b = 0; b < kb; ++b) {
+        const double* ar = a.data() + m * sh.K + b * 128;
+        const double* wr = w.data() + n * sh.K + b * 128;
+        double dot = 0;
+        for (int k = 0; k < 128; ++k) dot += ar[k] * wr[k];
+        acc += dot * load_elem(sa.data(), ElemType::F32, m * kb + b) *
+               load_elem(sb.data(), ElemType::F32, (n / 128) * kb + b);
+      }
       out[m * sh.N + n] = acc;
     }
   return out;
@@ -53,12 +62,13 @@ std::vector<double> brute_force(const GpuSessionInfo& s, const Shape& sh, bool i
 int validate_type(const ktune_test::Gpu& gpu, const KernelFamily& family, const std::string& q, const Tolerance& tol) {
   // The fourth splits 17 K blocks 2, 4 and 8 ways (8: three a slice, the last slice empty); the
   // last has more tiles than an H100 or H200 has SMs for every tile but 128 x 256, so that a
-  // persistent block takes one tile or two.
+  // persistent block takes one tile or two, and a last wave of 12 to 48 tiles (on 132 SMs) that
+  // PERSISTENT 2 splits 2 or 4 ways along its 9 K blocks (4: three a slice, the last empty).
   const Shape shapes[] = {{16, 200, 256, "bf16"},
                           {200, 391, 512, "bf16"},  // odd N: Y stored a value at a time
                           {130, 264, 384, "f32"},
                           {40, 136, 2176, "bf16"},
-                          {1100, 2000, 256, "bf16"}};
+                          {1100, 2000, 1152, "bf16"}};
   int validated = 0;
   for (const Shape& sh : shapes) {
     const Problem p = ktune_test::make_problem(family, {{"M", std::to_string(sh.M)},

@@ -11,6 +11,7 @@
 // (cuda/test_a8w8_blockscale_gpu).
 #include <unistd.h>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -142,18 +143,22 @@ void test_inputs() {
 
 // A producer warpgroup and BLOCK_M/64 consumers, a block per tile and K slice, or a persistent
 // grid of one block per SM (the H100's 132) taking them in turn; split K adds the launch that
-// sums the slices.
+// sums the slices, except where PERSISTENT 2 splits the last wave's tiles (they sum themselves).
 void test_launch_plan() {
   const KernelSpec s = load();
   Config c = s.family().default_config;
-  for (const auto& [bm, bn, split, persistent] :
-       {std::tuple{64, 128, 1, 0}, {128, 256, 1, 0}, {64, 64, 4, 0}, {64, 128, 1, 1}, {128, 256, 1, 1}}) {
+  for (const auto& [bm, bn, split, persistent] : {std::tuple{64, 128, 1, 0},
+                                                  {128, 256, 1, 0},
+                                                  {64, 64, 4, 0},
+                                                  {64, 128, 1, 1},
+                                                  {128, 256, 1, 1},
+                                                  {128, 128, 4, 2}}) {
     c.set("BLOCK_M", bm);
     c.set("BLOCK_N", bn);
     c.set("SPLITK", split);
     c.set("PERSISTENT", persistent);
     const auto plan = gpu::plan_build(s, s.launches(), problem(1000, 4100, 512), c, h100(), compiler());
-    CHECK_MSG(plan.launches.size() == (split > 1 ? 2u : 1u), c.key());
+    CHECK_MSG(plan.launches.size() == (split > 1 && persistent != 2 ? 2u : 1u), c.key());
     const LaunchGeometry& g = plan.launches.front().geometry;
     const std::uint64_t items = ((1000 + bm - 1) / bm) * ((4100 + bn - 1) / bn) * split;
     CHECK_MSG(g.grid[0] == (persistent ? std::min<std::uint64_t>(items, 132) : items), c.key());
@@ -172,6 +177,20 @@ void test_launch_plan() {
   CHECK(allowed(problem(4096, 7168, 2048), "PERSISTENT", 128));
   CHECK(allowed(problem(1024, 4096, 4096), "OVERLAP", 128));
   CHECK(!allowed(problem(1024, 4096, 4096), "OVERLAP", 256));
+  // The last wave split along K where its slices fit in one wave of 132 SMs: 544 tiles of
+  // 128 x 128 at 4096 x 2112 are 4 waves and 16 tiles (8 slices each: 128 items); 512 tiles of
+  // 128 x 256 at 4096^3 leave 116 and 256 of 128 x 128 at 1024 x 4096 leave 124 (2 slices each
+  // would be more than a wave).
+  const auto tail_splits = [&](const Problem& p, int bm, int bn) {
+    int most = 0;
+    for (const Config& v : s.family().default_space.enumerate(context(s, p)))
+      if (v.get("PERSISTENT") == 2 && v.get("BLOCK_M") == bm && v.get("BLOCK_N") == bn)
+        most = std::max<int>(most, v.get("SPLITK"));
+    return most;
+  };
+  CHECK(tail_splits(problem(4096, 2112, 7168), 128, 128) == 8);
+  CHECK(tail_splits(problem(4096, 4096, 4096), 128, 256) == 0);
+  CHECK(tail_splits(problem(1024, 4096, 4096), 128, 128) == 0);
   // Split K only where the tiles leave SMs idle: decode, not 512 tiles of 64 x 128 at M = 1024.
   const auto splits = [&](const Problem& p, int bm, int bn) {
     int most = 0;
@@ -259,14 +278,17 @@ int build_covering(const KernelSpec& s, const Problem& p, const Target& t) {
   return built;
 }
 
-const long kShapes[][3] = {{16, 4096, 4096}, {128, 4096, 4096}, {1024, 4096, 4096}, {100, 300, 384}};
+const std::array<long, 3> kShapes[] = {{16, 4096, 4096}, {128, 4096, 4096}, {1024, 4096, 4096}, {100, 300, 384}};
 
 // fp8: every tile shape, ring depth and promotion depth, and the reference, build for sm_90a
-// within the H100's limits; small M keeps one 64-row consumer.
+// within the H100's limits (and the last wave's splits at DeepSeek-V3's 4096 x 2112 x 7168);
+// small M keeps one 64-row consumer.
 void test_builds() {
   const KernelSpec s = load();
   int built = 0;
-  for (const auto& [M, N, K] : kShapes) {
+  std::vector<std::array<long, 3>> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.push_back({4096, 2112, 7168});
+  for (const auto& [M, N, K] : shapes) {
     const Problem p = problem(M, N, K, "fp8_e4m3", M == 100 ? "f32" : "bf16");
     CHECK_MSG(!s.family().default_space.violated(s.family().default_config, context(s, p)), p.key());
     for (const Config& c : ktune_test::a8w8_covering(s.family().default_space.enumerate(context(s, p))))

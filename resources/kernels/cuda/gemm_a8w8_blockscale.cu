@@ -19,7 +19,11 @@
 // TMA zero-fills rows past M and N; K is a multiple of 128 (a shape rule), so no K tail. SPLITK > 1 (tiles that do not
 // fill the GPU): each K slice of a tile is a work item that sums its K blocks into f32 partials of its own, and a
 // second launch adds the slices into Y. PERSISTENT 1 launches at most one block per SM, each taking items in turn, so
-// that the ring fills with a block's next tile while its consumers store the last (the spec's grid).
+// that the ring fills with a block's next tile while its consumers store the last (the spec's grid). PERSISTENT 2
+// (tiles a little past whole waves: 4.1 waves of 128 x 128 at 4096 x 2112) is PERSISTENT 1 for the whole waves' tiles
+// and SPLITK K slices of each tile of the last, partial wave, so that it takes 1/SPLITK of a tile's time where it took
+// a whole one while most SMs idled (CUTLASS's data-parallel + split-K hybrid): the slices meet in the workspace, and
+// the last to arrive adds them into Y (tail_fixup), with no second launch.
 //
 // int8 codes (KT_INT8 1) go to gemm_a8w8_blockscale_int8.cuh's kernel instead: mma.sync with
 // exact int32 sums a K block, fed by a cp.async ring; it shares the split-K reduction and the
@@ -89,20 +93,41 @@ static_assert(BN == 64 || BN == 128 || BN == 256, "64 or 128 columns divide a we
 static_assert(SPLITK >= 1, "K slices");
 static_assert(PROMOTE_K == 32 || PROMOTE_K == 64 || PROMOTE_K == 128, "whole k32 steps of one scale block");
 static_assert(OVERLAP == 0 || BN <= 128, "two partial sums of 64 floats beside 128 accumulators exceed 232 registers");
+static_assert(PERSISTENT != 2 || SPLITK > 1, "the last wave's tiles are split SPLITK ways");
+#define TILES(M, N) (((M) + BM - 1) / BM * (((N) + BN - 1) / BN))
 
-// The work of a block: item w is tile w % tiles (M fastest: blocks running together share
-// columns of W, read from DRAM once) and K slice w / tiles, its K blocks [kb0, kb0 + kbs) (a
-// slice past K's end sums nothing).
+// The tiles a PERSISTENT 2 grid (one block an SM) takes whole: the whole waves'.
+__device__ __forceinline__ int whole_tiles(int tiles) { return PERSISTENT == 2 ? tiles - tiles % gridDim.x : 0; }
+
+// Work items: PERSISTENT 0 and 1 have SPLITK of each tile (one, without split-K); PERSISTENT 2
+// the whole waves' tiles, then SPLITK of each of the last wave's.
+__device__ __forceinline__ int item_count(int M, int N) {
+  const int tiles = TILES(M, N), whole = whole_tiles(tiles);
+  return whole + (tiles - whole) * SPLITK;
+}
+
+// The work of a block: tile t (M fastest: blocks running together share columns of W, read from
+// DRAM once), K blocks [kb0, kb0 + kbs) of it; `split` items sum K slice `slice` into f32
+// partials (a slice past K's end sums nothing). Item w is tile w % tiles, slice w / tiles; with
+// PERSISTENT 2, tile w of the whole waves', then the same for the last wave's tiles.
 struct Item {
-  int m0, n0, slice, kb0, kbs;
+  int tile, m0, n0, slice, kb0, kbs;
+  bool split;
 };
 __device__ __forceinline__ Item work_item(int w, int M, int N, int kb_count) {
-  const int tiles_m = (M + BM - 1) / BM, tiles = tiles_m * ((N + BN - 1) / BN), t = w % tiles;
+  const int tiles_m = (M + BM - 1) / BM, tiles = TILES(M, N), whole = whole_tiles(tiles);
   Item it;
-  it.m0 = (t % tiles_m) * BM;
-  it.n0 = (t / tiles_m) * BN;
-  it.slice = w / tiles;
-  const int per_slice = (kb_count + SPLITK - 1) / SPLITK;
+  if (w < whole) {
+    it.tile = w;
+    it.slice = 0;
+  } else {
+    it.tile = whole + (w - whole) % (tiles - whole);
+    it.slice = (w - whole) / (tiles - whole);
+  }
+  it.split = SPLITK > 1 && (PERSISTENT != 2 || w >= whole);
+  it.m0 = (it.tile % tiles_m) * BM;
+  it.n0 = (it.tile / tiles_m) * BN;
+  const int per_slice = it.split ? (kb_count + SPLITK - 1) / SPLITK : kb_count;
   it.kb0 = it.slice * per_slice;
   it.kbs = max(0, min(kb_count - it.kb0, per_slice));
   return it;
@@ -236,24 +261,67 @@ __device__ __forceinline__ void produce_scales(const TmaRing<STAGES>& ring, int 
   }
 }
 
-// Y's tile, 16 bytes a store where rows are whole 8-column groups of bf16 (N % 8 == 0, no split
-// K); otherwise pairs (split-K's f32 partials, f32 Y, odd N).
-__device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
-                                           const Item& it, int row0, int M, int N) {
-  if (SPLITK == 1 && !KT_OUT_F32 && N % 8 == 0) {
+// A consumer warpgroup's 64 rows of Y's tile, 16 bytes a store where rows are whole 8-column
+// groups of bf16 (N % 8 == 0); otherwise pairs (f32 Y, odd N).
+__device__ __forceinline__ void store_y(const float (&acc)[BN / 2], Out* __restrict__ y, int row0, int n0, int M,
+                                        int N) {
+  if (!KT_OUT_F32 && N % 8 == 0) {
     wgmma_rows16<true>(acc, [&](int r, int c, uint4 words) {
-      if (row0 + r < M && it.n0 + c < N) *reinterpret_cast<uint4*>(y + (long)(row0 + r) * N + it.n0 + c) = words;
+      if (row0 + r < M && n0 + c < N) *reinterpret_cast<uint4*>(y + (long)(row0 + r) * N + n0 + c) = words;
     });
     return;
   }
-  // Split-K slices write f32 partials, summed into Y by gemm_a8w8_blockscale_reduce.
-  float* slice = ws + (long)it.slice * M * N;
+  wgmma_pairs(acc, [&](int r, int c, float x0, float x1) { store_pair(y, M, N, row0 + r, n0 + c, x0, x1); });
+}
+
+// PERSISTENT 2: the last wave's K slices of a tile meet here. Each consumer warpgroup stores its
+// 64 rows' partial sums in its slice of ws, then counts itself in on the counter of its rows
+// (after ws's SPLITK slices); the last of the SPLITK to arrive adds every slice into Y in slice
+// order, its own from registers (the same sum whichever arrives last), and sets the counter back
+// to 0 for the next launch (the workspace is zeroed when it is allocated).
+__device__ __forceinline__ void tail_fixup(float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
+                                           const Item& it, int row0, int M, int N, int wg) {
+  const long total = (long)M * N;
   wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
-    if (SPLITK == 1)
-      store_pair(y, M, N, row0 + r, it.n0 + c, x0, x1);
-    else
-      store_pair(slice, M, N, row0 + r, it.n0 + c, x0, x1);
+    store_pair(ws + it.slice * total, M, N, row0 + r, it.n0 + c, x0, x1);
   });
+  __shared__ int last[CONSUMERS];
+  int* counter = reinterpret_cast<int*>(ws + SPLITK * total) + it.tile * CONSUMERS + (wg - 1);
+  __threadfence();                                        // this thread's partials, before the count
+  asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");  // named barrier wg (1..): this warpgroup
+  if (threadIdx.x % 128 == 0) last[wg - 1] = atomicAdd(counter, 1) == SPLITK - 1;
+  asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");
+  if (!last[wg - 1]) return;
+  __threadfence();  // the others' partials, after their count
+  wgmma_pairs(acc, [&](int r, int c, float& x0, float& x1) {
+    const long at = (long)(row0 + r) * N + it.n0 + c;
+    if (row0 + r >= M || it.n0 + c >= N) return;
+    float s0 = 0.f, s1 = 0.f;
+    for (int s = 0; s < SPLITK; ++s) {
+      const bool mine = s == it.slice;
+      s0 += mine ? x0 : __ldcg(ws + s * total + at);
+      s1 += mine ? x1 : (it.n0 + c + 1 < N ? __ldcg(ws + s * total + at + 1) : 0.f);
+    }
+    x0 = s0;
+    x1 = s1;
+  });
+  store_y(acc, y, row0, it.n0, M, N);
+  if (threadIdx.x % 128 == 0) *counter = 0;
+}
+
+// A consumer warpgroup's 64 rows of an item's tile: into Y, or (split K) into its slice of f32
+// partials, summed into Y by gemm_a8w8_blockscale_reduce or, with PERSISTENT 2, tail_fixup.
+__device__ __forceinline__ void store_tile(float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
+                                           const Item& it, int row0, int M, int N, int wg) {
+  if (!it.split) {
+    store_y(acc, y, row0, it.n0, M, N);
+  } else if (PERSISTENT == 2) {
+    tail_fixup(acc, y, ws, it, row0, M, N, wg);
+  } else {
+    wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
+      store_pair(ws + (long)it.slice * M * N, M, N, row0 + r, it.n0 + c, x0, x1);
+    });
+  }
 }
 
 // Items blockIdx.x, blockIdx.x + gridDim.x, ...: one a block, or (a persistent grid of at most
@@ -264,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                          const float* __restrict__ a_scale, const float* __restrict__ b_scale, Out* __restrict__ y,
                          float* __restrict__ ws, int M, int N, int K) {
   const int kb_count = K / SCALE_BLOCK, nb_count = (N + SCALE_BLOCK - 1) / SCALE_BLOCK;
-  const int items = ((M + BM - 1) / BM) * ((N + BN - 1) / BN) * SPLITK;
+  const int items = item_count(M, N);
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
@@ -308,7 +376,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
     k_loop(acc, ring, g, it.kbs, a_base, sB, sS, rows, tid % 128 == 0);
     g += it.kbs;
-    store_tile(acc, y, ws, it, it.m0 + (wg - 1) * 64, M, N);
+    store_tile(acc, y, ws, it, it.m0 + (wg - 1) * 64, M, N, wg);
   }
 }
 
