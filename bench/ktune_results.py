@@ -2,7 +2,8 @@
 bench/triton/paged_compare.py): one reader of results.json, so every table quotes the same number,
 the winner's median latency as the run re-measured it, and the workload seed its inputs were
 drawn from (run_metadata.json): a baseline set beside it must have drawn the same (a MoE routing
-or a page table is generated from that seed and the problem's key)."""
+is generated from that seed and its experts, tokens and topk, a page table from that seed and the
+problem's key)."""
 import json
 import os
 from collections import namedtuple

@@ -2,11 +2,11 @@
 """The baselines of the CUDA grouped_gemm family, timed in the same device call as its tune:
 torch._grouped_mm (one grouped call; CUTLASS underneath), a loop of per-expert torch.mm
 (cuBLAS) and cuBLAS's own grouped GEMM (cublasGemmGroupedBatchedEx, bench/cuda/cublas_grouped.py:
-checked against the loop's output before it is timed), for Unsloth's three passes, on exactly the routing a ktune run of the same key makes
-(bench/cuda/moe_routing.py: the spec's "route" argument, from the workload --seed, default 0 as ktune's
---workload-seed;
-the routing depends on it, at decode even which experts are read: 7 of 8 at seed 0 and 8 at seed 1
-for the fwd pass, so a run of another seed is a different workload, which grouped_report.py refuses):
+checked against the loop's output before it is timed), for Unsloth's three passes, on exactly the routing a ktune run of the same shape makes
+(bench/cuda/moe_routing.py: the spec's "route" argument, one for the three passes, from the shape's
+experts, tokens and topk and the workload --seed, default 0 as ktune's --workload-seed; the routing
+depends on it, at decode even which experts are read: 6 of 8 at seed 0, 7 at seed 1 and 8 at seed 2,
+so a run of another seed is a different workload, which grouped_report.py refuses):
   fwd  y_e  = x_e w_e^T     (x rows gathered into expert order first: the unfused input)
   dX   dx_e = dy_e w_e
   dW   dw_e = dy_e^T x_e    (groups along the token dimension)
@@ -126,9 +126,9 @@ def main():
     for name in a.shapes.split(","):
         E, T, k, H, I = SHAPES[name]
         xs, w, dys = operands(E, T, k, H, I, dtype)
+        _, offsets, _ = moe_routing.routing({"experts": E, "tokens": T, "topk": k}, a.seed)  # the passes share it
         for p in ("fwd", "dX", "dW"):
             fields = {"experts": E, "tokens": T, "topk": k, "hidden": H, "intermediate": I, "dtype": a.dtype, "pass": p}
-            _, offsets, _ = moe_routing.routing(fields, a.seed)
             key = ",".join("%s=%s" % kv for kv in fields.items())
             read = (xs if p != "dX" else None, w if p != "dW" else None, dys if p != "fwd" else None)
             grouped, loop = baseline(p, *read, offsets)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """ktune's MoE routing (core/src/moe_routing.cpp) in Python, stdlib only, so a baseline script
-routes exactly the tokens a ktune run of the same key routes: the spec's "route" argument is
-generated from seed ^ fnv1a64(problem key + "/route") (core/src/spec_inputs.cpp), by
-generate(experts, tokens, topk, that seed). tests/python/test_moe_routing.py pins it against the
-C++ values.
+routes exactly the tokens a ktune run of the same shape routes. One rule everywhere (the CPU
+family, a kernel spec's "routing" argument, this port): generate(experts, tokens, topk,
+moe_routing_seed(workload seed, experts, tokens, topk)). The pass, the sizes, the dtype and a
+tensor-parallel split do not enter, so fwd, dX and dW of one layer share its routing, as a real MoE
+layer's passes do. tests/python/test_moe_routing.py pins it against the C++ values.
 
-routing(key_fields, seed=0, key=None) -> (expert per routed row, offsets, rows in expert order)"""
+routing(key_fields, seed=0) -> (expert per routed row, offsets, rows in expert order)"""
 import math
 
 MASK = (1 << 64) - 1
@@ -30,6 +31,10 @@ def fnv1a64(data, h=0xCBF29CE484222325):
     for b in data.encode():
         h = ((h ^ b) * 0x100000001B3) & MASK
     return h
+
+
+def moe_routing_seed(workload_seed, experts, tokens, topk):
+    return workload_seed ^ fnv1a64("moe_routing experts=%d tokens=%d topk=%d" % (experts, tokens, topk))
 
 
 def generate(experts, tokens, topk, seed):
@@ -80,11 +85,10 @@ def expert_order(expert, experts):
     return offsets, rows
 
 
-def routing(fields, seed=0, key=None):
-    """fields: the problem's key fields in the family's order, e.g. {"experts": 8, ..., "pass": "fwd"};
-    key: ktune's problem key when it is more than those fields joined (",tp=2/out" under --tp-size)."""
-    if key is None:
-        key = ",".join("%s=%s" % (k, v) for k, v in fields.items())
-    expert = generate(int(fields["experts"]), int(fields["tokens"]), int(fields["topk"]), seed ^ fnv1a64(key + "/route"))
-    offsets, rows = expert_order(expert, int(fields["experts"]))
+def routing(fields, seed=0):
+    """fields: the problem's key fields, e.g. {"experts": 8, "tokens": 16, "topk": 2, ...} (the others are
+    not read); seed: the run's workload seed (ktune's --workload-seed)."""
+    experts, tokens, topk = int(fields["experts"]), int(fields["tokens"]), int(fields["topk"])
+    expert = generate(experts, tokens, topk, moe_routing_seed(seed, experts, tokens, topk))
+    offsets, rows = expert_order(expert, experts)
     return expert, offsets, rows

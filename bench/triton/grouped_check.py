@@ -66,8 +66,7 @@ def main():
     for fields, why in SHAPES:
         for pass_ in ("fwd", "dX", "dW"):
             problem = {**fields, "pass": pass_}
-            key = ",".join(f"{k}={v}" for k, v in problem.items())
-            x = gg.inputs(problem, 0, key)
+            x = gg.inputs(problem, 0)
             ref = gg.reference(problem, x)
             for c in covering(gg.configs(gg.SPACE, problem, props), args.quick, args.sample, rng):
                 name = f"{pass_} {why} " + " ".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in c.items())

@@ -7,6 +7,7 @@
 
 #include "ktune/error.h"
 #include "ktune/host_data.h"
+#include "ktune/kernel_spec.h"
 
 namespace ktune {
 
@@ -60,6 +61,12 @@ MoeRouting generate_moe_routing(long experts, long tokens, long topk, std::uint6
   }
   sort_moe_routing(r);
   return r;
+}
+
+std::uint64_t moe_routing_seed(std::uint64_t workload_seed, long experts, long tokens, long topk) {
+  // A hash of the counts as text, which a script ports in a line (bench/cuda/moe_routing.py).
+  return workload_seed ^ fnv1a64("moe_routing experts=" + std::to_string(experts) +
+                                 " tokens=" + std::to_string(tokens) + " topk=" + std::to_string(topk));
 }
 
 void sort_moe_routing(MoeRouting& r) {

@@ -82,7 +82,10 @@ struct Generator {
     return bytes_of(table.table);
   }
 
-  std::vector<unsigned char> routing(const SpecArgument& a, ElemType t, std::uint64_t count, std::uint64_t seed) {
+  // Drawn from the workload seed and the counts alone (moe_routing_seed), not from the argument's
+  // seed: the key's other fields (pass, hidden, dtype, a tp split) would route one layer's passes apart.
+  std::vector<unsigned char> routing(const SpecArgument& a, ElemType t, std::uint64_t count,
+                                     std::uint64_t workload_seed) {
     if (t != ElemType::I32) throw InputError(culprit(a) + ": a routing is i32, not " + to_string(t));
     const std::int64_t experts = integer(a, "routing.experts", a.init.experts);
     const std::int64_t topk = integer(a, "routing.topk", a.init.topk);
@@ -91,7 +94,9 @@ struct Generator {
                        "\") is not a multiple of topk " + std::to_string(topk) + " (\"" + a.init.topk +
                        "\"): a routing holds topk experts per token");
     try {
-      routings_[a.name] = generate_moe_routing(experts, static_cast<long>(count / topk), topk, seed);
+      const long tokens = static_cast<long>(count / topk);
+      routings_[a.name] =
+          generate_moe_routing(experts, tokens, topk, moe_routing_seed(workload_seed, experts, tokens, topk));
     } catch (const InputError& e) {
       throw InputError(culprit(a) + " for " + p.key() + ": " + e.what());
     }
@@ -152,7 +157,7 @@ struct Generator {
     else if (a.init.kind == ArgInit::Kind::PageTable)
       data = page_table(a, t, count, arg_seed);
     else if (a.init.kind == ArgInit::Kind::Routing)
-      data = routing(a, t, count, arg_seed);
+      data = routing(a, t, count, seed);
     else if (a.init.kind == ArgInit::Kind::ExpertOffsets || a.init.kind == ArgInit::Kind::ExpertOrder)
       data = expert_view(a, t, count);
     else if (a.init.kind == ArgInit::Kind::File)

@@ -13,7 +13,8 @@ intermediate] with R = tokens * topk routed rows, row r = t * topk + j being tok
 pass=fwd: y[r] = x[t] w_e^T; dX: dx[r] = dy[r] w_e; dW: dw_e = sum over e's rows of dy[r]^T x[t]
 (an expert nobody chose gets zeros). The routing is ktune's (bench/cuda/moe_routing.py: topk
 distinct experts a token, 1/rank^1.5 popularity, so hot and empty experts), drawn from the workload
-seed ^ fnv1a64(problem key + "/route") exactly as the CUDA spec's "route" argument is; x, w and dy are
+seed, experts, tokens and topk exactly as the CUDA spec's "route" argument and the CPU family draw
+it, so the three passes of a shape share one routing, as a MoE layer's do; x, w and dy are
 uniform in [-1, 1] from a torch generator seeded with the workload seed. Each config is validated
 against per-expert torch.mm in f32 with the run's tolerance (--atol, --rtol, --max-mismatch).
 
@@ -136,23 +137,20 @@ SHARDING = triton_common.SHARDING
 
 # --- the workload: the routing in plain Python, tensors in torch --------------------------------
 
-def routing(problem, seed, key=None):
+def routing(problem, seed):
     """(expert of each routed row, offsets (experts + 1), routed rows in expert order), as the CUDA spec
-    routes `problem` for the workload `seed`: `key` is ktune's problem key (the fields joined in the
-    family's order when None)."""
-    order = [f["name"] for f in spec_family()[1]]
-    fields = {name: problem[name] for name in order if name in problem}
-    return moe_routing.routing(fields, seed, key)
+    routes `problem` for the workload `seed`."""
+    return moe_routing.routing(problem, seed)
 
 
-def workload(problem, seed, key=None, device="cuda"):
+def workload(problem, seed, device="cuda"):
     """The routing (expert: each routed row's; the expert order as int32 offsets, rows and toks = rows //
     topk; rows_long for index_copy_) and the operands the pass reads, uniform in [-1, 1]: x [tokens,
     hidden] (fwd, dW), w [experts, intermediate, hidden] (fwd, dX), dy [R, intermediate] (dX, dW)."""
     p = problem
     experts, tokens, topk, hidden, inter = (p[k] for k in ("experts", "tokens", "topk", "hidden", "intermediate"))
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[p.get("dtype", "bf16")]
-    expert, offsets, rows = routing(p, seed, key)
+    expert, offsets, rows = routing(p, seed)
     rows_long = torch.tensor(rows, dtype=torch.int64, device=device)
     x = {"expert": torch.tensor(expert, dtype=torch.int64, device=device), "offsets_list": offsets,
          "offsets": torch.tensor(offsets, dtype=torch.int32, device=device), "rows_long": rows_long,
@@ -425,8 +423,8 @@ class Launch:
         return b["out"]
 
 
-def inputs(problem, seed, key):
-    x = workload(problem, seed, key, "cuda")
+def inputs(problem, seed):
+    x = workload(problem, seed, "cuda")
     x["programs"] = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     x["stand_in"] = x["w"] if "w" in x else x["dy"]
     return x

@@ -1,18 +1,23 @@
 // The CPU grouped_gemm (MoE) family: per-pass spaces and Unsloth's permute rule, every config of
 // reduced spaces validated with empty experts, the kernel and the f64 reference checked against
-// a brute-force loop on a tiny routing (and a corrupted routing caught), bad shapes, and a small
-// tune of each pass end to end.
+// a brute-force loop on a tiny routing (and a corrupted routing caught), the routing shared by the
+// passes and with the CUDA spec, bad shapes, and a small tune of each pass end to end.
 #include <QtTest>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <random>
 #include <set>
 
 #include "cpu_test_support.h"
 #include "grouped_gemm.h"
 #include "ktune/backends/cpu.h"
+#include "ktune/backends/cuda_spec.h"
 #include "ktune/error.h"
+#include "ktune/kernel_spec.h"
+#include "ktune/spec_inputs.h"
 #include "ktune/tuner.h"
 #include "reference.h"
 
@@ -266,6 +271,25 @@ class TestGroupedGemm : public QObject {
         QVERIFY2(max_diff(truth, out.data()) > 1e-2, qPrintable(QString::fromStdString(c.key())));
       }
     }
+  }
+
+  // One routing per shape and workload seed whatever the pass, as a MoE layer's passes share one,
+  // and the routing the CUDA spec generates for that shape (its key has bf16 where this one has
+  // f32, and other sizes here): the CPU and GPU families time the same experts' rows.
+  void routesAsTheKernelSpecDoes() {
+    const KernelSpec spec = KernelSpec::load(
+        std::filesystem::path(KTUNE_SOURCE_DIR) / "resources/kernels/cuda/grouped_gemm.json", cuda_spec_dialect());
+    Problem gpu = moe(8, 16, 2, 32, 64, "dX");
+    gpu.family = spec.family().name;
+    gpu.set("dtype", "bf16");
+    const SpecInputs in = generate_spec_inputs(spec, gpu, {}, 9);
+    const HostInput& route = in.inputs.at("route");
+    std::vector<std::int32_t> spec_route(route.data.size() / sizeof(std::int32_t));
+    std::memcpy(spec_route.data(), route.data.data(), route.data.size());
+    QCOMPARE(spec_route.size(), std::size_t(32));
+    for (const char* pass : {"fwd", "dX", "dW"})
+      QCOMPARE(grouped_gemm_routing(moe(8, 16, 2, 16, 16, pass), 9).expert, spec_route);
+    QVERIFY(grouped_gemm_routing(moe(8, 16, 2, 16, 16, "fwd"), 10).expert != spec_route);
   }
 
   void bothPermutesRefused() {

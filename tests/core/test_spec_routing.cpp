@@ -1,9 +1,11 @@
 // Mixture-of-experts routing, the workload of grouped GEMM: the core's generator (topk distinct
 // experts a token, skewed so that a few experts are hot and some are empty, the same on every
 // machine) and a kernel spec's "routing", "expert_offsets" and "expert_order" inputs generated
-// from it, the variable a routing publishes, and the parser's and generator's refusals.
+// from it, the variable a routing publishes, and the parser's and generator's refusals. A routing
+// follows the workload seed and the counts alone: every pass of a shape shares it.
 #include <QtTest>
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include "ktune/host_data.h"
 #include "ktune/kernel_spec.h"
 #include "ktune/moe_routing.h"
+#include "ktune/problem.h"
 #include "ktune/spec_inputs.h"
 #include "store_test_support.h"
 
@@ -48,14 +51,20 @@ KernelSpec spec(const nlohmann::json& j) {
   return KernelSpec::from_json(j, ".", cuda_spec_dialect(), "moe.json", &files);
 }
 
-Problem problem(long experts, long tokens, long topk) {
+Problem problem(long experts, long tokens, long topk, long hidden = 8) {
   Problem p;
   p.family = "moe";
   p.fields = {{"experts", std::to_string(experts)},
               {"tokens", std::to_string(tokens)},
               {"topk", std::to_string(topk)},
-              {"hidden", "8"}};
+              {"hidden", std::to_string(hidden)}};
   return p;
+}
+
+// The built-in CUDA grouped GEMM's spec (only its parser and input generator run here).
+KernelSpec cuda_grouped_gemm() {
+  return KernelSpec::load(std::filesystem::path(KTUNE_SOURCE_DIR) / "resources/kernels/cuda/grouped_gemm.json",
+                          cuda_spec_dialect());
 }
 
 std::vector<std::int32_t> values(const HostInput& in) {
@@ -144,14 +153,59 @@ class TestSpecRouting : public QObject {
     QCOMPARE(values(in.inputs.at("tokens_of")), r.token);
     QCOMPARE(in.variables.at("route_busiest"), static_cast<double>(r.busiest()));
     // Pinned, as bench/cuda/moe_routing.py (tests/python/test_moe_routing.py) computes them for
-    // this key and seed: the baseline scripts route exactly what a run routes.
+    // these counts and seed: the baseline scripts route exactly what a run routes.
     QCOMPARE(std::vector<std::int32_t>(r.expert.begin(), r.expert.begin() + 8),
-             (std::vector<std::int32_t>{3, 5, 6, 0, 10, 6, 3, 11}));
+             (std::vector<std::int32_t>{12, 9, 10, 7, 11, 12, 9, 2}));
     QCOMPARE(std::vector<std::int32_t>(offsets.begin(), offsets.begin() + 5),
-             (std::vector<std::int32_t>{0, 27, 39, 71, 359}));
-    // Another problem, another routing; the same problem and seed, the same one.
-    QVERIFY(generate_spec_inputs(s, problem(16, 300, 4), {}, 5).inputs.at("route").data == in.inputs.at("route").data);
-    QVERIFY(generate_spec_inputs(s, problem(16, 300, 4), {}, 6).inputs.at("route").data != in.inputs.at("route").data);
+             (std::vector<std::int32_t>{0, 21, 90, 121, 132}));
+    // The same counts and seed, the same routing, whatever the other key fields; another seed, another.
+    const auto route = [&](const Problem& p, std::uint64_t seed) {
+      return generate_spec_inputs(s, p, {}, seed).inputs.at("route").data;
+    };
+    QVERIFY(route(problem(16, 300, 4), 5) == in.inputs.at("route").data);
+    QVERIFY(route(problem(16, 300, 4, 64), 5) == in.inputs.at("route").data);
+    QVERIFY(route(problem(16, 300, 4), 6) != in.inputs.at("route").data);
+  }
+
+  // A real MoE layer's forward and backward passes share one routing, so the spec's fwd, dX and dW
+  // of a shape (and its other dtype, another hidden size, a tensor-parallel split) route alike: at
+  // decode (8 experts, 16 tokens, top-2) and seed 1 a routing per key had fwd read 8 experts' weights
+  // and dX 7.
+  void everyPassOfAShapeSharesItsRouting() {
+    const KernelSpec s = cuda_grouped_gemm();
+    const auto route = [&](const std::string& shape, int tp_size = 1, TpSplitDim dim = TpSplitDim::None) {
+      const std::vector<Problem> p = expand_shape(s.family(), shape, tp_size, dim);
+      return values(generate_spec_inputs(s, p.at(0), {}, 7).inputs.at("route"));
+    };
+    const std::string decode = "experts=8 tokens=16 topk=2 intermediate=64 ";
+    const auto fwd = route(decode + "hidden=32 dtype=bf16 pass=fwd");
+    QCOMPARE(fwd, generate_moe_routing(8, 16, 2, moe_routing_seed(7, 8, 16, 2)).expert);
+    QCOMPARE(route(decode + "hidden=32 dtype=bf16 pass=dX"), fwd);
+    QCOMPARE(route(decode + "hidden=32 dtype=bf16 pass=dW"), fwd);
+    QCOMPARE(route(decode + "hidden=64 dtype=f16 pass=dX"), fwd);
+    QCOMPARE(route(decode + "hidden=32 dtype=bf16 pass=fwd", 2, TpSplitDim::Out), fwd);
+    QCOMPARE(route(decode + "hidden=32 dtype=bf16 pass=dW", 2, TpSplitDim::In), fwd);
+  }
+
+  // The workload seed and each count enter the routing's seed: another of any is another routing.
+  // Tokens must enter it even though more tokens only add draws: without it, 301 tokens would
+  // begin with 300 tokens' routing.
+  void routingFollowsTheSeedAndEachCount() {
+    const auto expert = [](std::uint64_t seed, long experts, long tokens, long topk) {
+      return generate_moe_routing(experts, tokens, topk, moe_routing_seed(seed, experts, tokens, topk)).expert;
+    };
+    const std::vector<std::int32_t> base = expert(5, 16, 300, 4);
+    QCOMPARE(expert(5, 16, 300, 4), base);
+    QVERIFY(expert(6, 16, 300, 4) != base);
+    QVERIFY(expert(5, 17, 300, 4) != base);
+    const std::vector<std::int32_t> more = expert(5, 16, 301, 4);
+    QVERIFY(std::vector<std::int32_t>(more.begin(), more.begin() + 1200) != base);
+    const std::vector<std::int32_t> fewer = expert(5, 16, 400, 3);
+    QVERIFY(std::vector<std::int32_t>(fewer.begin(), fewer.begin() + 1200) != base);
+    const std::uint64_t seed = moe_routing_seed(5, 16, 300, 4);
+    for (const std::uint64_t other : {moe_routing_seed(6, 16, 300, 4), moe_routing_seed(5, 17, 300, 4),
+                                      moe_routing_seed(5, 16, 301, 4), moe_routing_seed(5, 16, 300, 3)})
+      QVERIFY(other != seed);
   }
 
   void generationRefusesWhatCannotHold() {

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """bench/cuda/moe_routing.py, the Python port of ktune's MoE routing that the grouped GEMM
 baselines use, against values pinned by the C++ tests (tests/core/test_spec_routing.cpp): the
-generator alone, and a spec's "route" argument for a key and a workload seed. The port routes
-exactly what a ktune run routes, or this fails."""
+generator alone, and a spec's "route" argument for its counts and a workload seed, which every
+pass of the shape shares. The port routes exactly what a ktune run routes, or this fails."""
 import os
 import sys
 import unittest
@@ -19,10 +19,22 @@ class MoeRoutingTest(unittest.TestCase):
 
     def test_spec_route_matches_a_run(self):
         expert, offsets, rows = moe_routing.routing({"experts": 16, "tokens": 300, "topk": 4, "hidden": 8}, 5)
-        self.assertEqual(expert[:8], [3, 5, 6, 0, 10, 6, 3, 11])
-        self.assertEqual(offsets[:5], [0, 27, 39, 71, 359])
+        self.assertEqual(expert[:8], [12, 9, 10, 7, 11, 12, 9, 2])
+        self.assertEqual(offsets[:5], [0, 21, 90, 121, 132])
         self.assertEqual(sorted(rows), list(range(1200)))
         self.assertTrue(all(expert[rows[s]] == e for e in range(16) for s in range(offsets[e], offsets[e + 1])))
+
+    def test_the_seed_is_the_cores(self):
+        self.assertEqual(moe_routing.moe_routing_seed(5, 16, 300, 4), 961920147714475502)
+
+    def test_only_the_seed_and_the_counts_route(self):
+        fields = {"experts": 8, "tokens": 16, "topk": 2, "hidden": 4096, "intermediate": 14336, "dtype": "bf16"}
+        fwd = moe_routing.routing({**fields, "pass": "fwd"}, 0)
+        self.assertEqual(moe_routing.routing({**fields, "pass": "dX"}, 0), fwd)
+        self.assertEqual(moe_routing.routing({**fields, "pass": "dW", "hidden": 2048, "dtype": "f16"}, 0), fwd)
+        self.assertNotEqual(moe_routing.routing({**fields, "pass": "fwd"}, 1), fwd)
+        for count in ("experts", "tokens", "topk"):
+            self.assertNotEqual(moe_routing.routing({**fields, count: fields[count] + 1}, 0)[0][:32], fwd[0])
 
     def test_distinct_and_refused(self):
         expert = moe_routing.generate(8, 50, 3, 1)

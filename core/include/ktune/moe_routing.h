@@ -4,6 +4,12 @@
 // distinct experts, popularity skewed as a real router's is, so a few experts are hot and, with
 // many experts, some get no rows at all. The draws come from host_data's counter-based generator:
 // a seed gives the same routing on every machine and standard library.
+//
+// Which routing a problem gets follows one rule everywhere (the CPU family, kernel specs, and the
+// Python port the baselines and the Triton worker use, bench/cuda/moe_routing.py): the workload
+// seed and the counts that shape a routing (moe_routing_seed), nothing else. A real MoE layer's
+// forward and backward passes share one routing, so fwd, dX and dW of one shape are timed on the
+// same experts' rows, and the CPU and GPU families of one key on the same work.
 #include <cstdint>
 #include <vector>
 
@@ -25,6 +31,12 @@ struct MoeRouting {
 // experts without replacement in proportion to it. Throws InputError when topk > experts or a
 // count is not positive.
 MoeRouting generate_moe_routing(long experts, long tokens, long topk, std::uint64_t seed);
+
+// The seed generate_moe_routing draws a problem's routing from, for the run's workload seed. Only
+// the counts enter, not the pass, hidden, intermediate, dtype or a tensor-parallel split: those
+// change what is computed on the routed rows, not which expert a token picks, and a key field that
+// entered would give one layer's passes (or its CPU and GPU families) different experts to read.
+std::uint64_t moe_routing_seed(std::uint64_t workload_seed, long experts, long tokens, long topk);
 
 // Fills offset, row and token from `expert` (exposed so tests can route by hand).
 void sort_moe_routing(MoeRouting& r);

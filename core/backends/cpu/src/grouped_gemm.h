@@ -21,6 +21,7 @@
 
 #include "gemm.h"
 #include "ktune/moe_routing.h"
+#include "ktune/problem.h"
 
 namespace ktune::cpu {
 
@@ -31,6 +32,11 @@ MoePass moe_pass_from_string(const std::string& s);
 // Which expert each routed row goes to, and the rows in expert order: the core's generator, which
 // kernel specs share (ktune/moe_routing.h).
 using Routing = MoeRouting;
+
+// The routing the family measures `problem` on for the run's workload seed: its experts, tokens and
+// topk through the seed rule kernel specs use too (moe_routing_seed), so that every pass of a shape,
+// and a GPU spec's run of it, time the same experts' rows. InputError for a count out of range.
+Routing grouped_gemm_routing(const Problem& problem, std::uint64_t workload_seed);
 
 struct GroupedPlan {
   GemmPlan gemm;

@@ -18,7 +18,8 @@ KernelFamily grouped_gemm_family() {
   f.name = "grouped_gemm";
   f.backend = "cpu";
   f.description =
-      "MoE grouped GEMM, f32, as Unsloth's: tokens routed to topk experts (seeded, skewed loads, empty experts); "
+      "MoE grouped GEMM, f32, as Unsloth's: tokens routed to topk experts (seeded, skewed loads, empty experts; one "
+      "routing per experts/tokens/topk and workload seed, shared by the passes and by kernel specs); "
       "pass=fwd y = x w_e^T, dX dx = dy w_e, dW dw_e = dy_e^T x_e, each tuned on its own. permute_x / permute_y "
       "fuse the x-side / y-side permutation into the packing or the stores instead of a separate pass. Unsloth's "
       "TMA flags (use_tma_load_x/w/dy, use_tma_store) are GPU-only and have no CPU meaning, so this space has none";
@@ -102,7 +103,7 @@ class GroupedGemmSession final : public CpuSession {
     shape_.intermediate = positive_field(problem, "intermediate");
     require_text(problem, "dtype", "f32");
     shape_.pass = moe_pass_from_string(problem.field("pass"));
-    routing_ = generate_moe_routing(E, T, k, seed ^ 0x9e3779b97f4a7c15ULL);  // topk > experts: InputError
+    routing_ = grouped_gemm_routing(problem, seed);  // topk > experts: InputError
     const double H = shape_.hidden, I = shape_.intermediate, R = double(T) * k;
     const double out = shape_.pass == MoePass::Fwd ? R * I : shape_.pass == MoePass::DX ? R * H : E * I * H;
     // Inputs (at most x, w and dy), output, the f64 reference and the three scratch buffers.
@@ -191,6 +192,12 @@ class GroupedGemmSession final : public CpuSession {
 };
 
 }  // namespace
+
+Routing grouped_gemm_routing(const Problem& problem, std::uint64_t workload_seed) {
+  const long E = positive_field(problem, "experts"), T = positive_field(problem, "tokens");
+  const long k = positive_field(problem, "topk");
+  return generate_moe_routing(E, T, k, moe_routing_seed(workload_seed, E, T, k));
+}
 
 CpuFamily grouped_gemm_cpu_family() { return make_cpu_family<GroupedGemmSession>(grouped_gemm_family); }
 
