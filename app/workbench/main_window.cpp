@@ -36,6 +36,7 @@
 #include "ktune/widgets/trials_page.h"
 #include "ktune/widgets/tune_worker.h"
 #include "ktune/widgets/worker_panel.h"
+#include "ktune/workload_rules.h"
 
 using namespace ktune;
 using namespace ktune::gui;
@@ -407,6 +408,8 @@ void MainWindow::resumeRun() {
                        ", which this machine does not have; resume it there");
     TuneRequest request;
     request.family = backend->family(meta.family);
+    // The tuner refuses it too, but here it is a reason not to resume, not a run that failed.
+    check_workload_rules(meta, document_->dir().string(), request.family);
     request.settings() = meta.settings();
     request.run_dir = document_->dir();
     request.resume = true;

@@ -10,6 +10,10 @@ routing(key_fields, seed=0) -> (expert per routed row, offsets, rows in expert o
 import math
 
 MASK = (1 << 64) - 1
+# The version of ktune's workload rules (core/include/ktune/workload_rules.h) that made this the
+# routing: a worker built on it says so in its hello (workload_rules_since), and ktune refuses to
+# resume a run of it made under older rules.
+WORKLOAD_RULES = 2
 
 
 def splitmix64(x):

@@ -19,6 +19,7 @@
 #include "ktune/files.h"
 #include "ktune/json_read.h"
 #include "ktune/kernel_spec.h"
+#include "ktune/workload_rules.h"
 
 namespace ktune {
 
@@ -574,6 +575,8 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
     each_of(root, "arguments", "a non-empty array of buffers and scalars",
             [&](const JsonPath& a) { read.argument(a); });
     read.one_output(root["arguments"]);
+    for (const auto& a : s.arguments())
+      if (a.init.kind == ArgInit::Kind::Routing) s.family_.workload_rules_since = kMoeRoutingRules;
     each_of(root, "launches", "a non-empty array of {entry, grid, block, shared_bytes, args, when}",
             [&](const JsonPath& l) { read.launch(l); });
     if (const auto r = root.find("reference")) read.reference(*r);

@@ -77,6 +77,10 @@ void check_same_run(const Shard& first, const Shard& other) {
   if (a.backend != b.backend) refuse("the backend", a.backend, b.backend);
   if (a.device.slug() != b.device.slug()) refuse("the device", a.device.name, b.device.name);
   if (a.shard.count != b.shard.count) refuse("the shard count", a.shard.to_string(), b.shard.to_string());
+  // As the workload seed (a setting, below): trials measured on other inputs are not one run's.
+  if (a.workload_rules != b.workload_rules)
+    refuse("the workload rules its inputs were made under (workload_rules)", std::to_string(a.workload_rules),
+           std::to_string(b.workload_rules));
   RunSettings sb = b.settings();
   sb.shard = a.shard;
   if (const auto diffs = differences(a.settings(), sb); !diffs.empty())

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -63,6 +64,7 @@ json RunMetadata::to_json() const {
             {"versions", versions_json},  {"started_at", started_at},
             {"finished_at", finished_at}, {"state", state}};
   j.update(RunSettings::to_json());
+  j["workload_rules"] = workload_rules;
   if (!working_directory.empty()) j["working_directory"] = working_directory;
   if (!merged_from.empty()) j["merged_from"] = merged_from;
   if (!family_description.is_null()) j["family_description"] = family_description;
@@ -100,6 +102,14 @@ RunMetadata RunMetadata::from_json(const json& j) {
   m.state = root["state"].string();
   if (!kRunStates.count(m.state))
     root["state"].fail("'" + m.state + "' is not one of running, finished, cancelled, failed");
+  if (const auto rules = root.find("workload_rules")) {
+    const std::int64_t v = rules->integer();
+    if (v < 1 || v > std::numeric_limits<int>::max())
+      rules->fail(std::to_string(v) + " is not a version of the workload rules (a whole number from 1)");
+    m.workload_rules = static_cast<int>(v);
+  } else {
+    m.workload_rules = 1;
+  }
   if (root.has("merged_from"))
     for (std::size_t i = 0; i < root["merged_from"].size(); ++i)
       m.merged_from.push_back(root["merged_from"][i].object());

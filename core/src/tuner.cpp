@@ -12,6 +12,7 @@
 #include "ktune/run_options.h"
 #include "ktune/run_store.h"
 #include "ktune/version.h"
+#include "ktune/workload_rules.h"
 #include "winner_round.h"
 
 namespace ktune {
@@ -77,6 +78,7 @@ void check_resume(const TuneRequest& req, const std::vector<Problem>& problems) 
   const RunMetadata run = RunStore::read_metadata(req.run_dir);
   if (run.family != req.family.name)
     throw InputError("cannot resume " + req.run_dir.string() + ": it tuned " + run.family + ", not " + req.family.name);
+  check_workload_rules(run, req.run_dir.string(), req.family);
   RunSettings asked = req.settings();
   asked.problems = problems;
   const auto diffs = differences(run, asked);

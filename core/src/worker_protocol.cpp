@@ -7,6 +7,7 @@
 #include "json_path.h"
 #include "ktune/error.h"
 #include "ktune/version.h"
+#include "ktune/workload_rules.h"
 
 namespace ktune::worker {
 
@@ -118,6 +119,9 @@ json family_to_json(const KernelFamily& f) {
   // A spec family's derived launch limits travel with it, so that an isolated run (whose family
   // comes from its measuring child) still adds them to a --space file (KernelFamily::user_space).
   if (!f.launch_limits.empty()) out["launch_limits"] = constraints_to_json(f.launch_limits);
+  // So that a run through `ktune worker` (or a Python worker on ktune's routing) is held to the
+  // rules its inputs follow, as an in-process run is; left out where it is 1, as older hellos do.
+  if (f.workload_rules_since > 1) out["workload_rules_since"] = f.workload_rules_since;
   return out;
 }
 
@@ -167,6 +171,13 @@ OfferedFamily family_from_json(const json& j, const std::string& backend, const 
     } catch (const InputError& e) {
       throw ProtocolError(below(what, "launch_limits") + ": " + e.what());
     }
+  }
+  if (const auto rules = j.find("workload_rules_since"); rules != j.end()) {
+    if (!rules->is_number_integer() || *rules < 1 || *rules > kWorkloadRules)
+      throw ProtocolError(below(what, "workload_rules_since") + ": " + brief(*rules) +
+                          " is not a version of the workload rules this ktune knows (1 to " +
+                          std::to_string(kWorkloadRules) + "); a worker newer than ktune needs a newer ktune");
+    f.workload_rules_since = rules->get<int>();
   }
   return out;
 }

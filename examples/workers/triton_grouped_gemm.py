@@ -499,6 +499,7 @@ def family(space):
         name=spec["name"], key_fields=fields, bucket_field=spec["bucket_field"], flops=spec["flops"],
         bytes=spec["bytes"], space=space, constraints=CONSTRAINTS, **{k: spec[k] for k in SHARDING if k in spec},
         description=DESCRIPTION, inputs=inputs, reference=reference, build=build, compare=compare, timer=timer,
+        workload_rules_since=moe_routing.WORKLOAD_RULES,
         metrics=lambda problem, x, samples, settings: speedup_metrics(problem, x, samples, settings, timer))
 
 

@@ -79,6 +79,10 @@ class Family:
     # Rules every (local) shape must satisfy, over the key fields: {"expr": "mod(H, KVH) == 0",
     # "description": "..."}; ktune refuses a --shape that breaks one with its description.
     shape_rules: List[Dict[str, str]] = field(default_factory=list)
+    # The version of ktune's workload rules in which the inputs this family mirrors last changed
+    # (a worker that draws a MoE routing as ktune does: 2). A run made under older rules measured
+    # other inputs, and ktune refuses to resume it. 1: inputs of the worker's own.
+    workload_rules_since: int = 1
     tolerance: Optional[Tolerance] = None  # None: what ktune sends (--atol, --rtol, --max-mismatch)
     timer: Callable[[Callable[[], Any], int], float] = wall_timer
     # (output, reference, tolerance) -> (max abs error, mismatch fraction). None: numpy arrays or
@@ -112,6 +116,8 @@ class Family:
         for key in ("tp_head_fields", "shape_rules"):
             if getattr(self, key):
                 out[key] = list(getattr(self, key))
+        if self.workload_rules_since != 1:
+            out["workload_rules_since"] = self.workload_rules_since
         return out
 
 
@@ -144,6 +150,10 @@ def _check_sharding(family: Family) -> None:
                 raise ValueError(f"{where}: {what}.at_least_one: expected True or False, got {h['at_least_one']!r}")
             h = h["name"]
         numeric_field(h, what)
+    if isinstance(family.workload_rules_since, bool) or not isinstance(family.workload_rules_since, int) \
+            or family.workload_rules_since < 1:
+        raise ValueError(f"{where}: workload_rules_since: expected a version of ktune's workload rules (1, 2, ...), "
+                         f"got {family.workload_rules_since!r}")
     if not isinstance(family.shape_rules, (list, tuple)):
         raise ValueError(f"{where}: shape_rules: expected a list of {{'expr', 'description'}}, "
                          f"got {family.shape_rules!r}")

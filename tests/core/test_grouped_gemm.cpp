@@ -19,6 +19,7 @@
 #include "ktune/kernel_spec.h"
 #include "ktune/spec_inputs.h"
 #include "ktune/tuner.h"
+#include "ktune/workload_rules.h"
 #include "reference.h"
 
 using namespace ktune;
@@ -290,6 +291,8 @@ class TestGroupedGemm : public QObject {
     for (const char* pass : {"fwd", "dX", "dW"})
       QCOMPARE(grouped_gemm_routing(moe(8, 16, 2, 16, 16, pass), 9).expert, spec_route);
     QVERIFY(grouped_gemm_routing(moe(8, 16, 2, 16, 16, "fwd"), 10).expert != spec_route);
+    // Its runs made before that rule measured other routings: a resume refuses them.
+    QCOMPARE(family_.workload_rules_since, kMoeRoutingRules);
   }
 
   void bothPermutesRefused() {

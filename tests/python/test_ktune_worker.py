@@ -280,10 +280,11 @@ GQA = [{"expr": "mod(q_heads, kv_heads) == 0 && dtype != \"f8\"", "description":
 
 class Sharding(unittest.TestCase):
     def test_splits_and_rules_travel_with_the_kernel_specs_names(self):
-        d = attention(tp_head_fields=HEADS, shape_rules=GQA, tp_out_field="q_heads").to_json()
+        d = attention(tp_head_fields=HEADS, shape_rules=GQA, tp_out_field="q_heads", workload_rules_since=2).to_json()
         self.assertEqual(d["tp_head_fields"], HEADS)
         self.assertEqual(d["shape_rules"], GQA)
         self.assertEqual(d["tp_out_field"], "q_heads")
+        self.assertEqual(d["workload_rules_since"], 2)
         self.assertNotIn("tp_in_field", d)
         import validate_transcript as vt
         with open(os.path.join(ROOT, "docs", "worker-protocol.schema.json"), encoding="utf-8") as f:
@@ -294,7 +295,7 @@ class Sharding(unittest.TestCase):
 
     def test_a_family_without_them_says_nothing_of_them(self):
         d = attention().to_json()
-        for key in ("tp_out_field", "tp_in_field", "tp_head_fields", "shape_rules"):
+        for key in ("tp_out_field", "tp_in_field", "tp_head_fields", "shape_rules", "workload_rules_since"):
             self.assertNotIn(key, d)
 
     def test_malformed_fields_are_refused_naming_the_family_and_the_field(self):
@@ -310,6 +311,8 @@ class Sharding(unittest.TestCase):
             (dict(shape_rules=["q_heads > 1"]), "shape_rules[0]: expected {'expr': 'a ktune expression'"),
             (dict(shape_rules=[{"expr": "mod(q_heads, groups) == 0"}]),
              "shape_rules[0].expr 'mod(q_heads, groups) == 0': 'groups' is not a key field"),
+            (dict(workload_rules_since=0), "workload_rules_since: expected a version of ktune's workload rules"),
+            (dict(workload_rules_since="2"), "workload_rules_since: expected a version"),
         ]
         for sharding, message in cases:
             with self.subTest(**{k: repr(v) for k, v in sharding.items()}):

@@ -97,6 +97,8 @@ class Description(unittest.TestCase):
                          ["experts", "tokens", "topk", "hidden", "intermediate", "dtype", "pass"])
         for field in ("flops", "bytes", "bucket_field", "tp_out_field", "tp_in_field", "shape_rules"):
             self.assertEqual(d[field], spec[field], field)
+        # Its routing is ktune's since workload rules 2, as the spec's: ktune refuses a run of it made before.
+        self.assertEqual(d["workload_rules_since"], 2)
         self.assertEqual([p["name"] for p in d["space"]["parameters"]], list(gg.SPACE))
         self.assertEqual(d["space"]["constraints"], gg.CONSTRAINTS)
         self.assertEqual(d["default_config"], {k: v[0] for k, v in gg.SPACE.items()})

@@ -56,6 +56,10 @@ struct KernelFamily {
   std::vector<Constraint> launch_limits;
   Config default_config;  // what serving code uses when the registry has no entry
   std::string source;     // where the family came from: "built-in" or a spec file path
+  // The version of the workload rules (workload_rules.h) in which the inputs of this family's
+  // problems last changed: a run made under older rules measured other inputs, so it is not
+  // resumed under this ktune's. 1: unchanged since runs began to record the rules.
+  int workload_rules_since = 1;
 
   const KeyField* field(const std::string& name) const;
   const TpSplit* tp_split(TpSplitDim dim) const;  // nullptr when the family has no such split

@@ -23,6 +23,7 @@
 #include "ktune/strategy.h"
 #include "ktune/trial.h"
 #include "ktune/winner.h"
+#include "ktune/workload_rules.h"
 
 namespace ktune {
 
@@ -78,6 +79,9 @@ struct RunMetadata : RunSettings {
   std::string started_at;                                     // ISO 8601 UTC
   std::string finished_at;                                    // empty while running
   std::string state = "running";                              // running | finished | cancelled | failed
+  // The workload rules its inputs were made under (workload_rules.h): 1 for runs that predate the
+  // record, which a resume or a merge holds against this ktune's and the family's.
+  int workload_rules = kWorkloadRules;
   // A run made by `ktune merge`: the run_metadata.json of every shard it combines; empty otherwise.
   std::vector<nlohmann::json> merged_from;
   // The family as data (describe_family, family_description.h) when it is not built into ktune

@@ -8,6 +8,7 @@
 #include "grouped_gemm.h"
 #include "ktune/error.h"
 #include "ktune/host_data.h"
+#include "ktune/workload_rules.h"
 #include "reference.h"
 
 namespace ktune::cpu {
@@ -35,6 +36,7 @@ KernelFamily grouped_gemm_family() {
                    {"fwd", "dX", "dW"},
                    "fwd: y = x w^T; dX: dx = dy w; dW: dw = dy^T x (per expert, over its routed rows)"}};
   f.bucket_field = "tokens";
+  f.workload_rules_since = kMoeRoutingRules;
   f.tp_splits = {{TpSplitDim::Out, {{"intermediate"}}}, {TpSplitDim::In, {{"hidden"}}}};
   f.flops_expr = "2*tokens*topk*hidden*intermediate";
   // Each tensor read or written once: x, w and y for fwd; dy, w and dx for dX; x, dy and dw for dW.
