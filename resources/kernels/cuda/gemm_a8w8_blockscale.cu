@@ -112,11 +112,13 @@ __device__ __forceinline__ int item_count(int M, int N) {
 // PERSISTENT 2, tile w of the whole waves', then the same for the last wave's tiles.
 struct Item {
   int tile, m0, n0, slice, kb0, kbs;
+  int tail;  // PERSISTENT 2: the last wave's tiles, and this one's index among them
   bool split;
 };
 __device__ __forceinline__ Item work_item(int w, int M, int N, int kb_count) {
   const int tiles_m = (M + BM - 1) / BM, tiles = TILES(M, N), whole = whole_tiles(tiles);
   Item it;
+  it.tail = tiles - whole;
   if (w < whole) {
     it.tile = w;
     it.slice = 0;
@@ -275,48 +277,65 @@ __device__ __forceinline__ void store_y(const float (&acc)[BN / 2], Out* __restr
 }
 
 // PERSISTENT 2: the last wave's K slices of a tile meet here. Each consumer warpgroup stores its
-// 64 rows' partial sums in its slice of ws, then counts itself in on the counter of its rows
-// (after ws's SPLITK slices); the last of the SPLITK to arrive adds every slice into Y in slice
-// order, its own from registers (the same sum whichever arrives last), and sets the counter back
-// to 0 for the next launch (the workspace is zeroed when it is allocated).
+// accumulators in its slice of ws, then counts itself in on its rows' counter in `arrivals`; the
+// last of the SPLITK to arrive adds every slice, its own read back too, in slice order (the same
+// sum whichever arrives last), stores Y and sets the counter back to 0 for the next launch. The
+// counters are a workspace of their own, zeroed before the first launch. Partials are kept as
+// the registers hold them, float4 j of thread t at [j][t] of a warpgroup's part: every store and
+// load is whole 512-byte runs a warp, with no bounds to test; at Y's layout (a bounds test a
+// pair) the fixup's loads waited for one another and took 50 us at 4096 x 24576 x 1536.
 __device__ __forceinline__ void tail_fixup(float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
-                                           const Item& it, int row0, int M, int N, int wg) {
-  const long total = (long)M * N;
-  wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
-    store_pair(ws + it.slice * total, M, N, row0 + r, it.n0 + c, x0, x1);
-  });
+                                           int* __restrict__ arrivals, const Item& it, int row0, int M, int N, int wg) {
+  const int t = threadIdx.x % 128;
+  const auto part = [&](int s) {
+    return reinterpret_cast<float4*>(ws) +
+           ((long)(s * it.tail + it.tile - (TILES(M, N) - it.tail)) * CONSUMERS + (wg - 1)) * (BN / 8) * 128 + t;
+  };
+  float4* mine = part(it.slice);
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+    mine[j * 128] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
   __shared__ int last[CONSUMERS];
-  int* counter = reinterpret_cast<int*>(ws + SPLITK * total) + it.tile * CONSUMERS + (wg - 1);
-  __threadfence();                                        // this thread's partials, before the count
+  int* counter = arrivals + it.tile * CONSUMERS + (wg - 1);
+  __threadfence();                                           // this thread's partials, before the count
   asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");  // named barrier wg (1..): this warpgroup
-  if (threadIdx.x % 128 == 0) last[wg - 1] = atomicAdd(counter, 1) == SPLITK - 1;
+  if (t == 0) last[wg - 1] = atomicAdd(counter, 1) == SPLITK - 1;
   asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");
   if (!last[wg - 1]) return;
   __threadfence();  // the others' partials, after their count
-  wgmma_pairs(acc, [&](int r, int c, float& x0, float& x1) {
-    const long at = (long)(row0 + r) * N + it.n0 + c;
-    if (row0 + r >= M || it.n0 + c >= N) return;
-    float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+  // 64 columns (8 float4) of one slice at a time: more loads in flight beside the accumulators
+  // spill (a 256-column slice's, or 128 columns of eight slices).
+  constexpr int J = 8;
+#pragma unroll
+  for (int j0 = 0; j0 < BN / 8; j0 += J)
+#pragma unroll 1
     for (int s = 0; s < SPLITK; ++s) {
-      const bool mine = s == it.slice;
-      s0 += mine ? x0 : __ldcg(ws + s * total + at);
-      s1 += mine ? x1 : (it.n0 + c + 1 < N ? __ldcg(ws + s * total + at + 1) : 0.f);
+      const float4* p = part(s);
+      float4 v[J];
+#pragma unroll
+      for (int j = 0; j < J; ++j) v[j] = __ldcg(p + (j0 + j) * 128);
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        acc[4 * (j0 + j)] += v[j].x;
+        acc[4 * (j0 + j) + 1] += v[j].y;
+        acc[4 * (j0 + j) + 2] += v[j].z;
+        acc[4 * (j0 + j) + 3] += v[j].w;
+      }
     }
-    x0 = s0;
-    x1 = s1;
-  });
   store_y(acc, y, row0, it.n0, M, N);
-  if (threadIdx.x % 128 == 0) *counter = 0;
+  if (t == 0) *counter = 0;
 }
 
 // A consumer warpgroup's 64 rows of an item's tile: into Y, or (split K) into its slice of f32
 // partials, summed into Y by gemm_a8w8_blockscale_reduce or, with PERSISTENT 2, tail_fixup.
 __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
-                                           const Item& it, int row0, int M, int N, int wg) {
+                                           int* __restrict__ arrivals, const Item& it, int row0, int M, int N, int wg) {
   if (!it.split) {
     store_y(acc, y, row0, it.n0, M, N);
   } else if (PERSISTENT == 2) {
-    tail_fixup(acc, y, ws, it, row0, M, N, wg);
+    tail_fixup(acc, y, ws, arrivals, it, row0, M, N, wg);
   } else {
     wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
       store_pair(ws + (long)it.slice * M * N, M, N, row0 + r, it.n0 + c, x0, x1);
@@ -330,7 +349,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], Out* __restrict
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_a8w8_blockscale(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
                          const float* __restrict__ a_scale, const float* __restrict__ b_scale, Out* __restrict__ y,
-                         float* __restrict__ ws, int M, int N, int K) {
+                         float* __restrict__ ws, int* __restrict__ arrivals, int M, int N, int K) {
   const int kb_count = K / SCALE_BLOCK, nb_count = (N + SCALE_BLOCK - 1) / SCALE_BLOCK;
   const int items = item_count(M, N);
 
@@ -376,7 +395,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
     k_loop(acc, ring, g, it.kbs, a_base, sB, sS, rows, tid % 128 == 0);
     g += it.kbs;
-    store_tile(acc, y, ws, it, it.m0 + (wg - 1) * 64, M, N, wg);
+    store_tile(acc, y, ws, arrivals, it, it.m0 + (wg - 1) * 64, M, N, wg);
   }
 }
 
