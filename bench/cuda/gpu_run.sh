@@ -174,22 +174,26 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
       # decode shape's fwd and dX beside the read ceiling of its routed experts' weights (grouped_read.json);
       # GROUPED_SPACE, GROUPED_PASSES (e.g. fwd,dX) narrow the search, GROUPED_TEST=0 skips the GPU test (run by `tests`);
       # GROUPED_SEED (default 0) is the workload seed of the tunes, the baselines and the read ceiling alike: the routing
-      # follows from it (at decode even which experts are read), and grouped_report.py refuses runs of different seeds
+      # follows from it (at decode even which experts are read), and grouped_report.py refuses runs of different seeds;
+      # GROUPED_SHAPES (default mixtral,deepseek,decode: grouped_torch.py's names) picks the shapes
       k=build-gpu/app/cli/ktune; G=/tmp/grouped_runs; rm -rf $G; mkdir -p $G
+      declare -A grouped_shape=([mixtral]="experts=8 tokens=4096 topk=2 hidden=4096 intermediate=14336"
+                                [deepseek]="experts=64 tokens=4096 topk=6 hidden=2048 intermediate=1408"
+                                [decode]="experts=8 tokens=16 topk=2 hidden=4096 intermediate=14336")
+      grouped_names=${GROUPED_SHAPES:-mixtral,deepseek,decode}
       # The SM clock, power and throttle reasons through the stage (clocks.csv beside the runs): an H100 lowers its
       # clocks within seconds of sustained load, so when each thing was timed matters (RESULTS.md section 12)
       nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
         --format=csv -lms 250 > $G/clocks.csv 2>&1 & smi=$!
       { [ "${GROUPED_TEST:-1}" = 1 ] && timeout 300 stdbuf -oL build-gpu/tests/cuda/cuda_test_grouped_gemm_gpu
-        for shape in "experts=8 tokens=4096 topk=2 hidden=4096 intermediate=14336" \
-                     "experts=64 tokens=4096 topk=6 hidden=2048 intermediate=1408" \
-                     "experts=8 tokens=16 topk=2 hidden=4096 intermediate=14336"; do
+        for name in ${grouped_names//,/ }; do
+          shape=${grouped_shape[$name]:?"GROUPED_SHAPES: '$name' is not mixtral, deepseek or decode"}
           timeout 400 $k tune --backend cuda grouped_gemm --shape "$shape pass=${GROUPED_PASSES:-fwd,dX,dW}" --strategy random \
             --seed 1 --workload-seed ${GROUPED_SEED:-0} --space ${GROUPED_SPACE:-bench/cuda/grouped_space.json} \
             --time-budget ${GROUPED_SECONDS:-25}s --output-dir $G --run-name "g$(echo $shape | cut -d' ' -f1-3 | tr ' =' '_-')" -q
           echo "grouped $shape exit=$? at ${SECONDS}s"
         done
-        python3 bench/cuda/grouped_torch.py --samples 20 --seed ${GROUPED_SEED:-0} | tee $G/torch.jsonl
+        python3 bench/cuda/grouped_torch.py --samples 20 --seed ${GROUPED_SEED:-0} --shapes $grouped_names | tee $G/torch.jsonl
         timeout 120 $k tune --backend cuda --kernel-spec bench/cuda/grouped_read.json --output-dir $G --run-name read_decode \
           --workload-seed ${GROUPED_SEED:-0} \
           --shape "experts=8 tokens=16 topk=2 hidden=4096 intermediate=14336 pass=fwd,dX" -q | tail -3

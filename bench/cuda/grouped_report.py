@@ -32,8 +32,8 @@ def shown(fields):
 
 def torch_times(path):
     """({(fields, baseline): warm median µs} of grouped_torch.py's lines, the seconds of load each
-    baseline ran before it was timed (--settle-s; None: lines from before it said so), the workload
-    seeds they name (lines from before they did were drawn from seed 0))."""
+    baseline ran before it was timed (--settle-s; None: lines from before it said so), the workloads
+    they name, (seed, rules) (lines from before they did were drawn from seed 0, under rules 1))."""
     times, settle, seeds = {}, set(), set()
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
@@ -42,8 +42,13 @@ def torch_times(path):
                 if r.get("mode") == "warm" and "median_us" in r:
                     times[(fields_of(r["key"]), r["baseline"])] = r["median_us"]
                     settle.add(r.get("settle_s"))
-                    seeds.add(r.get("seed", 0))
+                    seeds.add((r.get("seed", 0), r.get("workload_rules", 1)))
     return times, (settle.pop() if len(settle) == 1 else None), seeds
+
+
+def workload(w):
+    """A run's workload as the torch lines give theirs: (seed, rules), or None where unknown."""
+    return None if w.seed is None else (w.seed, w.rules)
 
 
 def main(folder):
@@ -52,16 +57,16 @@ def main(folder):
         if os.path.exists(os.path.join(run, "results.json")):
             w = ktune_results.winners(run)
             native.update(w.by_shape)
-            seeds[run] = w.seed
+            seeds[run] = workload(w)
     read_dir = os.path.join(folder, "read_decode")
     ceiling = {}
     if os.path.exists(os.path.join(read_dir, "results.json")):
         w = ktune_results.winners(read_dir)
-        ceiling, seeds[read_dir] = w.by_shape, w.seed
+        ceiling, seeds[read_dir] = w.by_shape, workload(w)
     torch, settle, torch_seeds = torch_times(os.path.join(folder, "torch.jsonl"))
     for s in torch_seeds:
-        seeds[f"torch.jsonl (seed {s})" if len(torch_seeds) > 1 else "torch.jsonl"] = s
-    ktune_results.one_seed(seeds, folder)
+        seeds[f"torch.jsonl ({s[0]}, {s[1]})" if len(torch_seeds) > 1 else "torch.jsonl"] = s
+    ktune_results.one_workload(seeds, folder)
     print("| problem | native µs | torch._grouped_mm µs | per-expert mm µs | speedup | cuBLAS grouped µs "
           "| x cuBLAS grouped | weights' read ceiling µs | % of ceiling | config |")
     print("|---|---|---|---|---|---|---|---|---|---|")

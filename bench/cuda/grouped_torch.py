@@ -154,7 +154,8 @@ def main():
                         continue
                     print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline_name,
                                       "median_us": round(us, 2), "tflops": round(flops / us / 1e6, 1),
-                                      "settle_s": a.settle_s if fl is None else 0, "seed": a.seed}), flush=True)
+                                      "settle_s": a.settle_s if fl is None else 0, "seed": a.seed,
+                                      "workload_rules": moe_routing.WORKLOAD_RULES}), flush=True)
 
 
 if __name__ == "__main__":

@@ -59,14 +59,15 @@ def tune(args, name, fields):
 def native_winners(folder, seed):
     """shape -> re-measured µs of the grouped_gemm runs below `folder` (gpu_run.sh's grouped stage),
     each drawn from the workload `seed`."""
-    out, seeds = {}, {"--workload-seed": seed}
+    import moe_routing  # the worker's routing, drawn by these rules
+    out, seeds = {}, {"--workload-seed": (seed, moe_routing.WORKLOAD_RULES)}
     for entry in sorted(os.listdir(folder)) if folder and os.path.isdir(folder) else []:
         run = os.path.join(folder, entry)
         if os.path.exists(os.path.join(run, "results.json")):
             w = ktune_results.winners(run)
             out.update({shape: us for shape, (us, _) in w.by_shape.items()})
-            seeds[run] = w.seed
-    ktune_results.one_seed(seeds, "the native runs and the worker's")
+            seeds[run] = None if w.seed is None else (w.seed, w.rules)
+    ktune_results.one_workload(seeds, "the native runs and the worker's")
     return out
 
 

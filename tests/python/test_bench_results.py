@@ -2,7 +2,8 @@
 """bench/ktune_results.py, the one reader of a run's results.json that the paged attention bench
 scripts share: winners keyed by their shape whatever order results.json lists the fields in, their
 re-measured median in µs, the run's method and workload seed; bench/cuda/paged_report.py's and
-grouped_report.py's tables built from it, the latter refusing runs and baselines of different seeds."""
+grouped_report.py's tables built from it, the latter refusing runs and baselines of different
+workloads (the seed, or the workload rules a MoE routing was drawn by)."""
 import json
 import os
 import subprocess
@@ -19,11 +20,14 @@ SHAPE = {"num_sequences": 4, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 1
          "max_model_len": 1024, "min_len": 1024, "dtype": "f16"}
 
 
-def write_run(folder, median_ns, method="per_launch", config=None, shape=None, seed=0):
+def write_run(folder, median_ns, method="per_launch", config=None, shape=None, seed=0, rules=2):
     os.makedirs(folder)
     if seed is not None:
+        meta = {"run": os.path.basename(folder), "seed": seed}
+        if rules is not None:  # metadata from before runs recorded their workload rules: rules 1
+            meta["workload_rules"] = rules
         with open(os.path.join(folder, "run_metadata.json"), "w", encoding="utf-8") as f:
-            json.dump({"run": os.path.basename(folder), "seed": seed}, f)
+            json.dump(meta, f)
     result = {"problem": {"family": "paged_attention", "fields": dict(reversed(list((shape or SHAPE).items())))},
               "config": config or {"TOKENS": 16, "WARPS": 4},
               "stats": {"latency_median_ns": median_ns, "latency_avg_ns": median_ns + 10}}
@@ -46,8 +50,10 @@ class BenchResultsTest(unittest.TestCase):
         self.assertEqual(w.method, "per_launch")
         self.assertEqual(w.by_shape, {tuple(sorted(SHAPE.items())): (25.5, {"TOKENS": 16, "WARPS": 4})})
         w = ktune_results.winners(self.run_dir("warm", 1000.0, method="amortized", seed=7))
-        self.assertEqual((w.method, list(w.by_shape.values())[0][0], w.seed), ("amortized", 1.0, 7))
-        self.assertIsNone(ktune_results.winners(self.run_dir("bare", 1000.0, seed=None)).seed)
+        self.assertEqual((w.method, list(w.by_shape.values())[0][0], w.seed, w.rules), ("amortized", 1.0, 7, 2))
+        self.assertEqual(ktune_results.winners(self.run_dir("old", 1000.0, rules=None)).rules, 1)
+        bare = ktune_results.winners(self.run_dir("bare", 1000.0, seed=None))
+        self.assertEqual((bare.seed, bare.rules), (None, None))
 
     def test_paged_report_reads_through_it(self):
         runs = [self.run_dir("attn_cold", 20000.0), self.run_dir("attn_warm", 10000.0, method="amortized"),
@@ -58,11 +64,11 @@ class BenchResultsTest(unittest.TestCase):
                       out)
         self.assertIn("| warm | 10.0 | 8.0 | 80.0 % |", out)
 
-    def grouped_folder(self, native_seed=0, read_seed=0, torch_seed=0):
+    def grouped_folder(self, native_seed=0, read_seed=0, torch_seed=0, native_rules=2, torch_rules=2):
         decode = {"experts": 8, "tokens": 16, "topk": 2, "hidden": 4096, "intermediate": 14336, "dtype": "bf16",
                   "pass": "dX"}
         self.run_dir("gexperts-8_tokens-16_topk-2", 280000.0, method="amortized", shape=decode, config={"WGMMA": 1},
-                     seed=native_seed)
+                     seed=native_seed, rules=native_rules)
         self.run_dir("read_decode", 266000.0, method="amortized", shape=decode, config={"THREADS": 512},
                      seed=read_seed)
         key = "experts=8,tokens=16,topk=2,hidden=4096,intermediate=14336,dtype=bf16,pass=dX"
@@ -74,6 +80,8 @@ class BenchResultsTest(unittest.TestCase):
                         "settle_s": 2.0 if mode == "warm" else 0}
                 if torch_seed is not None:  # lines from before grouped_torch.py said its seed: seed 0
                     line["seed"] = torch_seed
+                if torch_rules is not None:  # and from before they said their rules: rules 1
+                    line["workload_rules"] = torch_rules
                 f.write(json.dumps(line) + "\n")
             # a baseline this torch lacks is said, not timed: no time to compare
             f.write(json.dumps({"key": key, "pass": "dX", "mode": "warm", "baseline": "cuBLAS grouped",
@@ -90,10 +98,14 @@ class BenchResultsTest(unittest.TestCase):
         # and how long the baselines ran before they were timed (the clocks they were timed at)
         self.assertIn("after 2 s of back-to-back calls each", out)
 
-    def test_grouped_report_refuses_runs_of_another_workload_seed(self):
-        # At decode the seed decides even which experts are read (fwd: 7 of 8 at seed 0, 8 at seed 1).
-        for seeds, culprit in (({"native_seed": 1}, "gexperts-8_tokens-16_topk-2: 1"),
-                               ({"read_seed": 2}, "read_decode: 2"), ({"torch_seed": 3}, "torch.jsonl: 3"),
+    def test_grouped_report_refuses_runs_of_another_workload(self):
+        # At decode the seed decides even which experts are read (6 of 8 at seed 0, 7 at seed 1), and
+        # so did the rules (rules 1 routed each pass's key apart).
+        for seeds, culprit in (({"native_seed": 1}, "gexperts-8_tokens-16_topk-2: workload seed 1, workload rules 2"),
+                               ({"read_seed": 2}, "read_decode: workload seed 2"),
+                               ({"torch_seed": 3}, "torch.jsonl: workload seed 3"),
+                               ({"native_rules": None}, "gexperts-8_tokens-16_topk-2: workload seed 0, workload rules 1"),
+                               ({"torch_rules": None}, "torch.jsonl: workload seed 0, workload rules 1"),
                                ({"native_seed": None}, "unknown (no run_metadata.json)")):
             with self.subTest(**seeds):
                 self.tmp.cleanup()
@@ -101,7 +113,7 @@ class BenchResultsTest(unittest.TestCase):
                 done = self.grouped_folder(**seeds)
                 self.assertNotEqual(done.returncode, 0)
                 self.assertNotIn("| 280.0 |", done.stdout)
-                self.assertIn("the workload seeds differ", done.stderr)
+                self.assertIn("the workloads differ", done.stderr)
                 self.assertIn(culprit, done.stderr)
 
     def test_grouped_compare_tunes_the_worker_on_the_native_runs_workload(self):
@@ -113,8 +125,16 @@ class BenchResultsTest(unittest.TestCase):
         self.assertEqual(list(grouped_compare.native_winners(self.tmp.name, 1).values()), [275.0])
         with self.assertRaises(SystemExit) as e:
             grouped_compare.native_winners(self.tmp.name, 0)
-        self.assertIn("gexperts-8_tokens-16_topk-2: 1", str(e.exception))
-        self.assertIn("--workload-seed: 0", str(e.exception))
+        self.assertIn("gexperts-8_tokens-16_topk-2: workload seed 1, workload rules 2", str(e.exception))
+        self.assertIn("--workload-seed: workload seed 0, workload rules 2", str(e.exception))
+        # a native run from before the routing rule changed (rules 1) routed otherwise than the worker
+        old = os.path.join(self.tmp.name, "old")
+        os.makedirs(old)
+        self.run_dir(os.path.join("old", "gexperts-8_tokens-16_topk-2"), 275000.0, method="amortized",
+                     shape=decode, seed=1, rules=None)
+        with self.assertRaises(SystemExit) as e:
+            grouped_compare.native_winners(old, 1)
+        self.assertIn("workload rules 1", str(e.exception))
 
     def test_paged_compare_reads_through_it(self):
         sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))
