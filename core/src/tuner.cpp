@@ -171,6 +171,7 @@ RunSummary Tuner::run(const TuneRequest& req, TuneObserver& observer) {
       for (const auto& pp : plan) md.pruning.push_back(pp.pruning);
       md.ktune_version = version();
       md.versions = backend().versions();
+      md.workload_rules = backend().workload_rules();
       md.started_at = now_iso8601();
       store.emplace(RunStore::create(req.run_dir, md));
     }

@@ -304,6 +304,32 @@ class TestReplay : public QObject {
     QCOMPARE(again.summary.results.front().best->stats.median_ns, run.results.front().best->stats.median_ns);
     QVERIFY(again.summary.results.front().best->tflops > 0);  // the build's own family: FLOP count known
   }
+
+  // A replay's run answers with samples measured on the recorded run's inputs, so it records the
+  // rules those were made by, not this ktune's: a run from before the rules were recorded (1)
+  // replays as 1, a current one as this ktune's.
+  void aReplayRecordsTheWorkloadRulesOfTheRunItReplays() {
+    QTemporaryDir tmp;
+    const fs::path root(tmp.path().toStdString());
+    auto backends = make_backends();
+    Backend& cpu = find_backend(backends, "cpu");
+    record_cpu_gemm(cpu, root / "now", "M=16 N=64 K=64", 3);
+    QCOMPARE(RunStore::read_metadata(root / "now").workload_rules, kWorkloadRules);
+    RunMetadata old = RunStore::read_metadata(root / "now");
+    old.workload_rules = 1;
+    RunStore store = RunStore::create(root / "old", old);
+    for (const Trial& t : RunStore::read_trials(root / "now")) store.append(t);
+    store.finish({}, "finished");
+    for (const auto& [recorded, rules] : {std::pair{"now", kWorkloadRules}, {"old", 1}}) {
+      ReplayBackend backend(root / recorded, cpu.family("gemm"));
+      QCOMPARE(backend.workload_rules(), rules);
+      TuneRequest req = backend.request({"exhaustive", 0, 0});
+      req.run_dir = root / (std::string("replay_") + recorded);
+      Trials trials;
+      Tuner(backend, backend.devices().front()).run(req, trials);
+      QCOMPARE(RunStore::read_metadata(req.run_dir).workload_rules, rules);
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(TestReplay)

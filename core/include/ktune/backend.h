@@ -14,6 +14,7 @@
 #include "ktune/kernel_family.h"
 #include "ktune/measurement.h"
 #include "ktune/problem.h"
+#include "ktune/workload_rules.h"
 
 namespace ktune {
 
@@ -72,6 +73,9 @@ class Backend {
   virtual std::vector<KernelFamily> families() const = 0;  // built-in families on this backend
   // Versions of the compilers and runtimes involved, for run metadata.
   virtual std::vector<std::pair<std::string, std::string>> versions() const { return {}; }
+  // The workload rules (workload_rules.h) the inputs it measures on were made by, for run
+  // metadata: this ktune's, except where the answers were measured before (a replay's).
+  virtual int workload_rules() const { return kWorkloadRules; }
   // A user's own kernel from a spec file (GPU backends). Default: InputError, not supported.
   virtual KernelFamily load_family_spec(const std::filesystem::path& spec);
   // Throws InputError when the family is not one of this backend's (or a loaded spec).

@@ -37,6 +37,8 @@ class ReplayBackend : public Backend {
   std::string name() const override { return "replay"; }
   std::vector<DeviceInfo> devices() override { return {metadata_.device}; }
   std::vector<KernelFamily> families() const override { return {family_}; }
+  // The recorded run's: its samples were measured on inputs made by them.
+  int workload_rules() const override { return metadata_.workload_rules; }
   std::unique_ptr<ProblemSession> open(const DeviceInfo& device, const KernelFamily& family, const Problem& problem,
                                        std::uint64_t seed) override;
 
