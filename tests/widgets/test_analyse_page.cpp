@@ -14,6 +14,7 @@
 #include <QToolButton>
 #include <QtTest>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -246,7 +247,12 @@ class TestAnalysePage : public QObject {
     QVERIFY(brush->active());
     QCOMPARE(brush->shape(), page.shape());
     QVERIFY(!kept.isEmpty() && kept.size() < shown);
-    for (qint64 id : pc->shownTrials()) QCOMPARE(kept.contains(id), pc->positionOf(id, latency) <= 0.5 + 1e-6);
+    for (qint64 id : pc->shownTrials()) {
+      // The drag ends on a whole pixel, so a line within a pixel or so of 0.5 (the timings are live)
+      // may fall either side of the brush's edge: only those clear of it are checked.
+      const double t = pc->positionOf(id, latency);
+      if (std::abs(t - 0.5) > 0.01) QCOMPARE(kept.contains(id), t < 0.5);
+    }
     QVERIFY(!trialsPage.brushedButton()->isHidden());
     QVERIFY(trialsPage.brushedButton()->isChecked());
     QCOMPARE(trialsPage.proxy()->rowCount(), kept.size());
