@@ -100,7 +100,9 @@ class TestReopenSetup : public QObject {
     qputenv("KTUNE_CPU_CACHE", tmp_.filePath(QStringLiteral("cpu_cache")).toUtf8());
     backends_ = make_backends();
     const QStringList out{QStringLiteral("--output-dir"), runs()};
-    const QStringList quick{"--min-samples", "2", "--max-samples", "3", "--max-ms-per-config", "100"};
+    // A generous cap: under CI's load (two suites and a build beside them on two cores) a config of
+    // two threads once spent more than 100 ms in a launch, and a run with no config left fails.
+    const QStringList quick{"--min-samples", "2", "--max-samples", "3", "--max-ms-per-config", "2000"};
     const QStringList cpu =
         QStringList{"tune",     "gemm", "--backend", "cpu", "--shape",  "M=16 N=64 K=64", "--strategy",     "random",
                     "--budget", "3",    "--seed",    "4",   "--method", "per_launch",     "--noise-target", "0.05"} +
@@ -175,7 +177,7 @@ class TestReopenSetup : public QObject {
     QVERIFY(QDir().mkpath(made + QStringLiteral("/w")));
     QVERIFY(QFile::copy(source(QStringLiteral("tests/cli/raw_worker.py")), made + QStringLiteral("/w/raw_worker.py")));
     const QString relative = python() + QStringLiteral(" w/raw_worker.py");
-    const QString error = ktune({"tune", "raw", "--worker", relative, "--shape", "n=8", "--max-ms-per-config", "100",
+    const QString error = ktune({"tune", "raw", "--worker", relative, "--shape", "n=8", "--max-ms-per-config", "2000",
                                  "--run-name", "relative", "--output-dir", runs()},
                                 made);
     QVERIFY2(error.isEmpty(), qPrintable(error));

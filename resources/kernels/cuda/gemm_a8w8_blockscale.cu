@@ -112,7 +112,7 @@ __device__ __forceinline__ int item_count(int M, int N) {
 // PERSISTENT 2, tile w of the whole waves', then the same for the last wave's tiles.
 struct Item {
   int tile, m0, n0, slice, kb0, kbs;
-  int tail;  // PERSISTENT 2: the last wave's tiles, and this one's index among them
+  int tail;  // PERSISTENT 2: how many tiles the last wave has (tile - (tiles - tail): a split one's index)
   bool split;
 };
 __device__ __forceinline__ Item work_item(int w, int M, int N, int kb_count) {

@@ -122,10 +122,9 @@ KT_WGMMA_E4M3(64, 128, 64, 65, 66)
 
 // Calls f(row, col, x, y) for each pair of adjacent accumulators of the m64nN fragment `d` a
 // thread holds: row in [0, 64), col even in [0, N). d[4j + 2h] and d[4j + 2h + 1] sit at row
-// warp * 16 + lane / 4 + 8h of the warpgroup, columns 8j + 2 (lane % 4) and the next. x and y are
-// the accumulators themselves (f may take them by reference to write them, where d is not const).
-template <class T, int K, class F>
-__device__ __forceinline__ void wgmma_pairs(T (&d)[K], const F& f) {
+// warp * 16 + lane / 4 + 8h of the warpgroup, columns 8j + 2 (lane % 4) and the next.
+template <int K, class F>
+__device__ __forceinline__ void wgmma_pairs(const float (&d)[K], const F& f) {
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
 #pragma unroll
   for (int j = 0; j < K / 4; ++j)
