@@ -32,6 +32,12 @@ def winners(run_dir):
     return Winners(d["benchmarking_method"], by_shape, seed, rules)
 
 
+def workload(w):
+    """The (workload seed, workload rules) of Winners `w`, as one_workload compares them; None where
+    the run folder has no run_metadata.json."""
+    return None if w.seed is None else (w.seed, w.rules)
+
+
 def _one(values, what, differ, shown, fix):
     known = set(values.values())
     if len(known) == 1 and None not in known:

@@ -46,23 +46,18 @@ def torch_times(path):
     return times, (settle.pop() if len(settle) == 1 else None), seeds
 
 
-def workload(w):
-    """A run's workload as the torch lines give theirs: (seed, rules), or None where unknown."""
-    return None if w.seed is None else (w.seed, w.rules)
-
-
 def main(folder):
     native, seeds = {}, {}
     for run in sorted(glob.glob(os.path.join(folder, "g*"))):
         if os.path.exists(os.path.join(run, "results.json")):
             w = ktune_results.winners(run)
             native.update(w.by_shape)
-            seeds[run] = workload(w)
+            seeds[run] = ktune_results.workload(w)
     read_dir = os.path.join(folder, "read_decode")
     ceiling = {}
     if os.path.exists(os.path.join(read_dir, "results.json")):
         w = ktune_results.winners(read_dir)
-        ceiling, seeds[read_dir] = w.by_shape, workload(w)
+        ceiling, seeds[read_dir] = w.by_shape, ktune_results.workload(w)
     torch, settle, torch_seeds = torch_times(os.path.join(folder, "torch.jsonl"))
     for s in torch_seeds:
         seeds[f"torch.jsonl ({s[0]}, {s[1]})" if len(torch_seeds) > 1 else "torch.jsonl"] = s

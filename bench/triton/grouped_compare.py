@@ -66,7 +66,7 @@ def native_winners(folder, seed):
         if os.path.exists(os.path.join(run, "results.json")):
             w = ktune_results.winners(run)
             out.update({shape: us for shape, (us, _) in w.by_shape.items()})
-            seeds[run] = None if w.seed is None else (w.seed, w.rules)
+            seeds[run] = ktune_results.workload(w)
     ktune_results.one_workload(seeds, "the native runs and the worker's")
     return out
 

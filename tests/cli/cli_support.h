@@ -93,6 +93,11 @@ inline bool alive(qint64 pid) {
   return !stat.mid(stat.lastIndexOf(')') + 2).startsWith('Z');  // a zombie is dead
 }
 
+// Measurement settings for a run of tiny CPU problems: a second or so, with room for a loaded host.
+inline QStringList quickMeasure() {
+  return {"--warmup-ms", "1", "--max-ms-per-config", "2000", "--min-samples", "3", "--max-samples", "5"};
+}
+
 inline QByteArray readAll(const QString& path) {
   QFile f(path);
   return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();

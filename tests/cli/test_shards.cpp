@@ -31,21 +31,8 @@ QString portableSpace() {
 
 // A small CPU gemm run: 2 problems of 72 configs each, a second or two.
 QStringList cpuTune(const QString& name) {
-  return QStringList{"tune",
-                     "gemm",
-                     "--backend",
-                     "cpu",
-                     "--shape",
-                     "M=16,32 N=64 K=64",
-                     "--warmup-ms",
-                     "1",
-                     "--max-ms-per-config",
-                     "2000",
-                     "--min-samples",
-                     "3",
-                     "--max-samples",
-                     "5",
-                     "-q"}
+  return QStringList{"tune", "gemm", "--backend", "cpu", "--shape", "M=16,32 N=64 K=64"} + quickMeasure()
+         << "-q"
          << "--space" << portableSpace() << "--run-name" << name;
 }
 

@@ -15,27 +15,8 @@ namespace {
 
 // A tiny run of `family` over `shape`: two configs a problem, a second or so.
 QStringList tinyTune(const QString& family, const QString& shape, const QString& name) {
-  return {"tune",
-          family,
-          "--backend",
-          "cpu",
-          "--shape",
-          shape,
-          "--strategy",
-          "random",
-          "--budget",
-          "2",
-          "--warmup-ms",
-          "1",
-          "--max-ms-per-config",
-          "2000",
-          "--min-samples",
-          "3",
-          "--max-samples",
-          "5",
-          "--run-name",
-          name,
-          "-q"};
+  return QStringList{"tune", family, "--backend", "cpu", "--shape", shape, "--strategy", "random", "--budget", "2"} +
+         quickMeasure() + QStringList{"--run-name", name, "-q"};
 }
 
 const QString kMoe = "experts=4 tokens=8 topk=2 hidden=16 intermediate=16 pass=fwd,dX";
