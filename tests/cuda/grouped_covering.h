@@ -1,7 +1,8 @@
 #pragma once
 // The CUDA grouped_gemm configs the spec test builds and the GPU test validates: every value of
 // every parameter, and each fusion choice with each warp count (the loaders and stores differ)
-// and with persistent blocks or not, in each kernel (WGMMA 0 and 1, where the space holds both).
+// and with persistent blocks or not, in each kernel (WGMMA 0 and 1, where the space holds both);
+// ping-pong consumers with each way of feeding and each tile height (one or two boxes a consumer).
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ inline std::vector<ktune::Config> grouped_covering(const std::vector<ktune::Conf
                 .insert(kernel + "P" + std::to_string(c.get_or("PERSISTENT", 0)) + "X" + v(c, "permute_x") + "Y" +
                         v(c, "permute_y"))
                 .second;
+    if (c.get_or("PINGPONG", 0))
+      adds |= covered.insert(kernel + "Q" + v(c, "BLOCK_SIZE_M") + "X" + v(c, "permute_x") + "Y" + v(c, "permute_y"))
+                  .second;
     if (adds) chosen.push_back(c);
   }
   return chosen;

@@ -163,7 +163,8 @@ void test_space_and_builds() {
 // The Hopper kernel in the family's space: on Unsloth's three shapes (Mixtral prefill,
 // DeepSeek-like, decode) and a ragged one (partial tiles everywhere, empty experts), every pass
 // builds every tile shape wgmma allows, both with its permuted operands read by TMA from the
-// expert-order copies and with the fused side gathered through the routing by cp.async.
+// expert-order copies and with the fused side gathered through the routing by cp.async, with
+// cooperative consumers and (tiles of 128 accumulators a thread at most) ping-pong ones.
 void test_wgmma_builds() {
   const KernelSpec s = load();
   const SearchSpace& space = s.family().default_space;
@@ -186,7 +187,8 @@ void test_wgmma_builds() {
         tiles.insert(tile);
         const bool gathered = std::string(pass) == "dW" ? c.get("permute_x") || c.get("permute_y")
                                                         : c.get(std::string(pass) == "fwd" ? "permute_x" : "permute_y");
-        if (!variants.insert(tile + (gathered ? " gathered" : " tma")).second) continue;
+        const std::string consumers = c.get("PINGPONG") ? " ping-pong" : "";
+        if (!variants.insert(tile + consumers + (gathered ? " gathered" : " tma")).second) continue;
         const auto plan = gpu::plan_build(s, s.launches(), p, c, generated, compiler());
         CHECK(std::any_of(plan.launches.begin(), plan.launches.end(),
                           [&](const auto& l) { return plan.modules[l.module].names[l.name] == "grouped_gemm_wgmma"; }));
@@ -198,9 +200,10 @@ void test_wgmma_builds() {
                   valid.size(), tiles.size(), variants.size());
       CHECK_MSG(tiles.size() == 6,
                 p.key() + ": " + std::to_string(tiles.size()) + " of the 6 wgmma tiles (64 or 128 x 64, 128 or 256)");
-      CHECK_MSG(variants.size() == 12, p.key());
+      // Ping-pong: every tile but 128 x 256 (256 accumulators a thread).
+      CHECK_MSG(variants.size() == 12 + 10, p.key() + ": " + std::to_string(variants.size()) + " variants");
     }
-  CHECK(built == 4 * 3 * 12);
+  CHECK(built == 4 * 3 * 22);
   // The bench's space file keeps every pass on wgmma (what won on the H100).
   const SearchSpace bench = s.family().user_space(SearchSpace::load(kSource / "bench/cuda/grouped_space.json"));
   for (const char* pass : {"fwd", "dX", "dW"}) {

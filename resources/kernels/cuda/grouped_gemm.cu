@@ -33,6 +33,9 @@
 #ifndef PERSISTENT
 #define PERSISTENT 0  // 1 (WGMMA): a block an SM taking every expert's tiles in turn
 #endif
+#ifndef PINGPONG
+#define PINGPONG 0  // 1 (PERSISTENT): two consumer warpgroups taking the block's tiles in turn
+#endif
 
 #include "ktune_device.cuh"
 #if WGMMA
@@ -244,8 +247,13 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 // ---------------------------------------------------------------------------------------------
 // Hopper (sm_90a): gemm.cu's wgmma kernel per expert. Warpgroup 0 is the producer, filling a ring
 // of STAGES buffers (ktune_hopper.cuh); warpgroups 1..BM/64 are consumers, each multiplying its 64
-// rows of A by all BN columns with wgmma.m64nBNk16 straight from shared memory. Tiles are 128-byte
-// swizzled rows of 64 elements, whoever fills them:
+// rows of A by all BN columns with wgmma.m64nBNk16 straight from shared memory (cooperative: every
+// consumer on one tile). PINGPONG=1 (persistent blocks) has two consumer warpgroups, each taking
+// every other tile of the block's sequence whole (its BM/64 boxes of 64 rows): the ring holds the
+// tiles' K tiles in sequence, so one warpgroup's K tiles land while the other's tile drains, and
+// one stores its tile while the other multiplies (CUTLASS's ping-pong schedule). Cooperatively,
+// the tensor cores idle while both store: 8-13 % of their time at Mixtral's prefill on the H100.
+// Tiles are 128-byte swizzled rows of 64 elements, whoever fills them:
 //   fwd: A = x rows [M, H] of the expert, K-major; B = w as [E*I, H], rows e*I + n: K-major.
 //   dX:  A = dy rows [M, I], K-major; B = w as [E*I, H] read as K x N (rows e*I + k): MN-major,
 //        64-column boxes, wgmma's transpose bit, as gemm.cu's B.
@@ -270,8 +278,11 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 static_assert(BK == 64, "a K stage is one 128-byte swizzle atom");
 static_assert(BM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256),
               "64 rows per consumer; wgmma's N is 64, 128 or 256");
-static_assert(num_warps == 4 * (BM / 64 + 1), "a producer warpgroup and one consumer warpgroup per 64 rows");
-#define CONSUMERS (BM / 64)
+static_assert(!PINGPONG || PERSISTENT, "ping-pong consumers take turns over a persistent block's tiles");
+static_assert(!PINGPONG || BM * BN <= 16384, "a ping-pong consumer holds its whole tile: 128 accumulators at most");
+#define CONSUMERS (PINGPONG ? 2 : BM / 64)
+#define BOXES (PINGPONG ? BM / 64 : 1)  // 64-row boxes of A a consumer multiplies, an accumulator each
+static_assert(num_warps == 4 * (CONSUMERS + 1), "a producer warpgroup and the consumer warpgroups");
 #define A_BYTES (BM * 128)  // a stage of A: BM rows of 64 elements (dW: BM/64 boxes of 64 x 64)
 #define B_BYTES (BN * 128)  // of B: BN rows of 64 (fwd) or BN/64 boxes of 64 rows x 64 columns (dX, dW)
 #define BOX_BYTES 8192
@@ -387,27 +398,55 @@ __device__ __forceinline__ void zero_tail_rows(u32 box, int valid, int wg) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");  // named barrier wg (1..): this warpgroup
 }
 
-// A consumer warpgroup's part of one tile: kt K tiles from the ring's tile `first` on, into acc;
-// a_rows is its 64-row box of A in stage 0.
-__device__ __forceinline__ void consume_tile(const TmaRing<STAGES>& ring, float (&acc)[BN / 2], u32 a_rows, u32 sB,
-                                             int kt, int first, int K, int wg) {
+// Ping-pong consumers' turns at the tensor cores: consumer c (0, 1) starts the K loop of its n-th
+// tile once the other has issued its last wgmma of the tile before (a barrier each, one arrival a
+// phase). Beyond taking turns, this keeps each consumer at most one lap of the ring ahead of its
+// barriers: a consumer free to wait for its tile's first stage while the other's tile still filled
+// the ring would wait on a barrier several phases early, and an mbarrier's wait tells phases apart
+// by their parity alone (it took the other's stage for its own: faults at Mixtral's prefill).
+struct Turns {
+  u32 bars;  // two 8-byte mbarriers: consumer c waits on bars + 8c
+
+  __device__ __forceinline__ void init() const {
+    mbar_init(bars, 1);
+    mbar_init(bars + 8, 1);
+  }
+  // Consumer 0's n-th tile follows consumer 1's tile n - 1 (its first goes at once); consumer 1's
+  // follows consumer 0's tile n.
+  __device__ __forceinline__ void wait(int c, int n) const {
+    if (c == 1 || n > 0) mbar_wait(bars + 8 * c, (c == 0 ? n - 1 : n) & 1);
+  }
+  __device__ __forceinline__ void pass(int c, bool leader) const {
+    if (leader) mbar_arrive(bars + 8 * (1 - c));
+  }
+};
+
+// A consumer warpgroup's part of one tile: kt K tiles from the ring's tile `first` on, into acc
+// (a 64 x BN accumulator a box); a_rows is its first 64-row box of A in stage 0, the others follow.
+// issued() runs once the tile's last wgmma is issued.
+template <class Issued>
+__device__ __forceinline__ void consume_tile(const TmaRing<STAGES>& ring, float (&acc)[BOXES][BN / 2], u32 a_rows,
+                                             u32 sB, int kt, int first, int K, int wg, const Issued& issued) {
   const auto multiply = [&](int i) {
     const int s = i % STAGES;
     if constexpr (GATHER) fence_proxy_async_shared();  // the stage's cp.async copies, before wgmma reads them
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      // K-major tiles step 32 bytes per k16 inside the swizzle atom; MN-major ones 16 rows (2 KiB).
-      if constexpr (PASS == 0)
-        wgmma<KT_BF16, 0, 0>(acc, smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024),
-                             smem_desc(sB + s * B_BYTES + kk * 32, 16, 1024));
-      else if constexpr (PASS == 1)
-        wgmma<KT_BF16, 0, 1>(acc, smem_desc(a_rows + s * A_BYTES + kk * 32, 16, 1024),
-                             smem_desc(sB + s * B_BYTES + kk * 2048, BOX_BYTES, 1024));
-      else
-        wgmma<KT_BF16, 1, 1>(acc, smem_desc(a_rows + s * A_BYTES + kk * 2048, BOX_BYTES, 1024),
-                             smem_desc(sB + s * B_BYTES + kk * 2048, BOX_BYTES, 1024));
-    }
+    for (int kk = 0; kk < BK / 16; ++kk)
+#pragma unroll
+      for (int b = 0; b < BOXES; ++b) {
+        // K-major tiles step 32 bytes per k16 inside the swizzle atom; MN-major ones 16 rows (2 KiB).
+        const u32 a = a_rows + b * BOX_BYTES + s * A_BYTES;
+        if constexpr (PASS == 0)
+          wgmma<KT_BF16, 0, 0>(acc[b], smem_desc(a + kk * 32, 16, 1024),
+                               smem_desc(sB + s * B_BYTES + kk * 32, 16, 1024));
+        else if constexpr (PASS == 1)
+          wgmma<KT_BF16, 0, 1>(acc[b], smem_desc(a + kk * 32, 16, 1024),
+                               smem_desc(sB + s * B_BYTES + kk * 2048, BOX_BYTES, 1024));
+        else
+          wgmma<KT_BF16, 1, 1>(acc[b], smem_desc(a + kk * 2048, BOX_BYTES, 1024),
+                               smem_desc(sB + s * B_BYTES + kk * 2048, BOX_BYTES, 1024));
+      }
     wgmma_commit();
   };
   const bool leader = threadIdx.x % 128 == 0;
@@ -415,17 +454,20 @@ __device__ __forceinline__ void consume_tile(const TmaRing<STAGES>& ring, float 
     // The partial last tile on its own, once the others' wgmma are done: stores into registers
     // wgmma still owns would serialize the whole pipeline (ptxas C7515).
     const int tail = K % BK != 0;
-    ring.consume(kt - tail, leader, multiply, first);
+    ring.consume(kt - tail, leader, multiply, first, [&] {
+      if (!tail) issued();
+    });
     if (tail)
       ring.consume(
           1, leader,
           [&](int i) {
-            zero_tail_rows(a_rows + (i % STAGES) * A_BYTES, K % BK, wg);
+#pragma unroll
+            for (int b = 0; b < BOXES; ++b) zero_tail_rows(a_rows + b * BOX_BYTES + (i % STAGES) * A_BYTES, K % BK, wg);
             multiply(i);
           },
-          first + kt - 1);
+          first + kt - 1, issued);
   } else {
-    ring.consume(kt, leader, multiply, first);
+    ring.consume(kt, leader, multiply, first, issued);
   }
 }
 
@@ -469,6 +511,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const u32 raw = smem_addr(smem_raw);
   const u32 sA = (raw + 1023) & ~1023u, sB = sA + STAGES * A_BYTES;
   const TmaRing<STAGES> ring{sB + STAGES * B_BYTES};
+  const Turns turns{ring.bars + 16 * STAGES};
   const int tid = threadIdx.x, wg = tid / 128;
   if (tid == 0) {
     if (TMA_BYTES != 0) {
@@ -476,7 +519,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       prefetch_tensormap(&tmB);
     }
     // A gathered stage is full once each producer thread's copies landed (and w's bytes).
-    ring.init(CONSUMERS, GATHER ? 128 + (TMA_BYTES != 0) : 1);
+    // A stage goes back once each consumer of its tile is done: every one, or its ping-pong owner.
+    ring.init(PINGPONG ? 1 : CONSUMERS, GATHER ? 128 + (TMA_BYTES != 0) : 1);
+    if (PINGPONG) turns.init();
   }
   __syncthreads();
 #if CONSUMERS > 1
@@ -491,8 +536,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // One tile a block (blockIdx.y the expert; blocks past a small expert's rows have none), or with
   // PERSISTENT (a block an SM) tiles blockIdx.x, + gridDim.x, ... of every expert's: the ring's
   // count g runs on over them, so the producer fills it with the next tile while the consumers
-  // store the last.
-  for (int pid = blockIdx.x, g = 0;; pid += gridDim.x) {
+  // store the last; with PINGPONG consumer warpgroup wg takes the block's tiles j = wg - 1, wg + 1, ...
+  for (int pid = blockIdx.x, g = 0, j = 0;; pid += gridDim.x, ++j) {
     Problem p;
     int m0, n0;
 #if PERSISTENT
@@ -523,17 +568,29 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       g += kt;
       continue;
     }
-    float acc[BN / 2];
+    if (PINGPONG && j % 2 != wg - 1) {  // the other consumer's tile
+      g += kt;
+      continue;
+    }
+    float acc[BOXES][BN / 2];
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-    consume_tile(ring, acc, sA + (wg - 1) * BOX_BYTES, sB, kt, g, p.K, wg);
+    for (int b = 0; b < BOXES; ++b)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[b][i] = 0.f;
+    const int row0 = PINGPONG ? 0 : (wg - 1) * 64;  // the consumer's first row of the tile
+    if (PINGPONG) turns.wait(wg - 1, j / 2);
+    consume_tile(ring, acc, sA + row0 * 128, sB, kt, g, p.K, wg, [&] {
+      if (PINGPONG) turns.pass(wg - 1, tid % 128 == 0);
+    });
     g += kt;
 
     // 16 bytes a store: rows are whole 8-column groups (hidden and intermediate are multiples of 8).
-    wgmma_rows16<KT_BF16>(acc, [&](int r, int c, uint4 words) {
-      const int m = m0 + (wg - 1) * 64 + r, n = n0 + c;
-      if (m < p.M && n < p.N) *reinterpret_cast<uint4*>(o.out_row(p, m) + n) = words;
-    });
+#pragma unroll
+    for (int b = 0; b < BOXES; ++b)
+      wgmma_rows16<KT_BF16>(acc[b], [&](int r, int c, uint4 words) {
+        const int m = m0 + row0 + b * 64 + r, n = n0 + c;
+        if (m < p.M && n < p.N) *reinterpret_cast<uint4*>(o.out_row(p, m) + n) = words;
+      });
   }
   // A gathering producer thread leaves no copy of its own in flight behind it.
   if (GATHER && wg == 0) asm volatile("cp.async.wait_all;\n" ::: "memory");

@@ -220,6 +220,10 @@ __device__ __forceinline__ void sts_f32(u32 addr, float v) {
 
 // ---- the ring: Stages buffers, each guarded by a "full" and an "empty" mbarrier ----
 
+struct NoOp {
+  __device__ __forceinline__ void operator()() const {}
+};
+
 // One producer thread fills stage i % Stages with tile i once every consumer warpgroup is done
 // with the tile before it there; consumers wait for "full", multiply, and give the stage back
 // on "empty". `bars` is the shared address of 2 * Stages 8-byte barriers.
@@ -296,15 +300,18 @@ struct TmaRing {
 
   // A consumer warpgroup: multiply(i) issues and commits tile i's wgmma group, for tiles
   // [first, first + count) of the ring's sequence. One group stays in flight: once group i - 1
-  // is done, its stage goes back (by the `leader` thread).
-  template <class Multiply>
-  __device__ __forceinline__ void consume(int count, bool leader, const Multiply& multiply, int first = 0) const {
+  // is done, its stage goes back (by the `leader` thread). issued() runs once every group is
+  // issued, before the last one is waited for.
+  template <class Multiply, class Issued = NoOp>
+  __device__ __forceinline__ void consume(int count, bool leader, const Multiply& multiply, int first = 0,
+                                          const Issued& issued = Issued()) const {
     for (int i = first; i < first + count; ++i) {
       wait_full(i);
       multiply(i);
       wgmma_wait<1>();
       if (i > first) release(i - 1, leader);
     }
+    issued();
     wgmma_wait<0>();
     if (count > 0) release(first + count - 1, leader);
   }
