@@ -75,8 +75,8 @@ int main() {
   const SearchSpace& space = family.default_space;
   std::vector<Shape> shapes;
   for (const char* pass : {"fwd", "dX", "dW"}) {
-    shapes.push_back({64, 24, 2, 72, 136, "bf16", pass});  // mostly empty experts, partial tiles
-    shapes.push_back({4, 150, 2, 200, 56, "f16", pass});   // hot experts spanning several row tiles
+    shapes.push_back({64, 24, 2, 72, 136, "bf16", pass});            // mostly empty experts, partial tiles
+    shapes.push_back({4, 150, 2, 200, 56, "f16", pass});             // hot experts spanning several row tiles
     shapes.push_back({8, 2048, 2, 1024, 1024, "bf16", pass, true});  // 270-1,100 tiles: several a block
   }
   Tolerance tol;
@@ -96,8 +96,7 @@ int main() {
     Variables ctx = gpu.device.variables();
     for (const auto& [name, v] : family.variables(p)) ctx[name] = v;
     std::vector<Config> valid = space.enumerate(ctx);
-    if (sh.many_tiles)
-      std::erase_if(valid, [](const Config& c) { return c.get_or("PERSISTENT", 0) == 0; });
+    if (sh.many_tiles) std::erase_if(valid, [](const Config& c) { return c.get_or("PERSISTENT", 0) == 0; });
     const auto chosen = ktune_test::grouped_covering(valid);
     validated += ktune_test::validate_configs(*session, chosen, tol, p.key(), [](const Config&) { return 1; });
     std::printf("%s: %s, %zu configs validated\n", p.key().c_str(),
