@@ -2,7 +2,8 @@
 // The CUDA grouped_gemm configs the spec test builds and the GPU test validates: every value of
 // every parameter, and each fusion choice with each warp count (the loaders and stores differ)
 // and with persistent blocks or not, in each kernel (WGMMA 0 and 1, where the space holds both);
-// ping-pong consumers with each way of feeding and each tile height (one or two boxes a consumer).
+// ping-pong consumers with each way of feeding and each tile height (one or two boxes a consumer);
+// clusters with each way of feeding and each tile width (one or two parts of B a block).
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ inline std::vector<ktune::Config> grouped_covering(const std::vector<ktune::Conf
                 .second;
     if (c.get_or("PINGPONG", 0))
       adds |= covered.insert(kernel + "Q" + v(c, "BLOCK_SIZE_M") + "X" + v(c, "permute_x") + "Y" + v(c, "permute_y"))
+                  .second;
+    if (c.get_or("CLUSTER", 1) > 1)
+      adds |= covered.insert(kernel + "C" + v(c, "BLOCK_SIZE_N") + "X" + v(c, "permute_x") + "Y" + v(c, "permute_y"))
                   .second;
     if (adds) chosen.push_back(c);
   }

@@ -164,7 +164,8 @@ void test_space_and_builds() {
 // DeepSeek-like, decode) and a ragged one (partial tiles everywhere, empty experts), every pass
 // builds every tile shape wgmma allows, both with its permuted operands read by TMA from the
 // expert-order copies and with the fused side gathered through the routing by cp.async, with
-// cooperative consumers and (tiles of 128 accumulators a thread at most) ping-pong ones.
+// cooperative consumers and (tiles of 128 accumulators a thread at most) ping-pong ones, and in
+// clusters of two multicasting B (fwd: every tile; dX and dW: B at least two 64-column boxes wide).
 void test_wgmma_builds() {
   const KernelSpec s = load();
   const SearchSpace& space = s.family().default_space;
@@ -187,7 +188,7 @@ void test_wgmma_builds() {
         tiles.insert(tile);
         const bool gathered = std::string(pass) == "dW" ? c.get("permute_x") || c.get("permute_y")
                                                         : c.get(std::string(pass) == "fwd" ? "permute_x" : "permute_y");
-        const std::string consumers = c.get("PINGPONG") ? " ping-pong" : "";
+        const std::string consumers = c.get("PINGPONG") ? " ping-pong" : c.get("CLUSTER") > 1 ? " cluster" : "";
         if (!variants.insert(tile + consumers + (gathered ? " gathered" : " tma")).second) continue;
         const auto plan = gpu::plan_build(s, s.launches(), p, c, generated, compiler());
         CHECK(std::any_of(plan.launches.begin(), plan.launches.end(),
@@ -200,10 +201,11 @@ void test_wgmma_builds() {
                   valid.size(), tiles.size(), variants.size());
       CHECK_MSG(tiles.size() == 6,
                 p.key() + ": " + std::to_string(tiles.size()) + " of the 6 wgmma tiles (64 or 128 x 64, 128 or 256)");
-      // Ping-pong: every tile but 128 x 256 (256 accumulators a thread).
-      CHECK_MSG(variants.size() == 12 + 10, p.key() + ": " + std::to_string(variants.size()) + " variants");
+      // Ping-pong: every tile but 128 x 256 (256 accumulators a thread); clusters: fwd every tile.
+      const std::size_t clustered = std::string(pass) == "fwd" ? 12 : 8;
+      CHECK_MSG(variants.size() == 12 + 10 + clustered, p.key() + ": " + std::to_string(variants.size()) + " variants");
     }
-  CHECK(built == 4 * 3 * 22);
+  CHECK(built == 4 * (34 + 30 + 30));
   // The bench's space file keeps every pass on wgmma (what won on the H100).
   const SearchSpace bench = s.family().user_space(SearchSpace::load(kSource / "bench/cuda/grouped_space.json"));
   for (const char* pass : {"fwd", "dX", "dW"}) {

@@ -36,6 +36,9 @@
 #ifndef PINGPONG
 #define PINGPONG 0  // 1 (PERSISTENT): two consumer warpgroups taking the block's tiles in turn
 #endif
+#ifndef CLUSTER
+#define CLUSTER 1  // 2 (PERSISTENT): clusters of two blocks on vertically adjacent tiles, B multicast
+#endif
 
 #include "ktune_device.cuh"
 #if WGMMA
@@ -280,6 +283,7 @@ static_assert(BM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256),
               "64 rows per consumer; wgmma's N is 64, 128 or 256");
 static_assert(!PINGPONG || PERSISTENT, "ping-pong consumers take turns over a persistent block's tiles");
 static_assert(!PINGPONG || BM * BN <= 16384, "a ping-pong consumer holds its whole tile: 128 accumulators at most");
+#define TILE_M (BM * CLUSTER)  // rows of a cluster's tile: its blocks' tiles one above the other
 #define CONSUMERS (PINGPONG ? 2 : BM / 64)
 #define BOXES (PINGPONG ? BM / 64 : 1)  // 64-row boxes of A a consumer multiplies, an accumulator each
 static_assert(num_warps == 4 * (CONSUMERS + 1), "a producer warpgroup and the consumer warpgroups");
@@ -290,6 +294,8 @@ static_assert(num_warps == 4 * (CONSUMERS + 1), "a producer warpgroup and the co
 #define B_GATHERED (PASS == 2 && permute_x)
 #define GATHER (A_GATHERED || B_GATHERED)
 #define ZERO_TAIL (PASS == 2 && !GATHER)
+static_assert(CLUSTER == 1 || (CLUSTER == 2 && PERSISTENT && !PINGPONG && !B_GATHERED && (PASS == 0 || BN >= 128)),
+              "a cluster shares B, loaded by TMA in halves, over a persistent cooperative block's tiles");
 // Bytes a stage's TMA copies bring: the operands not gathered.
 #define TMA_BYTES ((A_GATHERED ? 0 : A_BYTES) + (B_GATHERED ? 0 : B_BYTES))
 #define PRODUCER_REGS (GATHER ? kGatherProducerRegs : kProducerRegs)
@@ -363,9 +369,16 @@ struct Gather {
   }
 };
 
-// Tile i's TMA copies into stage s (thread 0): the operands not gathered.
+// Tile i's TMA copies into stage s (thread 0): the operands not gathered. In a cluster, whose
+// blocks multiply the same B, block `rank` loads its part of B into every block's stage.
 __device__ __forceinline__ void issue_tma(u32 sA, u32 sB, u32 bar, const TensorMap* tmA, const TensorMap* tmB,
-                                          const Operands& o, const Problem& p, int m0, int n0, int i) {
+                                          const Operands& o, const Problem& p, int m0, int n0, int i, int rank) {
+  const auto load_b = [&](u32 dst, int inner, int outer) {
+    if constexpr (CLUSTER > 1)
+      tma_load_multicast(dst, tmB, inner, outer, bar, (1 << CLUSTER) - 1);
+    else
+      tma_load(dst, tmB, inner, outer, bar);
+  };
   const int k0 = i * BK;
   if constexpr (!A_GATHERED) {
     if constexpr (PASS == 2) {
@@ -378,11 +391,12 @@ __device__ __forceinline__ void issue_tma(u32 sA, u32 sB, u32 bar, const TensorM
   if constexpr (!B_GATHERED) {
     // fwd: w's rows e*I + n; dX: w's rows e*I + k, 64 columns a box; dW: xs's rows from the expert's.
     const int outer = PASS == 0 ? p.e * o.inter + n0 : PASS == 1 ? p.e * o.inter + k0 : p.off + k0;
-    if constexpr (PASS == 0) {
-      tma_load(sB, tmB, k0, outer, bar);
+    if constexpr (PASS == 0) {  // BN / CLUSTER rows a part (the tensor map's box)
+      load_b(sB + rank * (BN / CLUSTER) * 128, k0, outer + rank * (BN / CLUSTER));
     } else {
+      constexpr int kPart = BN / 64 / CLUSTER;  // 64-column boxes a part
 #pragma unroll
-      for (int j = 0; j < BN / 64; ++j) tma_load(sB + j * BOX_BYTES, tmB, n0 + j * 64, outer, bar);
+      for (int j = rank * kPart; j < (rank + 1) * kPart; ++j) load_b(sB + j * BOX_BYTES, n0 + j * 64, outer);
     }
   }
 }
@@ -425,7 +439,7 @@ struct Turns {
 // (a 64 x BN accumulator a box); a_rows is its first 64-row box of A in stage 0, the others follow.
 // issued() runs once the tile's last wgmma is issued.
 template <class Issued>
-__device__ __forceinline__ void consume_tile(const TmaRing<STAGES>& ring, float (&acc)[BOXES][BN / 2], u32 a_rows,
+__device__ __forceinline__ void consume_tile(const TmaRing<STAGES, CLUSTER>& ring, float (&acc)[BOXES][BN / 2], u32 a_rows,
                                              u32 sB, int kt, int first, int K, int wg, const Issued& issued) {
   const auto multiply = [&](int i) {
     const int s = i % STAGES;
@@ -479,17 +493,18 @@ __device__ __forceinline__ void consume_tile(const TmaRing<STAGES>& ring, float 
 // DRAM traffic at Mixtral's prefill on the H100, by Nsight Compute; half of that N fastest).
 __device__ __forceinline__ void tile_origin(int i, int tiles_m, int tiles_n, int& m0, int& n0) {
   const bool n_fastest = PASS == 2;
-  m0 = (n_fastest ? i / tiles_n : i % tiles_m) * BM;
+  m0 = (n_fastest ? i / tiles_n : i % tiles_m) * TILE_M;
   n0 = (n_fastest ? i % tiles_n : i / tiles_m) * BN;
 }
 
 // Tile `pid` of the expert-major sequence of every expert's real tiles (within an expert in
-// tile_origin's order, as the one-tile grid), for PERSISTENT blocks: false past the last one.
+// tile_origin's order, as the one-tile grid), for PERSISTENT blocks (clusters: their TILE_M rows)
+// false past the last one.
 __device__ __forceinline__ bool tile_at(int pid, const int* __restrict__ offsets, int experts, int hidden, int inter,
                                         Problem& p, int& m0, int& n0) {
   for (int e = 0; e < experts; ++e) {
     p = expert_problem(offsets, e, hidden, inter);
-    const int tiles_m = (p.M + BM - 1) / BM, tiles_n = (p.N + BN - 1) / BN;
+    const int tiles_m = (p.M + TILE_M - 1) / TILE_M, tiles_n = (p.N + BN - 1) / BN;
     if (pid < tiles_m * tiles_n) {
       tile_origin(pid, tiles_m, tiles_n, m0, n0);
       return true;
@@ -499,7 +514,13 @@ __device__ __forceinline__ bool tile_at(int pid, const int* __restrict__ offsets
   return false;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+#if CLUSTER > 1
+#define KERNEL_CLUSTER __cluster_dims__(CLUSTER, 1, 1)
+#else
+#define KERNEL_CLUSTER
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) KERNEL_CLUSTER
     grouped_gemm_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
                        const int* __restrict__ offsets, const int* __restrict__ rows, const int* __restrict__ toks,
                        const u16* __restrict__ x, const u16* __restrict__ dy, u16* __restrict__ out,
@@ -510,9 +531,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
   const u32 raw = smem_addr(smem_raw);
   const u32 sA = (raw + 1023) & ~1023u, sB = sA + STAGES * A_BYTES;
-  const TmaRing<STAGES> ring{sB + STAGES * B_BYTES};
+  const TmaRing<STAGES, CLUSTER> ring{sB + STAGES * B_BYTES};
   const Turns turns{ring.bars + 16 * STAGES};
   const int tid = threadIdx.x, wg = tid / 128;
+  const int rank = CLUSTER > 1 ? cluster_rank() : 0;
   if (tid == 0) {
     if (TMA_BYTES != 0) {
       prefetch_tensormap(&tmA);
@@ -523,7 +545,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     ring.init(PINGPONG ? 1 : CONSUMERS, GATHER ? 128 + (TMA_BYTES != 0) : 1);
     if (PINGPONG) turns.init();
   }
-  __syncthreads();
+  if constexpr (CLUSTER > 1)
+    cluster_sync();  // the peer's barriers are ready before a multicast or a release reaches them
+  else
+    __syncthreads();
 #if CONSUMERS > 1
   // Two consumers with 128 accumulators each need the producer's registers (gemm.cu).
   if (wg == 0)
@@ -531,17 +556,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   else
     take_regs<consumer_regs(THREADS, CONSUMERS, PRODUCER_REGS)>();
 #endif
-  if (wg == 0 && !GATHER && tid != 0) return;  // one thread issues every TMA copy
+  if (wg == 0 && !GATHER && tid != 0) {  // one thread issues every TMA copy
+    if constexpr (CLUSTER > 1) cluster_sync();  // the one at the end
+    return;
+  }
 
   // One tile a block (blockIdx.y the expert; blocks past a small expert's rows have none), or with
   // PERSISTENT (a block an SM) tiles blockIdx.x, + gridDim.x, ... of every expert's: the ring's
   // count g runs on over them, so the producer fills it with the next tile while the consumers
   // store the last; with PINGPONG consumer warpgroup wg takes the block's tiles j = wg - 1, wg + 1, ...
-  for (int pid = blockIdx.x, g = 0, j = 0;; pid += gridDim.x, ++j) {
+  // A cluster's blocks (consecutive in x) take the rows of its tiles in turn.
+  for (int pid = blockIdx.x / CLUSTER, g = 0, j = 0;; pid += gridDim.x / CLUSTER, ++j) {
     Problem p;
     int m0, n0;
 #if PERSISTENT
     if (!tile_at(pid, offsets, experts, hidden, inter, p, m0, n0)) break;
+    m0 += rank * BM;  // past the expert's rows in a cluster's last tile: loaded, multiplied, not stored
 #else
     if (pid != (int)blockIdx.x) break;
     p = expert_problem(offsets, blockIdx.y, hidden, inter);
@@ -552,7 +582,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int kt = (p.K + BK - 1) / BK;  // 0 for dW of an empty expert: its rows are written as zeros
     if (wg == 0) {
       const auto tma = [&](int s, int i, u32 bar) {
-        issue_tma(sA + s * A_BYTES, sB + s * B_BYTES, bar, &tmA, &tmB, o, p, m0, n0, i);
+        issue_tma(sA + s * A_BYTES, sB + s * B_BYTES, bar, &tmA, &tmB, o, p, m0, n0, i, rank);
       };
       if constexpr (GATHER) {
         Gather gather(o, p, m0, tid);
@@ -594,6 +624,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   }
   // A gathering producer thread leaves no copy of its own in flight behind it.
   if (GATHER && wg == 0) asm volatile("cp.async.wait_all;\n" ::: "memory");
+  // No block leaves while its peer may still give a stage back to its barriers.
+  if constexpr (CLUSTER > 1) cluster_sync();
 }
 #endif  // !WGMMA
 #endif  // !REFERENCE

@@ -218,6 +218,36 @@ __device__ __forceinline__ void sts_f32(u32 addr, float v) {
   asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
 }
 
+// ---- clusters: blocks that load into each other's shared memory ----
+
+__device__ __forceinline__ u32 cluster_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Every thread of the cluster's blocks, converged or not (the early-done producer threads).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// Arrives on the mbarrier at shared address `bar` of the cluster's block `rank`.
+__device__ __forceinline__ void mbar_arrive_cluster(u32 bar, u32 rank) {
+  asm volatile(
+      "{\n.reg .b32 r;\nmapa.shared::cluster.u32 r, %0, %1;\nmbarrier.arrive.release.cluster.shared::cluster.b64 _, "
+      "[r];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+// tma_load into the same shared address of each block in `mask` (cluster ranks), each block's
+// barrier at `bar` counting the bytes that land there.
+__device__ __forceinline__ void tma_load_multicast(u32 dst, const TensorMap* map, int inner, int outer, u32 bar,
+                                                   unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"((unsigned long long)map), "r"(inner), "r"(outer), "r"(bar), "h"(mask)
+      : "memory");
+}
+
 // ---- the ring: Stages buffers, each guarded by a "full" and an "empty" mbarrier ----
 
 struct NoOp {
@@ -226,21 +256,23 @@ struct NoOp {
 
 // One producer thread fills stage i % Stages with tile i once every consumer warpgroup is done
 // with the tile before it there; consumers wait for "full", multiply, and give the stage back
-// on "empty". `bars` is the shared address of 2 * Stages 8-byte barriers.
-template <int Stages>
+// on "empty". `bars` is the shared address of 2 * Stages 8-byte barriers. With Cluster > 1 the
+// blocks of a cluster multicast parts of a stage into each other's rings, so a stage is free only
+// once every block's consumers are done with it: they give it back to every block's "empty".
+template <int Stages, int Cluster = 1>
 struct TmaRing {
   u32 bars;
 
   __device__ __forceinline__ u32 full(int s) const { return bars + 8 * s; }
   __device__ __forceinline__ u32 empty(int s) const { return bars + 8 * (Stages + s); }
 
-  // By one thread, before a barrier of the whole block. A stage is full once `full_arrivals`
-  // threads arrived (the one issuing its copies, and any that fill it with stores) and its
-  // copies landed.
+  // By one thread, before a barrier of the whole block (cluster). A stage is full once
+  // `full_arrivals` threads arrived (the one issuing its copies, and any that fill it with stores)
+  // and its copies landed; empty once `consumers` warpgroups of each block gave it back.
   __device__ __forceinline__ void init(u32 consumers, u32 full_arrivals = 1) const {
     for (int s = 0; s < Stages; ++s) {
       mbar_init(full(s), full_arrivals);
-      mbar_init(empty(s), consumers);
+      mbar_init(empty(s), consumers * Cluster);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -295,7 +327,13 @@ struct TmaRing {
   __device__ __forceinline__ void wait_full(int i) const { mbar_wait(full(i % Stages), (i / Stages) & 1); }
   // A consumer warpgroup's `leader` thread, once the warpgroup's wgmma reading tile i are done.
   __device__ __forceinline__ void release(int i, bool leader) const {
-    if (leader) mbar_arrive(empty(i % Stages));
+    if (!leader) return;
+    if constexpr (Cluster == 1) {
+      mbar_arrive(empty(i % Stages));
+    } else {
+#pragma unroll
+      for (int c = 0; c < Cluster; ++c) mbar_arrive_cluster(empty(i % Stages), c);
+    }
   }
 
   // A consumer warpgroup: multiply(i) issues and commits tile i's wgmma group, for tiles
