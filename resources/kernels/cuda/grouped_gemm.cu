@@ -556,8 +556,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) KERNEL_CLUSTER
   else
     take_regs<consumer_regs(THREADS, CONSUMERS, PRODUCER_REGS)>();
 #endif
-  // One thread issues every TMA copy. (Exited threads count as arrived at the cluster barrier at
-  // the end; threads of the producer's warp waiting there instead ran the cluster kernel at half speed.)
+  // One thread issues every TMA copy (exited threads count as arrived at the cluster barrier at the end).
   if (wg == 0 && !GATHER && tid != 0) return;
 
   // One tile a block (blockIdx.y the expert; blocks past a small expert's rows have none), or with

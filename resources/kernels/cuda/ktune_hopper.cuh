@@ -229,11 +229,13 @@ __device__ __forceinline__ u32 cluster_rank() {
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
-// Arrives on the mbarrier at shared address `bar` of the cluster's block `rank`.
+// Arrives on the mbarrier at shared address `bar` of the cluster's block `rank`, releasing at the
+// block's scope only: what it orders (a stage's wgmma reads) is done by then, and a release at the
+// cluster's scope fences the thread's earlier global stores too (the last tile's epilogue).
 __device__ __forceinline__ void mbar_arrive_cluster(u32 bar, u32 rank) {
   asm volatile(
-      "{\n.reg .b32 r;\nmapa.shared::cluster.u32 r, %0, %1;\nmbarrier.arrive.release.cluster.shared::cluster.b64 _, "
-      "[r];\n}\n" ::"r"(bar),
+      "{\n.reg .b32 r;\nmapa.shared::cluster.u32 r, %0, %1;\nmbarrier.arrive.shared::cluster.b64 _, [r];\n}\n" ::"r"(
+          bar),
       "r"(rank)
       : "memory");
 }
