@@ -11,7 +11,8 @@ that mapping against the passes' definitions without a GPU.
     dX   dx_e = dy_e w_e    (dys [R, I], w -> dx [R, H])
     dW   dw_e = dy_e^T x_e  (dys, xs -> dw [E, I, H])
 
-An expert without rows is left out of the call (dW's output for it is zeroed once, untimed)."""
+An expert without rows is left out of the call; dW's output for it is zeroed in each run, whose
+time counts it, as the kernel writes it."""
 import ctypes
 
 OP_N, OP_T = 0, 1
@@ -61,7 +62,8 @@ def grouped_batched(pass_, xs, w, dys, offsets):
     elif pass_ == "dX":
         out = torch.empty(dys.shape[0], H, device=some.device, dtype=some.dtype)
     else:
-        out = torch.zeros(E, I, H, device=some.device, dtype=some.dtype)  # experts without rows stay 0
+        out = torch.empty(E, I, H, device=some.device, dtype=some.dtype)
+    absent = [e for e in range(E) if pass_ == "dW" and offsets[e + 1] == offsets[e]]
     operands = {"xs": xs, "dys": dys, "w": w, "out": out}
     groups = [group_args(pass_, e, offsets[e], offsets[e + 1] - offsets[e], H, I)
               for e in range(E) if offsets[e + 1] > offsets[e]]
@@ -91,5 +93,7 @@ def grouped_batched(pass_, xs, w, dys, offsets):
             CUBLAS_COMPUTE_32F)
         if status != 0:
             raise RuntimeError(f"cublasGemmGroupedBatchedEx returned status {status} ({pass_})")
+        for e in absent:
+            out[e].zero_()
 
     return run, out
