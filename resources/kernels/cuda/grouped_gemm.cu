@@ -115,6 +115,10 @@ __device__ __forceinline__ Problem expert_problem(const int* __restrict__ offset
 // tiles' K tiles in sequence, so one warpgroup's K tiles land while the other's tile drains, and
 // one stores its tile while the other multiplies (CUTLASS's ping-pong schedule). Cooperatively,
 // the tensor cores idle while both store: 8-13 % of their time at Mixtral's prefill on the H100.
+// CLUSTER=2 (persistent, cooperative) pairs blocks on tiles one above the other, each loading half
+// of their shared B into both blocks' rings by TMA multicast (half B's L2-to-SM traffic); a stage
+// is free once both blocks' consumers gave it back. On the H100, which runs prefill at its 700 W
+// cap, neither beat the cooperative kernel: ping-pong lost 4-24 %, clusters tied (RESULTS.md §12).
 // Tiles are 128-byte swizzled rows of 64 elements, whoever fills them:
 //   fwd: A = x rows [M, H] of the expert, K-major; B = w as [E*I, H], rows e*I + n: K-major.
 //   dX:  A = dy rows [M, I], K-major; B = w as [E*I, H] read as K x N (rows e*I + k): MN-major,
