@@ -302,8 +302,9 @@ struct Turns {
 // (a 64 x BN accumulator a box); a_rows is its first 64-row box of A in stage 0, the others follow.
 // issued() runs once the tile's last wgmma is issued.
 template <class Issued>
-__device__ __forceinline__ void consume_tile(const TmaRing<STAGES, CLUSTER>& ring, float (&acc)[BOXES][BN / 2], u32 a_rows,
-                                             u32 sB, int kt, int first, int K, int wg, const Issued& issued) {
+__device__ __forceinline__ void consume_tile(const TmaRing<STAGES, CLUSTER>& ring, float (&acc)[BOXES][BN / 2],
+                                             u32 a_rows, u32 sB, int kt, int first, int K, int wg,
+                                             const Issued& issued) {
   const auto multiply = [&](int i) {
     const int s = i % STAGES;
     if constexpr (GATHER) fence_proxy_async_shared();  // the stage's cp.async copies, before wgmma reads them

@@ -225,7 +225,8 @@ __device__ __forceinline__ u32 cluster_rank() {
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
   return r;
 }
-// Every thread of the cluster's blocks, converged or not (the early-done producer threads).
+// Every thread of the cluster's blocks that has not exited, converged or not (a producer thread
+// whose warp-mates left: exited threads count as arrived).
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
