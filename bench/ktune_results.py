@@ -1,7 +1,8 @@
 """A ktune run's winners as the bench scripts compare them (bench/cuda/paged_report.py,
 bench/triton/paged_compare.py): one reader of results.json, so every table quotes the same number,
-the winner's median latency as the run re-measured it, and the workload its inputs were drawn
-from (run_metadata.json): the workload seed and the version of ktune's workload rules
+the winner's median latency as the run re-measured it, the GPU's conditions (SM clock, power) during
+that measurement where the run recorded them, and the workload its inputs were drawn from
+(run_metadata.json): the workload seed and the version of ktune's workload rules
 (core/include/ktune/workload_rules.h). A baseline set beside a run must have drawn the same: a page
 table is generated from the seed and the problem's key, a MoE routing from the seed and its
 experts, tokens and topk under rules 2 (under rules 1 from the seed and the whole key)."""
@@ -12,24 +13,29 @@ from collections import namedtuple
 # method: the run's benchmarking_method ("amortized", "per_launch"); by_shape: {problem fields as a
 # sorted tuple of (name, value): (median µs, config)}; seed: the workload seed and rules: the
 # version of the workload rules (1 where the metadata predates the field; both None: a run folder
-# without its run_metadata.json).
-Winners = namedtuple("Winners", ["method", "by_shape", "seed", "rules"])
+# without its run_metadata.json); conditions: {problem fields: the GPU's conditions during the measurement
+# the winner was chosen by ({"sm_clock_mhz", "power_w", "clock_limited"}, each key absent where nothing
+# could be read; {} for runs from before ktune recorded them)}, beside by_shape, whose (µs, config) pairs
+# its callers unpack.
+Winners = namedtuple("Winners", ["method", "by_shape", "seed", "rules", "conditions"])
 
 
 def winners(run_dir):
     """The winners of the ktune run in `run_dir` (its results.json)."""
     with open(os.path.join(run_dir, "results.json"), encoding="utf-8") as f:
         d = json.load(f)
-    by_shape = {}
+    by_shape, conditions = {}, {}
     for r in d["results"]:
-        by_shape[tuple(sorted(r["problem"]["fields"].items()))] = (r["stats"]["latency_median_ns"] / 1e3, r["config"])
+        shape = tuple(sorted(r["problem"]["fields"].items()))
+        by_shape[shape] = (r["stats"]["latency_median_ns"] / 1e3, r["config"])
+        conditions[shape] = r.get("conditions", {})
     meta = os.path.join(run_dir, "run_metadata.json")
     seed = rules = None
     if os.path.exists(meta):
         with open(meta, encoding="utf-8") as f:
             m = json.load(f)
         seed, rules = m.get("seed"), m.get("workload_rules", 1)
-    return Winners(d["benchmarking_method"], by_shape, seed, rules)
+    return Winners(d["benchmarking_method"], by_shape, seed, rules, conditions)
 
 
 def workload(w):

@@ -14,7 +14,12 @@ Operands are in expert order (the permutations are not timed: both baselines get
 which favours them). Timed with CUDA events, median of --samples: warm (20 calls back to back,
 averaged, as ktune's amortized method, after --settle-s of the same calls) and cold (a 512 MiB write before each call evicts L2).
 Prints one JSON line per (shape, pass, mode, baseline): {"key", "pass", "mode", "baseline",
-"median_us", "tflops", "settle_s", "seed"}."""
+"median_us", "tflops", "settle_s", "seed", "workload_rules", "conditions"}, "conditions" the GPU's during
+the timed samples (bench/cuda/gpu_conditions.py: {"sm_clock_mhz", "power_w", "clock_limited"}, NVML's
+median SM clock and board power and the fraction of readings a power or thermal limit held the clock
+down in, as ktune records beside its winners; a key NVML could not read is absent, and "conditions" too
+where there is no NVML: the reason goes to stderr once). A baseline that could not run prints
+{"key", "pass", ["mode",] "baseline", "error"} instead."""
 import argparse
 import json
 import sys
@@ -24,6 +29,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cublas_grouped  # noqa: E402
+import gpu_conditions  # noqa: E402
 import moe_routing  # noqa: E402
 from sdpa_decode import time_us  # noqa: E402  (the CUDA-event timer both baselines use)
 
@@ -95,6 +101,15 @@ def settle(fn, seconds):
             return
 
 
+def conditions_device():
+    """gpu_conditions' view of torch's current device, found by its PCI bus id (NVML numbers the GPUs
+    otherwise than CUDA under CUDA_VISIBLE_DEVICES)."""
+    p = torch.cuda.get_device_properties(torch.cuda.current_device())
+    if not hasattr(p, "pci_bus_id"):
+        return gpu_conditions.Device(None, why=f"torch {torch.__version__}'s device properties have no PCI bus id")
+    return gpu_conditions.Device(gpu_conditions.bus_id(p.pci_domain_id, p.pci_bus_id, p.pci_device_id))
+
+
 def cublas_checked(pass_, xs, w, dys, offsets, loop):
     """cuBLAS's grouped call for the pass, once its output has matched the per-expert loop's (both
     cuBLAS GEMMs with f32 sums: they differ by bf16 / f16 rounding at most)."""
@@ -124,6 +139,9 @@ def main():
     a = ap.parse_args()
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float16
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
+    gpu = conditions_device()
+    if gpu.why:
+        print(f"grouped_torch.py: the lines carry no conditions (SM clock, power): {gpu.why}", file=sys.stderr)
     for name in a.shapes.split(","):
         E, T, k, H, I = SHAPES[name]
         xs, w, dys = operands(E, T, k, H, I, dtype)
@@ -148,15 +166,19 @@ def main():
                     try:
                         if fl is None:
                             settle(fn, a.settle_s)
-                        us = time_us(fn, a.samples, fl)
+                        with gpu.sampling() as conditions:
+                            us = time_us(fn, a.samples, fl)
                     except Exception as e:  # a torch without _grouped_mm, or a layout it refuses
                         print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline_name,
                                           "error": str(e).splitlines()[0]}), flush=True)
                         continue
-                    print(json.dumps({"key": key, "pass": p, "mode": mode, "baseline": baseline_name,
-                                      "median_us": round(us, 2), "tflops": round(flops / us / 1e6, 1),
-                                      "settle_s": a.settle_s if fl is None else 0, "seed": a.seed,
-                                      "workload_rules": moe_routing.WORKLOAD_RULES}), flush=True)
+                    line = {"key": key, "pass": p, "mode": mode, "baseline": baseline_name,
+                            "median_us": round(us, 2), "tflops": round(flops / us / 1e6, 1),
+                            "settle_s": a.settle_s if fl is None else 0, "seed": a.seed,
+                            "workload_rules": moe_routing.WORKLOAD_RULES}
+                    if conditions:
+                        line["conditions"] = conditions
+                    print(json.dumps(line), flush=True)
 
 
 if __name__ == "__main__":

@@ -3,24 +3,31 @@
 scripts share: winners keyed by their shape whatever order results.json lists the fields in, their
 re-measured median in µs, the run's method and workload seed; bench/cuda/paged_report.py's and
 grouped_report.py's tables built from it, the latter refusing runs and baselines of different
-workloads (the seed, or the workload rules a MoE routing was drawn by)."""
+workloads (the seed, or the workload rules a MoE routing was drawn by) and saying the SM clocks the
+native winner and torch were timed at; bench/cuda/gpu_conditions.py's summary of NVML's readings
+(with a reader of the test's making, so no GPU is needed)."""
+import ctypes
+import itertools
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import ktune_results  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "bench", "cuda"))
+import gpu_conditions  # noqa: E402
 
 SHAPE = {"num_sequences": 4, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 128, "page_size": 16,
          "max_model_len": 1024, "min_len": 1024, "dtype": "f16"}
 
 
-def write_run(folder, median_ns, method="per_launch", config=None, shape=None, seed=0, rules=2):
+def write_run(folder, median_ns, method="per_launch", config=None, shape=None, seed=0, rules=2, conditions=None):
     os.makedirs(folder)
     if seed is not None:
         meta = {"run": os.path.basename(folder), "seed": seed}
@@ -31,6 +38,8 @@ def write_run(folder, median_ns, method="per_launch", config=None, shape=None, s
     result = {"problem": {"family": "paged_attention", "fields": dict(reversed(list((shape or SHAPE).items())))},
               "config": config or {"TOKENS": 16, "WARPS": 4},
               "stats": {"latency_median_ns": median_ns, "latency_avg_ns": median_ns + 10}}
+    if conditions is not None:  # runs from before ktune recorded the GPU's conditions have none
+        result["conditions"] = conditions
     with open(os.path.join(folder, "results.json"), "w", encoding="utf-8") as f:
         json.dump({"run": os.path.basename(folder), "family": "paged_attention", "backend": "cuda",
                    "benchmarking_method": method, "results": [result]}, f)
@@ -54,6 +63,12 @@ class BenchResultsTest(unittest.TestCase):
         self.assertEqual(ktune_results.winners(self.run_dir("old", 1000.0, rules=None)).rules, 1)
         bare = ktune_results.winners(self.run_dir("bare", 1000.0, seed=None))
         self.assertEqual((bare.seed, bare.rules), (None, None))
+        # the winner's conditions beside by_shape, whose (µs, config) its callers unpack; {} for old runs
+        self.assertEqual(w.conditions, {tuple(sorted(SHAPE.items())): {}})
+        held = {"sm_clock_mhz": 1425.0, "power_w": 688.1, "clock_limited": 1.0}
+        w = ktune_results.winners(self.run_dir("new", 1000.0, conditions=held))
+        shape = tuple(sorted(SHAPE.items()))
+        self.assertEqual((w.by_shape[shape][0], w.conditions), (1.0, {shape: held}))
 
     def test_paged_report_reads_through_it(self):
         runs = [self.run_dir("attn_cold", 20000.0), self.run_dir("attn_warm", 10000.0, method="amortized"),
@@ -64,11 +79,13 @@ class BenchResultsTest(unittest.TestCase):
                       out)
         self.assertIn("| warm | 10.0 | 8.0 | 80.0 % |", out)
 
-    def grouped_folder(self, native_seed=0, read_seed=0, torch_seed=0, native_rules=2, torch_rules=2):
+    def grouped_folder(self, native_seed=0, read_seed=0, torch_seed=0, native_rules=2, torch_rules=2,
+                       native_conditions=None, torch_conditions=None):
+        """torch_conditions: {baseline: the conditions of its warm line}."""
         decode = {"experts": 8, "tokens": 16, "topk": 2, "hidden": 4096, "intermediate": 14336, "dtype": "bf16",
                   "pass": "dX"}
         self.run_dir("gexperts-8_tokens-16_topk-2", 280000.0, method="amortized", shape=decode, config={"WGMMA": 1},
-                     seed=native_seed, rules=native_rules)
+                     seed=native_seed, rules=native_rules, conditions=native_conditions)
         self.run_dir("read_decode", 266000.0, method="amortized", shape=decode, config={"THREADS": 512},
                      seed=read_seed)
         key = "experts=8,tokens=16,topk=2,hidden=4096,intermediate=14336,dtype=bf16,pass=dX"
@@ -82,6 +99,8 @@ class BenchResultsTest(unittest.TestCase):
                     line["seed"] = torch_seed
                 if torch_rules is not None:  # and from before they said their rules: rules 1
                     line["workload_rules"] = torch_rules
+                if mode == "warm" and baseline in (torch_conditions or {}):
+                    line["conditions"] = torch_conditions[baseline]
                 f.write(json.dumps(line) + "\n")
             # a baseline this torch lacks is said, not timed: no time to compare
             f.write(json.dumps({"key": key, "pass": "dX", "mode": "warm", "baseline": "cuBLAS grouped",
@@ -94,9 +113,34 @@ class BenchResultsTest(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         out = done.stdout
         # the speedup is over the faster of torch's two (the issue's goal); cuBLAS's grouped call beside it
-        self.assertIn("| 280.0 | 322.0 | 308.0 | 1.100 | 350.0 | 1.250 | 266.0 | 95.0 % | WGMMA=1 |", out)
+        # runs and lines from before either recorded the GPU's conditions: no clocks, no note
+        self.assertIn("| 280.0 | 322.0 | 308.0 | 1.100 | 350.0 | 1.250 | 266.0 | 95.0 % | - | - | WGMMA=1 |", out)
+        self.assertIn("| native MHz | torch MHz | config |", out)
+        self.assertNotIn("clock difference", out)
         # and how long the baselines ran before they were timed (the clocks they were timed at)
         self.assertIn("after 2 s of back-to-back calls each", out)
+
+    def test_grouped_report_says_the_clocks_each_side_was_timed_at(self):
+        held = {"sm_clock_mhz": 1425.0, "power_w": 688.1, "clock_limited": 1.0}
+        # the faster baseline (the loop, 308 µs) at 1,620 MHz: 13.7 % above the native winner's clock
+        done = self.grouped_folder(native_conditions=held, torch_conditions={
+            "per-expert torch.mm": {"sm_clock_mhz": 1620.0, "power_w": 540.0, "clock_limited": 0.0},
+            "torch._grouped_mm": {"sm_clock_mhz": 1425.0}})  # not the faster one: not shown
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("| 266.0 | 95.0 % | 1,425 MHz, 688 W | 1,620 MHz, 540 W | WGMMA=1 |", done.stdout)
+        self.assertIn("topk=2: the native winner was timed at 1,425 MHz, per-expert torch.mm at 1,620 MHz "
+                      "(+13.7 %): the speedup carries that clock difference", done.stdout)
+        for torch_side, shown in (({"sm_clock_mhz": 1460.0}, "1,460 MHz"),  # 2.5 % apart: no note
+                                  ({"power_w": 700.0}, "700 W"),  # no clock read: nothing to compare
+                                  (None, "-")):  # an old torch.jsonl beside a new run
+            with self.subTest(torch=torch_side):
+                self.tmp.cleanup()
+                os.makedirs(self.tmp.name)
+                done = self.grouped_folder(native_conditions=held,
+                                           torch_conditions={"per-expert torch.mm": torch_side} if torch_side else None)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertIn(f"| 1,425 MHz, 688 W | {shown} | WGMMA=1 |", done.stdout)
+                self.assertNotIn("clock difference", done.stdout)
 
     def test_grouped_report_refuses_runs_of_another_workload(self):
         # At decode the seed decides even which experts are read (6 of 8 at seed 0, 7 at seed 1), and
@@ -140,6 +184,84 @@ class BenchResultsTest(unittest.TestCase):
         sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))
         import paged_compare
         self.assertIs(paged_compare.winners, ktune_results.winners)
+
+
+class GpuConditionsTest(unittest.TestCase):
+    """bench/cuda/gpu_conditions.py: medians and the fraction held by a limit, from a reader of the test's making."""
+
+    def test_summary_of_readings(self):
+        readings = [(1980, 350.0, 0x1),  # idle: not a limit
+                    (1500, 700.2, 0x4),  # SW power cap
+                    (1410, 699.0, 0x4 | 0x1000),
+                    (1425, 690.0, 0x80),  # HW power brake
+                    (None, None, None)]  # a reading NVML refused: left out
+        self.assertEqual(gpu_conditions.summarize(readings),
+                         {"sm_clock_mhz": 1462.5, "power_w": 694.5, "clock_limited": 0.75})
+        for bit in (0x4, 0x8, 0x20, 0x40, 0x80):
+            self.assertEqual(gpu_conditions.summarize([(1, 1.0, bit)])["clock_limited"], 1.0, hex(bit))
+        for bit in (0x1, 0x2, 0x10, 0x100):  # idle, application clocks, sync boost, display clocks
+            self.assertEqual(gpu_conditions.summarize([(1, 1.0, bit)])["clock_limited"], 0.0, hex(bit))
+        # a key none of the readings gave is absent (a GPU without power readings), all of them without readings
+        self.assertEqual(gpu_conditions.summarize([(1400, None, 0x4), (1600, None, 0)]),
+                         {"sm_clock_mhz": 1500.0, "clock_limited": 0.5})
+        self.assertEqual(gpu_conditions.summarize([]), {})
+
+    def test_sampling_reads_on_a_thread_while_the_block_runs(self):
+        readings = itertools.chain([(1400, 700.0, 0x4), (1500, 690.0, 0x4), (1600, 680.0, 0)],
+                                   itertools.repeat((1700, 600.0, 0)))
+        threads, enough = set(), threading.Event()
+
+        def read():
+            threads.add(threading.get_ident())
+            r = next(readings)
+            if r[0] == 1700:  # the three readings above are in: the block can end
+                enough.set()
+            return r
+        with gpu_conditions.sampling(read, period_s=0.001) as conditions:
+            self.assertEqual(conditions, {})  # filled on exit
+            self.assertTrue(enough.wait(10))
+        self.assertNotIn(threading.get_ident(), threads)
+        self.assertGreaterEqual(conditions["sm_clock_mhz"], 1500.0)
+        self.assertTrue(0 < conditions["clock_limited"] < 1, conditions)
+        self.assertEqual(set(conditions), {"sm_clock_mhz", "power_w", "clock_limited"})
+        # a block shorter than the period is read as it starts and as it ends
+        ends = iter([(1425, 688.1, 0x4), (1475, 650.0, 0)])
+        with gpu_conditions.sampling(lambda: next(ends), period_s=10) as conditions:
+            pass
+        self.assertEqual(conditions, {"sm_clock_mhz": 1450.0, "power_w": 669.0, "clock_limited": 0.5})
+        with gpu_conditions.sampling(None) as conditions:
+            pass
+        self.assertEqual(conditions, {})
+
+    def test_bus_id_is_the_form_nvml_finds_a_device_by(self):
+        self.assertEqual(gpu_conditions.bus_id(0, 0x1b, 0), "00000000:1b:00.0")
+        self.assertEqual(gpu_conditions.bus_id(0x10002, 0xc3, 0x1f), "00010002:c3:1f.0")
+
+    def test_without_nvml_it_says_why_and_samples_nothing(self):
+        gpu = gpu_conditions.Device("00000000:1b:00.0", library="libnvidia-ml-absent-for-the-test.so.1")
+        self.assertIsNone(gpu.read)
+        self.assertIn("no NVML", gpu.why)
+        self.assertNotIn("\n", gpu.why)
+        with gpu.sampling() as conditions:
+            pass
+        self.assertEqual(conditions, {})
+        # a torch without PCI bus ids in its device properties: the caller's reason is kept
+        self.assertEqual(gpu_conditions.Device(None, why="no pci_bus_id").why, "no pci_bus_id")
+        self.assertIn("PCI bus id", gpu_conditions.Device(None).why)
+
+    def test_the_default_library_without_nvml(self):
+        try:
+            ctypes.CDLL(gpu_conditions.LIBRARY)
+        except OSError:
+            pass
+        else:
+            self.skipTest(f"{gpu_conditions.LIBRARY} loads on this host: the case without NVML cannot be seen here")
+        gpu = gpu_conditions.Device("00000000:1b:00.0")
+        self.assertIsNone(gpu.read)
+        self.assertTrue(gpu.why.startswith("no NVML"), gpu.why)
+        with gpu.sampling() as conditions:
+            pass
+        self.assertEqual(conditions, {})
 
 
 if __name__ == "__main__":
