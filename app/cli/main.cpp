@@ -297,7 +297,8 @@ int run_and_report(Backend& backend, const DeviceInfo& device, const TuneRequest
     std::cout << "re-measured in alternation, " << r.problem.key() << ":";
     for (const auto& m : r.remeasured)
       std::cout << "\n  " << (r.best && m.config == r.best->config ? "* " : "  ") << m.config.key() << "  "
-                << format_ns(m.stats.median_ns) << " (search " << format_ns(m.search_median_ns) << ")";
+                << format_ns(m.stats.median_ns) << " (search " << format_ns(m.search_median_ns) << ")"
+                << (m.conditions.empty() ? "" : "  at " + describe(m.conditions));
     std::cout << "\n";
   }
   std::string counts;

@@ -92,6 +92,8 @@ void ProgressPrinter::on_event(const TuneEvent& e) {
                          describe(r.choice.by), format_ns(r.choice.search.median_ns).c_str());
             if (r.best->tflops > 0) std::fprintf(out_, "  %.3f TFLOP/s", r.best->tflops);
             if (const auto x = r.speedup()) std::fprintf(out_, "  %.2fx %s", *x, r.baseline_name.c_str());
+            if (const auto at = describe(conditions_of(r.best->metrics)); !at.empty())
+              std::fprintf(out_, "  (at %s)", at.c_str());
             std::fputc('\n', out_);
           } else {
             std::fprintf(out_, "  no config of %s passed validation\n", r.problem.key().c_str());

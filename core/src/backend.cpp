@@ -10,6 +10,7 @@ Measured ProblemSession::validate_and_measure(PreparedKernel& kernel, const Tole
   m.validation = validate(kernel, tol);
   m.outcome = measure(
       settings, [&](const SampleRequest& r) { return sample(kernel, r); }, best_median_ns);
+  m.metrics = take_conditions(kernel);
   return m;
 }
 

@@ -73,6 +73,11 @@ class ReplaySession : public ProblemSession {
     return m;
   }
 
+  // The device's conditions as the recording measured them.
+  Conditions take_conditions(PreparedKernel& kernel) override {
+    return conditions_of(static_cast<ReplayKernel&>(kernel).trial.metrics);
+  }
+
   // The measurer's first call calibrates launches per sample and is not kept; it gets the first
   // recorded sample without consuming it, so the kept samples are the recorded ones, in order.
   double sample(PreparedKernel& kernel, const SampleRequest&) override {

@@ -225,6 +225,15 @@ Stats stats_from(const JsonPath& p) {
   return s;
 }
 
+// The "conditions" object of `p`, when it has one: finite numbers by name.
+Conditions conditions_from(const JsonPath& p) {
+  Conditions c;
+  if (!p.has("conditions")) return c;
+  p["conditions"].for_each_member(
+      [&](const std::string& name, const JsonPath& v) { c[name] = v.non_negative_number(); });
+  return c;
+}
+
 json result_json(const ResultEntry& r) {
   json stats = stats_json(r.stats);
   stats["compile_time_s"] = r.compile_time_s;
@@ -240,9 +249,11 @@ json result_json(const ResultEntry& r) {
             {"trial_id", r.choice.trial_id},
             {"search", stats_json(r.choice.search)},
             {"flags", r.choice.flags.names()}};
+  if (!r.conditions.empty()) j["conditions"] = r.conditions;
   if (r.baseline) {
     json b = stats_json(*r.baseline);
     b["name"] = r.baseline_name;
+    if (!r.baseline_conditions.empty()) b["conditions"] = r.baseline_conditions;
     if (r.best_paired) {
       b["paired_best"] = stats_json(*r.best_paired);
       b["speedup"] = r.baseline->median_ns / r.best_paired->median_ns;
@@ -256,6 +267,7 @@ json result_json(const ResultEntry& r) {
       one["config"] = m.config.to_json();
       one["search_median_ns"] = m.search_median_ns;
       one["samples_ns"] = m.samples_ns;
+      if (!m.conditions.empty()) one["conditions"] = m.conditions;
       group.push_back(one);
     }
     j["remeasured"] = group;
@@ -283,16 +295,20 @@ ResultEntry result_from(const JsonPath& p) {
     p["flags"].for_each_element([&](const JsonPath& f) { flags.push_back(f.string()); });
     r.choice.flags = p["flags"].parse([&](const json&) { return WinnerFlags::from_names(flags); });
   }
+  // Runs written before conditions were read have none.
+  r.conditions = conditions_from(p);
   if (p.has("baseline")) {
     r.baseline = stats_from(p["baseline"]);
     r.baseline_name = p["baseline"]["name"].string();
     if (p["baseline"].has("paired_best")) r.best_paired = stats_from(p["baseline"]["paired_best"]);
+    r.baseline_conditions = conditions_from(p["baseline"]);
   }
   if (p.has("remeasured"))
     for (std::size_t i = 0; i < p["remeasured"].size(); ++i) {
       const JsonPath m = p["remeasured"][i];
       r.remeasured.push_back({m["config"].parse(Config::from_json), m["search_median_ns"].number(), stats_from(m),
-                              m.has("samples_ns") ? m["samples_ns"].numbers() : std::vector<double>{}});
+                              m.has("samples_ns") ? m["samples_ns"].numbers() : std::vector<double>{},
+                              conditions_from(m)});
     }
   return r;
 }

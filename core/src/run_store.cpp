@@ -255,6 +255,8 @@ void RunStore::finish(const std::vector<ProblemResult>& results, const std::stri
     e.baseline = r.baseline;
     e.best_paired = r.best_paired;
     e.remeasured = r.remeasured;
+    e.conditions = conditions_of(r.best->metrics);
+    e.baseline_conditions = r.baseline_conditions;
     run.entries.push_back(std::move(e));
   }
   write_file_atomic(dir_ / kResultsFile, results_json(run).dump(2) + "\n");

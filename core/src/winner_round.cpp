@@ -21,6 +21,7 @@ void pair_baseline(ProblemSession& session, MeasureSettings settings, ProblemRes
     auto sample_base = [&](const SampleRequest& r) { return session.sample(*base, r); };
     if (!result.best) {
       result.baseline = measure(settings, sample_base, std::nullopt).stats;
+      result.baseline_conditions = session.take_conditions(*base);
       return;
     }
     auto best = session.prepare(result.best->config);
@@ -28,6 +29,7 @@ void pair_baseline(ProblemSession& session, MeasureSettings settings, ProblemRes
         settings, [&](const SampleRequest& r) { return session.sample(*best, r); }, sample_base);
     result.best_paired = b.stats;
     result.baseline = a.stats;
+    result.baseline_conditions = session.take_conditions(*base);
   } catch (const RunError&) {
     throw;
   } catch (const std::exception& e) {
@@ -98,11 +100,15 @@ void run_round(ProblemSession& session, MeasureSettings settings, Round& round, 
   if (round.baseline) {
     result.baseline_name = session.baseline_name();
     result.baseline = outs.back().stats;
+    result.baseline_conditions = session.take_conditions(*round.baseline);
     outs.pop_back();
   }
-  for (std::size_t i = 0; i < round.trials.size(); ++i)
+  std::vector<Conditions> conditions;
+  for (std::size_t i = 0; i < round.trials.size(); ++i) {
+    conditions.push_back(session.take_conditions(*round.kernels[i]));
     result.remeasured.push_back(
-        {round.trials[i].config, round.trials[i].stats.median_ns, outs[i].stats, outs[i].samples_ns});
+        {round.trials[i].config, round.trials[i].stats.median_ns, outs[i].stats, outs[i].samples_ns, conditions[i]});
+  }
   const std::size_t w = fastest(outs, settings.noise_target);
   Trial winner = round.trials[w];
   const bool changed = !(winner.config == result.best->config);
@@ -112,6 +118,8 @@ void run_round(ProblemSession& session, MeasureSettings settings, Round& round, 
   result.choice.flags = judge_winner(outs[w].samples_ns, ChosenBy::Remeasure, winner.stats, settings.noise_target);
   winner.stats = outs[w].stats;
   winner.samples_ns = outs[w].samples_ns;
+  // Its time is the re-measure's now, and so are the conditions it was taken under.
+  replace_conditions(winner.metrics, conditions[w]);
   set_rates(winner, flops, bytes);
   if (round.baseline) result.best_paired = winner.stats;
   result.best = std::move(winner);
@@ -119,7 +127,7 @@ void run_round(ProblemSession& session, MeasureSettings settings, Round& round, 
                     " in alternation: " + result.best->config.key() +
                     (changed ? " wins, not the search's best: " : " stays the best: ") +
                     format_ns(result.best->stats.median_ns) + " (search " + format_ns(result.choice.search.median_ns) +
-                    ")");
+                    ")" + (conditions[w].empty() ? "" : ", at " + describe(conditions[w])));
 }
 
 }  // namespace

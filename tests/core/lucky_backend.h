@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ktune/backend.h"
@@ -14,9 +15,11 @@ namespace ktune::test {
 // Configs x=1..5. x=1 is lucky during the search (its first 6 samples on the backend: 90 ns) and
 // slow ever after (120 ns, in later sessions too); x=2 always takes 100 ns, x=3 110 ns, x=4 200
 // ns; x=5 is noisy: 50, 50, 500 ns over and over (a median of 50 ns in any five samples, which
-// never reach a noise target). Which config each sample ran is kept, to see the alternation.
+// never reach a noise target). Which config each sample ran is kept, to see the alternation. The
+// device heats as it works: the n-th sample of a session runs at 1,980 - n MHz, limited below 1,960.
 struct Fixed : PreparedKernel {
   int x = 0;
+  std::vector<ConditionsReading> readings;
 };
 class LuckySession : public ProblemSession {
  public:
@@ -28,8 +31,11 @@ class LuckySession : public ProblemSession {
   }
   Validation validate(PreparedKernel&, const Tolerance&) override { return {}; }
   double sample(PreparedKernel& pk, const SampleRequest&) override {
-    const int x = static_cast<Fixed&>(pk).x;
+    auto& k = static_cast<Fixed&>(pk);
+    const int x = k.x;
     order += static_cast<char>('0' + x);
+    const double mhz = 1980.0 - static_cast<double>(order.size());
+    k.readings.push_back({mhz, 300.0 + x, mhz < 1960});
     switch (x) {
       case 1:
         return ++lucky_samples <= 6 ? 90 : 120;
@@ -42,6 +48,10 @@ class LuckySession : public ProblemSession {
       default:
         return 200;
     }
+  }
+  Conditions take_conditions(PreparedKernel& pk) override {
+    auto& k = static_cast<Fixed&>(pk);
+    return summarize_conditions(std::exchange(k.readings, {}));
   }
   std::string& order;
 

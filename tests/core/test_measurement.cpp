@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include "ktune/conditions.h"
 #include "ktune/error.h"
 #include "ktune/measurement.h"
 #include "ktune/stats.h"
@@ -316,6 +317,28 @@ class TestMeasurement : public QObject {
         TrialFailure, measure_pair(
                           m, [](const SampleRequest&) { return 1.0; },
                           [](const SampleRequest&) -> double { throw TrialFailure(TrialStatus::Crashed, "fault"); }));
+  }
+
+  // A measurement's conditions: medians of clock and power, the share of readings a limit held
+  // down, no power where the board read none, nothing for no readings; and how a line says them.
+  void conditionsOfReadings() {
+    QVERIFY(summarize_conditions(std::vector<ConditionsReading>{}).empty());
+    const Conditions c =
+        summarize_conditions({{1400, 690, true}, {1980, 300, false}, {1425, 700, true}, {1500, 0, true}});
+    QCOMPARE(c.at(kSmClockMhz), 1462.5);
+    QCOMPARE(c.at(kPowerW), 690.0);
+    QCOMPARE(c.at(kClockLimited), 0.75);
+    QCOMPARE(describe(c), std::string("1462 MHz, 690 W, clock limited 75 % of the time"));
+    const Conditions unpowered = summarize_conditions({{1980, 0, false}});
+    QVERIFY(!unpowered.count(kPowerW));
+    QCOMPARE(describe(unpowered), std::string("1980 MHz"));
+    QCOMPARE(describe(summarize_conditions({{1410, 700, true}})), std::string("1410 MHz, 700 W, clock limited"));
+    QCOMPARE(describe({}), std::string());
+
+    std::map<std::string, double> metrics{{"speedup", 1.1}, {kSmClockMhz, 1980}, {kPowerW, 300}};
+    replace_conditions(metrics, {{kSmClockMhz, 1425}});
+    QCOMPARE(metrics, (std::map<std::string, double>{{"speedup", 1.1}, {kSmClockMhz, 1425}}));
+    QCOMPARE(conditions_of(metrics), (Conditions{{kSmClockMhz, 1425}}));
   }
 
   void methodNames() {

@@ -10,6 +10,7 @@
 
 #include "axpy_backend.h"
 #include "ktune/diff.h"
+#include "ktune/error.h"
 #include "ktune/files.h"
 #include "ktune/registry.h"
 #include "ktune/run_store.h"
@@ -77,6 +78,66 @@ class TestOneWinner : public QObject {
     QCOMPARE(entry->chosen_by, ChosenBy::Remeasure);
     QCOMPARE(entry->search_median_ns, 100.0);
     QCOMPARE(entry->samples_ns, r.best->samples_ns);
+  }
+
+  // The winner's number is its re-measure's, and so are the clock and power it is shown with, in
+  // the result, results.json and its re-measured row; its journal row keeps the search's.
+  void theWinnerCarriesTheConditionsOfItsNumber() {
+    LuckyBackend b;
+    Recorder rec;
+    const RunSummary s = Tuner(b, b.devices()[0]).run(lucky(b, {1, 2, 3, 4}, 3, "conditions"), rec);
+    const ProblemResult& r = s.results.front();
+    QCOMPARE(r.best->config.key(), std::string("x=2"));
+    const auto re = std::find_if(r.remeasured.begin(), r.remeasured.end(),
+                                 [&](const Remeasured& m) { return m.config == r.best->config; });
+    QVERIFY(re != r.remeasured.end());
+    QVERIFY(!re->conditions.empty());
+    QCOMPARE(conditions_of(r.best->metrics), re->conditions);
+    QCOMPARE(re->conditions.at(kPowerW), 302.0);
+
+    const auto trials = RunStore::read_trials(root() / "conditions");
+    const auto row =
+        std::find_if(trials.begin(), trials.end(), [&](const Trial& t) { return t.id == r.choice.trial_id; });
+    QVERIFY(row != trials.end());
+    // Searched first, at a cooler device's clock than the re-measure after it.
+    QVERIFY(row->metrics.at(kSmClockMhz) > re->conditions.at(kSmClockMhz));
+    QCOMPARE(row->metrics.at(kClockLimited), 0.0);
+    QCOMPARE(re->conditions.at(kClockLimited), 1.0);
+
+    const RunResults saved = RunStore::read_results(root() / "conditions");
+    const ResultEntry& e = saved.entries.front();
+    QCOMPARE(e.conditions, re->conditions);
+    for (std::size_t i = 0; i < r.remeasured.size(); ++i)
+      QCOMPARE(e.remeasured[i].conditions, r.remeasured[i].conditions);
+    const nlohmann::json j = nlohmann::json::parse(read_text_file(root() / "conditions" / "results.json"));
+    QCOMPARE(j["results"][0]["conditions"][kSmClockMhz].get<double>(), re->conditions.at(kSmClockMhz));
+    QVERIFY(!j["results"][0].contains("baseline"));
+
+    // The log line that crowns it says where it was measured.
+    bool said = false;
+    for (const auto& l : rec.all<event::Log>())
+      said = said || (l.message.find("re-measured") != std::string::npos &&
+                      l.message.find(describe(re->conditions)) != std::string::npos);
+    QVERIFY(said);
+  }
+
+  // A results.json whose conditions are not numbers is refused, naming the field.
+  void malformedConditionsAreNamed() {
+    LuckyBackend b;
+    Recorder rec;
+    Tuner(b, b.devices()[0]).run(lucky(b, {2, 3}, 3, "bad-conditions"), rec);
+    const fs::path file = root() / "bad-conditions" / "results.json";
+    nlohmann::json j = nlohmann::json::parse(read_text_file(file));
+    j["results"][0]["remeasured"][0]["conditions"][kPowerW] = "hot";
+    write_file_atomic(file, j.dump());
+    try {
+      RunStore::read_results(root() / "bad-conditions");
+      QFAIL("a string for a power was read");
+    } catch (const InputError& e) {
+      QVERIFY2(std::string(e.what()).find("conditions") != std::string::npos &&
+                   std::string(e.what()).find(kPowerW) != std::string::npos,
+               e.what());
+    }
   }
 
   // x=1's search (90 ns) was lucky; alone against the slow x=4 it wins the re-measure at 120 ns, a

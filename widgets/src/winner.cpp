@@ -13,11 +13,13 @@ QString tr(const char* text) { return QCoreApplication::translate("Winner", text
 
 Winner Winner::of(const ProblemResult& result) {
   const Trial& best = *result.best;
-  return Winner{result.problem.key(), best.config, best.stats, result.choice, best.tflops, result.remeasured};
+  return Winner{result.problem.key(),       best.config, best.stats, result.choice, best.tflops, result.remeasured,
+                conditions_of(best.metrics)};
 }
 
 Winner Winner::of(const ResultEntry& entry) {
-  return Winner{entry.problem.key(), entry.config, entry.stats, entry.choice, entry.tflops, entry.remeasured};
+  return Winner{entry.problem.key(), entry.config,     entry.stats,     entry.choice,
+                entry.tflops,        entry.remeasured, entry.conditions};
 }
 
 std::vector<Winner> winnersOf(const RunResults& results) {
@@ -30,9 +32,10 @@ std::vector<Winner> winnersOf(const RunResults& results) {
 QString chosenByText(ChosenBy by) { return by == ChosenBy::Remeasure ? tr("re-measure") : tr("search"); }
 
 QString Winner::numberText() const {
+  const QString at = conditions.empty() ? QString() : tr(", at %1").arg(qstr(ktune::describe(conditions)));
   if (choice.by == ChosenBy::Remeasure)
-    return tr("re-measured %1 (search %2)").arg(formatNs(stats.median_ns), formatNs(choice.search.median_ns));
-  return tr("%1 in the search (not re-measured)").arg(formatNs(stats.median_ns));
+    return tr("re-measured %1 (search %2)").arg(formatNs(stats.median_ns), formatNs(choice.search.median_ns)) + at;
+  return tr("%1 in the search (not re-measured)").arg(formatNs(stats.median_ns)) + at;
 }
 
 QString Winner::flagsText() const {
@@ -47,7 +50,8 @@ QString Winner::describe() const {
     text += tr("\nre-measured in alternation:");
     for (const Remeasured& r : round)
       text += QStringLiteral("\n  %1: %2 (search %3)")
-                  .arg(qstr(r.config.key()), formatNs(r.stats.median_ns), formatNs(r.search_median_ns));
+                  .arg(qstr(r.config.key()), formatNs(r.stats.median_ns), formatNs(r.search_median_ns)) +
+              (r.conditions.empty() ? QString() : QStringLiteral(", at ") + qstr(ktune::describe(r.conditions)));
   }
   if (flagged()) text += QStringLiteral("\n\n") + flagsText();
   return text;

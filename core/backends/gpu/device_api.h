@@ -7,12 +7,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "ktune/conditions.h"
 #include "ktune/kernel_spec.h"
 
 namespace ktune::gpu {
@@ -111,6 +113,9 @@ class DeviceApi {
   virtual void encode_tensor_map(const TensorMapDesc& t, DevicePtr base, void* out) = 0;
   // The vendor's trusted gemm, enqueueing on `stream`.
   virtual std::unique_ptr<GemmLibrary> gemm(Handle stream, const Toolchain& toolchain) = 0;
+  // The device's clock, power and limits now (ktune/conditions.h), from the vendor's management
+  // library; nullopt where there is none. Called while a timed sample runs, so it must not wait on the device.
+  virtual std::optional<ConditionsReading> read_conditions() { return std::nullopt; }
 
   // --- streams, events, graphs
   virtual Handle create_stream() = 0;

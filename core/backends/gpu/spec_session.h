@@ -37,6 +37,9 @@ class Launchable : public PreparedKernel {
   // The amortized method's captured graph, reused while the request and the buffers stay the same.
   Graph graph;
   int graph_launches = 0, graph_copies = 0, graph_epoch = -1;
+  // The device's conditions read while its samples ran, until take_conditions, and when last read.
+  std::vector<ConditionsReading> readings;
+  std::chrono::steady_clock::time_point last_reading;
 };
 
 class SpecSession final : public ProblemSession, public GpuSessionInfo {
@@ -50,6 +53,7 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   double sample(PreparedKernel& kernel, const SampleRequest& request) override;
   std::unique_ptr<PreparedKernel> prepare_baseline() override;
   std::string baseline_name() const override;
+  Conditions take_conditions(PreparedKernel& kernel) override;
 
   double measure_sm_clock_mhz() override;
   std::pair<double, double> sm_clock_range_mhz() const override { return {clock_min_, clock_max_}; }
@@ -103,6 +107,8 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   void load_utilities();
   double time_amortized(Launchable& k, int launches, int copies, std::chrono::steady_clock::time_point deadline);
   double time_per_launch(Launchable& k, int launches, int copies, std::chrono::steady_clock::time_point deadline);
+  // Reads the device's conditions into k's readings while its sample runs (at most every few ms).
+  void read_conditions(Launchable& k);
   // Waits for `event` on the host; past `deadline` waits for the device to finish, then throws Timeout.
   void wait(Handle event, std::chrono::steady_clock::time_point deadline, const std::string& what);
   // Runs `fn` with the context current, mapping API errors to trial failures; a sticky fault

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ktune/conditions.h"
 #include "ktune/config.h"
 #include "ktune/device.h"
 #include "ktune/kernel_family.h"
@@ -61,6 +62,10 @@ class ProblemSession {
   // built in); nullptr when there is none. Measured with the same settings as every config.
   virtual std::unique_ptr<PreparedKernel> prepare_baseline() { return nullptr; }
   virtual std::string baseline_name() const { return {}; }
+  // The device's conditions (conditions.h) while `kernel` was timed since the last call, which
+  // are then forgotten; empty where the backend reads none. validate_and_measure adds them to a
+  // trial's metrics; the re-measure round asks for each kernel it alternated.
+  virtual Conditions take_conditions(PreparedKernel&) { return {}; }
 };
 
 class Backend {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ktune/conditions.h"
 #include "ktune/config.h"
 #include "ktune/stats.h"
 #include "ktune/trial.h"
@@ -119,6 +120,7 @@ struct Remeasured {
   double search_median_ns = 0;     // what the search measured
   Stats stats;                     // the alternating re-measurement ...
   std::vector<double> samples_ns;  // ... and its samples
+  Conditions conditions;           // ... and the device's while it ran
 };
 
 }  // namespace ktune

@@ -107,6 +107,8 @@ struct ResultEntry {
   std::optional<Stats> best_paired;  // ... and the best config's, alternating with it
   // The search's best few, timed again in alternation; `config` is the fastest of them.
   std::vector<Remeasured> remeasured;
+  // The device's conditions while `stats` and `baseline` were measured (empty: not read).
+  Conditions conditions, baseline_conditions;
 };
 
 struct RunResults {

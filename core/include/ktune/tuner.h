@@ -51,6 +51,9 @@ struct ProblemResult {
   // another moment, would not.
   std::optional<Stats> baseline;
   std::optional<Stats> best_paired;
+  // The device's conditions while the baseline was timed; the winner's are in best->metrics (of the
+  // measurement its stats are from).
+  Conditions baseline_conditions;
   // The best few configs of the search timed again in alternation (MeasureSettings::remeasure_top),
   // in the search's order; `best` is the fastest of them. Empty when nothing was re-measured.
   std::vector<Remeasured> remeasured;

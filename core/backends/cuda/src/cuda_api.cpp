@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 
 #include "ktune/error.h"
+#include "nvml.h"
 
 // gpu::DeviceApi over the CUDA driver API, and cuBLAS as its gemm.
 namespace ktune::cuda {
@@ -115,6 +116,8 @@ class CudaApi final : public gpu::DeviceApi, public std::enable_shared_from_this
     sms_ = v;
     d.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device_);
     l2_ = v > 0 ? v : 64.0 * 1024 * 1024;
+    char bus[32] = {};
+    if (d.cuDeviceGetPCIBusId(bus, sizeof bus, device_) == CUDA_SUCCESS) nvml_ = NvmlDevice::open(bus);
   }
   ~CudaApi() override {
     if (ctx_) d_.cuCtxDestroy(ctx_);
@@ -188,6 +191,7 @@ class CudaApi final : public gpu::DeviceApi, public std::enable_shared_from_this
   std::unique_ptr<gpu::GemmLibrary> gemm(Handle s, const gpu::Toolchain&) override {
     return std::make_unique<Cublas>(shared_from_this(), s);
   }
+  std::optional<ConditionsReading> read_conditions() override { return nvml_ ? nvml_->read() : std::nullopt; }
 
   Handle create_stream() override {
     CUstream s = nullptr;
@@ -253,6 +257,7 @@ class CudaApi final : public gpu::DeviceApi, public std::enable_shared_from_this
   CUcontext ctx_ = nullptr;
   int sms_ = 1;
   double l2_ = 0;
+  std::optional<NvmlDevice> nvml_;  // none: no conditions are read
 };
 
 void CudaApi::encode_tensor_map(const gpu::TensorMapDesc& t, DevicePtr base, void* out) {

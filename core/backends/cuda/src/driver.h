@@ -11,7 +11,7 @@ namespace ktune::cuda {
 #define KTUNE_CUDA_DRIVER_FUNCTIONS(X)                                                                                \
   X(cuInit)                                                                                                           \
   X(cuDriverGetVersion)                                                                                               \
-  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuCtxCreate)    \
+  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetPCIBusId) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuCtxCreate)    \
       X(cuCtxDestroy) X(cuCtxSetCurrent) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                 \
           X(cuModuleGetGlobal) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc)            \
               X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoH) X(cuMemsetD8Async) X(cuMemsetD32Async)                \

@@ -20,12 +20,14 @@ struct Winner {
   Choice choice;  // how; choice.search holds its search trial's own numbers
   double tflops = 0;
   std::vector<Remeasured> round;  // the configs it was re-measured against, itself included
+  Conditions conditions;          // the device's while `stats` were measured; empty: not read
 
   static Winner of(const ProblemResult& result);  // result.best must hold a trial
   static Winner of(const ResultEntry& entry);
 
   bool flagged() const { return choice.flags.any(); }
-  // "re-measured 14.97 µs (search 13.89 µs)", or "13.89 µs in the search (not re-measured)".
+  // "re-measured 14.97 µs (search 13.89 µs)", or "13.89 µs in the search (not re-measured)";
+  // "..., at 1425 MHz, 690 W, clock limited" where the device's conditions were read.
   QString numberText() const;
   // describe_flags' sentences, one a line; empty when nothing is flagged.
   QString flagsText() const;
