@@ -247,6 +247,7 @@ LaunchGeometry KernelSpec::geometry(const SpecLaunch& l, const Problem& p, const
   for (int k = 0; k < 3; ++k) {
     g.grid[k] = to_count(Expression(l.grid[k]).eval(vars), "grid \"" + l.grid[k] + "\" of " + g.entry);
     g.block[k] = to_count(Expression(l.block[k]).eval(vars), "block \"" + l.block[k] + "\" of " + g.entry);
+    g.cluster[k] = to_count(Expression(l.cluster[k]).eval(vars), "cluster \"" + l.cluster[k] + "\" of " + g.entry);
   }
   g.shared_bytes =
       to_count(Expression(l.shared_bytes).eval(vars), "shared_bytes \"" + l.shared_bytes + "\" of " + g.entry);

@@ -335,13 +335,22 @@ struct KernelSpecReader {
     SpecLaunch launch;
     launch.entry = l["entry"].string();
     auto dims = [&](const char* key, std::array<std::string, 3>& out) {
-      if (!l.has(key)) l.fail(std::string("missing \"") + key + "\" (1 to 3 expressions)");
       const JsonPath d = l[key];
-      if (d.size() == 0 || d.size() > 3) d.expected("an array of 1 to 3 expressions");
+      if (!d.json().is_array() || d.size() == 0 || d.size() > 3) d.expected("an array of 1 to 3 expressions");
       for (std::size_t k = 0; k < d.size(); ++k) out[k] = spec_text(d[k]);
     };
+    for (const char* key : {"grid", "block"})
+      if (!l.has(key)) l.fail(std::string("missing \"") + key + "\" (1 to 3 expressions)");
     dims("grid", launch.grid);
     dims("block", launch.block);
+    if (l.has("cluster")) {
+      dims("cluster", launch.cluster);
+      const bool none =
+          std::all_of(launch.cluster.begin(), launch.cluster.end(), [](const std::string& c) { return c == "1"; });
+      if (!dialect.clusters && !none)
+        l["cluster"].fail("the " + dialect.backend +
+                          " backend has no thread-block clusters: leave \"cluster\" out (or all ones)");
+    }
     if (const auto sb = l.find("shared_bytes")) launch.shared_bytes = spec_text(*sb);
     if (const auto w = l.find("when")) launch.when = spec_text(*w);
     if (!l.has("args")) l.fail("missing \"args\": argument names in parameter order");
@@ -445,12 +454,7 @@ struct KernelSpecReader {
       const SpecLaunch& l = s.launches_[i];
       const std::string inactive = l.when.empty() ? "" : "!(" + l.when + ") || ";
       const std::string what = "launches[" + std::to_string(i) + "] (" + l.entry + ")";
-      std::string threads;
-      for (const auto& b : l.block) {
-        if (b == "1") continue;
-        const bool plain = b.find_first_of("+-*/%^?:<>=!&|, ") == std::string::npos;
-        threads += (threads.empty() ? "" : "*") + (plain ? b : "(" + b + ")");
-      }
+      const std::string threads = product(l.block);
       if (props.count("max_threads_per_block") && !threads.empty())
         derived.push_back({inactive + threads + " <= max_threads_per_block",
                            "derived: " + what + " threads per block within the device's max_threads_per_block"});
@@ -458,6 +462,7 @@ struct KernelSpecReader {
       if (props.count(smem) && l.shared_bytes != "0")
         derived.push_back({inactive + "(" + l.shared_bytes + ") <= " + smem,
                            "derived: " + what + " dynamic shared memory within the device's " + smem});
+      cluster_limits(l, inactive, what, derived);
     }
     if (derived.empty()) return;
     f.launch_limits = derived;
@@ -466,6 +471,52 @@ struct KernelSpecReader {
     f.default_space = f.default_space.is_list()
                           ? SearchSpace(f.default_space.parameters(), f.default_space.configs(), all)
                           : SearchSpace(f.default_space.parameters(), all);
+  }
+
+  // An expression as an operand: in parentheses unless a plain name or number.
+  static std::string operand(const std::string& e) {
+    return e.find_first_of("+-*/%^?:<>=!&|, ") == std::string::npos ? e : "(" + e + ")";
+  }
+
+  // The product of the dimensions that are not "1"; empty when all are "1".
+  static std::string product(const std::array<std::string, 3>& dims) {
+    std::string out;
+    for (const auto& d : dims)
+      if (d != "1") out += (out.empty() ? "" : "*") + operand(d);
+    return out;
+  }
+
+  // What a cluster launch needs: a device with clusters, at most the portable 8 blocks (a larger
+  // cluster fits only where the driver says so, per kernel and device), and a grid of whole
+  // clusters. A cluster of one block is no cluster, so each constraint lets it through. A grid
+  // reading generated data cannot join the space (it is the same for every input): plan_build
+  // checks that one. mod is guarded because || and && evaluate both sides.
+  void cluster_limits(const SpecLaunch& l, const std::string& inactive, const std::string& what,
+                      std::vector<Constraint>& derived) const {
+    const std::string blocks = product(l.cluster);
+    if (blocks.empty()) return;
+    if (dialect.device_properties.count("cc_major"))
+      derived.push_back({inactive + blocks + " == 1 || cc_major >= 9",
+                         "derived: " + what + " thread-block cluster needs compute capability 9.0 (cc_major)"});
+    derived.push_back(
+        {inactive + blocks + " <= 8", "derived: " + what + " cluster of at most 8 blocks (the portable cluster size)"});
+    std::string whole;
+    for (int k = 0; k < 3; ++k) {
+      if (l.cluster[k] == "1") continue;
+      if (reads_generated(l.grid[k])) return;
+      const std::string c = operand(l.cluster[k]);
+      whole +=
+          (whole.empty() ? "" : " && ") + ("(" + c + " >= 1 ? mod(" + operand(l.grid[k]) + ", " + c + ") == 0 : 0)");
+    }
+    derived.push_back({inactive + whole, "derived: " + what + " grid divisible by its cluster in every dimension"});
+  }
+
+  bool reads_generated(const std::string& expr) const {
+    const auto vars = Expression(expr).variables();
+    return std::any_of(s.args_.begin(), s.args_.end(), [&](const SpecArgument& a) {
+      const std::string v = a.published();
+      return !v.empty() && std::find(vars.begin(), vars.end(), v) != vars.end();
+    });
   }
 
   // Every expression must parse and read only known names, so a typo fails at load, not mid-run.
@@ -499,7 +550,7 @@ struct KernelSpecReader {
           if (visible == kNowhere)
             throw InputError("'" + v + "' in \"" + expr + "\" is generated data (published by argument '" + by +
                              "'), which this field cannot read: the search space, flops, bytes, defines and a "
-                             "launch's block, shared_bytes and when do not depend on generated inputs; later "
+                             "launch's block, cluster, shared_bytes and when do not depend on generated inputs; later "
                              "arguments, launch grids, check.count and the reference's expressions may read it");
           if (p->second >= visible)
             throw InputError("'" + v + "' in \"" + expr + "\" is published by argument '" + by +
@@ -532,6 +583,7 @@ struct KernelSpecReader {
       for (int k = 0; k < 3; ++k) {
         check(l.grid[k], where + ".grid", all);
         check(l.block[k], where + ".block", kNowhere);
+        check(l.cluster[k], where + ".cluster", kNowhere);
       }
       check(l.shared_bytes, where + ".shared_bytes", kNowhere);
       check(l.when, where + ".when", kNowhere);
@@ -577,7 +629,7 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
     read.one_output(root["arguments"]);
     for (const auto& a : s.arguments())
       if (a.init.kind == ArgInit::Kind::Routing) s.family_.workload_rules_since = kMoeRoutingRules;
-    each_of(root, "launches", "a non-empty array of {entry, grid, block, shared_bytes, args, when}",
+    each_of(root, "launches", "a non-empty array of {entry, grid, block, cluster, shared_bytes, args, when}",
             [&](const JsonPath& l) { read.launch(l); });
     if (const auto r = root.find("reference")) read.reference(*r);
     if (const auto c = root.find("check")) read.check(*c);

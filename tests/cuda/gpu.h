@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <utility>
 
 #include "ktune/backends/cuda.h"
+#include "ktune/measurement.h"
 #include "ktune/problem.h"
 
 namespace ktune_test {
@@ -39,6 +42,17 @@ inline ktune::Problem make_problem(const ktune::KernelFamily& f,
   p.family = f.name;
   p.fields = std::move(fields);
   return p;
+}
+
+// Runs `fn` and returns the TrialFailure status it threw and its message, or Ok.
+template <class F>
+std::pair<ktune::TrialStatus, std::string> status_of(F&& fn) {
+  try {
+    fn();
+  } catch (const ktune::TrialFailure& e) {
+    return {e.status(), e.what()};
+  }
+  return {ktune::TrialStatus::Ok, ""};
 }
 
 }  // namespace ktune_test

@@ -15,23 +15,13 @@
 #include "ktune/tuner.h"
 
 using namespace ktune;
+using ktune_test::status_of;
 
 namespace {
 
 const std::filesystem::path kFaults = std::filesystem::path(KTUNE_SOURCE_DIR) / "tests/cuda/data/faults.json";
 
 Config mode(int m) { return Config({{"MODE", m}, {"THREADS", 256}}); }
-
-// Runs `fn` and returns the TrialFailure status it threw and its message, or Ok.
-template <class F>
-std::pair<TrialStatus, std::string> status_of(F&& fn) {
-  try {
-    fn();
-  } catch (const TrialFailure& e) {
-    return {e.status(), e.what()};
-  }
-  return {TrialStatus::Ok, ""};
-}
 
 // Prints each trial as it finishes: a hang shows where it is.
 class Progress : public TuneObserver {

@@ -4,7 +4,9 @@
 // checks and outputs sized by the config. Loading and running wait for a device
 // (tests/cuda/*_gpu.cpp); everything decided before the driver is tested here.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <limits>
 
@@ -241,6 +243,119 @@ void test_derived_limits() {
   CHECK_MSG(status == TrialStatus::LaunchError && contains(msg, "1024 bytes of static + 1024 dynamic"), msg);
 }
 
+// 6. Thread-block clusters: parsed as "block" is, pruned before any compile by derived
+// constraints naming the launch, checked again when planned, and carried by the plan.
+KernelSpec clustered_spec() {
+  nlohmann::json j = base_spec();
+  j["space"]["parameters"]["CL"] = {1, 2, 3, 16};
+  j["default_config"]["CL"] = 1;
+  j["launches"][0]["cluster"] = {"CL"};
+  return spec(j);
+}
+
+Config clustered(int tpb, int cl) { return Config({{"TPB", tpb}, {"PASS", 1}, {"CL", cl}}); }
+
+void test_cluster_parsing() {
+  const KernelSpec s = clustered_spec();
+  CHECK((s.launches()[0].cluster == std::array<std::string, 3>{"CL", "1", "1"}));
+  CHECK((spec(base_spec()).launches()[0].cluster == std::array<std::string, 3>{"1", "1", "1"}));
+  const std::string not_array = parse_error([](auto& j) { j["launches"][0]["cluster"] = "CL"; });
+  CHECK_MSG(contains(not_array, "launches[0].cluster: expected an array of 1 to 3 expressions"), not_array);
+  const std::string four = parse_error([](auto& j) { j["launches"][0]["cluster"] = {1, 1, 1, 1}; });
+  CHECK_MSG(contains(four, "launches[0].cluster: expected an array of 1 to 3 expressions"), four);
+  const std::string unknown = parse_error([](auto& j) { j["launches"][0]["cluster"] = {"2", "NOPE"}; });
+  CHECK_MSG(contains(unknown, "launches[0].cluster: 'NOPE'"), unknown);
+  const std::string bad = parse_error([](auto& j) { j["launches"][0]["cluster"] = {"2 +"}; });
+  CHECK_MSG(contains(bad, "launches[0].cluster"), bad);
+  // Generated data shapes no launch's cluster; a grid reading it loses only the divisibility
+  // constraint, which the plan checks instead.
+  auto generated = [](nlohmann::json& j) {
+    j["arguments"].push_back(
+        {{"name", "lens"}, {"buffer", "i32"}, {"count", "4"}, {"init", {{"lengths", {{"min", "1"}, {"max", "8"}}}}}});
+    j["launches"][0]["grid"] = {"lens_total"};
+    j["launches"][0]["cluster"] = {"2"};
+  };
+  const std::string gen = parse_error([&](auto& j) {
+    generated(j);
+    j["launches"][0]["cluster"] = {"lens_total"};
+  });
+  CHECK_MSG(contains(gen, "launches[0].cluster: 'lens_total'") && contains(gen, "generated data"), gen);
+  nlohmann::json g = base_spec();
+  generated(g);
+  const KernelSpec from_generated = spec(g);
+  const auto& limits = from_generated.family().launch_limits;
+  for (const auto& c : limits) CHECK_MSG(!contains(c.description, "divisible"), c.expr);
+  CHECK(limits.size() == 3);  // threads, cc_major, at most 8 blocks
+}
+
+void test_cluster_limits() {
+  const KernelSpec s = clustered_spec();
+  Variables ctx = h100();
+  ctx["n"] = 4096;  // grids of 32, 16, 4 and 2 blocks
+  std::vector<std::pair<Config, std::string>> pruned;
+  const auto valid = s.family().default_space.enumerate(ctx, &pruned);
+  CHECK(valid.size() == 12);  // TPB 128, 256, 1024 x PASS 1, 2 x CL 1, 2
+  CHECK(pruned.size() == 20);
+  for (const auto& [c, why] : pruned) {
+    if (c.get("TPB") == 2048) continue;  // too many threads
+    const bool three = c.get("CL") == 3, sixteen = c.get("CL") == 16;
+    CHECK_MSG(three || sixteen, c.key());
+    if (three)
+      CHECK_MSG(contains(why, "derived: launches[0] (scale_kernel) grid divisible by its cluster in every dimension") &&
+                    contains(why, "(CL >= 1 ? mod((ceil_div(n, TPB)), CL) == 0 : 0)"),
+                why);
+    if (sixteen) CHECK_MSG(contains(why, "launches[0] (scale_kernel) cluster of at most 8 blocks"), why);
+  }
+  Variables ampere = ktune_test::a100();
+  ampere["n"] = 4096;
+  const auto why = s.family().default_space.violated(clustered(256, 2), ampere);
+  CHECK(why &&
+        contains(*why, "launches[0] (scale_kernel) thread-block cluster needs compute capability 9.0 (cc_major)"));
+  CHECK(!s.family().default_space.violated(clustered(256, 1), ampere));
+  // A cluster of ones is no cluster: the same limits as none.
+  nlohmann::json ones = base_spec();
+  ones["launches"][0]["cluster"] = {1, 1, 1};
+  CHECK(spec(ones).family().launch_limits == spec(base_spec()).family().launch_limits);
+  // A config from another space meets the same checks when planned.
+  CHECK_MSG(contains(build(s, clustered(256, 3), h100()).second,
+                     "the grid 16 x 1 x 1 is not divisible by the cluster 3 x 1 x 1"),
+            build(s, clustered(256, 3), h100()).second);
+  CHECK(contains(build(s, clustered(128, 16), h100()).second, "a cluster of 16 blocks, more than the portable 8"));
+  CHECK(contains(build(s, clustered(256, 2), ktune_test::a100()).second, "compute capability 9.0"));
+  CHECK(contains(build(s, clustered(256, 0), h100()).second, "empty grid, block or cluster"));
+}
+
+// The plan carries each launch's evaluated cluster; the GPU test's spec plans and compiles.
+void test_cluster_plan() {
+  const KernelSpec s = clustered_spec();
+  auto [status, why] = build(s, clustered(256, 2), h100());
+  CHECK_MSG(status == TrialStatus::Ok, why);
+  const auto plan = gpu::plan_build(s, s.launches(), problem(s), clustered(256, 2), h100(), compiler());
+  CHECK((plan.launches.at(0).geometry.cluster == std::array<std::uint64_t, 3>{2, 1, 1}));
+  CHECK(plan.launches[0].geometry.clustered() && plan.launches[0].geometry.cluster_blocks() == 2);
+  const auto plain = gpu::plan_build(s, s.launches(), problem(s), clustered(256, 1), h100(), compiler());
+  CHECK(!plain.launches.at(0).geometry.clustered());
+
+  const KernelSpec r = KernelSpec::load(std::filesystem::path(KTUNE_SOURCE_DIR) / "tests/cuda/data/cluster_rank.json",
+                                        cuda_spec_dialect());
+  Problem p;
+  p.family = r.family().name;
+  p.fields = {{"cluster_x", "2"}};
+  const Config c = r.family().default_config;
+  const auto rp = gpu::plan_build(r, r.launches(), p, c, h100(), compiler());
+  CHECK((rp.launches.at(0).geometry.cluster == std::array<std::uint64_t, 3>{2, 1, 1}));
+  CHECK(rp.launches[0].geometry.grid[0] == 8);
+  const auto modules = gpu::compile_plan(compiler(), r, rp);  // %cluster_ctarank: sm_90 only
+  gpu::check_compiled(r, p, c, rp, modules, h100(), compiler());
+  const auto ref = gpu::plan_build(r, {r.reference().launch}, p, c, h100(), compiler());
+  CHECK(!ref.launches.at(0).geometry.clustered());
+  Variables ctx = h100();
+  ctx["cluster_x"] = 3;
+  CHECK(r.family().default_space.enumerate(ctx).empty());  // 3 does not divide the grid of 8
+  ctx["cluster_x"] = 8;
+  CHECK(r.family().default_space.enumerate(ctx).size() == 2);
+}
+
 // 3. Reference kernels, reduced checks, outputs sized by the config, output fills.
 void test_checks() {
   nlohmann::json j = base_spec();
@@ -340,6 +455,13 @@ void test_hip_features() {
                  j["arguments"].push_back({{"name", "tm"}, {"tensor_map", "in"}, {"dims", {"n"}}, {"box", {"64"}}});
                }),
                "the hip backend has no tensor maps");
+  CHECK_THROWS(InputError, hip_spec([](auto& j) { j["launches"][0]["cluster"] = {"2"}; }),
+               "launches[0].cluster: the hip backend has no thread-block clusters");
+  CHECK(hip_spec([](auto& j) {
+          j["launches"][0]["cluster"] = {1, 1};
+        })
+            .family()
+            .launch_limits == hip_spec([](auto&) {}).family().launch_limits);
 }
 
 }  // namespace
@@ -350,6 +472,9 @@ int main() {
   test_constants();
   test_launch_defines();
   test_derived_limits();
+  test_cluster_parsing();
+  test_cluster_limits();
+  test_cluster_plan();
   test_checks();
   test_hip_features();
   return ktune_test::finish("test_spec_features");

@@ -1,6 +1,7 @@
 #include "build_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 
@@ -24,25 +25,52 @@ double limit(const Variables& device, const std::string& name) {
   return it == device.end() ? -1.0 : it->second;
 }
 
+std::string dims(const std::array<std::uint64_t, 3>& d) {
+  return std::to_string(d[0]) + " x " + std::to_string(d[1]) + " x " + std::to_string(d[2]);
+}
+
+// What the derived constraints say of a cluster, again for configs they never saw (a reference
+// kernel's launch, a grid reading generated data), before the driver says it less clearly.
+void check_cluster(const LaunchGeometry& g, const Variables& device) {
+  if (!g.clustered()) return;
+  const double cc_major = limit(device, "cc_major");
+  if (cc_major >= 0 && cc_major < 9)
+    does_not_fit(g.entry + ": a thread-block cluster of " + dims(g.cluster) +
+                 " needs a device of compute capability 9.0 or newer, this one is " + n(cc_major) + ".x (cc_major)");
+  if (g.cluster_blocks() > 8)
+    does_not_fit(g.entry + ": a cluster of " + std::to_string(g.cluster_blocks()) +
+                 " blocks, more than the portable 8 (ktune does not ask for non-portable cluster sizes)");
+  for (int i = 0; i < 3; ++i)
+    if (g.grid[i] % g.cluster[i] != 0)
+      does_not_fit(g.entry + ": the grid " + dims(g.grid) + " is not divisible by the cluster " + dims(g.cluster));
+}
+
+// The device's limits on one active launch, before compiling.
+void check_fits(const LaunchGeometry& g, const KernelSpec& spec, const Variables& device) {
+  for (int i = 0; i < 3; ++i)
+    if (g.grid[i] == 0 || g.block[i] == 0 || g.cluster[i] == 0)
+      does_not_fit(g.entry + ": empty grid, block or cluster for this problem");
+  const double max_threads = limit(device, "max_threads_per_block");
+  if (max_threads >= 0 && static_cast<double>(g.threads()) > max_threads)
+    does_not_fit(g.entry + ": " + std::to_string(g.threads()) + " threads per block, the device allows " +
+                 n(max_threads) + " (max_threads_per_block)");
+  const std::string& smem = spec.shared_memory_limit();
+  const double smem_limit = limit(device, smem);
+  if (smem_limit >= 0 && static_cast<double>(g.shared_bytes) > smem_limit)
+    does_not_fit(g.entry + ": " + std::to_string(g.shared_bytes) +
+                 " bytes of dynamic shared memory, the device allows " + n(smem_limit) + " per block (" + smem + ")");
+  check_cluster(g, device);
+}
+
 }  // namespace
 
 BuildPlan plan_build(const KernelSpec& spec, const std::vector<SpecLaunch>& launches, const Problem& p, const Config& c,
                      const Variables& device, const Toolchain& toolchain) {
   BuildPlan plan;
-  const double max_threads = limit(device, "max_threads_per_block");
-  const std::string& smem = spec.shared_memory_limit();
-  const double smem_limit = limit(device, smem);
   for (const auto& l : launches) {
     LaunchGeometry g = spec.geometry(l, p, c, device);
     if (!g.active) continue;
-    for (int i = 0; i < 3; ++i)
-      if (g.grid[i] == 0 || g.block[i] == 0) does_not_fit(g.entry + ": empty grid or block for this problem");
-    if (max_threads >= 0 && static_cast<double>(g.threads()) > max_threads)
-      does_not_fit(g.entry + ": " + std::to_string(g.threads()) + " threads per block, the device allows " +
-                   n(max_threads) + " (max_threads_per_block)");
-    if (smem_limit >= 0 && static_cast<double>(g.shared_bytes) > smem_limit)
-      does_not_fit(g.entry + ": " + std::to_string(g.shared_bytes) +
-                   " bytes of dynamic shared memory, the device allows " + n(smem_limit) + " per block (" + smem + ")");
+    check_fits(g, spec, device);
     const auto options = spec.launch_compile_options(l, p, c);
     auto module =
         std::find_if(plan.modules.begin(), plan.modules.end(), [&](const auto& m) { return m.options == options; });

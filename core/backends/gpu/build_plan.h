@@ -32,9 +32,10 @@ struct BuildPlan {
 };
 
 // The active launches of `launches` for config `c`. Throws TrialFailure(LaunchError) when none is
-// active, a grid or block is empty, or a launch exceeds the device's max_threads_per_block or
-// the spec's shared_memory_limit (when `device` has them); InputError from the spec's
-// expressions. Each module gets the toolchain's register cap for its largest block.
+// active, a grid, block or cluster is empty, a launch exceeds the device's max_threads_per_block
+// or the spec's shared_memory_limit (when `device` has them), or a cluster (more than one block)
+// meets a device below cc_major 9, has more than 8 blocks or does not divide the grid; InputError
+// from the spec's expressions. Each module gets the toolchain's register cap for its largest block.
 BuildPlan plan_build(const KernelSpec& spec, const std::vector<SpecLaunch>& launches, const Problem& p, const Config& c,
                      const Variables& device, const Toolchain& toolchain);
 

@@ -52,7 +52,8 @@ struct KernelFamily {
   std::string bytes_expr;  // minimum traffic, for GB/s and the roofline
   SearchSpace default_space;
   // Constraints every space of the family must hold, not only the default one: a spec's launch
-  // limits (threads and shared memory per block on the device), derived from its launches.
+  // limits (threads and shared memory per block on the device, thread-block clusters), derived
+  // from its launches.
   std::vector<Constraint> launch_limits;
   Config default_config;  // what serving code uses when the registry has no entry
   std::string source;     // where the family came from: "built-in" or a spec file path

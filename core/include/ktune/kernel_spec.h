@@ -33,8 +33,8 @@
 //                 {"name": "tmA", "tensor_map": "A", "dims": ["K", "M"], "box": ["64", "BM"], "swizzle": 128}],
 //                                                        // tensor maps: dialects that have them (cuda)
 //   "launches": [{"entry": "gemm<${T}>", "grid": ["ceil_div(N,BN)", "ceil_div(M,BM)", "SPLITK"],
-//                 "block": ["WARPS*32"], "shared_bytes": "...", "args": ["A", "B", "C", "M"],
-//                 "when": "1"}],
+//                 "block": ["WARPS*32"], "cluster": ["CLUSTER_M", "1", "1"],
+//                 "shared_bytes": "...", "args": ["A", "B", "C", "M"], "when": "1"}],
 //   "reference": {"kind": "cublas_gemm", "a": "A", "b": "B", "c": "C", "m": "M", "n": "N", "k": "K",
 //                 "b_layout": "kn" | "nk", "b_scale": "scales"}   // a kind of the dialect (cuda: cublas_gemm;
 //                                                                  // hip: device_gemm), or {"kind": "config",
@@ -70,6 +70,16 @@
 // limit (smem_per_block_optin, lds_per_block) without being told: derived constraints join the
 // default space when the dialect has those properties.
 //
+// Thread-block clusters (CUDA, sm_90 and newer): a launch's optional "cluster" holds 1 to 3
+// expressions, as "grid" and "block" do (missing dimensions are 1), of the problem, the config
+// and the device, never generated data. Its blocks are co-scheduled on one GPC and share
+// distributed shared memory (%cluster_ctarank, cluster.sync()). Missing, or all ones, the launch
+// is a plain one. Otherwise derived constraints prune configs before any compile: the device has
+// clusters (cc_major >= 9), each grid dimension is a multiple of the cluster's (where the grid
+// reads no generated data; else the config fails as a launch_error when planned) and the cluster
+// has at most 8 blocks, the portable size (ktune does not ask for non-portable ones). Dialects
+// without clusters (hip) refuse a "cluster" other than ones at load.
+//
 // Generated index data (decode attention over a paged KV cache; resources/kernels/cuda/
 // paged_attention.json):
 //   {"name": "lengths", "buffer": "i32", "count": "num_sequences",
@@ -87,8 +97,8 @@
 // the same for every config of a problem, and on every machine. Each publishes a variable,
 // "<name>_total" (the lengths' sum) and "<name>_pages" (P), that later arguments (counts, scalar
 // values, tensor maps, inits), launch grids, check.count and the reference's expressions may
-// read; the space's constraints, flops, bytes, defines and a launch's block, shared_bytes and when
-// may not (they shape the search space, which is the same for every input).
+// read; the space's constraints, flops, bytes, defines and a launch's block, cluster,
+// shared_bytes and when may not (they shape the search space, which is the same for every input).
 //
 // Mixture-of-experts routing (grouped GEMM):
 //   {"name": "route", "buffer": "i32", "count": "tokens*topk",
@@ -205,9 +215,10 @@ struct SpecLaunch {
   std::string entry;  // may hold "${name}" and template arguments
   std::array<std::string, 3> grid{"1", "1", "1"};
   std::array<std::string, 3> block{"1", "1", "1"};
-  std::string shared_bytes = "0";  // dynamic shared memory
-  std::vector<std::string> args;   // argument names, in the kernel's parameter order
-  std::string when;                // empty = always; else launched when non-zero
+  std::array<std::string, 3> cluster{"1", "1", "1"};  // thread-block cluster, in blocks
+  std::string shared_bytes = "0";                     // dynamic shared memory
+  std::vector<std::string> args;                      // argument names, in the kernel's parameter order
+  std::string when;                                   // empty = always; else launched when non-zero
   // name -> expression: defines of this launch alone, replacing the config's of that name (the
   // launch is then compiled apart from the others).
   std::vector<std::pair<std::string, std::string>> defines;
@@ -247,9 +258,13 @@ struct LaunchGeometry {
   std::string entry;  // substituted
   std::array<std::uint64_t, 3> grid{1, 1, 1};
   std::array<std::uint64_t, 3> block{1, 1, 1};
+  std::array<std::uint64_t, 3> cluster{1, 1, 1};
   std::uint64_t shared_bytes = 0;
   bool active = true;
   std::uint64_t threads() const { return block[0] * block[1] * block[2]; }
+  std::uint64_t cluster_blocks() const { return cluster[0] * cluster[1] * cluster[2]; }
+  // A cluster of one block is no cluster: such a launch goes to the driver as any other.
+  bool clustered() const { return cluster_blocks() != 1; }
 };
 
 struct SpecDefine {
@@ -278,6 +293,7 @@ struct SpecDialect {
   // AMD's "lds_per_block"); with max_threads_per_block and regs_per_block, every launch is held to it.
   std::string shared_memory_limit;
   bool tensor_maps = false;  // "tensor_map" arguments (TMA descriptors)
+  bool clusters = false;     // a launch's "cluster" (thread-block clusters)
   std::map<std::string, ReferenceKind> references;
 };
 

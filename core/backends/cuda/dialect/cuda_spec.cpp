@@ -25,6 +25,7 @@ const SpecDialect& cuda_spec_dialect() {
                            "peak_gflops_f32"};
     d.shared_memory_limit = "smem_per_block_optin";
     d.tensor_maps = true;
+    d.clusters = true;  // sm_90 and newer; the derived cc_major constraint holds older devices off
     d.references["cublas_gemm"] = SpecDialect::ReferenceKind::gemm();  // cuBLAS, f32 output
     return d;
   }();

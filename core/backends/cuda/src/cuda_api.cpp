@@ -14,6 +14,8 @@ using gpu::ApiError;
 using gpu::DevicePtr;
 using gpu::Handle;
 
+unsigned u(std::uint64_t v) { return static_cast<unsigned>(v); }
+
 // Driver results as the session reacts to them.
 void check(CUresult r, const char* what) {
   if (r == CUDA_SUCCESS) return;
@@ -182,7 +184,10 @@ class CudaApi final : public gpu::DeviceApi, public std::enable_shared_from_this
     return {p, bytes};
   }
   void launch(Handle f, const LaunchGeometry& g, Handle s, void** params) override {
-    const auto u = [](std::uint64_t v) { return static_cast<unsigned>(v); };
+    if (g.clustered()) {
+      launch_cluster(static_cast<CUfunction>(f), g, stream(s), params);
+      return;
+    }
     check(d_.cuLaunchKernel(static_cast<CUfunction>(f), u(g.grid[0]), u(g.grid[1]), u(g.grid[2]), u(g.block[0]),
                             u(g.block[1]), u(g.block[2]), u(g.shared_bytes), stream(s), params, nullptr),
           "cuLaunchKernel");
@@ -251,6 +256,27 @@ class CudaApi final : public gpu::DeviceApi, public std::enable_shared_from_this
   static CUevent event(Handle e) { return static_cast<CUevent>(e); }
   // Releases run on whichever thread drops the last owner.
   void current() const noexcept { d_.cuCtxSetCurrent(ctx_); }
+  // Cluster dimensions exist only as a launch attribute of cuLaunchKernelEx. Stream capture
+  // records the attribute with the kernel node, so a captured graph replays the same clusters.
+  void launch_cluster(CUfunction f, const LaunchGeometry& g, CUstream s, void** params) {
+    CUlaunchAttribute cluster{};
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = u(g.cluster[0]);
+    cluster.value.clusterDim.y = u(g.cluster[1]);
+    cluster.value.clusterDim.z = u(g.cluster[2]);
+    CUlaunchConfig config{};
+    config.gridDimX = u(g.grid[0]);
+    config.gridDimY = u(g.grid[1]);
+    config.gridDimZ = u(g.grid[2]);
+    config.blockDimX = u(g.block[0]);
+    config.blockDimY = u(g.block[1]);
+    config.blockDimZ = u(g.block[2]);
+    config.sharedMemBytes = u(g.shared_bytes);
+    config.hStream = s;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    check(d_.cuLaunchKernelEx(&config, f, params, nullptr), "cuLaunchKernelEx (thread-block cluster)");
+  }
 
   const Driver& d_;
   CUdevice device_ = 0;

@@ -8,17 +8,19 @@
 
 namespace ktune::cuda {
 
-#define KTUNE_CUDA_DRIVER_FUNCTIONS(X)                                                                                \
-  X(cuInit)                                                                                                           \
-  X(cuDriverGetVersion)                                                                                               \
-  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetPCIBusId) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuCtxCreate)    \
-      X(cuCtxDestroy) X(cuCtxSetCurrent) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                 \
-          X(cuModuleGetGlobal) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc)            \
-              X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoH) X(cuMemsetD8Async) X(cuMemsetD32Async)                \
-                  X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy)      \
-                      X(cuEventRecord) X(cuEventElapsedTime) X(cuEventQuery) X(cuStreamBeginCapture)                  \
-                          X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphExecDestroy) \
-                              X(cuGraphDestroy) X(cuGetErrorName) X(cuGetErrorString) X(cuTensorMapEncodeTiled)
+#define KTUNE_CUDA_DRIVER_FUNCTIONS(X)                                                                                 \
+  X(cuInit)                                                                                                            \
+  X(cuDriverGetVersion)                                                                                                \
+  X(cuDeviceGetCount)                                                                                                  \
+  X(cuDeviceGet)                                                                                                       \
+  X(cuDeviceGetName) X(cuDeviceGetPCIBusId) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuCtxCreate) X(cuCtxDestroy) \
+      X(cuCtxSetCurrent) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)             \
+          X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuMemAlloc) X(cuMemFree) \
+              X(cuMemcpyHtoDAsync) X(cuMemcpyDtoH) X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuStreamCreate)            \
+                  X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)        \
+                      X(cuEventElapsedTime) X(cuEventQuery) X(cuStreamBeginCapture) X(cuStreamEndCapture)              \
+                          X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)      \
+                              X(cuGetErrorName) X(cuGetErrorString) X(cuTensorMapEncodeTiled)
 
 struct Driver {
 #define KTUNE_DECLARE(name) decltype(&::name) name = nullptr;
