@@ -249,6 +249,8 @@ class WorkerKernel : public PreparedKernel {
   Config config;
   bool baseline = false;
   std::weak_ptr<Connection> prepared_on;
+  // What its samples' answers said of the device (a sample's own, from at most one reading).
+  std::vector<ConditionsReading> readings;
 };
 
 class WorkerSession : public ProblemSession {
@@ -302,7 +304,15 @@ class WorkerSession : public ProblemSession {
     conn->begin_trial();
     const auto r = call(*conn, req, req.timeout_ms + backend_.options().cap_margin_ms, "sample", true);
     if (r->status != TrialStatus::Ok) fail(*conn, *r);
-    return checked_sample(r->ns, who());
+    const double ns = checked_sample(r->ns, who());
+    if (const auto& c = r->conditions; c.count(kSmClockMhz))
+      k.readings.push_back({c.at(kSmClockMhz), c.count(kPowerW) ? c.at(kPowerW) : 0,
+                            c.count(kClockLimited) && c.at(kClockLimited) >= 0.5});
+    return ns;
+  }
+
+  Conditions take_conditions(PreparedKernel& kernel) override {
+    return summarize_conditions(std::exchange(static_cast<WorkerKernel&>(kernel).readings, {}));
   }
 
   Measured validate_and_measure(PreparedKernel& kernel, const Tolerance& tol, const MeasureSettings& settings,

@@ -69,6 +69,24 @@ std::map<std::string, double> read_metrics(const json& metrics) {
   return out;
 }
 
+// sampled.conditions: the device's while the sample ran (ktune/conditions.h), by their names only.
+Conditions read_conditions(const json& c) {
+  if (!c.is_object()) throw ProtocolError("sampled.conditions: not an object of names and numbers (" + brief(c) + ")");
+  Conditions out;
+  for (const auto& [name, v] : c.items()) {
+    if (!is_condition(name))
+      throw ProtocolError("sampled.conditions." + name + ": not a condition ktune reads (" + kSmClockMhz + ", " +
+                          kPowerW + ", " + kClockLimited + ")");
+    const double x = v.is_number() ? v.get<double>() : -1;
+    if (!std::isfinite(x) || x < 0 || (name == kClockLimited && x > 1))
+      throw ProtocolError("sampled.conditions." + name + ": not a " +
+                          (name == kClockLimited ? "share from 0 to 1" : "non-negative number") + " (" + brief(v) +
+                          ")");
+    out[name] = x;
+  }
+  return out;
+}
+
 }  // namespace
 
 json parse_line(const std::string& line) {
@@ -313,7 +331,11 @@ json prepared_reply(std::int64_t id, double compile_time_s, const std::string& b
   return m;
 }
 
-json sampled_reply(std::int64_t id, double ns) { return {{"type", "sampled"}, {"id", id}, {"ns", ns}}; }
+json sampled_reply(std::int64_t id, double ns, const Conditions& conditions) {
+  json m{{"type", "sampled"}, {"id", id}, {"ns", ns}};
+  if (!conditions.empty()) m["conditions"] = conditions;
+  return m;
+}
 
 json measured_reply(std::int64_t id, const Measured& m, double compile_time_s) {
   json reply{{"type", "measured"},
@@ -348,6 +370,7 @@ Reply reply_from_json(const json& m) {
     r.baseline_name = m.value("baseline", "");
   } else if (type == "sampled") {
     r.ns = field<double>(m, "ns", "sampled");
+    if (m.contains("conditions")) r.conditions = read_conditions(m.at("conditions"));
   } else if (type == "measured") {
     const auto status = m.contains("status") ? field<std::string>(m, "status", "measured") : std::string("ok");
     // A measured answer carries samples: a config that failed them is a `failed` answer.

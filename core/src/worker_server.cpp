@@ -236,7 +236,8 @@ class Server {
       s.rotate_buffers = r.settings.rotate_buffers;
       s.launches = r.launches;
       s.deadline = Clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(r.timeout_ms * 1000));
-      return sampled_reply(r.id, p->session->sample(*p->kernel, s));
+      const double ns = p->session->sample(*p->kernel, s);
+      return sampled_reply(r.id, ns, p->session->take_conditions(*p->kernel));
     } catch (const TrialFailure& e) {
       return failed_reply(r.id, e.status(), e.what());
     } catch (const std::exception& e) {

@@ -302,6 +302,33 @@ class TestWorkerProtocol : public QObject {
     }
   }
 
+  // A sample's answer may say what the device was doing (its clock, power and limits): those
+  // names only, each a non-negative number, the share of limited readings at most 1.
+  void sampledConditionsRoundTripAndAreChecked() {
+    QVERIFY(!sampled_reply(1, 10.0).contains("conditions"));
+    const Conditions c{{kSmClockMhz, 1425}, {kPowerW, 690.5}, {kClockLimited, 1}};
+    const Reply r = reply_from_json(parse_line(to_line(sampled_reply(2, 10.0, c))));
+    QCOMPARE(r.ns, 10.0);
+    QCOMPARE(r.conditions, c);
+    const std::pair<json, const char*> bad[] = {
+        {json{{"temperature_c", 60}}, "sampled.conditions.temperature_c: not a condition ktune reads"},
+        {json{{kSmClockMhz, -1}}, "sampled.conditions.sm_clock_mhz: not a non-negative number"},
+        {json{{kPowerW, "hot"}}, "sampled.conditions.power_w: not a non-negative number"},
+        {json{{kClockLimited, 2}}, "sampled.conditions.clock_limited: not a share from 0 to 1"},
+        {json::array({1.5}), "sampled.conditions: not an object"},
+    };
+    for (const auto& [conditions, message] : bad) {
+      json wire = sampled_reply(3, 10.0);
+      wire["conditions"] = conditions;
+      try {
+        reply_from_json(wire);
+        QFAIL(qPrintable(QString("conditions %1 were accepted").arg(QString::fromStdString(conditions.dump()))));
+      } catch (const ProtocolError& e) {
+        QVERIFY2(std::string(e.what()).find(message) != std::string::npos, e.what());
+      }
+    }
+  }
+
   // The schema (docs/worker-protocol.schema.json) and the code agree: a measured answer is ok,
   // timeout or slow_abort; a failed config is `failed`, and nothing ktune ignores goes on the wire.
   void measuredCarriesOnlyStatusesWithSamples() {

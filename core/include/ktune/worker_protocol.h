@@ -99,10 +99,11 @@ struct Reply {
   std::vector<double> samples_ns;
   std::map<std::string, double> metrics;  // measured: the worker's own numbers, Trial::metrics
   std::string baseline_name;              // prepared, for a baseline: "cuBLAS"
-  double ns = 0;                          // sampled: ns per launch
+  double ns = 0;                          // sampled: ns per launch ...
+  Conditions conditions;                  // ... and the device's conditions meanwhile, where read
 };
 nlohmann::json prepared_reply(std::int64_t id, double compile_time_s, const std::string& baseline_name = {});
-nlohmann::json sampled_reply(std::int64_t id, double ns);
+nlohmann::json sampled_reply(std::int64_t id, double ns, const Conditions& conditions = {});
 nlohmann::json measured_reply(std::int64_t id, const Measured& m, double compile_time_s);
 nlohmann::json failed_reply(std::int64_t id, TrialStatus status, const std::string& message);
 nlohmann::json error_reply(std::optional<std::int64_t> id, const std::string& message);
