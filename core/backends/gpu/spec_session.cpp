@@ -234,13 +234,22 @@ void SpecSession::gemm_reference() {
 
 std::unique_ptr<PreparedKernel> SpecSession::prepare_baseline() {
   if (baseline_name().empty()) return nullptr;
+  device_->check_usable();
   auto k = std::make_unique<LibraryGemm>();
-  k->call = gemm_call(host_inputs_.at(spec_->reference().fields.at("a")).type);
+  try {
+    // Its output is allocated here, on whichever thread asks: a `ktune worker` prepares on a
+    // thread of its own, where no context was current (every isolated CUDA run lost its baseline).
+    device_->make_current();
+    k->call = gemm_call(host_inputs_.at(spec_->reference().fields.at("a")).type);
+    if (!baseline_c_)
+      baseline_c_ =
+          Buffer(device_, static_cast<std::size_t>(k->call.m) * k->call.n * elem_size(k->call.out), "baseline output");
+  } catch (const ApiError& e) {
+    throw TrialFailure(e.sticky() ? TrialStatus::Crashed : TrialStatus::LaunchError,
+                       "preparing " + baseline_name() + ": " + e.what());
+  }
   k->a = spec_->reference().fields.at("a");
   if (!k->call.b) k->b = spec_->reference().fields.at("b");
-  if (!baseline_c_)
-    baseline_c_ =
-        Buffer(device_, static_cast<std::size_t>(k->call.m) * k->call.n * elem_size(k->call.out), "baseline output");
   k->call.c = baseline_c_.ptr();
   return k;
 }
