@@ -15,7 +15,7 @@ which favours them). Timed with CUDA events, median of --samples: warm (20 calls
 averaged, as ktune's amortized method, after --settle-s of the same calls) and cold (a 512 MiB write before each call evicts L2).
 Prints one JSON line per (shape, pass, mode, baseline): {"key", "pass", "mode", "baseline",
 "median_us", "tflops", "settle_s", "seed", "workload_rules", "conditions"}, "conditions" the GPU's during
-the timed samples (bench/cuda/gpu_conditions.py: {"sm_clock_mhz", "power_w", "clock_limited"}, NVML's
+the timed samples (python/ktune_worker/gpu_conditions.py: {"sm_clock_mhz", "power_w", "clock_limited"}, NVML's
 median SM clock and board power and the fraction of readings a power or thermal limit held the clock
 down in, as ktune records beside its winners; a key NVML could not read is absent, and "conditions" too
 where there is no NVML: the reason goes to stderr once). A baseline that could not run prints
@@ -28,8 +28,10 @@ import os
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the repo's python/: the NVML reader is ktune_worker's, which Python workers read conditions with too
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python"))
 import cublas_grouped  # noqa: E402
-import gpu_conditions  # noqa: E402
+from ktune_worker import gpu_conditions  # noqa: E402
 import moe_routing  # noqa: E402
 from sdpa_decode import time_us  # noqa: E402  (the CUDA-event timer both baselines use)
 
@@ -101,15 +103,6 @@ def settle(fn, seconds):
             return
 
 
-def conditions_device():
-    """gpu_conditions' view of torch's current device, found by its PCI bus id (NVML numbers the GPUs
-    otherwise than CUDA under CUDA_VISIBLE_DEVICES)."""
-    p = torch.cuda.get_device_properties(torch.cuda.current_device())
-    if not hasattr(p, "pci_bus_id"):
-        return gpu_conditions.Device(None, why=f"torch {torch.__version__}'s device properties have no PCI bus id")
-    return gpu_conditions.Device(gpu_conditions.bus_id(p.pci_domain_id, p.pci_bus_id, p.pci_device_id))
-
-
 def cublas_checked(pass_, xs, w, dys, offsets, loop):
     """cuBLAS's grouped call for the pass, once its output has matched the per-expert loop's (both
     cuBLAS GEMMs with f32 sums: they differ by bf16 / f16 rounding at most)."""
@@ -139,7 +132,7 @@ def main():
     a = ap.parse_args()
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float16
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
-    gpu = conditions_device()
+    gpu = gpu_conditions.torch_device()  # torch's current device, by its PCI bus id (NVML numbers GPUs otherwise)
     if gpu.why:
         print(f"grouped_torch.py: the lines carry no conditions (SM clock, power): {gpu.why}", file=sys.stderr)
     for name in a.shapes.split(","):

@@ -28,10 +28,17 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from . import gpu_conditions
 from ._failures import _Failure, _describe, _run_failure
 
 PROTOCOL = 1
-__all__ = ["Family", "Tolerance", "serve", "wall_timer", "default_device_name", "device_index", "PROTOCOL"]
+__all__ = ["Family", "Tolerance", "serve", "wall_timer", "default_device_name", "device_index", "PROTOCOL",
+           "CONDITIONS", "gpu_conditions"]
+# What the device was doing while a config was timed, by the names ktune records (ktune/conditions.h):
+# the median SM clock (MHz), the median board power (W) and the share of readings in which a power
+# or thermal limit held the clock down. ktune_worker reads them itself (Family.conditions): a
+# family's metrics callback may not return these names.
+CONDITIONS = ("sm_clock_mhz", "power_w", "clock_limited")
 # After ktune's stdin closes (ktune is gone) or after shutdown, this long for threads to finish
 # before the process ends anyway: a kernel stuck in a measure must not keep a GPU forever.
 _EXIT_GRACE_S = 1.0
@@ -92,9 +99,21 @@ class Family:
     # (trials.csv's metrics column, the workbench's y axis), e.g. a speedup over a baseline timed here.
     # Called on the measuring thread after a config's samples, with ktune's measurement settings.
     metrics: Optional[Callable[[Dict[str, Any], Any, List[float], Dict[str, Any]], Dict[str, float]]] = None
+    # Where the device's conditions (CONDITIONS: SM clock, board power, clock limits) are read while the
+    # config's samples run: the measured answer's metrics and each sampled answer's "conditions".
+    # None: through NVML, from torch's current CUDA device when the family's module imported torch
+    # before serve() and torch sees an NVIDIA GPU, else not at all. False: never. A PCI bus id
+    # ("00000000:1b:00.0", gpu_conditions.bus_id(domain, bus, device)): that NVIDIA GPU through NVML
+    # (a CuPy family). A callable: read() -> (SM MHz, board W, NVML clock event reasons), each None
+    # where not read, called on a thread of its own while the samples run (a reader of your own).
+    conditions: Any = None
 
     def __post_init__(self):
         _check_sharding(self)
+        c = self.conditions
+        if not (c is None or c is False or callable(c) or (isinstance(c, str) and _BUS_ID.match(c))):
+            raise ValueError(f"Family {self.name!r}: conditions: expected None (torch's current CUDA device), "
+                             f"False (none), a PCI bus id ('00000000:1b:00.0') or a reader, got {c!r}")
 
     def _fields(self) -> List[dict]:
         fields = []
@@ -120,6 +139,9 @@ class Family:
             out["workload_rules_since"] = self.workload_rules_since
         return out
 
+
+# A PCI bus id as NVML finds a device by (domain:bus:device.function; the domain 4 or 8 digits).
+_BUS_ID = re.compile(r"^(?:[0-9a-fA-F]{4}|[0-9a-fA-F]{8}):[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 
 # What a ktune expression may name besides key fields: its literals and constants.
 _EXPR_WORDS = {"true", "false", "_pi", "_e"}
@@ -201,7 +223,8 @@ def _takes_key(fn) -> bool:
 
 
 def _checked_metrics(numbers) -> Dict[str, float]:
-    """A metrics callback's numbers as ktune reads them: names and finite numbers, "device" being ktune's."""
+    """A metrics callback's numbers as ktune reads them: names and finite numbers, "device" being ktune's
+    and the CONDITIONS ktune_worker's."""
     if not isinstance(numbers, dict):
         raise _Failure("crashed", f"metrics returned {numbers!r}; expected a dict of names and numbers")
     out = {}
@@ -209,6 +232,11 @@ def _checked_metrics(numbers) -> Dict[str, float]:
         if not isinstance(name, str) or not name or name == "device":
             raise _Failure("crashed", f"metrics returned the name {name!r}: a metric is named by a non-empty string "
                                       "other than 'device' (ktune's: which device measured a trial)")
+        if name in CONDITIONS:
+            raise _Failure("crashed", f"metrics returned the name {name!r}: {', '.join(CONDITIONS)} are the device's "
+                                      "conditions, which ktune_worker reads itself while the samples run; give the "
+                                      "Family a conditions reader (Family.conditions) instead, or name the number "
+                                      "otherwise")
         try:
             v = float(value)
         except (TypeError, ValueError):
@@ -217,6 +245,16 @@ def _checked_metrics(numbers) -> Dict[str, float]:
             raise _Failure("crashed", f"metrics returned {name}={value!r}; a metric is a finite number")
         out[name] = v
     return out
+
+
+def _checked_conditions(conditions: Dict[str, float]) -> Dict[str, float]:
+    """The conditions a reader gave, as ktune takes them: non-negative numbers, clock_limited a share."""
+    for name, value in conditions.items():
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
+                and (name != "clock_limited" or value <= 1)):
+            raise _Failure("crashed", f"the conditions reader gave {name}={value!r}; ktune takes a non-negative number"
+                                      f"{' from 0 to 1' if name == 'clock_limited' else ''}")
+    return conditions
 
 
 def _done(value):
@@ -274,8 +312,11 @@ def _robust_rel_error(samples: List[float]) -> float:
     return math.sqrt(var / len(kept)) / mean if mean > 0 else math.inf
 
 
-def _measure(run: Callable[[], Any], timer, settings: dict, best: Optional[float]):
-    """Warm-up, then samples until the noise target, max_samples or the time cap (ktune's rules)."""
+def _measure(run: Callable[[], Any], timer, settings: dict, best: Optional[float],
+             read: Optional[Callable[[], Any]] = None, conditions: Optional[Dict[str, float]] = None):
+    """Warm-up, then samples until the noise target, max_samples or the time cap (ktune's rules).
+    `read` (a gpu_conditions reader) is called on a thread of its own while the samples run (not the
+    warm-up), and `conditions` gets their summary (gpu_conditions.summarize)."""
     start = time.monotonic()
     cap_ms = settings.get("max_ms_per_config", 2000.0)
     elapsed_ms = lambda: (time.monotonic() - start) * 1e3
@@ -292,6 +333,16 @@ def _measure(run: Callable[[], Any], timer, settings: dict, best: Optional[float
         _timed(timer, run, launches)
         if elapsed_ms() > cap_ms:
             return "timeout", f"warm-up exceeded the time cap of {cap_ms} ms", []
+    with gpu_conditions.sampling(read) as got:
+        result = _samples(run, timer, settings, best, launches, elapsed_ms, cap_ms)
+    if conditions is not None:
+        conditions.update(got)
+    return result
+
+
+def _samples(run: Callable[[], Any], timer, settings: dict, best: Optional[float], launches: int,
+             elapsed_ms: Callable[[], float], cap_ms: float):
+    """_measure's samples, after its warm-up: (status, note, samples)."""
     lo = max(1, settings.get("min_samples", 5))
     hi = max(lo, settings.get("max_samples", 100))
     samples: List[float] = []
@@ -333,6 +384,26 @@ class _Worker:
         self.problem_state = None  # (inputs, reference) of the current problem
         self.prepared: Dict[str, Any] = {}
         self.first_claimed, self.first_built = False, threading.Event()
+        # Each family's conditions: a reader, a PCI bus id whose NVML device opens at the first measure
+        # (on the measuring thread, before its samples), or None. torch's current device is asked here,
+        # on the thread that called serve(): torch keeps it per thread, and the family set it on this one.
+        # Without torch, a CUDA GPU or an NVIDIA one: none, said nowhere (a CPU family's is no news).
+        auto = gpu_conditions.torch_bus_id()[0] if any(f.conditions is None for f in families) else None
+        self.conditions = {f.name: auto if f.conditions is None else f.conditions or None for f in families}
+        self.nvml: Dict[str, gpu_conditions.Device] = {}
+
+    def reader(self, fam: Family) -> Optional[Callable[[], Any]]:
+        """The family's conditions reader (measuring thread only), None where it has none. A GPU that NVML
+        cannot read says why on stderr, once."""
+        source = self.conditions[fam.name]
+        if not isinstance(source, str):
+            return source
+        if source not in self.nvml:
+            self.nvml[source] = gpu_conditions.Device(source)
+            if self.nvml[source].why:
+                print(f"ktune_worker: no device conditions (SM clock, power) for {fam.name} from the GPU at PCI bus id "
+                      f"{source}: {self.nvml[source].why}", file=sys.stderr, flush=True)
+        return self.nvml[source].read
 
     def send(self, msg: dict) -> None:
         try:
@@ -423,10 +494,12 @@ class _Worker:
             if frac > tol.max_mismatch_fraction:
                 raise _Failure("wrong_result", f"max abs error {err:.6g}, {frac * 100:.4g}% of elements outside "
                                                f"atol {tol.atol} + rtol {tol.rtol}*|ref| (allowed {tol.max_mismatch_fraction * 100:.4g}%)")
-            status, note, samples = "ok", "", []
+            status, note, samples, conditions = "ok", "", [], {}
             if not req.get("validate_only", False):
+                read = self.reader(fam)
                 try:
-                    status, note, samples = _measure(run, fam.timer, req.get("settings", {}), req.get("best_median_ns"))
+                    status, note, samples = _measure(run, fam.timer, req.get("settings", {}), req.get("best_median_ns"),
+                                                     read, conditions)
                 except _Failure:
                     raise
                 except Exception as e:
@@ -437,13 +510,18 @@ class _Worker:
             error = err if math.isfinite(err) else None
             reply = {"type": "measured", "id": rid, "status": status, "note": note, "samples_ns": samples,
                      "compile_time_s": compile_s, "validation": {"max_abs_error": error, "mismatch_fraction": frac}}
+            metrics = {}
             if fam.metrics and samples:
                 try:
                     numbers = fam.metrics(fields, inputs, samples, req.get("settings", {}))
                 except Exception as e:
                     raise _Failure("crashed", _describe(e))
                 if numbers:
-                    reply["metrics"] = _checked_metrics(numbers)
+                    metrics = _checked_metrics(numbers)
+            if samples:
+                metrics.update(_checked_conditions(conditions))  # the device's, while the samples ran
+            if metrics:
+                reply["metrics"] = metrics
             return reply
         except _Failure as f:
             return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
@@ -464,13 +542,18 @@ class _Worker:
             if not fut:
                 self.prepared[self._key(req)] = _done(built)
             fam = self.problem(req)[0]
+            read = self.reader(fam)
             try:
-                ns = _timed(fam.timer, built[0], max(1, int(req.get("launches", 1))))
+                with gpu_conditions.sampling(read) as conditions:  # read on a thread while the sample runs
+                    ns = _timed(fam.timer, built[0], max(1, int(req.get("launches", 1))))
             except _Failure:
                 raise
             except Exception as e:
                 raise _run_failure(e)
-            return {"type": "sampled", "id": rid, "ns": ns}
+            reply = {"type": "sampled", "id": rid, "ns": ns}
+            if conditions:
+                reply["conditions"] = _checked_conditions(conditions)
+            return reply
         except _Failure as f:
             return {"type": "failed", "id": rid, "status": f.status, "message": str(f)}
         except Exception as e:

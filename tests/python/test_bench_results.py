@@ -4,24 +4,19 @@ scripts share: winners keyed by their shape whatever order results.json lists th
 re-measured median in µs, the run's method and workload seed; bench/cuda/paged_report.py's and
 grouped_report.py's tables built from it, the latter refusing runs and baselines of different
 workloads (the seed, or the workload rules a MoE routing was drawn by) and saying the SM clocks the
-native winner and torch were timed at; bench/cuda/gpu_conditions.py's summary of NVML's readings
-(with a reader of the test's making, so no GPU is needed)."""
-import ctypes
-import itertools
+native winner and torch were timed at (python/ktune_worker/gpu_conditions.py, the NVML reader the
+bench scripts share with ktune_worker, is tested in test_ktune_worker.py)."""
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import ktune_results  # noqa: E402
-sys.path.insert(0, os.path.join(ROOT, "bench", "cuda"))
-import gpu_conditions  # noqa: E402
 
 SHAPE = {"num_sequences": 4, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 128, "page_size": 16,
          "max_model_len": 1024, "min_len": 1024, "dtype": "f16"}
@@ -184,84 +179,6 @@ class BenchResultsTest(unittest.TestCase):
         sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))
         import paged_compare
         self.assertIs(paged_compare.winners, ktune_results.winners)
-
-
-class GpuConditionsTest(unittest.TestCase):
-    """bench/cuda/gpu_conditions.py: medians and the fraction held by a limit, from a reader of the test's making."""
-
-    def test_summary_of_readings(self):
-        readings = [(1980, 350.0, 0x1),  # idle: not a limit
-                    (1500, 700.2, 0x4),  # SW power cap
-                    (1410, 699.0, 0x4 | 0x1000),
-                    (1425, 690.0, 0x80),  # HW power brake
-                    (None, None, None)]  # a reading NVML refused: left out
-        self.assertEqual(gpu_conditions.summarize(readings),
-                         {"sm_clock_mhz": 1462.5, "power_w": 694.5, "clock_limited": 0.75})
-        for bit in (0x4, 0x8, 0x20, 0x40, 0x80):
-            self.assertEqual(gpu_conditions.summarize([(1, 1.0, bit)])["clock_limited"], 1.0, hex(bit))
-        for bit in (0x1, 0x2, 0x10, 0x100):  # idle, application clocks, sync boost, display clocks
-            self.assertEqual(gpu_conditions.summarize([(1, 1.0, bit)])["clock_limited"], 0.0, hex(bit))
-        # a key none of the readings gave is absent (a GPU without power readings), all of them without readings
-        self.assertEqual(gpu_conditions.summarize([(1400, None, 0x4), (1600, None, 0)]),
-                         {"sm_clock_mhz": 1500.0, "clock_limited": 0.5})
-        self.assertEqual(gpu_conditions.summarize([]), {})
-
-    def test_sampling_reads_on_a_thread_while_the_block_runs(self):
-        readings = itertools.chain([(1400, 700.0, 0x4), (1500, 690.0, 0x4), (1600, 680.0, 0)],
-                                   itertools.repeat((1700, 600.0, 0)))
-        threads, enough = set(), threading.Event()
-
-        def read():
-            threads.add(threading.get_ident())
-            r = next(readings)
-            if r[0] == 1700:  # the three readings above are in: the block can end
-                enough.set()
-            return r
-        with gpu_conditions.sampling(read, period_s=0.001) as conditions:
-            self.assertEqual(conditions, {})  # filled on exit
-            self.assertTrue(enough.wait(10))
-        self.assertNotIn(threading.get_ident(), threads)
-        self.assertGreaterEqual(conditions["sm_clock_mhz"], 1500.0)
-        self.assertTrue(0 < conditions["clock_limited"] < 1, conditions)
-        self.assertEqual(set(conditions), {"sm_clock_mhz", "power_w", "clock_limited"})
-        # a block shorter than the period is read as it starts and as it ends
-        ends = iter([(1425, 688.1, 0x4), (1475, 650.0, 0)])
-        with gpu_conditions.sampling(lambda: next(ends), period_s=10) as conditions:
-            pass
-        self.assertEqual(conditions, {"sm_clock_mhz": 1450.0, "power_w": 669.0, "clock_limited": 0.5})
-        with gpu_conditions.sampling(None) as conditions:
-            pass
-        self.assertEqual(conditions, {})
-
-    def test_bus_id_is_the_form_nvml_finds_a_device_by(self):
-        self.assertEqual(gpu_conditions.bus_id(0, 0x1b, 0), "00000000:1b:00.0")
-        self.assertEqual(gpu_conditions.bus_id(0x10002, 0xc3, 0x1f), "00010002:c3:1f.0")
-
-    def test_without_nvml_it_says_why_and_samples_nothing(self):
-        gpu = gpu_conditions.Device("00000000:1b:00.0", library="libnvidia-ml-absent-for-the-test.so.1")
-        self.assertIsNone(gpu.read)
-        self.assertIn("no NVML", gpu.why)
-        self.assertNotIn("\n", gpu.why)
-        with gpu.sampling() as conditions:
-            pass
-        self.assertEqual(conditions, {})
-        # a torch without PCI bus ids in its device properties: the caller's reason is kept
-        self.assertEqual(gpu_conditions.Device(None, why="no pci_bus_id").why, "no pci_bus_id")
-        self.assertIn("PCI bus id", gpu_conditions.Device(None).why)
-
-    def test_the_default_library_without_nvml(self):
-        try:
-            ctypes.CDLL(gpu_conditions.LIBRARY)
-        except OSError:
-            pass
-        else:
-            self.skipTest(f"{gpu_conditions.LIBRARY} loads on this host: the case without NVML cannot be seen here")
-        gpu = gpu_conditions.Device("00000000:1b:00.0")
-        self.assertIsNone(gpu.read)
-        self.assertTrue(gpu.why.startswith("no NVML"), gpu.why)
-        with gpu.sampling() as conditions:
-            pass
-        self.assertEqual(conditions, {})
 
 
 if __name__ == "__main__":

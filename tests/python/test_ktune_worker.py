@@ -2,8 +2,14 @@
 """python/ktune_worker without ktune: it exits when its stdin closes even while a measure hangs in
 a kernel; a kernel's exception reaches ktune with its traceback, bounded; its device is named by
 what it is (never "x86-64"); the README's example is a working worker whose every answer the
-protocol's schema accepts. Every wait is bounded, and a worker left running is killed."""
+protocol's schema accepts; the device's conditions (gpu_conditions, NVML's reader) travel in measured
+metrics and sampled answers, from a reader the test injects (no GPU needed). Every wait is bounded,
+and a worker left running is killed."""
+import contextlib
 import csv
+import ctypes
+import io
+import itertools
 import json
 import os
 import re
@@ -20,6 +26,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 import ktune_worker as kw  # noqa: E402
+from ktune_worker import gpu_conditions  # noqa: E402
 
 HELLO = {"type": "hello", "protocol": 1, "ktune": "test"}
 
@@ -74,7 +81,7 @@ class Worker:
             reader = threading.Thread(target=read_to_bye, daemon=True)
             reader.start()
             reader.join(timeout)
-        out, _ = self.proc.communicate(timeout=timeout)
+        out, self.stderr = self.proc.communicate(timeout=timeout)
         return [json.loads(line) for line in self.early + lines + out.splitlines()]
 
 
@@ -268,6 +275,150 @@ class DeviceName(unittest.TestCase):
         self.assertEqual(hello["devices"][0]["name"], kw.default_device_name(0))
 
 
+class GpuConditionsTest(unittest.TestCase):
+    """python/ktune_worker/gpu_conditions.py (which the bench scripts import too): medians and the fraction
+    held by a limit, from a reader of the test's making; torch's device found by its PCI bus id."""
+
+    def test_summary_of_readings(self):
+        readings = [(1980, 350.0, 0x1),  # idle: not a limit
+                    (1500, 700.2, 0x4),  # SW power cap
+                    (1410, 699.0, 0x4 | 0x1000),
+                    (1425, 690.0, 0x80),  # HW power brake
+                    (None, None, None)]  # a reading NVML refused: left out
+        self.assertEqual(gpu_conditions.summarize(readings),
+                         {"sm_clock_mhz": 1462.5, "power_w": 694.5, "clock_limited": 0.75})
+        for bit in (0x4, 0x8, 0x20, 0x40, 0x80):
+            self.assertEqual(gpu_conditions.summarize([(1, 1.0, bit)])["clock_limited"], 1.0, hex(bit))
+        for bit in (0x1, 0x2, 0x10, 0x100):  # idle, application clocks, sync boost, display clocks
+            self.assertEqual(gpu_conditions.summarize([(1, 1.0, bit)])["clock_limited"], 0.0, hex(bit))
+        # a key none of the readings gave is absent (a GPU without power readings), all of them without readings
+        self.assertEqual(gpu_conditions.summarize([(1400, None, 0x4), (1600, None, 0)]),
+                         {"sm_clock_mhz": 1500.0, "clock_limited": 0.5})
+        self.assertEqual(gpu_conditions.summarize([]), {})
+
+    def test_sampling_reads_on_a_thread_while_the_block_runs(self):
+        readings = itertools.chain([(1400, 700.0, 0x4), (1500, 690.0, 0x4), (1600, 680.0, 0)],
+                                   itertools.repeat((1700, 600.0, 0)))
+        threads, enough = set(), threading.Event()
+
+        def read():
+            threads.add(threading.get_ident())
+            r = next(readings)
+            if r[0] == 1700:  # the three readings above are in: the block can end
+                enough.set()
+            return r
+        with gpu_conditions.sampling(read, period_s=0.001) as conditions:
+            self.assertEqual(conditions, {})  # filled on exit
+            self.assertTrue(enough.wait(10))
+        self.assertNotIn(threading.get_ident(), threads)
+        self.assertGreaterEqual(conditions["sm_clock_mhz"], 1500.0)
+        self.assertTrue(0 < conditions["clock_limited"] < 1, conditions)
+        self.assertEqual(set(conditions), {"sm_clock_mhz", "power_w", "clock_limited"})
+        # a block shorter than the period is read as it starts and as it ends
+        ends = iter([(1425, 688.1, 0x4), (1475, 650.0, 0)])
+        with gpu_conditions.sampling(lambda: next(ends), period_s=10) as conditions:
+            pass
+        self.assertEqual(conditions, {"sm_clock_mhz": 1450.0, "power_w": 669.0, "clock_limited": 0.5})
+        with gpu_conditions.sampling(None) as conditions:
+            pass
+        self.assertEqual(conditions, {})
+
+    def test_bus_id_is_the_form_nvml_finds_a_device_by(self):
+        self.assertEqual(gpu_conditions.bus_id(0, 0x1b, 0), "00000000:1b:00.0")
+        self.assertEqual(gpu_conditions.bus_id(0x10002, 0xc3, 0x1f), "00010002:c3:1f.0")
+
+    def test_without_nvml_it_says_why_and_samples_nothing(self):
+        gpu = gpu_conditions.Device("00000000:1b:00.0", library="libnvidia-ml-absent-for-the-test.so.1")
+        self.assertIsNone(gpu.read)
+        self.assertIn("no NVML", gpu.why)
+        self.assertNotIn("\n", gpu.why)
+        with gpu.sampling() as conditions:
+            pass
+        self.assertEqual(conditions, {})
+        # a torch without PCI bus ids in its device properties: the caller's reason is kept
+        self.assertEqual(gpu_conditions.Device(None, why="no pci_bus_id").why, "no pci_bus_id")
+        self.assertIn("PCI bus id", gpu_conditions.Device(None).why)
+
+    def test_the_default_library_without_nvml(self):
+        try:
+            ctypes.CDLL(gpu_conditions.LIBRARY)
+        except OSError:
+            pass
+        else:
+            self.skipTest(f"{gpu_conditions.LIBRARY} loads on this host: the case without NVML cannot be seen here")
+        gpu = gpu_conditions.Device("00000000:1b:00.0")
+        self.assertIsNone(gpu.read)
+        self.assertTrue(gpu.why.startswith("no NVML"), gpu.why)
+        with gpu.sampling() as conditions:
+            pass
+        self.assertEqual(conditions, {})
+
+
+    def fake_torch(self, hip=None, available=True, properties=None):
+        """A torch in sys.modules (restored after the test) that sees one CUDA device, current device 1."""
+        saved = sys.modules.get("torch")
+        self.addCleanup(lambda: sys.modules.__setitem__("torch", saved) if saved else sys.modules.pop("torch", None))
+        asked = []
+
+        def props(i):
+            asked.append(i)
+            return properties or types.SimpleNamespace(pci_domain_id=0, pci_bus_id=0x1b, pci_device_id=0)
+        sys.modules["torch"] = types.SimpleNamespace(
+            __version__="2.9-test", version=types.SimpleNamespace(hip=hip),
+            cuda=types.SimpleNamespace(is_available=lambda: available, current_device=lambda: 1,
+                                       get_device_properties=props))
+        return asked
+
+    def test_torch_names_its_current_device_by_its_pci_bus_id(self):
+        asked = self.fake_torch()
+        self.assertEqual(gpu_conditions.torch_bus_id(), ("00000000:1b:00.0", None))
+        self.assertEqual(asked, [1])  # the current device
+        self.assertEqual(gpu_conditions.torch_bus_id(3)[0], "00000000:1b:00.0")
+        self.assertEqual(asked, [1, 3])
+
+    def test_without_an_nvidia_gpu_in_torch_there_is_no_device_and_no_error(self):
+        sys.modules.pop("torch", None)
+        if "torch" in sys.modules:
+            self.skipTest("torch is imported")
+        self.assertEqual(gpu_conditions.torch_bus_id(), (None, "torch is not imported"))
+        self.fake_torch(hip="6.2")
+        pci, why = gpu_conditions.torch_bus_id()
+        self.assertIsNone(pci)
+        self.assertIn("ROCm", why)
+        self.fake_torch(available=False)
+        self.assertEqual(gpu_conditions.torch_bus_id(), (None, "torch sees no CUDA device"))
+        self.fake_torch(properties=types.SimpleNamespace(name="old torch"))
+        self.assertIn("no PCI bus id", gpu_conditions.torch_bus_id()[1])
+        self.assertIsNone(gpu_conditions.torch_device().read)
+
+        def broken(i):
+            raise RuntimeError("CUDA error: initialization error\nmore")
+        self.fake_torch()
+        sys.modules["torch"].cuda.get_device_properties = broken
+        pci, why = gpu_conditions.torch_bus_id()
+        self.assertIsNone(pci)
+        self.assertEqual(why, "torch could not name its device (RuntimeError: CUDA error: initialization error")
+
+    def test_a_reader_that_raises_ends_the_blocks_readings(self):
+        calls = []
+
+        def read():
+            calls.append(1)
+            if len(calls) > 1:
+                raise OSError("the driver went away")
+            return (1500, 600.0, 0)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            with gpu_conditions.sampling(read, period_s=0.001) as conditions:
+                end = time.monotonic() + 10
+                while len(calls) < 2 and time.monotonic() < end:
+                    time.sleep(0.001)
+        self.assertEqual(conditions, {"sm_clock_mhz": 1500.0, "power_w": 600.0, "clock_limited": 0.0})
+        self.assertEqual(len(calls), 2)
+        self.assertEqual(err.getvalue(), "gpu_conditions: the reader raised OSError: the driver went away; "
+                                         "no more readings in this block\n")
+
+
 def attention(**sharding):
     """A Family of attention's key fields (never served: its callables are not called)."""
     return kw.Family(name="attn", key_fields=["q_heads", "kv_heads", {"name": "dtype", "numeric": False}],
@@ -420,6 +571,176 @@ class Metrics(unittest.TestCase):
         self.assertEqual(len(rows), 2)
         for row in rows:
             self.assertEqual(json.loads(row["metrics"]), {"key_chars": 3, "min_samples": 3, "speedup": 2})
+
+
+CONDITIONS = textwrap.dedent(r"""
+    import os
+    import sys
+    import types
+    import ktune_worker as kw
+
+    MODE = os.environ["CONDITIONS_MODE"]
+    if MODE in ("torch", "rocm"):  # a torch that sees a GPU (whose bus id NVML cannot find: no GPU here)
+        props = types.SimpleNamespace(pci_domain_id=0xfff0, pci_bus_id=0xfe, pci_device_id=0x1f)
+        sys.modules["torch"] = types.SimpleNamespace(
+            __version__="2.9-test", version=types.SimpleNamespace(hip="6.2" if MODE == "rocm" else None),
+            cuda=types.SimpleNamespace(is_available=lambda: True, current_device=lambda: 0,
+                                       get_device_name=lambda i: "NVIDIA Test GPU", get_device_properties=lambda i: props))
+
+    def reader():  # what NVML reads of an H100 held at its power cap
+        return (1410, 695.5, 0x4)
+
+    def metrics(problem, inputs, samples, settings):
+        if problem["n"] == 5:  # a family's own number under a condition's name
+            return {"speedup": 2.0, "sm_clock_mhz": 1980.0}
+        return {"speedup": 2.0} if problem["n"] == 6 else {}
+
+    conditions = {"reader": reader, "negative": lambda: (1410, -5.0, 0), "off": False}.get(MODE)
+    kw.serve(kw.Family(name="raw", key_fields=["n"], space={"x": [1, 2]}, inputs=lambda p, s: None,
+                       reference=lambda p, i: [1.0], build=lambda c, p, i: (lambda: [1.0]),
+                       timer=lambda run, n: 1000.0, metrics=metrics, conditions=conditions))
+""")
+
+
+class Conditions(unittest.TestCase):
+    """The device's conditions (SM clock, power, clock limits) while ktune_worker times: a measured
+    answer's metrics and a sampled answer's conditions, from a reader the family gives (no GPU here)."""
+
+    SETTINGS = Metrics.SETTINGS
+    READ = {"sm_clock_mhz": 1410.0, "power_w": 695.5, "clock_limited": 1.0}
+
+    def answers(self, mode, n=8, crashes=False):
+        """{id: answer} to a measure (1) and a sample (2) of problem n, the schema's complaints about every
+        message both ways, and the worker's stderr. crashes: the measure alone (a crashed trial ends the worker)."""
+        import validate_transcript as vt
+        with open(os.path.join(ROOT, "docs", "worker-protocol.schema.json"), encoding="utf-8") as f:
+            whole, one = vt.validators(json.load(f))
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "conditions_worker.py")
+            with open(script, "w") as f:
+                f.write(CONDITIONS)
+            with Worker([sys.executable, script], {"CONDITIONS_MODE": mode}) as w:
+                w.send(HELLO)
+                fields = {"family": "raw", "problem": {"family": "raw", "key": f"n={n}", "fields": {"n": n}}, "seed": 0,
+                          "config": {"x": 1}}
+                w.send({"type": "measure", "id": 1, **fields,
+                        "tolerance": {"atol": 0.0, "rtol": 0.0, "max_mismatch_fraction": 0.0},
+                        "settings": self.SETTINGS, "best_median_ns": None, "validate_only": False})
+                if not crashes:
+                    w.until(1)
+                    w.send({"type": "sample", "id": 2, **fields, "launches": 2, "method": "amortized",
+                            "rotate_buffers": False, "timeout_ms": 1000.0})
+                    w.send({"type": "shutdown", "id": 3})
+                answers = w.finish()  # every stdout line parses: nothing but the protocol there
+        complaints = [e for to, ms in (("worker", w.sent), ("ktune", answers)) for m in ms
+                      for e in vt.check(m, to, whole, one)]
+        return {m.get("id"): m for m in answers[1:]}, complaints, w.stderr
+
+    def test_a_readers_conditions_travel_in_measured_metrics_and_sampled_answers(self):
+        answers, complaints, _ = self.answers("reader")
+        self.assertEqual(complaints, [])
+        self.assertEqual(answers[1]["type"], "measured", answers[1])
+        self.assertEqual(answers[1]["metrics"], self.READ)
+        self.assertEqual(answers[2]["type"], "sampled", answers[2])
+        self.assertEqual(answers[2]["conditions"], self.READ)
+        self.assertEqual(answers[3]["type"], "bye")
+        # beside a family's own metrics
+        answers, complaints, _ = self.answers("reader", n=6)
+        self.assertEqual(complaints, [])
+        self.assertEqual(answers[1]["metrics"], {"speedup": 2.0, **self.READ})
+
+    def test_without_a_reader_neither_appears_and_nothing_is_said(self):
+        for mode in ("none", "off", "rocm"):  # no torch; conditions=False; torch on an AMD GPU
+            with self.subTest(mode=mode):
+                answers, complaints, stderr = self.answers(mode)
+                self.assertEqual(complaints, [])
+                self.assertEqual(answers[1]["type"], "measured", answers[1])
+                self.assertNotIn("metrics", answers[1])
+                self.assertEqual(answers[2]["type"], "sampled", answers[2])
+                self.assertNotIn("conditions", answers[2])
+                self.assertNotIn("conditions", stderr)
+
+    def test_torchs_nvidia_gpu_without_nvml_gives_none_and_says_why_on_stderr(self):
+        answers, complaints, stderr = self.answers("torch")
+        self.assertEqual(complaints, [])
+        self.assertEqual(answers[1]["type"], "measured", answers[1])
+        self.assertNotIn("metrics", answers[1])
+        self.assertNotIn("conditions", answers[2])
+        # torch's current device, by its PCI bus id; once, not at every sample
+        self.assertEqual(stderr.count("ktune_worker: no device conditions (SM clock, power) for raw from the GPU at "
+                                      "PCI bus id 0000fff0:fe:1f.0: "), 1, stderr)
+
+    def test_a_family_metric_named_as_a_condition_crashes_the_trial_naming_it(self):
+        for mode in ("reader", "none"):  # whether or not conditions are read: the names are ktune_worker's
+            with self.subTest(mode=mode):
+                answers, _, _ = self.answers(mode, n=5, crashes=True)
+                self.assertEqual((answers[1]["type"], answers[1]["status"]), ("failed", "crashed"), answers[1])
+                self.assertIn("metrics returned the name 'sm_clock_mhz'", answers[1]["message"])
+                self.assertIn("Family.conditions", answers[1]["message"])
+
+    def test_a_reading_ktune_would_refuse_crashes_the_trial(self):
+        answers, _, _ = self.answers("negative", crashes=True)
+        self.assertEqual((answers[1]["type"], answers[1]["status"]), ("failed", "crashed"), answers[1])
+        self.assertIn("the conditions reader gave power_w=-5.0", answers[1]["message"])
+
+    def test_a_family_says_where_its_conditions_come_from(self):
+        def family(conditions):
+            return kw.Family(name="f", key_fields=["n"], space={"x": [1]}, inputs=None, reference=None, build=None,
+                             conditions=conditions)
+        for good in (None, False, "00000000:1b:00.0", "0000:c3:1f.0", lambda: (1, 1.0, 0)):
+            family(good)
+        for bad in (True, "GPU-6f1e", 0, "0:1b:00.0"):
+            with self.subTest(conditions=bad):
+                with self.assertRaises(ValueError) as e:
+                    family(bad)
+                self.assertIn("Family 'f': conditions: expected None", str(e.exception))
+        self.assertNotIn("conditions", family(None).to_json())
+
+    def test_reads_run_on_a_thread_while_the_samples_run_not_the_warm_up(self):
+        timed, reads, threads = [], [], set()
+
+        def timer(run, launches):
+            timed.append(launches)
+            time.sleep(0.002)
+            return 2e6
+
+        def read():
+            threads.add(threading.get_ident())
+            reads.append(len(timed))  # how many samples had begun by this reading
+            return (1500, 600.0, 0x20)
+        got = {}
+        settings = {"warmup_ms": 30.0, "settle_ms": 0.0, "min_samples": 5, "max_samples": 5, "noise_target": 0.0}
+        status, _, samples = kw._measure(lambda: None, timer, settings, None, read, got)
+        self.assertEqual((status, len(samples)), ("ok", 5))
+        self.assertEqual(got, {"sm_clock_mhz": 1500.0, "power_w": 600.0, "clock_limited": 1.0})
+        self.assertNotIn(threading.get_ident(), threads)
+        self.assertGreaterEqual(min(reads), len(timed) - len(samples))  # none before the warm-up's end
+        self.assertGreaterEqual(len(reads), 2)
+
+    @unittest.skipUnless(os.environ.get("KTUNE_CLI"), "KTUNE_CLI (the ktune CLI) is not set: ctest sets it")
+    def test_ktune_records_them_beside_the_trials_and_the_winner(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "conditions_worker.py")
+            with open(script, "w") as f:
+                f.write(CONDITIONS)
+            run = subprocess.run([os.environ["KTUNE_CLI"], "tune", "--worker", f"{sys.executable} {script}",
+                                  "--shape", "n=8", "--output-dir", tmp, "--run-name", "c", "--warmup-ms", "0",
+                                  "--min-samples", "3", "--max-samples", "3"],
+                                 capture_output=True, text=True, timeout=120,
+                                 env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"),
+                                      "KTUNE_DEVICE_NAME": "test", "CONDITIONS_MODE": "reader"})
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(os.path.join(tmp, "c", "trials.csv"), newline="") as f:
+                rows = list(csv.DictReader(f))
+            with open(os.path.join(tmp, "c", "results.json"), encoding="utf-8") as f:
+                results = json.load(f)
+        self.assertEqual(len(rows), 2)
+        for row in rows:
+            self.assertEqual(json.loads(row["metrics"]), {"sm_clock_mhz": 1410, "power_w": 695.5, "clock_limited": 1})
+        best = results["results"][0]
+        self.assertEqual(best["conditions"], self.READ)  # the winner's, from the re-measure's sampled answers
+        self.assertEqual([r["conditions"] for r in best["remeasured"]], [self.READ] * 2)
+        self.assertIn("at 1410 MHz, 696 W, clock limited", run.stdout)
 
 
 class ReadmeExample(unittest.TestCase):
