@@ -108,6 +108,10 @@ void print_diff(const RunResults& run, const RegistryDiff& diff) {
                     format_ns(d.new_ns), ratio, d.compared, d.new_entry.config.key()});
   }
   print_table(rows);
+  // What the table's ratios cannot show: numbers taken at different clocks.
+  for (const auto& d : diff.entries)
+    if (!d.conditions_note.empty())
+      std::cout << "note: " << d.family << " " << d.key << ": " << d.conditions_note << '\n';
 }
 
 int cmd_space(Backend& backend, const Common& c, const std::string& family_name, const std::string& spec,

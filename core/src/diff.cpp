@@ -81,6 +81,7 @@ RegistryEntry registry_entry(const RunResults& run, const ResultEntry& r) {
   e.chosen_by = r.choice.by;
   e.search_median_ns = r.choice.search.median_ns;
   e.flags = r.choice.flags;
+  e.conditions = r.conditions;
   return e;
 }
 
@@ -139,6 +140,18 @@ void compare_like_with_like(DiffEntry& d, double same_threshold) {
   d.ratio = d.old_ns / d.new_ns;
 }
 
+// DiffEntry::conditions_note: where both sides' numbers were taken at SM clocks more than 3 %
+// apart (a GPU at its power cap runs at 1,400-1,600 MHz instead of 1,980), the ratio holds the
+// clock's difference beside the configs'.
+std::string clock_note(const RegistryEntry& old, const RegistryEntry& now) {
+  constexpr double kClockTolerance = 0.03;
+  const auto o = old.conditions.find(kSmClockMhz), n = now.conditions.find(kSmClockMhz);
+  if (o == old.conditions.end() || n == now.conditions.end() || !(o->second > 0) || !(n->second > 0)) return {};
+  if (std::max(o->second, n->second) / std::min(o->second, n->second) - 1 <= kClockTolerance) return {};
+  return "old measured at " + format("%.0f", o->second) + " MHz, new at " + format("%.0f", n->second) +
+         " MHz: the ratio carries the clock";
+}
+
 Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, double same_threshold,
                      const std::vector<PairedVerdict>& paired) {
   Loaded out;
@@ -181,6 +194,7 @@ Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, doubl
         d.paired = true;
         d.compared = "paired re-measure";
       }
+      if (!d.paired && old->measured()) d.conditions_note = clock_note(*old, d.new_entry);
     }
     out.diff.entries.push_back(std::move(d));
   }

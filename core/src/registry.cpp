@@ -131,6 +131,7 @@ json RegistryEntry::to_json() const {
     meta["search_median_ns"] = search_median_ns;
   }
   if (flags.any()) meta["flags"] = flags.names();
+  if (!conditions.empty()) j["conditions"] = conditions;
   return j;
 }
 

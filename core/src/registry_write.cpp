@@ -149,6 +149,10 @@ void write_metadata(Writer& w, const RegistryEntry& e, int depth) {
 
 void write_entry(Writer& w, const RegistryEntry& e, int depth) {
   Writer::Object o(w, depth);
+  if (!e.conditions.empty()) {
+    Writer::Object c(o.key("conditions"), depth + 1);  // a std::map: in dump's order already
+    for (const auto& [name, value] : e.conditions) c.key(name).number(value);
+  }
   o.key("config").sorted_object(e.config.values(), depth + 1, [&](const ParamValue& v) { write_value(w, v); });
   write_metadata(o.key("metadata"), e, depth + 1);
   Writer::Object stats(o.key("stats"), depth + 1);

@@ -225,12 +225,16 @@ Stats stats_from(const JsonPath& p) {
   return s;
 }
 
-// The "conditions" object of `p`, when it has one: finite numbers by name.
+// The "conditions" object of `p`, when it has one: finite, non-negative numbers by name, a share
+// at most 1 (as the registry reads them: apply copies them there).
 Conditions conditions_from(const JsonPath& p) {
   Conditions c;
   if (!p.has("conditions")) return c;
-  p["conditions"].for_each_member(
-      [&](const std::string& name, const JsonPath& v) { c[name] = v.non_negative_number(); });
+  p["conditions"].for_each_member([&](const std::string& name, const JsonPath& v) {
+    const double x = v.non_negative_number();
+    if (name == kClockLimited && x > 1) v.expected("a share of readings, at most 1");
+    c[name] = x;
+  });
   return c;
 }
 

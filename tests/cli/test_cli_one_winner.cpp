@@ -112,6 +112,34 @@ class TestCliOneWinner : public QObject {
     QVERIFY(run({"apply", "--help"}).out.contains("--accept-flagged"));
     QVERIFY(run({"tune", "--help"}).out.contains("--accept-flagged"));
   }
+
+  // The registry entry keeps the clock its number was taken at; a run measured at a clock more than
+  // 3 % away is compared with a note under the diff table, and classed by its numbers as before.
+  // The scripted worker reads no clock: both sides' conditions are written into the files.
+  void aDiffAtAnotherClockSaysSo() {
+    const Result r = tune("clock", "2,3", {"--update-registry"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    const QString results = tmp.filePath("runs/clock/results.json"), registry = registryFile(tmp.filePath("reg-clock"));
+    const auto insert = [](const QString& file, const QByteArray& after, const QByteArray& what) {
+      QByteArray text = readAll(file);
+      const auto at = text.indexOf(after);
+      if (at < 0) return false;
+      writeAll(file, text.insert(at + after.size(), what));
+      return true;
+    };
+    QVERIFY(insert(registry, "\"n=1\": {", "\"conditions\": {\"sm_clock_mhz\": 1980, \"power_w\": 400},"));
+    QVERIFY(insert(results, "\"chosen_by\": \"remeasure\",",
+                   "\"conditions\": {\"sm_clock_mhz\": 1425, \"power_w\": 690, \"clock_limited\": 1},"));
+    const Result d = run({"diff", tmp.filePath("runs/clock"), "--registry", tmp.filePath("reg-clock")});
+    QVERIFY2(d.code == 0 && d.out.contains("same") &&
+                 d.out.contains("note: scripted n=1: old measured at 1980 MHz, new at 1425 MHz: the ratio carries "
+                                "the clock"),
+             qPrintable(d.out + d.err));
+    // At 1450 MHz (under 2 % from the run's 1425), nothing to say.
+    writeAll(registry, readAll(registry).replace("\"sm_clock_mhz\": 1980", "\"sm_clock_mhz\": 1450"));
+    const Result near = run({"diff", tmp.filePath("runs/clock"), "--registry", tmp.filePath("reg-clock")});
+    QVERIFY2(near.code == 0 && !near.out.contains("note:"), qPrintable(near.out + near.err));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCliOneWinner)

@@ -324,6 +324,51 @@ class TestDiffApply : public QObject {
     QCOMPARE(read_text_file(file_.string() + ".bak"), backup);
   }
 
+  // Entries keep the winner's conditions; where the registry's number and the run's were taken at
+  // SM clocks more than 3 % apart, the diff says so beside the ratio, and classes them as before.
+  void clocksApartAreNotedNotReclassed() {
+    const auto at = [](ResultEntry r, double mhz) {
+      r.conditions = {{kSmClockMhz, mhz}, {kPowerW, 690}, {kClockLimited, mhz < 1900 ? 1.0 : 0.0}};
+      return r;
+    };
+    RunResults base = base_run();
+    for (auto& r : base.entries) r = at(r, 1980);
+    apply_run(base, root_, {});
+    QCOMPARE(Registry::load(file_).find("gemm", key(1))->conditions, base.entries[0].conditions);
+
+    // M=1 faster at 1425 MHz (28 % below), M=2 slower at 1930 (2.5 %), M=4 the same at 1900 (4 %).
+    RunResults hot = run2();
+    hot.entries[0] = at(hot.entries[0], 1425);
+    hot.entries[1] = at(hot.entries[1], 1930);
+    hot.entries[2] = at(hot.entries[2], 1900);
+    hot.entries[3] = at(hot.entries[3], 1425);
+    RegistryDiff diff = diff_run(hot, root_);
+    QCOMPARE(find(diff.entries, 1).cls, DiffClass::Faster);
+    QCOMPARE(find(diff.entries, 1).conditions_note,
+             std::string("old measured at 1980 MHz, new at 1425 MHz: the ratio carries the clock"));
+    QCOMPARE(find(diff.entries, 2).cls, DiffClass::Slower);
+    QVERIFY(find(diff.entries, 2).conditions_note.empty());
+    QCOMPARE(find(diff.entries, 4).cls, DiffClass::Same);
+    QVERIFY(contains(find(diff.entries, 4).conditions_note, "at 1980 MHz, new at 1900 MHz"));
+    QCOMPARE(find(diff.entries, 8).cls, DiffClass::New);  // nothing to compare with
+    QVERIFY(find(diff.entries, 8).conditions_note.empty());
+
+    // A side without a clock says nothing; nor does a paired verdict (both timed at one moment).
+    RunResults unread = run2();
+    diff = diff_run(unread, root_);
+    for (const auto& d : diff.entries) QVERIFY2(d.conditions_note.empty(), d.conditions_note.c_str());
+    PairedVerdict v{"gemm", key(1), Config({{"BM", 16}, {"BN", 64}}), around(1000, 0.001), around(800, 0.001), ""};
+    diff = diff_run(hot, root_, 0.02, {v});
+    QVERIFY(find(diff.entries, 1).paired);
+    QVERIFY(find(diff.entries, 1).conditions_note.empty());
+    QVERIFY(!find(diff.entries, 4).conditions_note.empty());
+
+    // Applied, the run's conditions replace the entry's with its number.
+    apply_run(hot, root_, {});
+    QCOMPARE(Registry::load(file_).find("gemm", key(1))->conditions.at(kSmClockMhz), 1425.0);
+    QCOMPARE(Registry::load(file_).find("gemm", key(2))->conditions.at(kSmClockMhz), 1980.0);
+  }
+
   void unknownKeyNamesValidOnes() {
     apply_run(base_run(), root_, {});
     const std::string before = read_text_file(file_);

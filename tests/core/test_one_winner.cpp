@@ -5,6 +5,7 @@
 // config cannot win over a quiet one.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -121,6 +122,49 @@ class TestOneWinner : public QObject {
     QVERIFY(said);
   }
 
+  // apply keeps the winner's conditions in its registry entry, read back as written; a later run on
+  // a device that has heated (its clock 10 % lower) is compared with a note saying so, and classed
+  // by its numbers as before.
+  void theRegistryKeepsTheConditionsOfItsNumber() {
+    LuckyBackend b;
+    Recorder rec;
+    Tuner(b, b.devices()[0]).run(lucky(b, {2, 3}, 3, "reg-conditions"), rec);
+    const RunResults saved = RunStore::read_results(root() / "reg-conditions");
+    const Conditions& measured = saved.entries.front().conditions;
+    QVERIFY(measured.count(kSmClockMhz) && measured.count(kPowerW) && measured.count(kClockLimited));
+    const ApplyReport rep = apply_run(saved, root() / "reg-cond", {});
+    QCOMPARE(rep.written.size(), std::size_t(1));
+    const Registry reg = Registry::load(rep.registry_file);
+    QCOMPARE(reg.find("lucky", "n=1")->conditions, measured);
+    QCOMPARE(Registry::from_text(read_text_file(rep.registry_file), "f", true).find("lucky", "n=1")->conditions,
+             measured);
+    const nlohmann::json j = nlohmann::json::parse(read_text_file(rep.registry_file));
+    QCOMPARE(j["entries"]["lucky"]["n=1"]["conditions"][kSmClockMhz].get<double>(), measured.at(kSmClockMhz));
+
+    // The same run again at once: a few MHz lower, no note.
+    RegistryDiff diff = diff_run(saved, root() / "reg-cond");
+    QVERIFY(diff.entries.front().conditions_note.empty());
+    Tuner(b, b.devices()[0]).run(lucky(b, {2, 3}, 3, "reg-conditions-warm"), rec);
+    diff = diff_run(RunStore::read_results(root() / "reg-conditions-warm"), root() / "reg-cond");
+    QVERIFY2(diff.entries.front().conditions_note.empty(), diff.entries.front().conditions_note.c_str());
+
+    // 200 samples later the device runs 10 % slower: the same 100 ns, the same class, and a note.
+    b.order += std::string(200, '0');
+    Tuner(b, b.devices()[0]).run(lucky(b, {2, 3}, 3, "reg-conditions-hot"), rec);
+    const RunResults hot = RunStore::read_results(root() / "reg-conditions-hot");
+    QVERIFY(measured.at(kSmClockMhz) / hot.entries.front().conditions.at(kSmClockMhz) > 1.03);
+    diff = diff_run(hot, root() / "reg-cond");
+    const DiffEntry& d = diff.entries.front();
+    QCOMPARE(d.cls, DiffClass::Same);
+    const auto mhz = [](const Conditions& c) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.0f MHz", c.at(kSmClockMhz));
+      return std::string(buf);
+    };
+    QCOMPARE(d.conditions_note, "old measured at " + mhz(measured) + ", new at " + mhz(hot.entries.front().conditions) +
+                                    ": the ratio carries the clock");
+  }
+
   // A results.json whose conditions are not numbers is refused, naming the field.
   void malformedConditionsAreNamed() {
     LuckyBackend b;
@@ -136,6 +180,19 @@ class TestOneWinner : public QObject {
     } catch (const InputError& e) {
       QVERIFY2(std::string(e.what()).find("conditions") != std::string::npos &&
                    std::string(e.what()).find(kPowerW) != std::string::npos,
+               e.what());
+    }
+    // A share of readings above 1 neither: apply would copy it into a registry that refuses it.
+    j = nlohmann::json::parse(read_text_file(root() / "bad-conditions" / "results.json"));
+    j["results"][0]["remeasured"][0]["conditions"][kPowerW] = 300;
+    j["results"][0]["conditions"][kClockLimited] = 1.5;
+    write_file_atomic(file, j.dump());
+    try {
+      RunStore::read_results(root() / "bad-conditions");
+      QFAIL("a share of 1.5 was read");
+    } catch (const InputError& e) {
+      QVERIFY2(std::string(e.what()).find(std::string("conditions.") + kClockLimited + ": expected a share") !=
+                   std::string::npos,
                e.what());
     }
   }

@@ -311,12 +311,72 @@ class TestRegistry : public QObject {
     full.chosen_by = ChosenBy::Remeasure;
     full.search_median_ns = 1490.5;
     full.flags.noisy = true;
+    full.conditions = {{kSmClockMhz, 1425}, {kPowerW, 690.5}, {kClockLimited, 0.7}};
     reg.set("gemm", kKey16, entry(64, 1000));
     reg.set("gemm", "M=1,N=\u00e9\\\"\n,K=1,dtype=f32", full);
     reg.set("qmatmul", "batch=1,out=8,in=8,x_dtype=f32,w_dtype=int8", entry(16, 1e-300));
     reg.save(file);
     QCOMPARE(read_text_file(file), reg.to_json().dump(2) + "\n");
     QCOMPARE(Registry::load(file).to_json(), reg.to_json());
+  }
+
+  // The device's conditions while an entry was measured: written beside its stats only when read,
+  // back through both readers; an entry without them (older files, imports) loads with none.
+  void conditionsAreKeptBesideTheStats() {
+    Registry reg("cpu", "test-cpu");
+    RegistryEntry hot = entry(64, 1000);
+    hot.conditions = {{kSmClockMhz, 1425}, {kPowerW, 690}, {kClockLimited, 1}};
+    reg.set("gemm", kKey16, hot);
+    reg.set("gemm", "M=32,N=4096,K=4096,dtype=f32", entry(32, 1500));
+    const fs::path file = root() / "conditions" / "cpu" / "test-cpu.json";
+    reg.save(file);
+    const std::string text = read_text_file(file);
+    const auto j = nlohmann::json::parse(text);
+    const auto& saved = j["entries"]["gemm"][kKey16];
+    QCOMPARE(saved["conditions"][kSmClockMhz].get<double>(), 1425.0);
+    QCOMPARE(saved["conditions"][kClockLimited].get<double>(), 1.0);
+    QVERIFY(!saved["stats"].contains("conditions") && !saved["metadata"].contains("conditions"));
+    QVERIFY(!j["entries"]["gemm"]["M=32,N=4096,K=4096,dtype=f32"].contains("conditions"));
+    for (const bool nlohmann_reader : {false, true}) {
+      const Registry back = Registry::from_text(text, "f", nlohmann_reader);
+      QCOMPARE(back.find("gemm", kKey16)->conditions, hot.conditions);
+      QVERIFY(back.find("gemm", "M=32,N=4096,K=4096,dtype=f32")->conditions.empty());
+      QCOMPARE(describe(back.find("gemm", kKey16)->conditions), std::string("1425 MHz, 690 W, clock limited"));
+    }
+    QCOMPARE(RegistryEntry::from_json(hot.to_json()).conditions, hot.conditions);
+  }
+
+  // A condition that is no non-negative number, or a share above 1, is refused naming the entry
+  // and the field, by both readers.
+  void malformedConditionsNameTheEntry() {
+    Registry reg("cpu", "bad-conditions");
+    RegistryEntry hot = entry(64, 1000);
+    hot.conditions = {{kSmClockMhz, 1425}, {kPowerW, 690}, {kClockLimited, 0.5}};
+    reg.set("gemm", kKey16, hot);
+    const fs::path file = Registry::file_for(root(), "cpu", "bad-conditions");
+    reg.save(file);
+    const std::string text = read_text_file(file);
+    const auto with = [&](const std::string& from, const std::string& to) {
+      std::string t = text;
+      const auto at = t.find(from);
+      return at == std::string::npos ? std::string("test setup: '" + from + "' not found")
+                                     : t.replace(at, from.size(), to);
+    };
+    const std::string entry_path = "entries.gemm[\"" + kKey16 + "\"].conditions.";
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {with("\"power_w\": 690.0", "\"power_w\": \"hot\""), entry_path + "power_w: expected a number, got \"hot\""},
+        {with("\"sm_clock_mhz\": 1425.0", "\"sm_clock_mhz\": -1425.0"),
+         entry_path + "sm_clock_mhz: expected a non-negative number"},
+        {with("\"clock_limited\": 0.5", "\"clock_limited\": 1.5"),
+         entry_path + "clock_limited: expected a share of readings, at most 1"},
+        {with("\"conditions\": {", "\"conditions\": [1], \"x\": {"), entry_path.substr(0, entry_path.size() - 1)},
+    };
+    for (const auto& [bad, named] : cases) {
+      const std::string err = load_error("bad-conditions", bad);
+      QVERIFY2(contains(err, named), (err + " | wanted " + named).c_str());
+      const std::string also = input_error_of([&] { Registry::from_text(bad, "f", true); });
+      QVERIFY2(contains(also, named), also.c_str());
+    }
   }
 
   void entriesAreCheckedAgainstTheSpace() {

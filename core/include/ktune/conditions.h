@@ -4,7 +4,7 @@
 // its 700 W cap within half a second and runs at 1,400-1,600 MHz instead of 1,980, so two times
 // taken minutes apart differ by 10 % for that alone: a time is read together with these.
 // Backends read them during the timed samples (NVML on CUDA); they travel as metrics of a trial
-// (trials.csv) and as "conditions" beside every time in results.json.
+// (trials.csv), as "conditions" beside every time in results.json, and beside a registry entry's stats.
 #include <map>
 #include <string>
 #include <vector>

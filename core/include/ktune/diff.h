@@ -42,6 +42,12 @@ struct DiffEntry {
   // median", "search median").
   double old_ns = 0, new_ns = 0;
   std::string compared;
+  // Set when the registry entry and the run's result were measured at SM clocks more than 3 %
+  // apart (their conditions, conditions.h), for every front end to print beside the ratio: "old
+  // measured at 1980 MHz, new at 1425 MHz: the ratio carries the clock". Says it only: the class
+  // stands as the numbers give it. Empty when either side has no clock, and for a paired verdict
+  // (both timed at the same moment).
+  std::string conditions_note;
 };
 
 // A key judged again with fresh numbers: the registry's config and the run's, timed side by side

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ktune/conditions.h"
 #include "ktune/config.h"
 #include "ktune/problem.h"
 #include "ktune/search_space.h"
@@ -47,6 +48,11 @@ struct RegistryEntry {
   ChosenBy chosen_by = ChosenBy::Search;
   double search_median_ns = 0;
   WinnerFlags flags;
+  // The device's conditions (conditions.h: SM clock, power, clock limited) while the latencies
+  // and samples above were measured: the run's ResultEntry::conditions, kept so that a later
+  // number is read beside the clock this one was taken at. Empty: not read (older entries,
+  // imports, devices without NVML). The file holds them as "conditions" beside "stats".
+  Conditions conditions;
 
   // An entry without a measurement: a config another tool ships without stats (tpu-inference
   // keeps most of its configs so). Its latencies are 0 and it has no samples; the file holds
