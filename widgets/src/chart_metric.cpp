@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ktune/conditions.h"
 #include "ktune/widgets/qt_types.h"
 
 namespace ktune::gui {
@@ -12,7 +13,8 @@ namespace {
 QString tr(const char* text) { return QCoreApplication::translate("ChartMetric", text); }
 }  // namespace
 
-ChartMetric::ChartMetric(const QString& name) : name_(name), key_(sstr(name)), vsBest_(name == vsBestName()) {
+ChartMetric::ChartMetric(const QString& name)
+    : name_(name), key_(sstr(name)), vsBest_(name == vsBestName()), condition_(is_condition(key_)) {
   const QString n = name.toLower();
   // Kernel Tuner's observers name rates with a "/s" (GFLOP/s, GB/s) and efficiencies per watt
   // ("GFLOPS/W"), workers their ratios over a baseline "speedup..." (speedup_vs_torch);

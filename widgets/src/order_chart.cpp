@@ -47,6 +47,7 @@ void LatencyOrderChart::rebuildExtras(const std::vector<Point>& points) {
   const bool up = yMetric().higherIsBetter();
   const auto better = [up](double a, double b) { return up ? a > b : a < b; };
   for (const Point& p : points) {
+    if (yMetric().isCondition()) break;  // a clock has no best to follow
     const Trial& t = model()->trial(p.row);
     auto it = std::find(keys.begin(), keys.end(), t.problem_key);
     const auto k = static_cast<std::size_t>(it - keys.begin());

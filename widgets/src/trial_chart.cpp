@@ -429,8 +429,9 @@ QStringList TrialChartView::yTickLabels() const {
   return log_ ? QStringList() : static_cast<QCategoryAxis*>(yAxis_)->categoriesLabels();
 }
 
-QString TrialChartView::statusLegend(TrialStatus status) {
-  if (status == TrialStatus::SlowAbort) return tr("slow_abort ↑ (stopped early: a lower bound)");
+QString TrialChartView::statusLegend(TrialStatus status) const {
+  // A slow_abort's time is a lower bound; what else it recorded (a clock) was read as it ran.
+  if (status == TrialStatus::SlowAbort && yMetric_.isTime()) return tr("slow_abort ↑ (stopped early: a lower bound)");
   return statusLabel(status);
 }
 

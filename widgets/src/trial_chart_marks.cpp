@@ -37,8 +37,11 @@ bool TrialChartView::rawSpreadOf(const Trial& t, double* low, double* high) cons
 }
 
 double TrialChartView::winnerValue(const Winner& winner, double searchY) const {
-  // A recorded metric was not re-measured: the star marks the winner at its search value.
-  return yMetric_.isTime() ? yMetric_.fromNs(winner.stats.median_ns, winner.problemKey) : searchY;
+  if (yMetric_.isTime()) return yMetric_.fromNs(winner.stats.median_ns, winner.problemKey);
+  // The device's conditions are read with the number it won by; a metric of the search's own
+  // was not re-measured: the star marks the winner at its search value.
+  if (const auto it = winner.conditions.find(sstr(yMetric_.name())); it != winner.conditions.end()) return it->second;
+  return searchY;
 }
 
 QString TrialChartView::hoverText(const Trial& t) const {
@@ -112,7 +115,8 @@ void TrialChartView::updateWinners() {
 
 void TrialChartView::drawLowerBounds(QPainter* painter, const QRectF& plot) {
   // A slow_abort's time is where the measurement stopped: the config is at least that slow.
-  // Those of trials a brush leaves out as faint as their markers.
+  // Those of trials a brush leaves out as faint as their markers. Not for other numbers it recorded.
+  if (!yMetric_.isTime()) return;
   const QPointF origin = chart()->mapToScene(QPointF(0, 0));
   std::vector<QLineF> arrows[2];  // highlighted, dimmed
   for (const Marker& m : drawn_) {

@@ -39,6 +39,9 @@ class ChartMetric {
   double fromNs(double ns) const { return ns / unit_.ns; }
   // Which way "best so far" runs: throughputs (".../s", "GFLOPS/W") up, times and energy down.
   bool higherIsBetter() const { return higherIsBetter_; }
+  // A condition the device was in while a trial was timed (ktune/conditions.h: its SM clock,
+  // power), not a figure of merit: it has no best, and a slow_abort's reading is no bound.
+  bool isCondition() const { return condition_; }
 
   // × best divides by each shape's best ok median: learnt from trials[from...] on top of what is
   // known (from 0 after forgetBests()); true when a shape's best was set or lowered, which moves
@@ -53,6 +56,7 @@ class ChartMetric {
   std::string key_;
   bool vsBest_ = false;
   bool higherIsBetter_ = false;
+  bool condition_ = false;
   TimeUnit unit_{QStringLiteral("µs"), 1e3};
   std::map<std::string, double> best_;  // problem key -> its best ok median (ns), for × best
 };

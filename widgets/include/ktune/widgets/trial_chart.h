@@ -145,7 +145,7 @@ class TrialChartView : public QChartView {
   static bool failed(TrialStatus status) {
     return status != TrialStatus::Ok && status != TrialStatus::SlowAbort && status != TrialStatus::Pruned;
   }
-  static QString statusLegend(TrialStatus status);  // "slow_abort ↑ (lower bound)"
+  QString statusLegend(TrialStatus status) const;  // "slow_abort ↑ (lower bound)"
   // Whether failed trials are drawn in the band, and whether `y` (chart units) lies in it.
   bool hasFailureBand() const { return hasBand_; }
   bool inFailureBand(double y) const { return hasBand_ && y > bandLow_; }
