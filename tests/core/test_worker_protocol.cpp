@@ -100,6 +100,17 @@ std::string helloError(const json& family) {
   }
 }
 
+// `wire` with its `field` set to `value` is a ProtocolError whose message holds `message`.
+void refused(json wire, const char* field, const json& value, const char* message) {
+  wire[field] = value;
+  try {
+    reply_from_json(wire);
+    QFAIL(qPrintable(QString("%1 %2 was accepted").arg(field, QString::fromStdString(value.dump()))));
+  } catch (const ProtocolError& e) {
+    QVERIFY2(std::string(e.what()).find(message) != std::string::npos, e.what());
+  }
+}
+
 }  // namespace
 
 class TestWorkerProtocol : public QObject {
@@ -290,16 +301,7 @@ class TestWorkerProtocol : public QObject {
         {json{{"", 1}}, "measured.metrics: a metric needs a name"},
         {json::array({1.5}), "measured.metrics: not an object"},
     };
-    for (const auto& [metrics, message] : bad) {
-      json wire = measured_reply(3, m, 0.1);
-      wire["metrics"] = metrics;
-      try {
-        reply_from_json(wire);
-        QFAIL(qPrintable(QString("metrics %1 were accepted").arg(QString::fromStdString(metrics.dump()))));
-      } catch (const ProtocolError& e) {
-        QVERIFY2(std::string(e.what()).find(message) != std::string::npos, e.what());
-      }
-    }
+    for (const auto& [metrics, message] : bad) refused(measured_reply(3, m, 0.1), "metrics", metrics, message);
   }
 
   // A sample's answer may say what the device was doing (its clock, power and limits): those
@@ -317,16 +319,7 @@ class TestWorkerProtocol : public QObject {
         {json{{kClockLimited, 2}}, "sampled.conditions.clock_limited: not a share from 0 to 1"},
         {json::array({1.5}), "sampled.conditions: not an object"},
     };
-    for (const auto& [conditions, message] : bad) {
-      json wire = sampled_reply(3, 10.0);
-      wire["conditions"] = conditions;
-      try {
-        reply_from_json(wire);
-        QFAIL(qPrintable(QString("conditions %1 were accepted").arg(QString::fromStdString(conditions.dump()))));
-      } catch (const ProtocolError& e) {
-        QVERIFY2(std::string(e.what()).find(message) != std::string::npos, e.what());
-      }
-    }
+    for (const auto& [conditions, message] : bad) refused(sampled_reply(3, 10.0), "conditions", conditions, message);
   }
 
   // The schema (docs/worker-protocol.schema.json) and the code agree: a measured answer is ok,

@@ -499,6 +499,20 @@ class Sharding(unittest.TestCase):
             self.assertIn("q_heads=32, kv_heads=6: q_heads must be a multiple of kv_heads", bad.stderr)
 
 
+
+def tune_with_worker(source, tmp, run_name, args, env=None):
+    """`ktune tune --worker` of the worker `source` (written into tmp) on n=8, three samples a
+    config, the run saved as tmp/run_name: the finished process."""
+    script = os.path.join(tmp, run_name + "_worker.py")
+    with open(script, "w") as f:
+        f.write(source)
+    return subprocess.run([os.environ["KTUNE_CLI"], "tune", "--worker", f"{sys.executable} {script}",
+                           "--shape", "n=8", "--output-dir", tmp, "--run-name", run_name, "--warmup-ms", "0",
+                           "--min-samples", "3", "--max-samples", "3", *args],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"), "KTUNE_DEVICE_NAME": "test",
+                               **(env or {})})
+
 METRICS = textwrap.dedent(r'''
     import ktune_worker as kw
 
@@ -556,15 +570,7 @@ class Metrics(unittest.TestCase):
     @unittest.skipUnless(os.environ.get("KTUNE_CLI"), "KTUNE_CLI (the ktune CLI) is not set: ctest sets it")
     def test_ktune_records_them_as_the_trials_metrics(self):
         with tempfile.TemporaryDirectory() as tmp:
-            script = os.path.join(tmp, "metrics_worker.py")
-            with open(script, "w") as f:
-                f.write(METRICS)
-            run = subprocess.run([os.environ["KTUNE_CLI"], "tune", "--worker", f"{sys.executable} {script}",
-                                  "--shape", "n=8", "--output-dir", tmp, "--run-name", "m", "--warmup-ms", "0",
-                                  "--min-samples", "3", "--max-samples", "3", "-q"],
-                                 capture_output=True, text=True, timeout=120,
-                                 env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"),
-                                      "KTUNE_DEVICE_NAME": "test"})
+            run = tune_with_worker(METRICS, tmp, "m", ["-q"])
             self.assertEqual(run.returncode, 0, run.stderr)
             with open(os.path.join(tmp, "m", "trials.csv"), newline="") as f:
                 rows = list(csv.DictReader(f))
@@ -720,15 +726,7 @@ class Conditions(unittest.TestCase):
     @unittest.skipUnless(os.environ.get("KTUNE_CLI"), "KTUNE_CLI (the ktune CLI) is not set: ctest sets it")
     def test_ktune_records_them_beside_the_trials_and_the_winner(self):
         with tempfile.TemporaryDirectory() as tmp:
-            script = os.path.join(tmp, "conditions_worker.py")
-            with open(script, "w") as f:
-                f.write(CONDITIONS)
-            run = subprocess.run([os.environ["KTUNE_CLI"], "tune", "--worker", f"{sys.executable} {script}",
-                                  "--shape", "n=8", "--output-dir", tmp, "--run-name", "c", "--warmup-ms", "0",
-                                  "--min-samples", "3", "--max-samples", "3"],
-                                 capture_output=True, text=True, timeout=120,
-                                 env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"),
-                                      "KTUNE_DEVICE_NAME": "test", "CONDITIONS_MODE": "reader"})
+            run = tune_with_worker(CONDITIONS, tmp, "c", [], {"CONDITIONS_MODE": "reader"})
             self.assertEqual(run.returncode, 0, run.stderr)
             with open(os.path.join(tmp, "c", "trials.csv"), newline="") as f:
                 rows = list(csv.DictReader(f))
