@@ -500,12 +500,25 @@ class Sharding(unittest.TestCase):
 
 
 
+def worker_script(tmp, name, source):
+    """The worker `source` written into tmp as NAME_worker.py: its path."""
+    script = os.path.join(tmp, name + "_worker.py")
+    with open(script, "w") as f:
+        f.write(source)
+    return script
+
+
+def schema_validators():
+    """(whole transcript, one message) validators of docs/worker-protocol.schema.json."""
+    import validate_transcript as vt
+    with open(os.path.join(ROOT, "docs", "worker-protocol.schema.json"), encoding="utf-8") as f:
+        return vt.validators(json.load(f))
+
+
 def tune_with_worker(source, tmp, run_name, args, env=None):
     """`ktune tune --worker` of the worker `source` (written into tmp) on n=8, three samples a
     config, the run saved as tmp/run_name: the finished process."""
-    script = os.path.join(tmp, run_name + "_worker.py")
-    with open(script, "w") as f:
-        f.write(source)
+    script = worker_script(tmp, run_name, source)
     return subprocess.run([os.environ["KTUNE_CLI"], "tune", "--worker", f"{sys.executable} {script}",
                            "--shape", "n=8", "--output-dir", tmp, "--run-name", run_name, "--warmup-ms", "0",
                            "--min-samples", "3", "--max-samples", "3", *args],
@@ -538,12 +551,9 @@ class Metrics(unittest.TestCase):
     def measure(self, n, key=None):
         """The answers to a measure of problem n, and the schema's complaints about them."""
         import validate_transcript as vt
-        with open(os.path.join(ROOT, "docs", "worker-protocol.schema.json"), encoding="utf-8") as f:
-            whole, one = vt.validators(json.load(f))
+        whole, one = schema_validators()
         with tempfile.TemporaryDirectory() as tmp:
-            script = os.path.join(tmp, "metrics_worker.py")
-            with open(script, "w") as f:
-                f.write(METRICS)
+            script = worker_script(tmp, "metrics", METRICS)
             with Worker([sys.executable, script]) as w:
                 w.send(HELLO)
                 p = {"family": "raw", "key": key or f"n={n}", "fields": {"n": n}}
@@ -619,12 +629,9 @@ class Conditions(unittest.TestCase):
         """{id: answer} to a measure (1) and a sample (2) of problem n, the schema's complaints about every
         message both ways, and the worker's stderr. crashes: the measure alone (a crashed trial ends the worker)."""
         import validate_transcript as vt
-        with open(os.path.join(ROOT, "docs", "worker-protocol.schema.json"), encoding="utf-8") as f:
-            whole, one = vt.validators(json.load(f))
+        whole, one = schema_validators()
         with tempfile.TemporaryDirectory() as tmp:
-            script = os.path.join(tmp, "conditions_worker.py")
-            with open(script, "w") as f:
-                f.write(CONDITIONS)
+            script = worker_script(tmp, "conditions", CONDITIONS)
             with Worker([sys.executable, script], {"CONDITIONS_MODE": mode}) as w:
                 w.send(HELLO)
                 fields = {"family": "raw", "problem": {"family": "raw", "key": f"n={n}", "fields": {"n": n}}, "seed": 0,
