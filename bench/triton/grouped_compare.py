@@ -17,6 +17,7 @@ given must have drawn the same routing, or the script stops saying so); start-up
 reference, torch's timing and the re-measure of the best few come on top: about 6 to 7 minutes
 for the nine problems at 30 s. One ktune run per shape, named triton_<shape>."""
 import argparse
+import json
 import os
 import shlex
 import subprocess
@@ -63,10 +64,16 @@ def native_winners(folder, seed):
     out, seeds = {}, {"--workload-seed": (seed, moe_routing.WORKLOAD_RULES)}
     for entry in sorted(os.listdir(folder)) if folder and os.path.isdir(folder) else []:
         run = os.path.join(folder, entry)
-        if os.path.exists(os.path.join(run, "results.json")):
-            w = ktune_results.winners(run)
-            out.update({shape: us for shape, (us, _) in w.by_shape.items()})
-            seeds[run] = ktune_results.workload(w)
+        results = os.path.join(run, "results.json")
+        if not os.path.exists(results):
+            continue
+        with open(results, encoding="utf-8") as f:
+            family = json.load(f).get("family")
+        if family != "grouped_gemm":  # the stage's read ceiling (grouped_read) has decode's keys too
+            continue
+        w = ktune_results.winners(run)
+        out.update({shape: us for shape, (us, _) in w.by_shape.items()})
+        seeds[run] = ktune_results.workload(w)
     ktune_results.one_workload(seeds, "the native runs and the worker's")
     return out
 
