@@ -197,4 +197,4 @@ def serve(script, args, family, describe, gpu="a CUDA GPU", f32_products=True):
     if f32_products:
         torch.backends.cuda.matmul.allow_tf32 = False
     kw.serve(family(), backend="triton", device=describe(args.device), prepare_threads=os.cpu_count() or 4,
-             device_count=torch.cuda.device_count())
+             device_count=torch.cuda.device_count(), thread_init=lambda: torch.cuda.set_device(args.device))

@@ -362,7 +362,7 @@ def _samples(run: Callable[[], Any], timer, settings: dict, best: Optional[float
 
 class _Worker:
     def __init__(self, families: List[Family], backend: str, device: Optional[dict], prepare_threads: int,
-                 device_count: Optional[int]):
+                 device_count: Optional[int], thread_init: Optional[Callable[[], None]] = None):
         # The protocol owns the real stdout; print() in a kernel goes to stderr.
         self.out = os.fdopen(os.dup(1), "w", buffering=1)
         os.dup2(2, 1)
@@ -377,9 +377,11 @@ class _Worker:
         self.device.setdefault("index", index)
         self.device_count = device_count
         self.lock = threading.Lock()
-        self.pool = ThreadPoolExecutor(max_workers=prepare_threads)
+        # thread_init runs first on each thread that prepares or measures: a GPU library's current
+        # device is the thread's own (CUDA's is), so one set on the serving thread does not reach them.
+        self.pool = ThreadPoolExecutor(max_workers=prepare_threads, initializer=thread_init)
         # Measures run one at a time beside the reader, so prepares are answered meanwhile.
-        self.measurer = ThreadPoolExecutor(max_workers=1)
+        self.measurer = ThreadPoolExecutor(max_workers=1, initializer=thread_init)
         self.problem_key = None
         self.problem_state = None  # (inputs, reference) of the current problem
         self.prepared: Dict[str, Any] = {}
@@ -615,13 +617,16 @@ def device_index(default: int = 0) -> int:
 
 
 def serve(*families: Family, backend: str = "python", device: Optional[dict] = None, prepare_threads: int = 2,
-          device_count: Optional[int] = None) -> None:
+          device_count: Optional[int] = None, thread_init: Optional[Callable[[], None]] = None) -> None:
     """Answers ktune on stdin/stdout until it says shutdown or closes stdin, then exits.
     `prepare_threads` build configs ahead of their measure, in parallel with it and each other
     (ktune sends as many prepares ahead as its --compile-threads). `device` describes the device
     measured on (its "index" defaults to device_index()); `device_count`, how many the machine has,
-    lets `ktune tune --devices all` start a worker for each."""
-    worker = _Worker(list(families), backend, device, prepare_threads, device_count)
+    lets `ktune tune --devices all` start a worker for each. `thread_init` runs once on every thread
+    that prepares or measures, before its first config: where the current GPU is a thread's own (CUDA),
+    it selects the worker's (lambda: torch.cuda.set_device(kw.device_index())), or every config but
+    the serving thread's lands on device 0."""
+    worker = _Worker(list(families), backend, device, prepare_threads, device_count, thread_init)
     code = worker.loop()
     worker.pool.shutdown(wait=False, cancel_futures=True)
     _exit_soon(code)

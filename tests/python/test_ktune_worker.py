@@ -544,6 +544,43 @@ METRICS = textwrap.dedent(r'''
 ''')
 
 
+THREAD_INIT = textwrap.dedent(r'''
+    import threading
+    import ktune_worker as kw
+
+    # As CUDA's current device: each thread's own, set by thread_init, 0 on a thread it never ran on.
+    local = threading.local()
+
+    def on(what):
+        if getattr(local, "device", 0) != 1:
+            raise RuntimeError(f"{what} ran on a thread whose device is not the worker's")
+
+    def build(config, problem, inputs):
+        on("build")
+        return lambda: [1.0]
+
+    def timer(run, n):
+        on("the timer")
+        return 1000.0
+
+    kw.serve(kw.Family(name="raw", key_fields=["n"], space={"x": [1, 2]}, inputs=lambda p, s: {},
+                       reference=lambda p, i: [1.0], build=build, timer=timer),
+             thread_init=lambda: setattr(local, "device", 1))
+''')
+
+
+class ThreadInit(unittest.TestCase):
+    @unittest.skipUnless(os.environ.get("KTUNE_CLI"), "KTUNE_CLI (the ktune CLI) is not set: ctest sets it")
+    def test_every_thread_that_prepares_or_measures_is_set_up_first(self):
+        """A worker's prepares and measures run on pool threads: a device selected on the serving
+        thread alone (torch.cuda.set_device) would not reach them; thread_init does."""
+        with tempfile.TemporaryDirectory() as tmp:
+            run = tune_with_worker(THREAD_INIT, tmp, "t", ["-q"])
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            with open(os.path.join(tmp, "t", "trials.csv"), newline="") as f:
+                self.assertEqual([r["status"] for r in csv.DictReader(f)], ["ok", "ok"])
+
+
 class Metrics(unittest.TestCase):
     SETTINGS = {"method": "amortized", "warmup_ms": 0.0, "min_samples": 3, "max_samples": 3, "min_sample_ms": 0.1,
                 "max_ms_per_config": 2000.0}
