@@ -129,8 +129,10 @@ ProblemResult result_for(const Problem& problem, const std::vector<const Trial*>
   r.best->stats = chosen->stats;
   r.best->samples_ns = chosen->samples_ns;
   r.best->tflops = chosen->tflops;
+  replace_conditions(r.best->metrics, chosen->conditions);  // the shard's deciding number's, not its search's
   r.baseline_name = chosen->baseline_name;
   r.baseline = chosen->baseline;
+  r.baseline_conditions = chosen->baseline_conditions;
   r.best_paired = chosen->best_paired;
   r.remeasured = chosen->remeasured;
   return r;

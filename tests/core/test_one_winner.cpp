@@ -14,6 +14,7 @@
 #include "ktune/error.h"
 #include "ktune/files.h"
 #include "ktune/registry.h"
+#include "ktune/run_merge.h"
 #include "ktune/run_store.h"
 #include "ktune/tuner.h"
 #include "lucky_backend.h"
@@ -163,6 +164,29 @@ class TestOneWinner : public QObject {
     };
     QCOMPARE(d.conditions_note, "old measured at " + mhz(measured) + ", new at " + mhz(hot.entries.front().conditions) +
                                     ": the ratio carries the clock");
+  }
+
+  // Shards merged: the merged winner keeps the conditions of the shard's deciding number (its
+  // re-measure's), not those of its search trial.
+  void mergedShardsKeepTheWinnersConditions() {
+    std::vector<fs::path> shards;
+    for (std::uint32_t i = 0; i < 2; ++i) {
+      LuckyBackend b;
+      Recorder rec;
+      TuneRequest req = lucky(b, {1, 2, 3, 4}, 3, "shard" + std::to_string(i));
+      req.shard = ShardSpec{i, 2};
+      Tuner(b, b.devices()[0]).run(req, rec);
+      shards.push_back(req.run_dir);
+    }
+    merge_runs(shards, root() / "merged", {});
+    const ResultEntry merged = RunStore::read_results(root() / "merged").entries.at(0);
+    std::optional<ResultEntry> chosen;
+    for (const auto& dir : shards)
+      for (const auto& e : RunStore::read_results(dir).entries)
+        if (e.config.same_values(merged.config)) chosen = e;
+    QVERIFY(chosen.has_value());
+    QVERIFY(!merged.conditions.empty());
+    QCOMPARE(merged.conditions, chosen->conditions);
   }
 
   // A results.json whose conditions are not numbers is refused, naming the field.
