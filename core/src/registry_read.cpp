@@ -7,6 +7,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "conditions_json.h"
 #include "config_json.h"
 #include "json_flat.h"
 #include "json_limited.h"
@@ -43,14 +44,7 @@ RegistryEntry entry_from(const BasicJsonPath<J>& p) {
     e.latency_std_ns = stats["latency_std_ns"].non_negative_number();
     e.compile_time_s = stats["compile_time_s"].non_negative_number();
   }
-  // What the device was doing meanwhile (newer files): finite, non-negative numbers by name, a
-  // share at most 1.
-  if (const auto conditions = p.find("conditions"))
-    conditions->for_each_member([&](const std::string& name, const Path& v) {
-      const double x = v.non_negative_number();
-      if (name == kClockLimited && x > 1) v.expected("a share of readings, at most 1");
-      e.conditions[name] = x;
-    });
+  e.conditions = detail::conditions_from(p);
   const Path meta = p["metadata"];
   e.benchmarking_method = meta["benchmarking_method"].string();
   e.samples_ns = meta["samples_ns"].numbers();

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "conditions_json.h"
 #include "ktune/csv.h"
 #include "ktune/error.h"
 
@@ -225,19 +226,6 @@ Stats stats_from(const JsonPath& p) {
   return s;
 }
 
-// The "conditions" object of `p`, when it has one: finite, non-negative numbers by name, a share
-// at most 1 (as the registry reads them: apply copies them there).
-Conditions conditions_from(const JsonPath& p) {
-  Conditions c;
-  if (!p.has("conditions")) return c;
-  p["conditions"].for_each_member([&](const std::string& name, const JsonPath& v) {
-    const double x = v.non_negative_number();
-    if (name == kClockLimited && x > 1) v.expected("a share of readings, at most 1");
-    c[name] = x;
-  });
-  return c;
-}
-
 json result_json(const ResultEntry& r) {
   json stats = stats_json(r.stats);
   stats["compile_time_s"] = r.compile_time_s;
@@ -299,7 +287,6 @@ ResultEntry result_from(const JsonPath& p) {
     p["flags"].for_each_element([&](const JsonPath& f) { flags.push_back(f.string()); });
     r.choice.flags = p["flags"].parse([&](const json&) { return WinnerFlags::from_names(flags); });
   }
-  // Runs written before conditions were read have none.
   r.conditions = conditions_from(p);
   if (p.has("baseline")) {
     r.baseline = stats_from(p["baseline"]);
