@@ -2,9 +2,11 @@
 // same method (CUDA events; amortized = a CUDA graph of many launches between one event pair).
 //
 //   cuda_bench_gemm tune   [--shapes 16x4096x4096,...] [--dtype f16] [--cache DIR] [--best FILE]
-//       1. tunes each shape with the default space (exhaustive), prints the best config's
-//          speedup over cuBLAS (warm L2, and re-measured cold: rotating buffers and per-launch
-//          with an L2 flush);
+//                          [--tune-mode warm_l2|rotating|per_launch]
+//       1. tunes each shape with the default space (exhaustive), timing configs in --tune-mode
+//          (default warm_l2: a graph of launches on the same buffers), prints the best config's
+//          speedup over cuBLAS (paired in the tune mode, and re-measured in each mode: warm L2,
+//          rotating buffers larger than L2, per-launch with an L2 flush);
 //          For memory-bound shapes, also the bandwidth ceiling in each mode: the fastest
 //          config of a kernel that only reads the shape's bytes (read_ceiling.cu), timed
 //          against the same cuBLAS; cuBLAS / ceiling bounds the ratio any kernel can reach.
@@ -52,6 +54,7 @@ struct Args {
   std::string config;
   int runs = 5;
   double warmup_ms = 5;  // measure/repeat: load before the first sample (the tuner's own)
+  std::string tune_mode = "warm_l2";  // how the search times configs: a winner for cold weights tunes cold
 };
 
 Args parse(int argc, char** argv) {
@@ -78,6 +81,8 @@ Args parse(int argc, char** argv) {
       a.runs = std::stoi(v);
     else if (k == "--warmup-ms")
       a.warmup_ms = std::stod(v);
+    else if (k == "--tune-mode")
+      a.tune_mode = v;
     else
       throw InputError("unknown option " + k);
   }
@@ -187,7 +192,22 @@ MeasureSettings bench_settings() {
   return m;
 }
 
+// The bench's timing in one of its three modes.
+MeasureSettings mode_settings(const std::string& mode) {
+  MeasureSettings m = bench_settings();
+  if (mode == "rotating") {
+    m.rotate_buffers = true;
+  } else if (mode == "per_launch") {
+    m.method = Method::PerLaunch;
+    m.max_samples = 100;
+  } else if (mode != "warm_l2") {
+    throw InputError("--tune-mode '" + mode + "' is not warm_l2, rotating or per_launch");
+  }
+  return m;
+}
+
 int tune(const Args& a) {
+  const MeasureSettings search = mode_settings(a.tune_mode);
   fs::remove_all(a.cache);
   const DeviceInfo dev = first_device(*make_cuda_backend(CudaBackendOptions{fs::path{}}));
   std::printf("device: %s, %d SMs, L2 %.0f MiB, peak f16 %.0f TFLOP/s, %.0f GB/s (spec)\n", dev.name.c_str(),
@@ -195,7 +215,9 @@ int tune(const Args& a) {
               dev.property("peak_gflops_f16") / 1000, dev.property("mem_bandwidth_gbs"));
   nlohmann::json best = nlohmann::json::object();
   std::vector<std::pair<std::string, double>> figures;
-  const std::string tag = a.dtype == "f16" ? "" : a.dtype + "_";  // figure names of other dtypes
+  // Figure names of other dtypes and tune modes than f16 tuned warm.
+  const std::string tag = (a.dtype == "f16" ? "" : a.dtype + "_") +
+                          (a.tune_mode == "warm_l2" ? "" : "tuned_" + a.tune_mode + "_");
   for (const auto& shape : a.shapes) {
     const Problem p = problem_of(shape, a.dtype);
     // A compile cache of its own per shape: the cold pass compiles everything.
@@ -205,6 +227,8 @@ int tune(const Args& a) {
     req.family = gemm;
     req.problems = {p};
     req.space = gemm.default_space;
+    req.measure.rotate_buffers = search.rotate_buffers;
+    req.measure.method = search.method;
     // The GPU stays busy (and clocked up) for the whole run, so a config needs only a short
     // warm-up of its own: the first sample already absorbs module load and graph creation.
     req.measure.warmup_ms = 5;
@@ -224,13 +248,13 @@ int tune(const Args& a) {
       std::printf("%s: no valid config or no baseline\n", shape.c_str());
       continue;
     }
-    const double ratio = *r.speedup();  // cuBLAS and the winner timed in alternation
+    const double ratio = *r.speedup();  // cuBLAS and the winner timed in alternation, in the tune mode
     std::string statuses;
     for (const auto& [k, v] : runs[0].status_counts) statuses += " " + k + "=" + std::to_string(v);
     std::printf(
-        "%s %s: best %s  %.2f us (%.1f TFLOP/s, %.0f GB/s)  paired with cuBLAS: %.2f us vs %.2f us  ratio %.3f  [%llu "
-        "trials:%s]\n",
-        shape.c_str(), a.dtype.c_str(), r.best->config.key().c_str(), r.best->stats.median_ns / 1e3, r.best->tflops,
+        "%s %s, tuned %s: best %s  %.2f us (%.1f TFLOP/s, %.0f GB/s)  paired with cuBLAS: %.2f us vs %.2f us  ratio "
+        "%.3f  [%llu trials:%s]\n",
+        shape.c_str(), a.dtype.c_str(), a.tune_mode.c_str(), r.best->config.key().c_str(), r.best->stats.median_ns / 1e3, r.best->tflops,
         r.best->gbps, r.best_paired->median_ns / 1e3, r.baseline->median_ns / 1e3, ratio,
         static_cast<unsigned long long>(trials), statuses.c_str());
     auto& top = collect[0].ok;
@@ -240,27 +264,26 @@ int tune(const Args& a) {
       std::printf("    #%zu %s  %.2f us\n", i + 1, top[i].config.key().c_str(), top[i].stats.median_ns / 1e3);
     std::printf("    tuning wall time: cold %.2f s (%.1f configs/s), warm %.2f s (%.1f configs/s)\n", walls[0],
                 static_cast<double>(trials) / walls[0], walls[1], static_cast<double>(trials) / walls[1]);
-    figures.emplace_back(tag + "ratio_warm_l2_" + shape, ratio);
+    figures.emplace_back(tag + "ratio_search_" + shape, ratio);
     figures.emplace_back(tag + "tune_cold_s_" + shape, walls[0]);
     figures.emplace_back(tag + "tune_warm_s_" + shape, walls[1]);
     figures.emplace_back(tag + "configs_per_s_warm_" + shape, static_cast<double>(trials) / walls[1]);
     figures.emplace_back(tag + "space_valid_" + shape, static_cast<double>(r.space_valid));
 
-    // The same winner with cold caches: rotating input copies larger than L2 (amortized), and
-    // one event pair per launch after an L2 flush.
-    const MeasureSettings warm = bench_settings();
-    MeasureSettings rotate = bench_settings();
-    rotate.rotate_buffers = true;
+    // The same winner in each mode, in a fresh session: warm L2, rotating input copies larger than
+    // L2 (amortized), and one event pair per launch after an L2 flush.
+    const MeasureSettings warm = mode_settings("warm_l2"), rotate = mode_settings("rotating"),
+                          per_launch = mode_settings("per_launch");
+    const Remeasured hot = remeasure(*backend, dev, p, r.best->config, warm);
     const Remeasured cold = remeasure(*backend, dev, p, r.best->config, rotate);
-    MeasureSettings per_launch = bench_settings();
-    per_launch.method = Method::PerLaunch;
-    per_launch.max_samples = 100;
     const Remeasured pl = remeasure(*backend, dev, p, r.best->config, per_launch);
     std::printf(
-        "    cold L2: rotating buffers %.2f us vs cuBLAS %.2f us (ratio %.3f); per-launch + flush %.2f us vs %.2f us "
-        "(ratio %.3f)\n",
-        cold.kernel_ns / 1e3, cold.other_ns / 1e3, cold.other_ns / cold.kernel_ns, pl.kernel_ns / 1e3,
-        pl.other_ns / 1e3, pl.other_ns / pl.kernel_ns);
+        "    re-measured: warm L2 %.2f us vs cuBLAS %.2f us (ratio %.3f); rotating buffers %.2f us vs %.2f us (ratio "
+        "%.3f); per-launch + flush %.2f us vs %.2f us (ratio %.3f)\n",
+        hot.kernel_ns / 1e3, hot.other_ns / 1e3, hot.other_ns / hot.kernel_ns, cold.kernel_ns / 1e3,
+        cold.other_ns / 1e3, cold.other_ns / cold.kernel_ns, pl.kernel_ns / 1e3, pl.other_ns / 1e3,
+        pl.other_ns / pl.kernel_ns);
+    figures.emplace_back(tag + "ratio_warm_l2_" + shape, hot.other_ns / hot.kernel_ns);
     figures.emplace_back(tag + "ratio_rotating_" + shape, cold.other_ns / cold.kernel_ns);
     figures.emplace_back(tag + "ratio_per_launch_" + shape, pl.other_ns / pl.kernel_ns);
     // Memory-bound shapes (intensity below the device's ridge point): how close any kernel

@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA gemm_a8w8_blockscale configs the spec test builds and the GPU test validates: every
 // tile shape (the consumer count, the chunking of 256-column tiles) with and without overlapped
-// partial sums and a persistent grid (whole tiles, or the last wave's split along K), every ring depth, every promotion
+// partial sums and a persistent grid (whole tiles, or the last wave's split along K) with and without clusters, every ring depth, every promotion
 // depth (how long the tensor cores sum in reduced precision: the accuracy at stake) and every split-K the shape allows,
 // each with and without overlap (which changes how runs and K blocks interleave); for int8, also every warp grid and
 // warp tile shape (the MMA tiles a warp holds).
@@ -27,12 +27,14 @@ inline std::vector<ktune::Config> a8w8_covering(const std::vector<ktune::Config>
   for (const ktune::Config& c : valid) {
     const std::string tile = a8w8_tag("BLOCK_M", c) + a8w8_tag("BLOCK_N", c);
     const bool tiles = covered.insert(tile + a8w8_tag("OVERLAP", c)).second;
-    const bool persistent = covered.insert(tile + a8w8_tag("PERSISTENT", c)).second;
+    // Clusters change what a block loads and where it stores: every tile, persistent or not.
+    const bool persistent = covered.insert(tile + a8w8_tag("PERSISTENT", c) + a8w8_tag("CLUSTER", c)).second;
     const bool stages = covered.insert(a8w8_tag("num_stages", c)).second;
     const bool promote = covered.insert(a8w8_tag("PROMOTE_K", c) + a8w8_tag("OVERLAP", c)).second;
     const bool split = covered.insert(a8w8_tag("SPLITK", c) + a8w8_tag("OVERLAP", c)).second;
     // PERSISTENT 2 splits the last wave's tiles: every split, as a ragged or empty slice sums.
-    const bool tail_split = covered.insert(a8w8_tag("PERSISTENT", c) + a8w8_tag("SPLITK", c)).second;
+    const bool tail_split =
+        covered.insert(a8w8_tag("PERSISTENT", c) + a8w8_tag("SPLITK", c) + a8w8_tag("CLUSTER", c)).second;
     // int8's warp grids and the warp tiles they cut (fp8's keep one value).
     const bool warps = covered.insert(a8w8_tag("WARPS_M", c) + a8w8_tag("WARPS_N", c)).second;
     const bool warp_tile = covered

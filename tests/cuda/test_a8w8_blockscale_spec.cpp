@@ -142,26 +142,31 @@ void test_inputs() {
 }
 
 // A producer warpgroup and BLOCK_M/64 consumers, a block per tile and K slice, or a persistent
-// grid of one block per SM (the H100's 132) taking them in turn; split K adds the launch that
-// sums the slices, except where PERSISTENT 2 splits the last wave's tiles (they sum themselves).
+// grid of one block per SM (the H100's 132) taking them in turn, or of one cluster of two blocks
+// per two SMs taking tiles twice as tall; split K adds the launch that sums the slices, except
+// where PERSISTENT 2 splits the last wave's tiles (they sum themselves).
 void test_launch_plan() {
   const KernelSpec s = load();
   Config c = s.family().default_config;
-  for (const auto& [bm, bn, split, persistent] : {std::tuple{64, 128, 1, 0},
-                                                  {128, 256, 1, 0},
-                                                  {64, 64, 4, 0},
-                                                  {64, 128, 1, 1},
-                                                  {128, 256, 1, 1},
-                                                  {128, 128, 4, 2}}) {
+  for (const auto& [bm, bn, split, persistent, cluster] : {std::tuple{64, 128, 1, 0, 1},
+                                                           {128, 256, 1, 0, 1},
+                                                           {64, 64, 4, 0, 1},
+                                                           {64, 128, 1, 1, 1},
+                                                           {128, 256, 1, 1, 1},
+                                                           {128, 128, 4, 2, 1},
+                                                           {128, 128, 1, 1, 2},
+                                                           {64, 256, 2, 2, 2}}) {
     c.set("BLOCK_M", bm);
     c.set("BLOCK_N", bn);
     c.set("SPLITK", split);
     c.set("PERSISTENT", persistent);
+    c.set("CLUSTER", cluster);
     const auto plan = gpu::plan_build(s, s.launches(), problem(1000, 4100, 512), c, h100(), compiler());
     CHECK_MSG(plan.launches.size() == (split > 1 && persistent != 2 ? 2u : 1u), c.key());
     const LaunchGeometry& g = plan.launches.front().geometry;
-    const std::uint64_t items = ((1000 + bm - 1) / bm) * ((4100 + bn - 1) / bn) * split;
-    CHECK_MSG(g.grid[0] == (persistent ? std::min<std::uint64_t>(items, 132) : items), c.key());
+    const std::uint64_t tile_m = bm * cluster;
+    const std::uint64_t items = ((1000 + tile_m - 1) / tile_m) * ((4100 + bn - 1) / bn) * split;
+    CHECK_MSG(g.grid[0] == (persistent ? cluster * std::min<std::uint64_t>(items, 132 / cluster) : items), c.key());
     CHECK_MSG(g.grid[1] == 1, c.key());
     CHECK_MSG(g.threads() == static_cast<std::uint64_t>((bm / 64 + 1) * 128), c.key());
   }
@@ -189,6 +194,18 @@ void test_launch_plan() {
     return most;
   };
   CHECK(tail_splits(problem(4096, 2112, 7168), 128, 128) == 8);
+  // In clusters of two the same shape is 272 tiles of 256 x 128 on 66 clusters: 4 waves and 8.
+  const auto clustered_tail_splits = [&](const Problem& p, int bm, int bn) {
+    int most = 0;
+    for (const Config& v : s.family().default_space.enumerate(context(s, p)))
+      if (v.get("PERSISTENT") == 2 && v.get("CLUSTER") == 2 && v.get("BLOCK_M") == bm && v.get("BLOCK_N") == bn)
+        most = std::max<int>(most, v.get("SPLITK"));
+    return most;
+  };
+  CHECK(clustered_tail_splits(problem(4096, 2112, 7168), 128, 128) == 8);
+  // A cluster needs rows for both its blocks: none at M = 64.
+  for (const Config& v : s.family().default_space.enumerate(context(s, problem(64, 16384, 4096))))
+    CHECK_MSG(v.get("CLUSTER") == 1 || v.get("BLOCK_M") < 64, v.key());
   CHECK(tail_splits(problem(4096, 4096, 4096), 128, 256) == 0);
   CHECK(tail_splits(problem(1024, 4096, 4096), 128, 128) == 0);
   // Split K only where the tiles leave SMs idle: decode, not 512 tiles of 64 x 128 at M = 1024.
@@ -248,7 +265,9 @@ void test_spaces_by_type() {
       CHECK_MSG(c.get("WARPS_M") == 2 && c.get("WARPS_N") == 2 && c.get("BLOCK_M") >= 64, c.key());
     std::set<std::string> int8_tiles;
     for (const Config& c : on(h100(), int8)) {
-      CHECK_MSG(c.get("PROMOTE_K") == 32 && c.get("OVERLAP") == 0 && c.get("PERSISTENT") == 0, c.key());
+      CHECK_MSG(c.get("PROMOTE_K") == 32 && c.get("OVERLAP") == 0 && c.get("PERSISTENT") == 0 &&
+                    c.get("CLUSTER") == 1,
+                c.key());
       CHECK_MSG(M != 16 || c.get("BLOCK_M") == 16, c.key());
       const std::int64_t wtm = c.get("BLOCK_M") / c.get("WARPS_M"), wtn = c.get("BLOCK_N") / c.get("WARPS_N");
       CHECK_MSG(wtm % 16 == 0 && wtn % 16 == 0 && wtm <= 64 && wtn <= 64 && wtm * wtn <= 2048, c.key());

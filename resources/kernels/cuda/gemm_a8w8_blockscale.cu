@@ -23,7 +23,8 @@
 // (tiles a little past whole waves: 4.1 waves of 128 x 128 at 4096 x 2112) is PERSISTENT 1 for the whole waves' tiles
 // and SPLITK K slices of each tile of the last, partial wave, so that it takes 1/SPLITK of a tile's time where it took
 // a whole one while most SMs idled (CUTLASS's data-parallel + split-K hybrid): the slices meet in the workspace, and
-// the last to arrive adds them into Y (tail_fixup), with no second launch.
+// each adds its share of them into Y (tail_reduce), with no second launch. CLUSTER 2 pairs persistent
+// blocks on tiles one above the other, W's tile multicast into both (the kernel's comment).
 //
 // int8 codes (KT_INT8 1) go to gemm_a8w8_blockscale_int8.cuh's kernel instead: mma.sync with
 // exact int32 sums a K block, fed by a cp.async ring; it shares the split-K reduction and the
@@ -36,6 +37,9 @@
 #endif
 #ifndef REFERENCE
 #define REFERENCE 0  // 1: the reference's build, which reads no tunable
+#endif
+#ifndef CLUSTER
+#define CLUSTER 1  // 2 (PERSISTENT, fp8): clusters of two blocks on tiles one above the other, W multicast
 #endif
 
 #include "ktune_device.cuh"
@@ -94,13 +98,18 @@ static_assert(SPLITK >= 1, "K slices");
 static_assert(PROMOTE_K == 32 || PROMOTE_K == 64 || PROMOTE_K == 128, "whole k32 steps of one scale block");
 static_assert(OVERLAP == 0 || BN <= 128, "two partial sums of 64 floats beside 128 accumulators exceed 232 registers");
 static_assert(PERSISTENT != 2 || SPLITK > 1, "the last wave's tiles are split SPLITK ways");
-#define TILES(M, N) (((M) + BM - 1) / BM * (((N) + BN - 1) / BN))
+static_assert(CLUSTER == 1 || (CLUSTER == 2 && PERSISTENT), "clusters of two persistent blocks");
+#define TILE_M (BM * CLUSTER)  // rows of a cluster's tile: its blocks' tiles one above the other
+// Tiles of a cluster (of one block, without clusters): the unit of work.
+#define TILES(M, N) (((M) + TILE_M - 1) / TILE_M * (((N) + BN - 1) / BN))
+#define CLUSTERS (gridDim.x / CLUSTER)
 
 // The tiles a PERSISTENT 2 grid (one block an SM) takes whole: the whole waves'.
-__device__ __forceinline__ int whole_tiles(int tiles) { return PERSISTENT == 2 ? tiles - tiles % gridDim.x : 0; }
+__device__ __forceinline__ int whole_tiles(int tiles) { return PERSISTENT == 2 ? tiles - tiles % CLUSTERS : 0; }
 
 // Work items: PERSISTENT 0 and 1 have SPLITK of each tile (one, without split-K); PERSISTENT 2
-// the whole waves' tiles, then SPLITK of each of the last wave's.
+// the whole waves' tiles, then SPLITK of each of the last wave's. A cluster's blocks take the
+// same items, each its rows of the tile.
 __device__ __forceinline__ int item_count(int M, int N) {
   const int tiles = TILES(M, N), whole = whole_tiles(tiles);
   return whole + (tiles - whole) * SPLITK;
@@ -109,15 +118,19 @@ __device__ __forceinline__ int item_count(int M, int N) {
 // The work of a block: tile t (M fastest: blocks running together share columns of W, read from
 // DRAM once), K blocks [kb0, kb0 + kbs) of it; `split` items sum K slice `slice` into f32
 // partials (a slice past K's end sums nothing). Item w is tile w % tiles, slice w / tiles; with
-// PERSISTENT 2, tile w of the whole waves', then the same for the last wave's tiles.
+// PERSISTENT 2, tile w of the whole waves', then the same for the last wave's tiles. Block
+// `rank` of a cluster takes the tile's rows from m0 (past M in a last tile: loaded as TMA's
+// zeros, multiplied, not stored).
 struct Item {
   int tile, m0, n0, slice, kb0, kbs;
   int tail;  // PERSISTENT 2: how many tiles the last wave has (tile - (tiles - tail): a split one's index)
+  int rank;  // of the block in its cluster
   bool split;
 };
-__device__ __forceinline__ Item work_item(int w, int M, int N, int kb_count) {
-  const int tiles_m = (M + BM - 1) / BM, tiles = TILES(M, N), whole = whole_tiles(tiles);
+__device__ __forceinline__ Item work_item(int w, int M, int N, int kb_count, int rank) {
+  const int tiles_m = (M + TILE_M - 1) / TILE_M, tiles = TILES(M, N), whole = whole_tiles(tiles);
   Item it;
+  it.rank = rank;
   it.tail = tiles - whole;
   if (w < whole) {
     it.tile = w;
@@ -127,7 +140,7 @@ __device__ __forceinline__ Item work_item(int w, int M, int N, int kb_count) {
     it.slice = (w - whole) / (tiles - whole);
   }
   it.split = SPLITK > 1 && (PERSISTENT != 2 || w >= whole);
-  it.m0 = (it.tile % tiles_m) * BM;
+  it.m0 = (it.tile % tiles_m) * TILE_M + rank * BM;
   it.n0 = (it.tile / tiles_m) * BN;
   const int per_slice = it.split ? (kb_count + SPLITK - 1) / SPLITK : kb_count;
   it.kb0 = it.slice * per_slice;
@@ -236,7 +249,7 @@ __device__ __forceinline__ void k_loop(float (&acc)[BN / 2], const Ring& ring, i
 // free; every lane arrives on the stage's "full" barrier after its stores (33 arrivals with the
 // TMA thread's). The next block's scales load while the warp waits for its stage. Rows past M
 // get 0 (their codes are TMA's zeros anyway).
-__device__ __forceinline__ void produce_scales(const TmaRing<STAGES>& ring, int g, const Item& it, u32 sS,
+__device__ __forceinline__ void produce_scales(const TmaRing<STAGES, CLUSTER>& ring, int g, const Item& it, u32 sS,
                                                const float* __restrict__ a_scale, const float* __restrict__ b_scale,
                                                int M, int kb_count, int nb_count, int lane) {
   if (it.kbs == 0) return;
@@ -276,66 +289,82 @@ __device__ __forceinline__ void store_y(const float (&acc)[BN / 2], Out* __restr
   wgmma_pairs(acc, [&](int r, int c, float x0, float x1) { store_pair(y, M, N, row0 + r, n0 + c, x0, x1); });
 }
 
-// PERSISTENT 2: the last wave's K slices of a tile meet here. Each consumer warpgroup stores its
-// accumulators in its slice of ws, then counts itself in on its rows' counter in `arrivals`; the
-// last of the SPLITK to arrive adds every slice, its own read back too, in slice order (the same
-// sum whichever arrives last), stores Y and sets the counter back to 0 for the next launch. The
-// counters are a workspace of their own, zeroed before the first launch. Partials are kept as
-// the registers hold them, float4 j of thread t at [j][t] of a warpgroup's part: every store and
-// load is whole 512-byte runs a warp, with no bounds to test; at Y's layout (a bounds test a
-// pair) the fixup's loads waited for one another and took 50 us at 4096 x 24576 x 1536.
-__device__ __forceinline__ void tail_fixup(float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
-                                           int* __restrict__ arrivals, const Item& it, int row0, int M, int N, int wg) {
+// PERSISTENT 2: the SPLITK K slices of a last-wave tile meet here, each on a block of its own and
+// all in the same wave (a constraint). Each consumer warpgroup stores its partials in its slice
+// of ws, counts itself in on its rows' counter in `arrivals` and waits until all SPLITK have;
+// then each slice adds up its 1/SPLITK share of the tile from every slice, in slice order (the
+// same sum whichever block does it), and stores that share of Y. The first version had the last
+// slice to arrive add everything: SPLITK times the loads on one SM, waiting on one another, which
+// cost 10-15 us of a 134 us GEMM at SPLITK 8 (bench/cuda/RESULTS.md section 14). Partials are kept
+// as the registers hold them, float4 j of thread t at [j][t] of a warpgroup's part: whole 512-byte
+// runs a warp, no bounds to test. The counter counts on as slices leave, and the last to leave
+// sets it back to 0, so that every launch (and a config of another SPLITK) finds it at 0; it is
+// zeroed once, as the spec's workspace. Waiting for other blocks needs them resident: the grid is
+// at most one block per SM, all in one wave, on a device whose SMs are all the kernel's (not an
+// MPS share of them).
+__device__ __forceinline__ void tail_reduce(const float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
+                                            int* __restrict__ arrivals, const Item& it, int row0, int M, int N,
+                                            int wg) {
   const int t = threadIdx.x % 128;
   const auto part = [&](int s) {
     return reinterpret_cast<float4*>(ws) +
-           ((long)(s * it.tail + it.tile - (TILES(M, N) - it.tail)) * CONSUMERS + (wg - 1)) * (BN / 8) * 128 + t;
+           (((long)(s * it.tail + it.tile - (TILES(M, N) - it.tail)) * CLUSTER + it.rank) * CONSUMERS + (wg - 1)) *
+               (BN / 8) * 128 +
+           t;
   };
   float4* mine = part(it.slice);
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j)
     mine[j * 128] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
-  __shared__ int last[CONSUMERS];
-  int* counter = arrivals + it.tile * CONSUMERS + (wg - 1);
+  int* counter = arrivals + (it.tile * CLUSTER + it.rank) * CONSUMERS + (wg - 1);
   __threadfence();                                           // this thread's partials, before the count
   asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");  // named barrier wg (1..): this warpgroup
-  if (t == 0) last[wg - 1] = atomicAdd(counter, 1) == SPLITK - 1;
+  if (t == 0) {
+    atomicAdd(counter, 1);
+    int seen;
+    do {
+      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+    } while (seen < SPLITK);
+  }
   asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");
-  if (!last[wg - 1]) return;
   __threadfence();  // the others' partials, after their count
+  // This slice's share: float4s [j0, j0 + J) of every thread, all SPLITK of each in flight at once.
+  constexpr int J = BN / 8 / SPLITK;
+  static_assert(J * SPLITK == BN / 8, "SPLITK divides a warpgroup's float4 columns");
+  const int j0 = it.slice * J;
+  float4 v[SPLITK][J];
 #pragma unroll
-  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-  // 64 columns (8 float4) of one slice at a time: more loads in flight beside the accumulators
-  // spill (a 256-column slice's, or 128 columns of eight slices).
-  constexpr int J = 8;
+  for (int s = 0; s < SPLITK; ++s)
 #pragma unroll
-  for (int j0 = 0; j0 < BN / 8; j0 += J)
-#pragma unroll 1
-    for (int s = 0; s < SPLITK; ++s) {
-      const float4* p = part(s);
-      float4 v[J];
+    for (int j = 0; j < J; ++j) v[s][j] = __ldcg(part(s) + (j0 + j) * 128);
+  const int r = (t / 32) * 16 + (t % 32) / 4, c = 2 * (t % 4);  // wgmma_pairs' row and column of float4 0
 #pragma unroll
-      for (int j = 0; j < J; ++j) v[j] = __ldcg(p + (j0 + j) * 128);
+  for (int j = 0; j < J; ++j) {
+    float4 sum = v[0][j];
 #pragma unroll
-      for (int j = 0; j < J; ++j) {
-        acc[4 * (j0 + j)] += v[j].x;
-        acc[4 * (j0 + j) + 1] += v[j].y;
-        acc[4 * (j0 + j) + 2] += v[j].z;
-        acc[4 * (j0 + j) + 3] += v[j].w;
-      }
+    for (int s = 1; s < SPLITK; ++s) {
+      sum.x += v[s][j].x;
+      sum.y += v[s][j].y;
+      sum.z += v[s][j].z;
+      sum.w += v[s][j].w;
     }
-  store_y(acc, y, row0, it.n0, M, N);
-  if (t == 0) *counter = 0;
+    const int n = it.n0 + 8 * (j0 + j) + c;
+    store_pair(y, M, N, row0 + r, n, sum.x, sum.y);
+    store_pair(y, M, N, row0 + r + 8, n, sum.z, sum.w);
+  }
+  // Leaving: the last of the 2 * SPLITK counts sets the counter back to 0 (no slice reads it any more).
+  asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");
+  if (t == 0 && atomicAdd(counter, 1) == 2 * SPLITK - 1) *counter = 0;
 }
 
 // A consumer warpgroup's 64 rows of an item's tile: into Y, or (split K) into its slice of f32
-// partials, summed into Y by gemm_a8w8_blockscale_reduce or, with PERSISTENT 2, tail_fixup.
+// partials, summed into Y by gemm_a8w8_blockscale_reduce or, with PERSISTENT 2, tail_reduce.
 __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
                                            int* __restrict__ arrivals, const Item& it, int row0, int M, int N, int wg) {
   if (!it.split) {
     store_y(acc, y, row0, it.n0, M, N);
   } else if (PERSISTENT == 2) {
-    tail_fixup(acc, y, ws, arrivals, it, row0, M, N, wg);
+    tail_reduce(acc, y, ws, arrivals, it, row0, M, N, wg);
   } else {
     wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
       store_pair(ws + (long)it.slice * M * N, M, N, row0 + r, it.n0 + c, x0, x1);
@@ -343,10 +372,20 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], Out* __restrict
   }
 }
 
+#if CLUSTER > 1
+#define KERNEL_CLUSTER __cluster_dims__(CLUSTER, 1, 1)
+#else
+#define KERNEL_CLUSTER
+#endif
+
 // Items blockIdx.x, blockIdx.x + gridDim.x, ...: one a block, or (a persistent grid of at most
 // one block per SM) several, the producer filling the ring with the next item's K blocks while
-// the consumers store the last one's tile.
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+// the consumers store the last one's tile. A cluster (consecutive blocks) takes items as one
+// block would, each block multiplying its rows of the tile by the same W: each loads its A and
+// half of W, which TMA multicasts into both blocks' stages (a quarter less traffic from L2 into
+// the SMs, which bounds 128 x 128 tiles of fp8: 32 KiB a K block for 4 MFLOP), and a stage goes
+// back to the producers once both blocks' consumers are done with it.
+extern "C" __global__ void __launch_bounds__(THREADS, 1) KERNEL_CLUSTER
     gemm_a8w8_blockscale(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
                          const float* __restrict__ a_scale, const float* __restrict__ b_scale, Out* __restrict__ y,
                          float* __restrict__ ws, int* __restrict__ arrivals, int M, int N, int K) {
@@ -357,39 +396,49 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // Swizzled tiles need 1024-byte alignment (the spec asks for 1 KiB of slack).
   const u32 raw = smem_addr(smem_raw);
   const u32 sA = (raw + 1023) & ~1023u, sB = sA + STAGES * A_BYTES, sS = sB + STAGES * B_BYTES;
-  const TmaRing<STAGES> ring{sS + STAGES * SCALES * 4};
+  const TmaRing<STAGES, CLUSTER> ring{sS + STAGES * SCALES * 4};
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
+  const int rank = CLUSTER > 1 ? cluster_rank() : 0;
   if (tid == 0) {
     prefetch_tensormap(&tmA);
     prefetch_tensormap(&tmB);
     ring.init(CONSUMERS, 1 + 32);
   }
-  __syncthreads();
+  if constexpr (CLUSTER > 1)
+    cluster_sync();  // the peer's barriers are ready before a multicast or a release reaches them
+  else
+    __syncthreads();
 
   if (wg == 0) {
 #if CONSUMERS > 1
     producer_regs();
 #endif
-    for (int w = blockIdx.x, g = 0; w < items; w += gridDim.x) {
-      const Item it = work_item(w, M, N, kb_count);
+    for (int w = blockIdx.x / CLUSTER, g = 0; w < items; w += CLUSTERS) {
+      const Item it = work_item(w, M, N, kb_count, rank);
       if (warp == 1) produce_scales(ring, g, it, sS, a_scale, b_scale, M, kb_count, nb_count, lane);
       if (tid == 0)
         for (int i = 0; i < it.kbs; ++i) {
-          const int s = ring.acquire(g + i, A_BYTES + B_BYTES);
-          tma_load(sA + s * A_BYTES, &tmA, (it.kb0 + i) * SCALE_BLOCK, it.m0, ring.full(s));
-          tma_load(sB + s * B_BYTES, &tmB, (it.kb0 + i) * SCALE_BLOCK, it.n0, ring.full(s));
+          const int s = ring.acquire(g + i, A_BYTES + B_BYTES), k = (it.kb0 + i) * SCALE_BLOCK;
+          tma_load(sA + s * A_BYTES, &tmA, k, it.m0, ring.full(s));
+          // W's BN / CLUSTER rows from this block's part on (the tensor map's box).
+          const u32 part = rank * (BN / CLUSTER);
+          if constexpr (CLUSTER > 1)
+            tma_load_multicast(sB + s * B_BYTES + part * 128, &tmB, k, it.n0 + part, ring.full(s),
+                               (1 << CLUSTER) - 1);
+          else
+            tma_load(sB + s * B_BYTES, &tmB, k, it.n0, ring.full(s));
         }
       g += it.kbs;
     }
-    return;
+    return;  // exited threads count as arrived at the cluster barrier at the end
   }
 #if CONSUMERS > 1
   take_regs<consumer_regs(THREADS, CONSUMERS)>();
 #endif
   const u32 a_base = sA + (wg - 1) * 64 * 128;
   const int rows = (wg - 1) * 64 + warp * 16 + lane / 4;  // this thread's first row in the tile
-  for (int w = blockIdx.x, g = 0; w < items; w += gridDim.x) {
-    const Item it = work_item(w, M, N, kb_count);
+  for (int w = blockIdx.x / CLUSTER, g = 0; w < items; w += CLUSTERS) {
+    const Item it = work_item(w, M, N, kb_count, rank);
     float acc[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
@@ -397,6 +446,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     g += it.kbs;
     store_tile(acc, y, ws, arrivals, it, it.m0 + (wg - 1) * 64, M, N, wg);
   }
+  // No block leaves while its peer may still give a stage back to its barriers.
+  if constexpr (CLUSTER > 1) cluster_sync();
 }
 
 #endif  // !REFERENCE && !KT_INT8
