@@ -1,10 +1,13 @@
 // The Apply page writes exactly the checked keys, pre-checks new and faster ones, and refuses a
-// slower one unless the user confirms forcing it.
+// slower one unless the user confirms forcing it; a verdict whose numbers were taken at SM clocks
+// apart says so in its row, above the selected row's configs and in the status line.
+#include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QtTest>
 
 #include "document_fixture.h"
 #include "ktune/backends.h"
+#include "ktune/conditions.h"
 #include "ktune/diff.h"
 #include "ktune/tuner.h"
 #include "ktune/widgets/diff_page.h"
@@ -52,6 +55,26 @@ class TestDiffPage : public QObject {
     return -1;
   }
 
+  // The run of init() again, its winners timed at these SM clocks (key by key), and the registry's
+  // entries at 1980 MHz: key 1 faster at 1425 MHz, key 2 slower at 1900 (4 % below), key 3 the
+  // same at 1960 (1 %: close enough), key 0 new.
+  std::unique_ptr<RunDocument> clockedRun() {
+    const double mhz[] = {1425, 1425, 1900, 1960};
+    const fs::path dir = fs::path(sstr(tmp_->path())) / "clocked";
+    fixture::StartedRun run = fixture::start_run(dir, 2000, 4);
+    std::vector<ProblemResult> results = fixture::search_results(run);
+    for (std::size_t i = 0; i < results.size(); ++i) results[i].best->metrics[kSmClockMhz] = mhz[i];
+    run.store.finish(results, "finished");
+    Registry reg = registry();
+    for (std::size_t i = 1; i < 4; ++i) {
+      RegistryEntry e = *reg.find("gemm", keys_[i]);
+      e.conditions = {{kSmClockMhz, 1980}};
+      reg.set("gemm", keys_[i], e);
+    }
+    reg.save(registryFile_);
+    return fixture::open_document(dir);
+  }
+
  private slots:
   void initTestCase() { initialize(); }
 
@@ -97,6 +120,85 @@ class TestDiffPage : public QObject {
     // "same" rows have no checkbox at all.
     QVERIFY(!(m.flags(m.index(row(m, keys_[3]), DiffModel::ApplyColumn)) & Qt::ItemIsUserCheckable));
     QVERIFY(page.statusText().contains(QStringLiteral("1 new")));
+    // Neither side read a clock: nothing about clocks anywhere.
+    for (int r = 0; r < m.rowCount(); ++r) {
+      QVERIFY(m.index(r, DiffModel::RatioColumn).data(DiffModel::ConditionsNoteRole).toString().isEmpty());
+      QVERIFY(!m.index(r, DiffModel::RatioColumn).data().toString().contains(QStringLiteral("MHz")));
+    }
+    QVERIFY(!page.statusText().contains(QStringLiteral("clock")));
+  }
+
+  // The model marks the verdict of a row whose two numbers were taken at clocks apart (the core's
+  // conditions_note) beside its class, colours its speed-up, and gives the whole note in the
+  // tooltips of the verdict and its numbers; rows whose clocks agree, or with nothing to compare,
+  // read as before.
+  void clocksApartAreMarkedInTheRow() {
+    const auto doc = clockedRun();
+    QVERIFY(doc);
+    DiffPage page(doc.get());
+    page.setRegistryRoot(qstr(registryRoot_.string()));
+    QVERIFY2(page.compare(), qPrintable(page.statusText()));
+    DiffModel& m = *page.model();
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(m.rowCount(), 4);
+    const auto cell = [&](std::size_t key, int column, int role = Qt::DisplayRole) {
+      return m.index(row(m, keys_[key]), column).data(role);
+    };
+
+    // The verdicts stand as the numbers give them: the note says, it does not reclass.
+    QCOMPARE(cell(1, DiffModel::ClassColumn).toString(), QStringLiteral("faster (clocks differ)"));
+    QCOMPARE(cell(2, DiffModel::ClassColumn).toString(), QStringLiteral("slower (clocks differ)"));
+    QCOMPARE(cell(1, DiffModel::ClassColumn, Qt::ForegroundRole).value<QColor>(), diffClassColor(DiffClass::Faster));
+    QVERIFY(m.isChecked(row(m, keys_[1])));
+
+    QCOMPARE(cell(1, DiffModel::KeyColumn, DiffModel::ConditionsNoteRole).toString(),
+             QStringLiteral("old measured at 1980 MHz, new at 1425 MHz: the ratio carries the clock"));
+    QCOMPARE(cell(1, DiffModel::RatioColumn).toString(), speedUpText(m.diff().entries[row(m, keys_[1])].ratio));
+    QCOMPARE(cell(1, DiffModel::RatioColumn, Qt::ForegroundRole).value<QColor>(),
+             diffClassColor(DiffClass::NotComparable));
+    for (int column : {int(DiffModel::ClassColumn), int(DiffModel::NewColumn), int(DiffModel::RatioColumn)}) {
+      const QString tip = cell(1, column, Qt::ToolTipRole).toString();
+      QVERIFY2(tip.contains(QStringLiteral("Old measured at 1980 MHz, new at 1425 MHz")), qPrintable(tip));
+      QVERIFY2(tip.contains(QStringLiteral("Re-measure")), qPrintable(tip));
+    }
+    // The slower row's tooltip keeps its own reason beside the clocks'.
+    const QString slowerTip = cell(2, DiffModel::ClassColumn, Qt::ToolTipRole).toString();
+    QVERIFY2(slowerTip.contains(QStringLiteral("registry's entry is faster")) &&
+                 slowerTip.contains(QStringLiteral("new at 1900 MHz")),
+             qPrintable(slowerTip));
+
+    // 1980 and 1960 MHz agree; the new key has nothing to compare with.
+    QCOMPARE(cell(3, DiffModel::ClassColumn).toString(), QStringLiteral("same"));
+    QCOMPARE(cell(0, DiffModel::ClassColumn).toString(), QStringLiteral("new"));
+    for (std::size_t key : {std::size_t(0), std::size_t(3)}) {
+      QVERIFY(cell(key, DiffModel::KeyColumn, DiffModel::ConditionsNoteRole).toString().isEmpty());
+      QVERIFY(!cell(key, DiffModel::RatioColumn, Qt::ForegroundRole).isValid());
+      for (int column : {int(DiffModel::ClassColumn), int(DiffModel::RatioColumn)})
+        QVERIFY(!cell(key, column, Qt::ToolTipRole).toString().contains(QStringLiteral("MHz")));
+    }
+  }
+
+  // The page gives the selected row's note in full above its configs, without hovering, and counts
+  // the rows with one in its status line.
+  void clocksApartAreSaidOnThePage() {
+    const auto doc = clockedRun();
+    QVERIFY(doc);
+    DiffPage page(doc.get());
+    page.setRegistryRoot(qstr(registryRoot_.string()));
+    QVERIFY2(page.compare(), qPrintable(page.statusText()));
+    const DiffModel& m = *page.model();
+    QVERIFY2(page.statusText().contains(QStringLiteral("2 verdicts compare numbers taken at different SM clocks")),
+             qPrintable(page.statusText()));
+
+    page.table()->setCurrentIndex(m.index(row(m, keys_[1]), DiffModel::KeyColumn));
+    QVERIFY2(page.configTitle().contains(QStringLiteral("Old measured at 1980 MHz, new at 1425 MHz")),
+             qPrintable(page.configTitle()));
+    page.table()->setCurrentIndex(m.index(row(m, keys_[3]), DiffModel::KeyColumn));
+    QVERIFY2(!page.configTitle().contains(QStringLiteral("MHz")), qPrintable(page.configTitle()));
+    page.table()->setCurrentIndex(m.index(row(m, keys_[2]), DiffModel::KeyColumn));
+    QVERIFY2(page.configTitle().contains(QStringLiteral("new at 1900 MHz")), qPrintable(page.configTitle()));
+    page.table()->setCurrentIndex(m.index(row(m, keys_[0]), DiffModel::KeyColumn));
+    QVERIFY2(!page.configTitle().contains(QStringLiteral("MHz")), qPrintable(page.configTitle()));
   }
 
   void appliesExactlyTheCheckedKeys() {

@@ -40,4 +40,6 @@ void ConfigDiffPanel::setTitle(const QString& html, const QString& toolTip) {
   title_->setToolTip(toolTip);
 }
 
+QString ConfigDiffPanel::titleText() const { return title_->text(); }
+
 }  // namespace ktune::gui

@@ -2,6 +2,7 @@
 
 #include <QIcon>
 
+#include "ktune/conditions.h"
 #include "ktune/stats.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/trials_model.h"
@@ -109,12 +110,23 @@ QString DiffModel::comparedText(const DiffEntry& e) {
   return tr("%1 median").arg(chosenByText(e.new_entry.chosen_by));
 }
 
+QString DiffModel::conditionsText(const DiffEntry& e) {
+  if (e.conditions_note.empty()) return {};
+  // The core's sentence as the CLI prints it, so that both front ends say the same.
+  QString note = coreText(e.conditions_note);
+  note[0] = note[0].toUpper();
+  return tr("%1. Re-measure times both configs side by side, at one clock.").arg(note);
+}
+
 QVariant DiffModel::toolTip(const DiffEntry& e, int column) const {
-  const QString why = reason(e, column);
-  if (column != KeyColumn) return why.isEmpty() ? QVariant() : QVariant(why);
+  QStringList parts;
   // The Key column shows what tells the keys apart; its tooltip has the whole key.
-  const QString key = qstr(e.family + " ") + keyLabels_.toolTip(e.key);
-  return why.isEmpty() ? key : key + QStringLiteral("\n\n") + why;
+  if (column == KeyColumn) parts << qstr(e.family + " ") + keyLabels_.toolTip(e.key);
+  if (const QString why = reason(e, column); !why.isEmpty()) parts << why;
+  // Wherever a verdict or its numbers are read, the clocks they were taken at.
+  if (column == ClassColumn || column >= OldColumn)
+    if (const QString clocks = conditionsText(e); !clocks.isEmpty()) parts << clocks;
+  return parts.isEmpty() ? QVariant() : QVariant(parts.join(QStringLiteral("\n\n")));
 }
 
 QString DiffModel::reason(const DiffEntry& e, int column) const {
@@ -145,11 +157,15 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
       return checked_.contains(index.row()) ? Qt::Checked : Qt::Unchecked;
     case Qt::ForegroundRole:
       if (column == ClassColumn) return diffClassColor(e.cls);
+      // A ratio that carries the clocks reads in the colour of numbers that do not compare.
+      if (column == RatioColumn && !e.conditions_note.empty()) return diffClassColor(DiffClass::NotComparable);
       return column == NewColumn && flagged(e) ? QVariant(flaggedColor()) : QVariant();
     case Qt::DecorationRole:
       return flaggedIcon((column == KeyColumn || column == NewColumn) && flagged(e));
     case FlaggedRole:
       return flagged(e);
+    case ConditionsNoteRole:
+      return qstr(e.conditions_note);
     case Qt::ToolTipRole:
       return toolTip(e, column);
     case Qt::DisplayRole:
@@ -161,7 +177,11 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
     case KeyColumn:
       return keyLabels_.label(e.key);
     case ClassColumn:
-      return QString::fromLatin1(to_string(e.cls)) + (e.paired ? tr(" (paired)") : QString());
+      // The verdict's column, always in view (the Speed-up column may be scrolled off), says where
+      // the clocks differ; the numbers are in the tooltip and beside the selected row's configs.
+      return QString::fromLatin1(to_string(e.cls)) + (e.paired                     ? tr(" (paired)")
+                                                      : !e.conditions_note.empty() ? tr(" (clocks differ)")
+                                                                                   : QString());
     case OldConfigColumn:
       return e.old_entry ? registryText(changes(index.row())) : tr("(none)");
     case NewConfigColumn:

@@ -154,6 +154,9 @@ DiffPage::DiffPage(RunDocument* document, QWidget* parent) : QWidget(parent), do
   connect(&model_, &QAbstractItemModel::modelReset, this, [this] {
     showConfigDiff(model_.rowCount() > 0 ? 0 : -1);
     table_->resizeColumnToContents(DiffModel::KeyColumn);  // short labels leave room for the configs
+    // "slower (clocks differ)" and "faster (paired)" whole; 70 px where every class is short.
+    table_->resizeColumnToContents(DiffModel::ClassColumn);
+    table_->setColumnWidth(DiffModel::ClassColumn, std::max(70, table_->columnWidth(DiffModel::ClassColumn)));
   });
   connect(document_, &RunDocument::resultsChanged, this, [this] {
     paired_.clear();  // another run: the verdicts were about the previous one
@@ -260,7 +263,9 @@ QString DiffPage::confirmForceText(const DiffEntry& e) const {
               "anyway?")
         .arg(qstr(e.key), e.old_entry ? qstr(e.old_entry->benchmarking_method) : QString(),
              qstr(e.new_entry.benchmarking_method), numbers);
-  return tr("The registry's entry for %1 is faster: %2.\n\nApply the run's config anyway?").arg(qstr(e.key), numbers);
+  const QString clocks = DiffModel::conditionsText(e);
+  return tr("The registry's entry for %1 is faster: %2.%3\n\nApply the run's config anyway?")
+      .arg(qstr(e.key), numbers, clocks.isEmpty() ? QString() : QStringLiteral("\n\n") + clocks);
 }
 
 void DiffPage::refreshAcceptFlagged() {
@@ -286,12 +291,25 @@ QString DiffPage::flaggedNote() const {
                 : tr(" %1 flagged winners stay unchecked unless you accept them.").arg(n);
 }
 
+QString DiffPage::clocksNote() const {
+  const auto& entries = model_.diff().entries;
+  const auto n =
+      std::count_if(entries.begin(), entries.end(), [](const DiffEntry& e) { return !e.conditions_note.empty(); });
+  if (n == 0) return {};
+  return n == 1 ? tr(" 1 verdict compares numbers taken at different SM clocks (\"clocks differ\"): Re-measure "
+                     "times both configs at one clock.")
+                : tr(" %1 verdicts compare numbers taken at different SM clocks (\"clocks differ\"): Re-measure "
+                     "times both configs at one clock.")
+                      .arg(n);
+}
+
 bool DiffPage::canApply() const {
   return document_->results() && document_->results()->state == "finished" && !model_.checkedKeys().empty();
 }
 
 QString DiffPage::statusText() const { return status_->text(); }
 const ConfigDiffModel* DiffPage::configDiff() const { return configPanel_->model(); }
+QString DiffPage::configTitle() const { return configPanel_->titleText(); }
 
 QString DiffPage::reportText() const { return report_->toPlainText(); }
 
@@ -348,7 +366,7 @@ bool DiffPage::compare() {
                       .arg(counts[4]) +
                   (finished ? tr("New and faster rows are checked; slower and not comparable ones need a confirmation.")
                             : tr("Its results are partial: resume the run to apply them.")) +
-                  flaggedNote(),
+                  flaggedNote() + clocksNote(),
               !finished);
   updateButtons();
   return true;
@@ -387,11 +405,15 @@ void DiffPage::showConfigDiff(int row) {
   const int changed = configPanel_->setChanges(model_.changes(row));
   const DiffEntry& e = model_.diff().entries[static_cast<std::size_t>(row)];
   const QString label = model_.keyLabels().label(e.key).toHtmlEscaped();
-  configPanel_->setTitle(!e.old_entry   ? tr("<b>%1</b>: new, the registry has no config").arg(label)
-                         : changed == 0 ? tr("<b>%1</b>: the same config").arg(label)
-                         : changed == 1 ? tr("<b>%1</b>: 1 parameter changed (≠)").arg(label)
-                                        : tr("<b>%1</b>: %2 parameters changed (≠)").arg(label).arg(changed),
-                         model_.keyLabels().toolTip(e.key));
+  QString title = !e.old_entry   ? tr("<b>%1</b>: new, the registry has no config").arg(label)
+                  : changed == 0 ? tr("<b>%1</b>: the same config").arg(label)
+                  : changed == 1 ? tr("<b>%1</b>: 1 parameter changed (≠)").arg(label)
+                                 : tr("<b>%1</b>: %2 parameters changed (≠)").arg(label).arg(changed);
+  // The selected row's clock note in full, where it can be read without hovering over the cell.
+  if (const QString clocks = DiffModel::conditionsText(e); !clocks.isEmpty())
+    title += QStringLiteral("<p style='color:%1'>%2</p>")
+                 .arg(diffClassColor(DiffClass::NotComparable).name(), clocks.toHtmlEscaped());
+  configPanel_->setTitle(title, model_.keyLabels().toolTip(e.key));
 }
 
 }  // namespace ktune::gui

@@ -25,6 +25,7 @@ class ConfigDiffPanel : public QWidget {
   // A row's parameters; returns how many differ, for the title the caller sets next.
   int setChanges(std::vector<ParameterChange> changes);
   void setTitle(const QString& html, const QString& toolTip);
+  QString titleText() const;
 
  private:
   ConfigDiffModel model_;

@@ -3,7 +3,8 @@
 // two numbers the diff compared and which they are (re-measure, search, recorded or paired
 // medians), and a checkbox per key: new and faster keys come checked, slower and not comparable
 // ones ask for a confirmation, and flagged ones (a noisy winner, a re-measure far off its search)
-// stay unchecked and cannot be checked until the user accepts flagged winners.
+// stay unchecked and cannot be checked until the user accepts flagged winners. A verdict whose two
+// numbers were taken at SM clocks apart (DiffEntry::conditions_note) says so beside its class.
 #include <QAbstractTableModel>
 #include <QSet>
 #include <functional>
@@ -42,7 +43,10 @@ class DiffModel : public QAbstractTableModel {
     RatioColumn,
     ColumnCount
   };
-  enum Role { FlaggedRole = Qt::UserRole + 1 };
+  enum Role {
+    FlaggedRole = Qt::UserRole + 1,
+    ConditionsNoteRole,  // DiffEntry::conditions_note (any column), empty when the clocks agree
+  };
   using QAbstractTableModel::QAbstractTableModel;
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -79,6 +83,8 @@ class DiffModel : public QAbstractTableModel {
   static QString flagsText(const std::string& key, const RegistryEntry& entry);
   // "re-measure medians", or for a new key the run's own: "re-measure median".
   static QString comparedText(const DiffEntry& e);
+  // The core's note as a sentence, with what settles it; empty where the clocks agree.
+  static QString conditionsText(const DiffEntry& e);
 
  private:
   QVariant toolTip(const DiffEntry& e, int column) const;

@@ -6,6 +6,8 @@
 // writes exactly the checked keys through the core (atomic, backup kept) and shows what was
 // written and what was skipped, and why. "Re-measure" times the registry's config and the run's
 // side by side on the run's device now (RemeasureJob) and classes those keys from the paired ratio.
+// A verdict whose two numbers were taken at SM clocks apart says so beside its class; its note is
+// given in full above the selected row's configs, and such rows are counted in the status line.
 // "Compare with run…" puts another run folder beside this run instead (RunComparePanel): a
 // comparison, with nothing to apply, until "Back to the registry".
 #include <QWidget>
@@ -51,6 +53,7 @@ class DiffPage : public QWidget {
   QCheckBox* acceptFlaggedBox() const { return acceptFlagged_; }
   // The current row's configs parameter by parameter (beside the table).
   const ConfigDiffModel* configDiff() const;
+  QString configTitle() const;  // above them: the row, what changed, and its clock note
   QTableView* table() const { return table_; }
   QString reportText() const;  // the last apply's report, as plain text
 
@@ -82,6 +85,7 @@ class DiffPage : public QWidget {
   void refreshAcceptFlagged();
   void showConfigDiff(int row);
   QString flaggedNote() const;  // for the status line; empty without flagged winners
+  QString clocksNote() const;   // for the status line; empty when no row's clocks are apart
   QString confirmForceText(const DiffEntry& e) const;
   QString reportHtml(const ApplyReport& report) const;
 
