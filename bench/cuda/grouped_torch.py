@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 import cublas_grouped  # noqa: E402
 from ktune_worker import gpu_conditions  # noqa: E402
 import moe_routing  # noqa: E402
+from torch_settle import settle  # noqa: E402
 from sdpa_decode import time_us  # noqa: E402  (the CUDA-event timer both baselines use)
 
 SHAPES = {  # experts, tokens, topk, hidden, intermediate (issue 24's three)
@@ -84,23 +85,6 @@ def baseline(pass_, xs, w, dys, offsets):
     # loop, in its time (at decode, 2 of 8 experts: a quarter of dW's writes).
     return (lambda: torch._grouped_mm(dys.t(), xs, offs=offs),
             loop(lambda e, a, b: torch.mm(dys[a:b].t(), xs[a:b], out=out[e]), out, lambda e: out[e].zero_()))
-
-
-def settle(fn, seconds):
-    """Runs fn back to back for `seconds` of device time. An H100 under a sustained tensor-core load
-    lowers its clocks within seconds of an idle start (bench/cuda/RESULTS.md section 12): a
-    baseline timed at once would be timed at clocks no kernel holds for long."""
-    if seconds <= 0:
-        return
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    while True:
-        for _ in range(10):
-            fn()
-        stop.record()
-        stop.synchronize()
-        if start.elapsed_time(stop) >= seconds * 1000.0:
-            return
 
 
 def cublas_checked(pass_, xs, w, dys, offsets, loop):
