@@ -390,22 +390,43 @@ struct KernelSpecReader {
   }
 
   void backend_reference(const JsonPath& r, const SpecDialect::ReferenceKind& kind) {
-    SpecReference& ref = s.reference_;
+    library_call(r, s.reference_.kind, kind, s.reference_.fields);
+  }
+
+  // "baseline": {"kind": a baseline kind of the dialect, "when": an expression, its fields}.
+  void baseline(const JsonPath& b) {
+    SpecBaseline& base = s.baseline_;
+    base.kind = b["kind"].string();
+    const auto kind = dialect.baselines.find(base.kind);
+    if (kind == dialect.baselines.end()) {
+      std::string kinds;
+      for (const auto& [name, k] : dialect.baselines) kinds += (kinds.empty() ? "" : ", ") + name;
+      b["kind"].fail("'" + base.kind + "' is not a baseline of the " + dialect.backend + " backend" +
+                     (kinds.empty() ? " (it has none)" : " (it has " + kinds + ")"));
+    }
+    base.when = b.string_or("when", "");
+    library_call(b, base.kind, kind->second, base.fields);
+  }
+
+  // The fields of a library call of kind `name` (a reference or a baseline) into `fields`:
+  // every member but "kind" and "when".
+  void library_call(const JsonPath& r, const std::string& name, const SpecDialect::ReferenceKind& kind,
+                    std::map<std::string, std::string>& fields) {
     for (const auto* keys : {&kind.arguments, &kind.expressions})
       for (const auto& key : *keys)
-        if (!r.has(key)) r.fail(ref.kind + " needs \"" + key + "\"");
+        if (!r.has(key)) r.fail(name + " needs \"" + key + "\"");
     r.for_each_member([&](const std::string& k, const JsonPath& v) {
-      if (k != "kind") ref.fields[k] = spec_text(v);
+      if (k != "kind" && k != "when") fields[k] = spec_text(v);
     });
     for (const auto* keys : {&kind.arguments, &kind.optional_arguments})
       for (const auto& key : *keys) {
-        const auto it = ref.fields.find(key);
-        if (it != ref.fields.end() && !s.argument(it->second))
+        const auto it = fields.find(key);
+        if (it != fields.end() && !s.argument(it->second))
           r[key].fail("'" + it->second + "' is not a declared argument");
       }
     for (const auto& [key, allowed] : kind.choices) {
-      const auto it = ref.fields.find(key);
-      if (it == ref.fields.end()) continue;
+      const auto it = fields.find(key);
+      if (it == fields.end()) continue;
       if (std::find(allowed.begin(), allowed.end(), it->second) == allowed.end()) {
         std::string list;
         for (const auto& v : allowed) list += (list.empty() ? "\"" : ", \"") + v + "\"";
@@ -600,6 +621,12 @@ struct KernelSpecReader {
       for (const auto& key : kind->second.expressions)
         if (const auto it = s.reference_.fields.find(key); it != s.reference_.fields.end())
           check(it->second, "reference." + key, all);
+    if (const auto kind = dialect.baselines.find(s.baseline_.kind); kind != dialect.baselines.end()) {
+      for (const auto& key : kind->second.expressions)
+        if (const auto it = s.baseline_.fields.find(key); it != s.baseline_.fields.end())
+          check(it->second, "baseline." + key, all);
+      check(s.baseline_.when, "baseline.when", kNowhere);
+    }
   }
 };
 
@@ -632,6 +659,7 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::filesystem:
     each_of(root, "launches", "a non-empty array of {entry, grid, block, cluster, shared_bytes, args, when}",
             [&](const JsonPath& l) { read.launch(l); });
     if (const auto r = root.find("reference")) read.reference(*r);
+    if (const auto b = root.find("baseline")) read.baseline(*b);
     if (const auto c = root.find("check")) read.check(*c);
     read.check_expressions();
     read.output_size(root);

@@ -238,6 +238,28 @@ class TestBadInput : public QObject {
     j["reference"]["b_layout"] = "mk";
     err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
     QVERIFY2(contains(err, "reference.b_layout: expected one of \"kn\", \"nk\""), err.c_str());
+    // A "baseline" names a library call of the dialect, with the fields its kind needs.
+    j = gemm_spec();
+    j["baseline"] = {{"kind", "cublaslt_block_scaled"}, {"when", "M > 0"}, {"a", "A"}, {"b", "B"},
+                     {"a_scale", "A"},  {"b_scale", "B"},   {"c", "C"},   {"m", "M"},
+                     {"n", "N"},        {"k", "K"}};
+    KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json");  // well-formed: loads
+    j["baseline"]["kind"] = "rocblas";
+    err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
+    QVERIFY2(contains(err, "baseline.kind: 'rocblas' is not a baseline of the cuda backend (it has "
+                           "cublaslt_block_scaled)"),
+             err.c_str());
+    j["baseline"]["kind"] = "cublaslt_block_scaled";
+    j["baseline"].erase("b_scale");
+    err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
+    QVERIFY2(contains(err, "cublaslt_block_scaled needs \"b_scale\""), err.c_str());
+    j["baseline"]["b_scale"] = "scales";
+    err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
+    QVERIFY2(contains(err, "baseline.b_scale: 'scales' is not a declared argument"), err.c_str());
+    j["baseline"]["b_scale"] = "B";
+    j["baseline"]["when"] = "nope > 1";
+    err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
+    QVERIFY2(contains(err, "baseline.when: 'nope' in \"nope > 1\" is not a key field"), err.c_str());
     j = gemm_spec();
     j["launches"][0]["block"][0] = "wavefront_size*4";
     err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });

@@ -88,6 +88,41 @@ int validate_type(const ktune_test::Gpu& gpu, const KernelFamily& family, const 
   return validated;
 }
 
+// The spec's baseline, cuBLASLt's block-scaled fp8 gemm (torch._scaled_mm's call), computes the
+// family's product where its layouts hold (M a multiple of 4, K of 512, N of 8): its output must
+// match the reference as a config's does, or the ratios the tuner prints would time another
+// computation. Elsewhere there is none, and the session says so by its empty name.
+int validate_baseline(const ktune_test::Gpu& gpu, const KernelFamily& family, const Tolerance& tol) {
+  int validated = 0;
+  for (const Shape& sh : {Shape{256, 2112, 1024, "bf16"}, Shape{64, 384, 512, "f32"}, Shape{130, 264, 512, "bf16"}}) {
+    const Problem p = ktune_test::make_problem(family, {{"M", std::to_string(sh.M)},
+                                                        {"N", std::to_string(sh.N)},
+                                                        {"K", std::to_string(sh.K)},
+                                                        {"q_dtype", "fp8_e4m3"},
+                                                        {"out_dtype", sh.out}});
+    auto session = gpu.backend->open(gpu.device, family, p, 2024);
+    const bool applies = sh.M % 4 == 0;
+    CHECK_MSG(session->baseline_name() == (applies ? "cuBLASLt block-scaled" : ""),
+              p.key() + ": baseline '" + session->baseline_name() + "'");
+    if (!applies) continue;
+    try {
+      auto base = session->prepare_baseline();
+      CHECK_MSG(base != nullptr, p.key() + ": no baseline kernel");
+      if (!base) continue;
+      const Validation v = session->validate(*base, tol);
+      CHECK_MSG(v.mismatch_fraction <= tol.max_mismatch_fraction,
+                p.key() + " cuBLASLt block-scaled: " + std::to_string(100 * v.mismatch_fraction) +
+                    " % of outputs out of tolerance");
+      std::printf("%s: cuBLASLt block-scaled against the reference: max abs error %g, %.3f %% beyond tolerance\n",
+                  p.key().c_str(), v.max_abs_error, 100 * v.mismatch_fraction);
+      ++validated;
+    } catch (const TrialFailure& e) {
+      CHECK_MSG(false, p.key() + " cuBLASLt block-scaled: " + to_string(e.status()) + ": " + e.what());
+    }
+  }
+  return validated;
+}
+
 }  // namespace
 
 int main() {
@@ -112,6 +147,7 @@ int main() {
     Tolerance tol;
     tol.max_mismatch_fraction = 0.01;
     validated += validate_type(gpu, family, "fp8_e4m3", tol);
+    validated += validate_baseline(gpu, family, tol);
   } else {
     std::printf("fp8 skipped: its kernel is Hopper's (sm_90a wgmma), this is %s\n", arch.c_str());
   }

@@ -62,6 +62,15 @@ struct GemmCall {
   bool b_nk = false;
 };
 
+// Y = block-scaled 8-bit A [m, k] x B [n, k]^T, row-major, e4m3 codes with f32 scales: a_scale one
+// per 1x128 block of A, stored [k / 128][m] (m fastest, as cuBLASLt and torch._scaled_mm take
+// it), b_scale one per 128x128 block of B, [ceil(n / 128)][k / 128]; k a multiple of 128.
+struct BlockScaledCall {
+  int m = 0, n = 0, k = 0;
+  DevicePtr a = 0, b = 0, a_scale = 0, b_scale = 0, y = 0;
+  ElemType out{};  // bf16 or f32
+};
+
 // A gemm the vendor trusts: its tuned library (cuBLAS, timed as the baseline too) or a simple
 // kernel of ktune's own.
 class GemmLibrary {
@@ -73,6 +82,20 @@ class GemmLibrary {
   virtual bool baseline() const = 0;
   // Enqueues `call` on the stream the library was made for; ApiError for types it lacks.
   virtual void enqueue(const GemmCall& call) = 0;
+  // The library's block-scaled 8-bit gemm ("cuBLASLt block-scaled"), or empty with why not in
+  // `why_not` (a toolkit or device without it).
+  virtual std::string block_scaled_name(std::string& why_not) const {
+    why_not = name() + " has no block-scaled gemm";
+    return "";
+  }
+  // Makes what enqueue(call) needs for call's shape, outside any graph capture (the library's
+  // plan: its algorithm query); ApiError where it cannot.
+  virtual void plan(const BlockScaledCall& call) { enqueue(call); }
+  // Enqueues `call` on the library's stream; ApiError where it cannot.
+  virtual void enqueue(const BlockScaledCall& call) {
+    (void)call;
+    throw ApiError(ApiError::Kind::Failed, name() + " has no block-scaled gemm");
+  }
 };
 
 class Toolchain;

@@ -113,6 +113,20 @@ void SpecSession::LibraryGemm::enqueue(SpecSession& s, int copy) {
   s.gemm().enqueue(c);
 }
 
+// The library's plan is made here, on the measuring thread before a graph is captured.
+void SpecSession::LibraryBlockScaled::ensure_loaded(SpecSession& s) { s.gemm().plan(with_buffers(s, 0)); }
+
+void SpecSession::LibraryBlockScaled::enqueue(SpecSession& s, int copy) { s.gemm().enqueue(with_buffers(s, copy)); }
+
+BlockScaledCall SpecSession::LibraryBlockScaled::with_buffers(SpecSession& s, int copy) const {
+  BlockScaledCall c = call;
+  c.a = s.buffer(a, copy);
+  c.b = s.buffer(b, copy);
+  c.b_scale = s.buffer(b_scale, copy);
+  c.y = s.buffer(y, copy);
+  return c;
+}
+
 namespace {
 
 // A scalar argument's value as the kernel's parameter slot holds it.

@@ -57,4 +57,18 @@ class SpecSession::LibraryGemm final : public Launchable {
   void enqueue(SpecSession& s, int copy) override;
 };
 
+// The vendor's block-scaled 8-bit gemm (the spec's "baseline"), writing the spec's output as a
+// config does, so that it validates as one.
+class SpecSession::LibraryBlockScaled final : public Launchable {
+ public:
+  BlockScaledCall call;
+  std::string a, b, b_scale, y;  // argument names; A's scales are the session's transposed copy
+
+  void ensure_loaded(SpecSession& s) override;
+  void enqueue(SpecSession& s, int copy) override;
+
+ private:
+  BlockScaledCall with_buffers(SpecSession& s, int copy) const;
+};
+
 }  // namespace ktune::gpu

@@ -30,6 +30,7 @@ SpecSession::SpecSession(std::shared_ptr<DeviceApi> device, std::shared_ptr<cons
   host_inputs_ = std::move(inputs.inputs);
   allocate_buffers();
   compute_reference();
+  find_block_scaled_baseline();
 }
 
 SpecSession::~SpecSession() {
@@ -232,7 +233,53 @@ void SpecSession::gemm_reference() {
   }
 }
 
+void SpecSession::find_block_scaled_baseline() {
+  const SpecBaseline& b = spec_->baseline();
+  if (b.kind != "cublaslt_block_scaled") return;
+  if (!b.when.empty() && Expression(b.when).eval(spec_->variables(problem_, sizing_config_, vars_)) == 0) return;
+  block_scaled_name_ = gemm().block_scaled_name(block_scaled_why_);
+  // A library without it still names the baseline, which then fails saying why (the run's log).
+  if (block_scaled_name_.empty()) block_scaled_name_ = b.kind;
+}
+
+std::unique_ptr<PreparedKernel> SpecSession::prepare_block_scaled() {
+  if (!block_scaled_why_.empty()) throw TrialFailure(TrialStatus::LaunchError, block_scaled_why_);
+  auto f = spec_->baseline().fields;
+  const Variables vars = spec_->variables(problem_, sizing_config_, vars_);
+  auto k = std::make_unique<LibraryBlockScaled>();
+  BlockScaledCall& c = k->call;
+  c.m = static_cast<int>(Expression(f["m"]).eval(vars));
+  c.n = static_cast<int>(Expression(f["n"]).eval(vars));
+  c.k = static_cast<int>(Expression(f["k"]).eval(vars));
+  c.out = spec_->arg_type(spec_->output(), problem_, sizing_config_);
+  k->a = f["a"];
+  k->b = f["b"];
+  k->b_scale = f["b_scale"];
+  k->y = f["c"];
+  const int kb = c.k / 128;
+  try {
+    device_->make_current();
+    if (!block_scaled_a_scale_) {
+      // The spec's a_scale is [m][k / 128]; the library reads it [k / 128][m].
+      const HostInput& in = host_inputs_.at(f["a_scale"]);
+      std::vector<float> t(static_cast<std::size_t>(c.m) * kb);
+      for (int m = 0; m < c.m; ++m)
+        for (int j = 0; j < kb; ++j)
+          t[static_cast<std::size_t>(j) * c.m + m] =
+              static_cast<float>(load_elem(in.data.data(), in.type, static_cast<std::size_t>(m) * kb + j));
+      block_scaled_a_scale_ = Buffer(device_, t.size() * 4, "baseline a_scale");
+      upload(block_scaled_a_scale_.ptr(), t.data(), t.size() * 4);
+    }
+    c.a_scale = block_scaled_a_scale_.ptr();
+  } catch (const ApiError& e) {
+    throw TrialFailure(e.sticky() ? TrialStatus::Crashed : TrialStatus::LaunchError,
+                       "preparing " + block_scaled_name_ + ": " + e.what());
+  }
+  return k;
+}
+
 std::unique_ptr<PreparedKernel> SpecSession::prepare_baseline() {
+  if (!block_scaled_name_.empty()) return prepare_block_scaled();
   if (baseline_name().empty()) return nullptr;
   device_->check_usable();
   auto k = std::make_unique<LibraryGemm>();
@@ -254,7 +301,10 @@ std::unique_ptr<PreparedKernel> SpecSession::prepare_baseline() {
   return k;
 }
 
-std::string SpecSession::baseline_name() const { return gemm_ && gemm_->baseline() ? gemm_->name() : ""; }
+std::string SpecSession::baseline_name() const {
+  if (!block_scaled_name_.empty()) return block_scaled_name_;
+  return gemm_ && gemm_->baseline() ? gemm_->name() : "";
+}
 
 std::unique_ptr<PreparedKernel> SpecSession::prepare(const Config& config) { return build(spec_->launches(), config); }
 

@@ -83,6 +83,7 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
  private:
   class Kernel;
   class LibraryGemm;
+  class LibraryBlockScaled;
 
   // Builds the given launches of the spec for `config`: planned, compiled, checked, loaded.
   std::unique_ptr<Launchable> build(const std::vector<SpecLaunch>& launches, const Config& config);
@@ -96,6 +97,9 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   void compute_reference();
   void run_reference(Launchable& k, const SpecArgument& out, const Config& config);
   void gemm_reference();
+  // Whether the spec's "baseline" (a block-scaled gemm) applies to this problem; sets its name.
+  void find_block_scaled_baseline();
+  std::unique_ptr<PreparedKernel> prepare_block_scaled();
   // The reference's gemm call and B as the library takes it (converted to A's type when they differ).
   GemmCall gemm_call(ElemType out);
   // The reduced check of an output downloaded to `host` (check().reduce set).
@@ -137,6 +141,11 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   std::map<std::string, Buffer> workspaces_;
   Buffer flush_;                  // per_launch: written between launches to evict L2
   Buffer gemm_b_, baseline_c_;    // the gemm: B converted to A's type, the baseline's output
+  // The spec's "baseline" where it applies to this problem: its name ("cuBLASLt block-scaled";
+  // the spec's kind where the library lacks it) and why it cannot run (empty: it can); A's scales as the library takes them, one copy for every input copy
+  // (M x K/128 floats: a few percent of the operands' bytes).
+  std::string block_scaled_name_, block_scaled_why_;
+  Buffer block_scaled_a_scale_;
   Buffer ref_dev_, compare_out_;  // the final reference as f32, for compare_on_device
   std::vector<double> reference_;
   // Output elements the check compares (1), from its region and the reference's unwritten ones;

@@ -41,6 +41,9 @@
 //                                                                  "config": {...}}
 //                                                                  // or {"kind": "kernel", "entry", "grid", "block",
 //                                                                  "args", ...}
+//   "baseline": {"kind": "cublaslt_block_scaled", "when": "q_dtype == \"fp8_e4m3\"", "a": "A", ...}
+//                                                   // a library call of the dialect timed beside every
+//                                                   // config (cuda: cublaslt_block_scaled), where "when" holds
 //   "check": {"reduce": "sum" | "max", "count": "num_blocks", "atol": 1e-3, "rtol": 1e-5,
 //             "region": {"dims": ["nx", "ny"], "begin": [1, 1], "end": ["nx-1", "ny-1"]},
 //             "ignore_unwritten": true}
@@ -235,6 +238,14 @@ struct SpecReference {
   std::string output;
 };
 
+// The spec's "baseline": a library call of the dialect (`kind`, its `fields`) that writes the
+// spec's output, timed beside the configs of problems for which `when` holds (empty: all).
+struct SpecBaseline {
+  std::string kind;  // empty: none
+  std::map<std::string, std::string> fields;
+  std::string when;
+};
+
 // How an output is compared with the reference: element by element, or (`reduce` set) one
 // number from each, the sum or the maximum of its first `count` elements (count evaluated with
 // each side's config: configs that write different numbers of partial results).
@@ -287,6 +298,9 @@ struct SpecDialect {
     // "nk"), b_scale (B's per-column scales, for quantized weights). CUDA's cublas_gemm, HIP's device_gemm.
     static ReferenceKind gemm();
   };
+  // A library call timed beside the configs as the baseline, where the spec's reference is not
+  // already one (a reference kernel): the same fields as a reference kind's.
+  using BaselineKind = ReferenceKind;
   std::string backend;                      // "cuda": the default of a spec's "backend"
   std::set<std::string> device_properties;  // names a spec's expressions may read
   // The device property bounding static + dynamic shared memory of one block ("smem_per_block_optin",
@@ -295,6 +309,9 @@ struct SpecDialect {
   bool tensor_maps = false;  // "tensor_map" arguments (TMA descriptors)
   bool clusters = false;     // a launch's "cluster" (thread-block clusters)
   std::map<std::string, ReferenceKind> references;
+  // CUDA's "cublaslt_block_scaled": Y = block-scaled 8-bit A [m, k] x B [n, k]^T by cuBLASLt (e4m3
+  // codes, f32 scales per 1x128 block of A and 128x128 block of B), the call torch._scaled_mm makes.
+  std::map<std::string, BaselineKind> baselines;
 };
 
 struct KernelSpecReader;
@@ -330,6 +347,7 @@ class KernelSpec {
   const std::vector<SpecArgument>& arguments() const { return args_; }
   const std::vector<SpecLaunch>& launches() const { return launches_; }
   const SpecReference& reference() const { return reference_; }
+  const SpecBaseline& baseline() const { return baseline_; }
   const SpecCheck& check() const { return check_; }
   const std::vector<std::string>& options() const { return options_; }
   const SpecArgument* argument(const std::string& name) const;
@@ -390,6 +408,7 @@ class KernelSpec {
   std::vector<SpecArgument> args_;
   std::vector<SpecLaunch> launches_;
   SpecReference reference_;
+  SpecBaseline baseline_;
   SpecCheck check_;
   std::string output_;
   std::string shared_memory_limit_;

@@ -27,6 +27,12 @@ const SpecDialect& cuda_spec_dialect() {
     d.tensor_maps = true;
     d.clusters = true;  // sm_90 and newer; the derived cc_major constraint holds older devices off
     d.references["cublas_gemm"] = SpecDialect::ReferenceKind::gemm();  // cuBLAS, f32 output
+    // cuBLASLt's block-scaled fp8 gemm (CUDA 12.9+, Hopper): a (codes [m, k]), b ([n, k]), a_scale
+    // ([m, k/128]), b_scale ([ceil(n/128), k/128]) and c (the output) arguments, m, n, k expressions.
+    SpecDialect::BaselineKind block_scaled;
+    block_scaled.arguments = {"a", "b", "a_scale", "b_scale", "c"};
+    block_scaled.expressions = {"m", "n", "k"};
+    d.baselines["cublaslt_block_scaled"] = block_scaled;
     return d;
   }();
   return d;

@@ -1,6 +1,11 @@
 #include "cuda_api.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
+
+#include <map>
+#include <tuple>
+#include <type_traits>
 
 #include "ktune/error.h"
 #include "nvml.h"
@@ -72,22 +77,78 @@ void check_cublas(cublasStatus_t s, const char* what) {
                    std::string(what) + ": " + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) + ")");
 }
 
+// cuBLASLt's scale modes for 1x128 and 128x128 f32 block scales came with CUDA 12.9.
+constexpr bool kLtBlockScaled = CUBLAS_VER_MAJOR > 12 || (CUBLAS_VER_MAJOR == 12 && CUBLAS_VER_MINOR >= 9);
+
+template <class T, auto Destroy>
+struct LtDeleter {
+  void operator()(T p) const { Destroy(p); }
+};
+template <class T, auto Destroy>
+using LtHandle = std::unique_ptr<std::remove_pointer_t<T>, LtDeleter<T, Destroy>>;
+
+// One shape's cuBLASLt block-scaled fp8 matmul: the descriptors and the algorithm its heuristic
+// chose, made once. Row-major Y [m, n] = A [m, k] W [n, k]^T is column-major Y^T = W^T-as-stored
+// (k x n, transposed) times A^T-as-stored (k x m): cuBLASLt's A is the weights (128x128 scales),
+// its B the activations (1x128 scales), as torch._scaled_mm calls it.
+struct LtBlockScaledPlan {
+  LtHandle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> desc;
+  LtHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> w, a, y;
+  cublasLtMatmulAlgo_t algo{};
+};
+
 // cuBLAS in the device's context, the runtime adopting the current driver context. A fixed
-// workspace keeps it from allocating while a graph is being captured.
+// workspace keeps it from allocating while a graph is being captured; cuBLASLt (block-scaled
+// fp8) shares it, on the same stream.
 class Cublas final : public gpu::GemmLibrary {
  public:
   Cublas(std::shared_ptr<gpu::DeviceApi> api, Handle stream)
-      : api_(std::move(api)), generation_(api_->generation()), workspace_(api_, 32u << 20, "cuBLAS workspace") {
+      : api_(std::move(api)),
+        generation_(api_->generation()),
+        workspace_(api_, 32u << 20, "cuBLAS workspace"),
+        stream_(static_cast<cudaStream_t>(stream)) {
     check_cublas(cublasCreate(&handle_), "cublasCreate");
     check_cublas(cublasSetWorkspace(handle_, reinterpret_cast<void*>(workspace_.ptr()), workspace_.bytes()),
                  "cublasSetWorkspace");
-    check_cublas(cublasSetStream(handle_, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+    check_cublas(cublasSetStream(handle_, stream_), "cublasSetStream");
   }
+  // The plans' descriptors are host objects, freed whatever became of the context.
   ~Cublas() override {
-    if (api_->alive(generation_)) cublasDestroy(handle_);
+    if (!api_->alive(generation_)) return;
+    if (lt_) cublasLtDestroy(lt_);
+    cublasDestroy(handle_);
   }
   std::string name() const override { return "cuBLAS"; }
   bool baseline() const override { return true; }
+  std::string block_scaled_name(std::string& why_not) const override {
+    if (!kLtBlockScaled) {
+      why_not = "this CUDA toolkit's cuBLASLt has no block-scaled fp8 gemm (1x128 and 128x128 scales: CUDA 12.9 or later)";
+      return "";
+    }
+    why_not.clear();
+    return "cuBLASLt block-scaled";
+  }
+  void plan(const gpu::BlockScaledCall& c) override {
+    if constexpr (kLtBlockScaled)
+      (void)lt_plan(c);
+    else
+      GemmLibrary::enqueue(c);
+  }
+  void enqueue(const gpu::BlockScaledCall& c) override {
+    if constexpr (kLtBlockScaled) {
+      const LtBlockScaledPlan& p = lt_plan(c);
+      const float alpha = 1.f, beta = 0.f;
+      lt_attribute(p, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, reinterpret_cast<const void*>(c.b_scale));
+      lt_attribute(p, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, reinterpret_cast<const void*>(c.a_scale));
+      check_cublas(cublasLtMatmul(lt_, p.desc.get(), &alpha, reinterpret_cast<const void*>(c.b), p.w.get(),
+                                  reinterpret_cast<const void*>(c.a), p.a.get(), &beta, reinterpret_cast<void*>(c.y),
+                                  p.y.get(), reinterpret_cast<void*>(c.y), p.y.get(), &p.algo,
+                                  reinterpret_cast<void*>(workspace_.ptr()), workspace_.bytes(), stream_),
+                   "cublasLtMatmul (block-scaled fp8)");
+    } else {
+      GemmLibrary::enqueue(c);
+    }
+  }
   void enqueue(const gpu::GemmCall& c) override {
     const float alpha = 1.f, beta = 0.f;
     const cudaDataType in = cublas_type(c.in);
@@ -100,9 +161,62 @@ class Cublas final : public gpu::GemmLibrary {
   }
 
  private:
+  template <class T>
+  static void lt_attribute(const LtBlockScaledPlan& p, cublasLtMatmulDescAttributes_t what, const T& value) {
+    check_cublas(cublasLtMatmulDescSetAttribute(p.desc.get(), what, &value, sizeof value),
+                 "cublasLtMatmulDescSetAttribute");
+  }
+
+  // The plan of c's shape: made on first use, its algorithm cuBLASLt's heuristic's first choice
+  // for this workspace (what torch._scaled_mm runs).
+  const LtBlockScaledPlan& lt_plan(const gpu::BlockScaledCall& c) {
+    const auto key = std::make_tuple(c.m, c.n, c.k, static_cast<int>(c.out));
+    if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
+    if (!lt_) check_cublas(cublasLtCreate(&lt_), "cublasLtCreate");
+    LtBlockScaledPlan p;
+    cublasLtMatmulDesc_t desc = nullptr;
+    check_cublas(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    p.desc.reset(desc);
+    lt_attribute(p, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
+    lt_attribute(p, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+    lt_attribute(p, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F);
+    lt_attribute(p, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F);
+    lt_attribute(p, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, reinterpret_cast<const void*>(c.b_scale));
+    lt_attribute(p, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, reinterpret_cast<const void*>(c.a_scale));
+    const auto layout = [](auto& h, cudaDataType t, int rows, int cols, int ld) {
+      cublasLtMatrixLayout_t l = nullptr;
+      check_cublas(cublasLtMatrixLayoutCreate(&l, t, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+      h.reset(l);
+    };
+    layout(p.w, CUDA_R_8F_E4M3, c.k, c.n, c.k);
+    layout(p.a, CUDA_R_8F_E4M3, c.k, c.m, c.k);
+    layout(p.y, cublas_type(c.out), c.n, c.m, c.n);
+    cublasLtMatmulPreference_t pref_raw = nullptr;
+    check_cublas(cublasLtMatmulPreferenceCreate(&pref_raw), "cublasLtMatmulPreferenceCreate");
+    const LtHandle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref(pref_raw);
+    const std::size_t bytes = workspace_.bytes();
+    check_cublas(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes,
+                                                      sizeof bytes),
+                 "cublasLtMatmulPreferenceSetAttribute");
+    cublasLtMatmulHeuristicResult_t found{};
+    int count = 0;
+    check_cublas(cublasLtMatmulAlgoGetHeuristic(lt_, p.desc.get(), p.w.get(), p.a.get(), p.y.get(), p.y.get(),
+                                                pref.get(), 1, &found, &count),
+                 "cublasLtMatmulAlgoGetHeuristic (block-scaled fp8)");
+    if (count == 0)
+      throw ApiError(ApiError::Kind::Failed, "cuBLASLt has no block-scaled fp8 algorithm for m=" + std::to_string(c.m) +
+                                                 " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+                                                 " on this device (it has them for Hopper, sm_90)");
+    p.algo = found.algo;
+    return plans_.emplace(key, std::move(p)).first->second;
+  }
+
   std::shared_ptr<gpu::DeviceApi> api_;
   int generation_;
   gpu::Buffer workspace_;
+  cudaStream_t stream_;
+  cublasLtHandle_t lt_ = nullptr;
+  std::map<std::tuple<int, int, int, int>, LtBlockScaledPlan> plans_;
   cublasHandle_t handle_ = nullptr;
 };
 
