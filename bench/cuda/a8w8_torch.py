@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""The baselines of the CUDA gemm_a8w8_blockscale family, timed in the same device call as its tune
-(gpu_run.sh's a8w8_native stage), beside the native winners: torch._scaled_mm (cuBLASLt's fp8 GEMM)
+"""A second opinion on the CUDA gemm_a8w8_blockscale family's winners, timed in the same device call as
+its tune (gpu_run.sh's a8w8_native stage) but in a process of its own: the paired ratio is the run's
+own (its baseline, cuBLASLt block-scaled, timed in alternation with each winner: "vs baseline").
+Here, beside the native winners: torch._scaled_mm (cuBLASLt's fp8 GEMM)
 with blockwise scales (1x128 for A as [M, K/128] M-fastest, 128x128 for W as [K/128, N/128]: the
 call DeepSeek-V3 serving makes, CUDA 12.9 and a torch that has it) and with per-tensor scales, on
 random e4m3 operands of each shape, bf16 out. Timed warm from a CUDA graph of 20 calls replayed

@@ -223,8 +223,9 @@ for f in glob.glob(sys.argv[1] + "/*/*.json"):
     a8w8_native)  # issue 23: the native CUDA gemm_a8w8_blockscale (fp8 wgmma, scales promoted per K block; int8) validated
       # (A8W8_TEST=0 skips its GPU test), tuned at M = A8W8_M (default 16, 128, 1024, 4096) on each N x K of A8W8_NK
       # (default 4096 x 4096 and DeepSeek-V3's four) with A8W8_NATIVE_SECONDS of random search a shape
-      # (--max-mismatch 0.01: fp8 wgmma's accumulation, RESULTS.md section 14), then torch._scaled_mm blockwise
-      # and per-tensor timed on the same shapes beside the winners. Then int8 (mma.sync, exact int32 sums a K
+      # (--max-mismatch 0.01: fp8 wgmma's accumulation, RESULTS.md section 14; each winner paired with the family's
+      # baseline, cuBLASLt block-scaled, in the run itself), then torch._scaled_mm blockwise and per-tensor timed
+      # on the same shapes beside the winners (a8w8_torch.py: settled, with both clocks). Then int8 (mma.sync, exact int32 sums a K
       # block: the default tolerance), unless A8W8_INT8=0: tuned at M = A8W8_INT8_M (default 16, 128, 1024) on
       # A8W8_INT8_NK (default 4096 x 4096) with A8W8_INT8_SECONDS (default 10) a shape, its winners beside
       # torch._int_mm (int8 -> int32, unscaled: a lower bound on the work, not the same op). A8W8_SPACE: a space
