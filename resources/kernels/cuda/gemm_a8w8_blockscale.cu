@@ -372,12 +372,6 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], Out* __restrict
   }
 }
 
-#if CLUSTER > 1
-#define KERNEL_CLUSTER __cluster_dims__(CLUSTER, 1, 1)
-#else
-#define KERNEL_CLUSTER
-#endif
-
 // Items blockIdx.x, blockIdx.x + gridDim.x, ...: one a block, or (a persistent grid of at most
 // one block per SM) several, the producer filling the ring with the next item's K blocks while
 // the consumers store the last one's tile. A cluster (consecutive blocks) takes items as one
@@ -385,7 +379,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], Out* __restrict
 // half of W, which TMA multicasts into both blocks' stages (a quarter less traffic from L2 into
 // the SMs, which bounds 128 x 128 tiles of fp8: 32 KiB a K block for 4 MFLOP), and a stage goes
 // back to the producers once both blocks' consumers are done with it.
-extern "C" __global__ void __launch_bounds__(THREADS, 1) KERNEL_CLUSTER
+extern "C" __global__ void __launch_bounds__(THREADS, 1) KT_CLUSTER_DIMS(CLUSTER)
     gemm_a8w8_blockscale(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
                          const float* __restrict__ a_scale, const float* __restrict__ b_scale, Out* __restrict__ y,
                          float* __restrict__ ws, int* __restrict__ arrivals, int M, int N, int K) {

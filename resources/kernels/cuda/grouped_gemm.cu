@@ -378,13 +378,7 @@ __device__ __forceinline__ bool tile_at(int pid, const int* __restrict__ offsets
   return false;
 }
 
-#if CLUSTER > 1
-#define KERNEL_CLUSTER __cluster_dims__(CLUSTER, 1, 1)
-#else
-#define KERNEL_CLUSTER
-#endif
-
-extern "C" __global__ void __launch_bounds__(THREADS, 1) KERNEL_CLUSTER
+extern "C" __global__ void __launch_bounds__(THREADS, 1) KT_CLUSTER_DIMS(CLUSTER)
     grouped_gemm_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
                        const int* __restrict__ offsets, const int* __restrict__ rows, const int* __restrict__ toks,
                        const u16* __restrict__ x, const u16* __restrict__ dy, u16* __restrict__ out,
