@@ -53,7 +53,7 @@ struct Args {
   fs::path best = "gemm_best.json";
   std::string config;
   int runs = 5;
-  double warmup_ms = 5;  // measure/repeat: load before the first sample (the tuner's own)
+  double warmup_ms = 5;               // measure/repeat: load before the first sample (the tuner's own)
   std::string tune_mode = "warm_l2";  // how the search times configs: a winner for cold weights tunes cold
 };
 
@@ -216,8 +216,8 @@ int tune(const Args& a) {
   nlohmann::json best = nlohmann::json::object();
   std::vector<std::pair<std::string, double>> figures;
   // Figure names of other dtypes and tune modes than f16 tuned warm.
-  const std::string tag = (a.dtype == "f16" ? "" : a.dtype + "_") +
-                          (a.tune_mode == "warm_l2" ? "" : "tuned_" + a.tune_mode + "_");
+  const std::string tag =
+      (a.dtype == "f16" ? "" : a.dtype + "_") + (a.tune_mode == "warm_l2" ? "" : "tuned_" + a.tune_mode + "_");
   for (const auto& shape : a.shapes) {
     const Problem p = problem_of(shape, a.dtype);
     // A compile cache of its own per shape: the cold pass compiles everything.
@@ -254,9 +254,9 @@ int tune(const Args& a) {
     std::printf(
         "%s %s, tuned %s: best %s  %.2f us (%.1f TFLOP/s, %.0f GB/s)  paired with cuBLAS: %.2f us vs %.2f us  ratio "
         "%.3f  [%llu trials:%s]\n",
-        shape.c_str(), a.dtype.c_str(), a.tune_mode.c_str(), r.best->config.key().c_str(), r.best->stats.median_ns / 1e3, r.best->tflops,
-        r.best->gbps, r.best_paired->median_ns / 1e3, r.baseline->median_ns / 1e3, ratio,
-        static_cast<unsigned long long>(trials), statuses.c_str());
+        shape.c_str(), a.dtype.c_str(), a.tune_mode.c_str(), r.best->config.key().c_str(),
+        r.best->stats.median_ns / 1e3, r.best->tflops, r.best->gbps, r.best_paired->median_ns / 1e3,
+        r.baseline->median_ns / 1e3, ratio, static_cast<unsigned long long>(trials), statuses.c_str());
     auto& top = collect[0].ok;
     std::sort(top.begin(), top.end(),
               [](const Trial& x, const Trial& y) { return x.stats.median_ns < y.stats.median_ns; });

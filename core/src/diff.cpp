@@ -140,16 +140,18 @@ void compare_like_with_like(DiffEntry& d, double same_threshold) {
   d.ratio = d.old_ns / d.new_ns;
 }
 
-// DiffEntry::conditions_note: where both sides' numbers were taken at SM clocks more than 3 %
-// apart (a GPU at its power cap runs at 1,400-1,600 MHz instead of 1,980), the ratio holds the
-// clock's difference beside the configs'.
-std::string clock_note(const RegistryEntry& old, const RegistryEntry& now) {
+// DiffEntry::conditions_note, ComparedShape::conditions_note: where both sides' numbers were
+// taken at SM clocks more than 3 % apart (a GPU at its power cap runs at 1,400-1,600 MHz instead
+// of 1,980), the ratio holds the clock's difference beside the configs'. The sides are named
+// `old_name` and `new_name` ("old", "new").
+std::string clock_note(const RegistryEntry& old, const RegistryEntry& now, const std::string& old_name = "old",
+                       const std::string& new_name = "new") {
   constexpr double kClockTolerance = 0.03;
   const auto o = old.conditions.find(kSmClockMhz), n = now.conditions.find(kSmClockMhz);
   if (o == old.conditions.end() || n == now.conditions.end() || !(o->second > 0) || !(n->second > 0)) return {};
   if (std::max(o->second, n->second) / std::min(o->second, n->second) - 1 <= kClockTolerance) return {};
-  return "old measured at " + format("%.0f", o->second) + " MHz, new at " + format("%.0f", n->second) +
-         " MHz: the ratio carries the clock";
+  return old_name + " measured at " + format("%.0f", o->second) + " MHz, " + new_name + " at " +
+         format("%.0f", n->second) + " MHz: the ratio carries the clock";
 }
 
 Loaded load_and_diff(const RunResults& run, const fs::path& registry_root, double same_threshold,
@@ -289,7 +291,8 @@ RunComparison compare_runs(const RunResults& run, const RunResults& other, doubl
     compare_like_with_like(d, same_threshold);
     d.cls = run.method != other.method ? DiffClass::NotComparable : classify(d.ratio, d.threshold);
     out.shapes.push_back(ComparedShape{r.problem.key(), d.new_entry, d.old_entry, d.cls, d.ratio, d.threshold, d.new_ns,
-                                       d.old_ns, d.compared});
+                                       d.old_ns, d.compared,
+                                       clock_note(*d.old_entry, d.new_entry, "the other run", "this run")});
     others.erase(match);
     ++out.both;
   }

@@ -240,14 +240,22 @@ class TestBadInput : public QObject {
     QVERIFY2(contains(err, "reference.b_layout: expected one of \"kn\", \"nk\""), err.c_str());
     // A "baseline" names a library call of the dialect, with the fields its kind needs.
     j = gemm_spec();
-    j["baseline"] = {{"kind", "cublaslt_block_scaled"}, {"when", "M > 0"}, {"a", "A"}, {"b", "B"},
-                     {"a_scale", "A"},  {"b_scale", "B"},   {"c", "C"},   {"m", "M"},
-                     {"n", "N"},        {"k", "K"}};
+    j["baseline"] = {{"kind", "cublaslt_block_scaled"},
+                     {"when", "M > 0"},
+                     {"a", "A"},
+                     {"b", "B"},
+                     {"a_scale", "A"},
+                     {"b_scale", "B"},
+                     {"c", "C"},
+                     {"m", "M"},
+                     {"n", "N"},
+                     {"k", "K"}};
     KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json");  // well-formed: loads
     j["baseline"]["kind"] = "rocblas";
     err = input_error_of([&] { KernelSpec::from_json(j, kSpecDir, cuda_spec_dialect(), "g.json"); });
-    QVERIFY2(contains(err, "baseline.kind: 'rocblas' is not a baseline of the cuda backend (it has "
-                           "cublaslt_block_scaled)"),
+    QVERIFY2(contains(err,
+                      "baseline.kind: 'rocblas' is not a baseline of the cuda backend (it has "
+                      "cublaslt_block_scaled)"),
              err.c_str());
     j["baseline"]["kind"] = "cublaslt_block_scaled";
     j["baseline"].erase("b_scale");

@@ -134,6 +134,22 @@ class TestRunCompare : public QObject {
     QCOMPARE(c.shapes.front().key, gemm(1).key());
   }
 
+  // Winners timed at SM clocks more than 3 % apart: the verdict stands, and a note says the ratio
+  // carries the clock; within 3 %, or where a run read no clock, nothing is said.
+  void clocksApartAreSaid() {
+    RunResults hot = after(), cool = before();
+    for (ResultEntry& e : hot.entries) e.conditions[kSmClockMhz] = 1425;
+    for (ResultEntry& e : cool.entries) e.conditions[kSmClockMhz] = e.problem.key() == gemm(4).key() ? 1440 : 1980;
+    const RunComparison c = compare_runs(hot, cool);
+    QCOMPARE(shape(c, 1).cls, DiffClass::Faster);
+    QCOMPARE(shape(c, 1).conditions_note,
+             std::string("the other run measured at 1980 MHz, this run at 1425 MHz: the ratio carries the clock"));
+    QVERIFY(!shape(c, 2).conditions_note.empty());
+    QVERIFY2(shape(c, 4).conditions_note.empty(), shape(c, 4).conditions_note.c_str());  // 1 % apart
+    QVERIFY(shape(c, 8).conditions_note.empty());                                        // this run alone
+    for (const ComparedShape& s : compare_runs(after(), before()).shapes) QVERIFY(s.conditions_note.empty());
+  }
+
   void otherMethodIsNotComparable() {
     RunResults cold = before();
     cold.method = "per_launch";

@@ -1,10 +1,10 @@
 #pragma once
 // The CUDA gemm_a8w8_blockscale configs the spec test builds and the GPU test validates: every
 // tile shape (the consumer count, the chunking of 256-column tiles) with and without overlapped
-// partial sums and a persistent grid (whole tiles, or the last wave's split along K) with and without clusters, every ring depth, every promotion
-// depth (how long the tensor cores sum in reduced precision: the accuracy at stake) and every split-K the shape allows,
-// each with and without overlap (which changes how runs and K blocks interleave); for int8, also every warp grid and
-// warp tile shape (the MMA tiles a warp holds).
+// partial sums and a persistent grid (whole tiles, or the last wave's split along K) with and without clusters, every
+// ring depth, every promotion depth (how long the tensor cores sum in reduced precision: the accuracy at stake) and
+// every split-K the shape allows, each with and without overlap (which changes how runs and K blocks interleave); for
+// int8, also every warp grid and warp tile shape (the MMA tiles a warp holds).
 #include <set>
 #include <string>
 #include <vector>

@@ -265,8 +265,7 @@ void test_spaces_by_type() {
       CHECK_MSG(c.get("WARPS_M") == 2 && c.get("WARPS_N") == 2 && c.get("BLOCK_M") >= 64, c.key());
     std::set<std::string> int8_tiles;
     for (const Config& c : on(h100(), int8)) {
-      CHECK_MSG(c.get("PROMOTE_K") == 32 && c.get("OVERLAP") == 0 && c.get("PERSISTENT") == 0 &&
-                    c.get("CLUSTER") == 1,
+      CHECK_MSG(c.get("PROMOTE_K") == 32 && c.get("OVERLAP") == 0 && c.get("PERSISTENT") == 0 && c.get("CLUSTER") == 1,
                 c.key());
       CHECK_MSG(M != 16 || c.get("BLOCK_M") == 16, c.key());
       const std::int64_t wtm = c.get("BLOCK_M") / c.get("WARPS_M"), wtn = c.get("BLOCK_N") / c.get("WARPS_N");

@@ -149,6 +149,40 @@ class TestCompareRuns : public QObject {
     QVERIFY(!page.isComparingRuns());
   }
 
+  // Winners timed at SM clocks apart (a GPU at its power cap, and one that was not): the verdict
+  // reads "(clocks differ)" and its tooltip and the speed-up's say which clocks; rows whose clocks
+  // agree, or that read none, say nothing of clocks.
+  void clocksApartAreMarked() {
+    RunResults after = RunStore::read_results(after_), before = RunStore::read_results(before_);
+    const std::string agree = after.entries.front().problem.key();
+    for (ResultEntry& e : after.entries) e.conditions[kSmClockMhz] = 1425;
+    for (ResultEntry& e : before.entries) e.conditions[kSmClockMhz] = e.problem.key() == agree ? 1430 : 1980;
+    RunCompareModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setComparison(compare_runs(after, before), QStringLiteral("before"));
+    int marked = 0, quiet = 0;
+    for (int row = 0; row < model.rowCount(); ++row) {
+      const ComparedShape& s = model.comparison().shapes[static_cast<std::size_t>(row)];
+      if (!s.both()) continue;
+      const QString verdict = model.data(model.index(row, RunCompareModel::VerdictColumn), Qt::DisplayRole).toString();
+      const QString tip = model.data(model.index(row, RunCompareModel::VerdictColumn), Qt::ToolTipRole).toString();
+      const QString ratioTip = model.data(model.index(row, RunCompareModel::RatioColumn), Qt::ToolTipRole).toString();
+      if (s.key == agree) {
+        QVERIFY2(!verdict.contains(QStringLiteral("clocks")) && !tip.contains(QStringLiteral("MHz")), qPrintable(tip));
+        QVERIFY(ratioTip.isEmpty());
+        ++quiet;
+      } else {
+        QVERIFY2(verdict.endsWith(QStringLiteral(" (clocks differ)")), qPrintable(verdict));
+        for (const QString& t : {tip, ratioTip})
+          QVERIFY2(t.contains(QStringLiteral("The other run measured at 1980 MHz, this run at 1425 MHz")),
+                   qPrintable(t));
+        ++marked;
+      }
+    }
+    QCOMPARE(quiet, 1);
+    QCOMPARE(marked, 1);
+  }
+
   // A run of another family is not compared shape by shape: the page says which families.
   void anotherFamilyIsRefused() {
     const auto doc = open(after_);

@@ -72,9 +72,18 @@ QVariant RunCompareModel::headerData(int section, Qt::Orientation orientation, i
 QString RunCompareModel::verdictText(const ComparedShape& s) const {
   if (!s.other) return tr("only in this run");
   if (!s.run) return tr("only in %1").arg(otherName_);
-  if (s.cls == DiffClass::Same) return tr("same within noise (±%1 %)").arg(100 * s.threshold, 0, 'f', 1);
   if (s.cls == DiffClass::NotComparable) return tr("not comparable");
-  return QString::fromLatin1(to_string(s.cls));
+  // As the Apply page marks a verdict whose two numbers were taken at clocks apart.
+  const QString clocks = s.conditions_note.empty() ? QString() : tr(" (clocks differ)");
+  if (s.cls == DiffClass::Same) return tr("same within noise (±%1 %)").arg(100 * s.threshold, 0, 'f', 1) + clocks;
+  return QString::fromLatin1(to_string(s.cls)) + clocks;
+}
+
+QString RunCompareModel::conditionsText(const ComparedShape& s) {
+  if (s.conditions_note.empty()) return {};
+  QString note = coreText(s.conditions_note);
+  note[0] = note[0].toUpper();
+  return tr("%1. Runs compare their configs alone only where they ran at one clock.").arg(note);
 }
 
 QVariant RunCompareModel::toolTip(int row, int column) const {
@@ -86,12 +95,17 @@ QVariant RunCompareModel::toolTip(int row, int column) const {
       if (s.cls == DiffClass::NotComparable)
         return tr("Measured %1 in this run, %2 in %3: the medians do not say which is faster")
             .arg(qstr(s.run->benchmarking_method), qstr(s.other->benchmarking_method), otherName_);
-      if (s.both())
-        return tr("The two numbers differ by %1 %; within %2 % they count as the same (the larger of 2 % and twice "
-                  "their combined noise)")
-            .arg(100 * (std::max(s.ratio, 1 / s.ratio) - 1), 0, 'f', 1)
-            .arg(100 * s.threshold, 0, 'f', 1);
+      if (s.both()) {
+        QString text = tr("The two numbers differ by %1 %; within %2 % they count as the same (the larger of 2 % and "
+                          "twice their combined noise)")
+                           .arg(100 * (std::max(s.ratio, 1 / s.ratio) - 1), 0, 'f', 1)
+                           .arg(100 * s.threshold, 0, 'f', 1);
+        if (const QString clocks = conditionsText(s); !clocks.isEmpty()) text += QStringLiteral("\n\n") + clocks;
+        return text;
+      }
       return {};
+    case RatioColumn:
+      return conditionsText(s);
     case RunColumn:
     case OtherColumn: {
       const auto& entry = column == RunColumn ? s.run : s.other;

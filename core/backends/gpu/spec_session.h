@@ -139,11 +139,11 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   std::vector<std::pair<Event, Event>> launch_events_;  // per_launch: one pair per launch
   std::vector<std::map<std::string, Buffer>> copies_;   // [0] holds every buffer; [i>0] input copies
   std::map<std::string, Buffer> workspaces_;
-  Buffer flush_;                  // per_launch: written between launches to evict L2
-  Buffer gemm_b_, baseline_c_;    // the gemm: B converted to A's type, the baseline's output
+  Buffer flush_;                // per_launch: written between launches to evict L2
+  Buffer gemm_b_, baseline_c_;  // the gemm: B converted to A's type, the baseline's output
   // The spec's "baseline" where it applies to this problem: its name ("cuBLASLt block-scaled";
-  // the spec's kind where the library lacks it) and why it cannot run (empty: it can); A's scales as the library takes them, one copy for every input copy
-  // (M x K/128 floats: a few percent of the operands' bytes).
+  // the spec's kind where the library lacks it) and why it cannot run (empty: it can); A's scales as the library takes
+  // them, one copy for every input copy (M x K/128 floats: a few percent of the operands' bytes).
   std::string block_scaled_name_, block_scaled_why_;
   Buffer block_scaled_a_scale_;
   Buffer ref_dev_, compare_out_;  // the final reference as f32, for compare_on_device

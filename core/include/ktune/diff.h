@@ -89,6 +89,9 @@ struct ComparedShape {
   double threshold = 0;                // relative difference that is noise
   double run_ns = 0, other_ns = 0;     // the numbers compared (each run's own where one lacks the shape)
   std::string compared;                // which numbers, as DiffEntry::compared says it
+  // Set where the two numbers were measured at SM clocks more than 3 % apart, as
+  // DiffEntry::conditions_note ("the other run measured at 1980 MHz, this run at 1425 MHz: ...").
+  std::string conditions_note;
   bool both() const { return run && other; }
 };
 

@@ -122,7 +122,8 @@ class Cublas final : public gpu::GemmLibrary {
   bool baseline() const override { return true; }
   std::string block_scaled_name(std::string& why_not) const override {
     if (!kLtBlockScaled) {
-      why_not = "this CUDA toolkit's cuBLASLt has no block-scaled fp8 gemm (1x128 and 128x128 scales: CUDA 12.9 or later)";
+      why_not =
+          "this CUDA toolkit's cuBLASLt has no block-scaled fp8 gemm (1x128 and 128x128 scales: CUDA 12.9 or later)";
       return "";
     }
     why_not.clear();

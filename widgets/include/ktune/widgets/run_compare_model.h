@@ -48,6 +48,9 @@ class RunCompareModel : public QAbstractTableModel {
   const KeyLabels& keyLabels() const { return keyLabels_; }
   // "faster", "same within noise (±2.0 %)", "only in this run", "only in before".
   QString verdictText(const ComparedShape& shape) const;
+  // The core's note where the two numbers were taken at SM clocks apart, as a sentence; empty
+  // where they were not.
+  static QString conditionsText(const ComparedShape& shape);
   // The relative standard error of a winner's deciding samples after outliers (what the run's
   // noise target is held against, and what flags a winner noisy); NaN without two samples.
   static double noiseOf(const RegistryEntry& entry);
