@@ -122,6 +122,7 @@ BlockScaledCall SpecSession::LibraryBlockScaled::with_buffers(SpecSession& s, in
   BlockScaledCall c = call;
   c.a = s.buffer(a, copy);
   c.b = s.buffer(b, copy);
+  c.a_scale = s.block_scaled_a_scale(a_scale, c.m, c.k / 128);
   c.b_scale = s.buffer(b_scale, copy);
   c.y = s.buffer(y, copy);
   return c;

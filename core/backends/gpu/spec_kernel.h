@@ -62,7 +62,7 @@ class SpecSession::LibraryGemm final : public Launchable {
 class SpecSession::LibraryBlockScaled final : public Launchable {
  public:
   BlockScaledCall call;
-  std::string a, b, b_scale, y;  // argument names; A's scales are the session's transposed copy
+  std::string a, b, a_scale, b_scale, y;  // argument names (A's scales go through the session's transposed copy)
 
   void ensure_loaded(SpecSession& s) override;
   void enqueue(SpecSession& s, int copy) override;

@@ -47,6 +47,7 @@ bool SpecSession::recover() {
   flush_ = Buffer();
   gemm_b_ = Buffer();
   baseline_c_ = Buffer();
+  block_scaled_a_scale_ = Buffer();
   ref_dev_ = Buffer();
   compare_out_ = Buffer();
   launch_events_.clear();

@@ -254,28 +254,25 @@ std::unique_ptr<PreparedKernel> SpecSession::prepare_block_scaled() {
   c.out = spec_->arg_type(spec_->output(), problem_, sizing_config_);
   k->a = f["a"];
   k->b = f["b"];
+  k->a_scale = f["a_scale"];
   k->b_scale = f["b_scale"];
   k->y = f["c"];
-  const int kb = c.k / 128;
-  try {
-    device_->make_current();
-    if (!block_scaled_a_scale_) {
-      // The spec's a_scale is [m][k / 128]; the library reads it [k / 128][m].
-      const HostInput& in = host_inputs_.at(f["a_scale"]);
-      std::vector<float> t(static_cast<std::size_t>(c.m) * kb);
-      for (int m = 0; m < c.m; ++m)
-        for (int j = 0; j < kb; ++j)
-          t[static_cast<std::size_t>(j) * c.m + m] =
-              static_cast<float>(load_elem(in.data.data(), in.type, static_cast<std::size_t>(m) * kb + j));
-      block_scaled_a_scale_ = Buffer(device_, t.size() * 4, "baseline a_scale");
-      upload(block_scaled_a_scale_.ptr(), t.data(), t.size() * 4);
-    }
-    c.a_scale = block_scaled_a_scale_.ptr();
-  } catch (const ApiError& e) {
-    throw TrialFailure(e.sticky() ? TrialStatus::Crashed : TrialStatus::LaunchError,
-                       "preparing " + block_scaled_name_ + ": " + e.what());
-  }
   return k;
+}
+
+DevicePtr SpecSession::block_scaled_a_scale(const std::string& name, int m, int kb) {
+  if (!block_scaled_a_scale_) {
+    // The spec's a_scale is [m][k / 128]; the library reads it [k / 128][m].
+    const HostInput& in = host_inputs_.at(name);
+    std::vector<float> t(static_cast<std::size_t>(m) * kb);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < kb; ++j)
+        t[static_cast<std::size_t>(j) * m + i] =
+            static_cast<float>(load_elem(in.data.data(), in.type, static_cast<std::size_t>(i) * kb + j));
+    block_scaled_a_scale_ = Buffer(device_, t.size() * 4, "baseline a_scale");
+    upload(block_scaled_a_scale_.ptr(), t.data(), t.size() * 4);
+  }
+  return block_scaled_a_scale_.ptr();
 }
 
 std::unique_ptr<PreparedKernel> SpecSession::prepare_baseline() {

@@ -100,6 +100,9 @@ class SpecSession final : public ProblemSession, public GpuSessionInfo {
   // Whether the spec's "baseline" (a block-scaled gemm) applies to this problem; sets its name.
   void find_block_scaled_baseline();
   std::unique_ptr<PreparedKernel> prepare_block_scaled();
+  // A's scales (argument `name`, [m][kb]) as the library takes them: made on first use, by the
+  // measuring thread before any capture (LibraryBlockScaled::ensure_loaded), and after a reset.
+  DevicePtr block_scaled_a_scale(const std::string& name, int m, int kb);
   // The reference's gemm call and B as the library takes it (converted to A's type when they differ).
   GemmCall gemm_call(ElemType out);
   // The reduced check of an output downloaded to `host` (check().reduce set).
