@@ -77,8 +77,13 @@ void check_cublas(cublasStatus_t s, const char* what) {
                    std::string(what) + ": " + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) + ")");
 }
 
-// cuBLASLt's scale modes for 1x128 and 128x128 f32 block scales came with CUDA 12.9.
-constexpr bool kLtBlockScaled = CUBLAS_VER_MAJOR > 12 || (CUBLAS_VER_MAJOR == 12 && CUBLAS_VER_MINOR >= 9);
+// cuBLASLt's scale modes for 1x128 and 128x128 f32 block scales came with CUDA 12.9: older
+// toolkits build without the block-scaled baseline (and the run's log says why).
+#if CUBLAS_VER_MAJOR > 12 || (CUBLAS_VER_MAJOR == 12 && CUBLAS_VER_MINOR >= 9)
+#define KTUNE_LT_BLOCK_SCALED 1
+#else
+#define KTUNE_LT_BLOCK_SCALED 0
+#endif
 
 template <class T, auto Destroy>
 struct LtDeleter {
@@ -121,7 +126,7 @@ class Cublas final : public gpu::GemmLibrary {
   std::string name() const override { return "cuBLAS"; }
   bool baseline() const override { return true; }
   std::string block_scaled_name(std::string& why_not) const override {
-    if (!kLtBlockScaled) {
+    if (!KTUNE_LT_BLOCK_SCALED) {
       why_not =
           "this CUDA toolkit's cuBLASLt has no block-scaled fp8 gemm (1x128 and 128x128 scales: CUDA 12.9 or later)";
       return "";
@@ -129,27 +134,20 @@ class Cublas final : public gpu::GemmLibrary {
     why_not.clear();
     return "cuBLASLt block-scaled";
   }
-  void plan(const gpu::BlockScaledCall& c) override {
-    if constexpr (kLtBlockScaled)
-      (void)lt_plan(c);
-    else
-      GemmLibrary::enqueue(c);
-  }
+#if KTUNE_LT_BLOCK_SCALED
+  void plan(const gpu::BlockScaledCall& c) override { (void)lt_plan(c); }
   void enqueue(const gpu::BlockScaledCall& c) override {
-    if constexpr (kLtBlockScaled) {
-      const LtBlockScaledPlan& p = lt_plan(c);
-      const float alpha = 1.f, beta = 0.f;
-      lt_attribute(p, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, reinterpret_cast<const void*>(c.b_scale));
-      lt_attribute(p, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, reinterpret_cast<const void*>(c.a_scale));
-      check_cublas(cublasLtMatmul(lt_, p.desc.get(), &alpha, reinterpret_cast<const void*>(c.b), p.w.get(),
-                                  reinterpret_cast<const void*>(c.a), p.a.get(), &beta, reinterpret_cast<void*>(c.y),
-                                  p.y.get(), reinterpret_cast<void*>(c.y), p.y.get(), &p.algo,
-                                  reinterpret_cast<void*>(workspace_.ptr()), workspace_.bytes(), stream_),
-                   "cublasLtMatmul (block-scaled fp8)");
-    } else {
-      GemmLibrary::enqueue(c);
-    }
+    const LtBlockScaledPlan& p = lt_plan(c);
+    const float alpha = 1.f, beta = 0.f;
+    lt_attribute(p, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, reinterpret_cast<const void*>(c.b_scale));
+    lt_attribute(p, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, reinterpret_cast<const void*>(c.a_scale));
+    check_cublas(cublasLtMatmul(lt_, p.desc.get(), &alpha, reinterpret_cast<const void*>(c.b), p.w.get(),
+                                reinterpret_cast<const void*>(c.a), p.a.get(), &beta, reinterpret_cast<void*>(c.y),
+                                p.y.get(), reinterpret_cast<void*>(c.y), p.y.get(), &p.algo,
+                                reinterpret_cast<void*>(workspace_.ptr()), workspace_.bytes(), stream_),
+                 "cublasLtMatmul (block-scaled fp8)");
   }
+#endif
   void enqueue(const gpu::GemmCall& c) override {
     const float alpha = 1.f, beta = 0.f;
     const cudaDataType in = cublas_type(c.in);
@@ -168,6 +166,7 @@ class Cublas final : public gpu::GemmLibrary {
                  "cublasLtMatmulDescSetAttribute");
   }
 
+#if KTUNE_LT_BLOCK_SCALED
   // The plan of c's shape: made on first use, its algorithm cuBLASLt's heuristic's first choice
   // for this workspace (what torch._scaled_mm runs).
   const LtBlockScaledPlan& lt_plan(const gpu::BlockScaledCall& c) {
@@ -211,6 +210,7 @@ class Cublas final : public gpu::GemmLibrary {
     p.algo = found.algo;
     return plans_.emplace(key, std::move(p)).first->second;
   }
+#endif
 
   std::shared_ptr<gpu::DeviceApi> api_;
   int generation_;
