@@ -617,16 +617,18 @@ struct KernelSpecReader {
     if (const auto& r = s.check_.region)
       for (const auto* list : {&r->dims, &r->begin, &r->end})
         for (const auto& e : *list) check(e, "check.region", all);
-    if (const auto kind = dialect.references.find(s.reference_.kind); kind != dialect.references.end())
-      for (const auto& key : kind->second.expressions)
-        if (const auto it = s.reference_.fields.find(key); it != s.reference_.fields.end())
-          check(it->second, "reference." + key, all);
-    if (const auto kind = dialect.baselines.find(s.baseline_.kind); kind != dialect.baselines.end()) {
-      for (const auto& key : kind->second.expressions)
-        if (const auto it = s.baseline_.fields.find(key); it != s.baseline_.fields.end())
-          check(it->second, "baseline." + key, all);
-      check(s.baseline_.when, "baseline.when", kNowhere);
-    }
+    // A library call's expression fields (a reference's or the baseline's, of the dialect's kinds).
+    const auto call_fields = [&](const std::map<std::string, SpecDialect::ReferenceKind>& kinds,
+                                 const std::string& kind, const std::map<std::string, std::string>& fields,
+                                 const std::string& where) {
+      const auto k = kinds.find(kind);
+      if (k == kinds.end()) return;
+      for (const auto& key : k->second.expressions)
+        if (const auto it = fields.find(key); it != fields.end()) check(it->second, where + "." + key, all);
+    };
+    call_fields(dialect.references, s.reference_.kind, s.reference_.fields, "reference");
+    call_fields(dialect.baselines, s.baseline_.kind, s.baseline_.fields, "baseline");
+    check(s.baseline_.when, "baseline.when", kNowhere);
   }
 };
 

@@ -170,9 +170,12 @@ class TestCompareRuns : public QObject {
       if (s.key == agree) {
         QVERIFY2(!verdict.contains(QStringLiteral("clocks")) && !tip.contains(QStringLiteral("MHz")), qPrintable(tip));
         QVERIFY(ratioTip.isEmpty());
+        QVERIFY(!model.data(model.index(row, RunCompareModel::RatioColumn), Qt::ForegroundRole).isValid());
         ++quiet;
       } else {
         QVERIFY2(verdict.endsWith(QStringLiteral(" (clocks differ)")), qPrintable(verdict));
+        QCOMPARE(model.data(model.index(row, RunCompareModel::RatioColumn), Qt::ForegroundRole).value<QColor>(),
+                 diffClassColor(DiffClass::NotComparable));
         for (const QString& t : {tip, ratioTip})
           QVERIFY2(t.contains(QStringLiteral("The other run measured at 1980 MHz, this run at 1425 MHz")),
                    qPrintable(t));

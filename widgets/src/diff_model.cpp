@@ -2,7 +2,6 @@
 
 #include <QIcon>
 
-#include "ktune/conditions.h"
 #include "ktune/stats.h"
 #include "ktune/widgets/qt_types.h"
 #include "ktune/widgets/trials_model.h"
@@ -113,9 +112,7 @@ QString DiffModel::comparedText(const DiffEntry& e) {
 QString DiffModel::conditionsText(const DiffEntry& e) {
   if (e.conditions_note.empty()) return {};
   // The core's sentence as the CLI prints it, so that both front ends say the same.
-  QString note = coreText(e.conditions_note);
-  note[0] = note[0].toUpper();
-  return tr("%1. Re-measure times both configs side by side, at one clock.").arg(note);
+  return tr("%1. Re-measure times both configs side by side, at one clock.").arg(coreSentence(e.conditions_note));
 }
 
 QVariant DiffModel::toolTip(const DiffEntry& e, int column) const {

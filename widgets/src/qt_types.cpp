@@ -62,6 +62,12 @@ QString coreText(const std::string& text) {
   return qstr(text).replace(us, QStringLiteral("\\1 µs"));
 }
 
+QString coreSentence(const std::string& text) {
+  QString s = coreText(text);
+  if (!s.isEmpty()) s[0] = s[0].toUpper();
+  return s;
+}
+
 QString formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("–");
   if (seconds < 60) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);

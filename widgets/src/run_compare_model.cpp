@@ -81,9 +81,8 @@ QString RunCompareModel::verdictText(const ComparedShape& s) const {
 
 QString RunCompareModel::conditionsText(const ComparedShape& s) {
   if (s.conditions_note.empty()) return {};
-  QString note = coreText(s.conditions_note);
-  note[0] = note[0].toUpper();
-  return tr("%1. Runs compare their configs alone only where they ran at one clock.").arg(note);
+  return tr("%1. Runs compare their configs alone only where they ran at one clock.")
+      .arg(coreSentence(s.conditions_note));
 }
 
 QVariant RunCompareModel::toolTip(int row, int column) const {
@@ -151,6 +150,8 @@ QVariant RunCompareModel::data(const QModelIndex& index, int role) const {
       return toolTip(index.row(), column);
     case Qt::ForegroundRole:
       if (column == VerdictColumn) return s.both() ? diffClassColor(s.cls) : kAlone;
+      // As on the Apply page: a ratio that carries the clocks reads in the colour of numbers that do not compare.
+      if (column == RatioColumn && !s.conditions_note.empty()) return diffClassColor(DiffClass::NotComparable);
       return flaggedCell ? QVariant(flaggedColor()) : QVariant();
     case Qt::DecorationRole:
       return flaggedIcon(flaggedCell);

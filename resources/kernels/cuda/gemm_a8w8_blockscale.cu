@@ -377,8 +377,9 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], Out* __restrict
 // the consumers store the last one's tile. A cluster (consecutive blocks) takes items as one
 // block would, each block multiplying its rows of the tile by the same W: each loads its A and
 // half of W, which TMA multicasts into both blocks' stages (a quarter less traffic from L2 into
-// the SMs, which bounds 128 x 128 tiles of fp8: 32 KiB a K block for 4 MFLOP), and a stage goes
-// back to the producers once both blocks' consumers are done with it.
+// the SMs: 24 KiB a K block of a 128 x 128 tile where it was 32; on an H200 that moved times by
+// about 1 %, RESULTS.md section 14), and a stage goes back to the producers once both blocks'
+// consumers are done with it.
 extern "C" __global__ void __launch_bounds__(THREADS, 1) KT_CLUSTER_DIMS(CLUSTER)
     gemm_a8w8_blockscale(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
                          const float* __restrict__ a_scale, const float* __restrict__ b_scale, Out* __restrict__ y,

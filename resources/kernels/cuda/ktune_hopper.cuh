@@ -220,11 +220,11 @@ __device__ __forceinline__ void sts_f32(u32 addr, float v) {
 
 // ---- clusters: blocks that load into each other's shared memory ----
 
-// A kernel's attribute for clusters of n blocks along x (2, 4), nothing for n = 1: that kernel
-// launches as any other. KT_CLUSTER_DIMS(CLUSTER) expands the define before pasting.
+// A kernel's attribute for clusters of n blocks along x (2, the only size the kernels use), nothing
+// for n = 1: that kernel launches as any other. KT_CLUSTER_DIMS(CLUSTER) expands the define before
+// pasting.
 #define KT_CLUSTER_DIMS_1
 #define KT_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)
-#define KT_CLUSTER_DIMS_4 __cluster_dims__(4, 1, 1)
 #define KT_CLUSTER_DIMS_PASTE(n) KT_CLUSTER_DIMS_##n
 #define KT_CLUSTER_DIMS(n) KT_CLUSTER_DIMS_PASTE(n)
 

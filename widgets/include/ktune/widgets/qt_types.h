@@ -36,6 +36,8 @@ QString statusLabel(TrialStatus status);
 QString formatNs(double ns);
 // A sentence of the core's (describe_flags), with its times spelled as formatNs spells them.
 QString coreText(const std::string& text);
+// coreText of a clause of the core's ("old measured at 1980 MHz, ..."), begun as a sentence.
+QString coreSentence(const std::string& text);
 QString formatDuration(double seconds);  // "1 h 02 min", "3 min 05 s", "12.4 s"
 // The text a hover or detail panel shows for one trial; `config` replaces the config's key
 // (TrialsModel::configText, which shows string parameters as strings).
