@@ -9,6 +9,7 @@
 #include <QTableView>
 #include <QtTest>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "document_fixture.h"
 #include "ktune/backends.h"
@@ -184,6 +185,34 @@ class TestCompareRuns : public QObject {
     }
     QCOMPARE(quiet, 1);
     QCOMPARE(marked, 1);
+  }
+
+  // On the page: the verdict column shows its marker whole, the status line counts such shapes,
+  // and the selected shape's note stands above its configs.
+  void clocksApartAreSaidOnThePanel() {
+    const auto clocked = [&](const fs::path& from, const std::string& name, double mhz) {
+      const fs::path to = fs::path(sstr(tmp_.path())) / name;
+      fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+      nlohmann::json results = nlohmann::json::parse(std::ifstream(to / "results.json"));
+      for (auto& r : results["results"]) r["conditions"] = {{"sm_clock_mhz", mhz}};
+      std::ofstream(to / "results.json") << results.dump(1);
+      return to;
+    };
+    const auto doc = open(clocked(after_, "after_hot", 1425));
+    QVERIFY(doc);
+    DiffPage page(doc.get());
+    QVERIFY(compareWith(page, clocked(before_, "before_cool", 1980)));
+    const RunComparePanel* panel = page.comparePanel();
+    QVERIFY2(panel->statusText().contains(QStringLiteral("2 compare numbers taken at SM clocks apart")),
+             qPrintable(panel->statusText()));
+    QVERIFY2(panel->configTitle().contains(QStringLiteral("The other run measured at 1980 MHz, this run at 1425 MHz")),
+             qPrintable(panel->configTitle()));
+    // The marker is not cut off: the column is as wide as its longest verdict.
+    const RunCompareModel* model = panel->model();
+    const QString verdict = model->data(model->index(1, RunCompareModel::VerdictColumn), Qt::DisplayRole).toString();
+    QVERIFY2(verdict.endsWith(QStringLiteral(" (clocks differ)")), qPrintable(verdict));
+    QVERIFY(panel->table()->columnWidth(RunCompareModel::VerdictColumn) >=
+            panel->table()->fontMetrics().horizontalAdvance(verdict));
   }
 
   // A run of another family is not compared shape by shape: the page says which families.

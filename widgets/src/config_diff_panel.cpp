@@ -5,6 +5,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "ktune/widgets/diff_model.h"
+
 namespace ktune::gui {
 
 ConfigDiffPanel::ConfigDiffPanel(const QString& viewName, QWidget* parent) : QWidget(parent) {
@@ -35,8 +37,11 @@ int ConfigDiffPanel::setChanges(std::vector<ParameterChange> changes) {
   return model_.changedCount();
 }
 
-void ConfigDiffPanel::setTitle(const QString& html, const QString& toolTip) {
-  title_->setText(html);
+void ConfigDiffPanel::setTitle(const QString& html, const QString& toolTip, const QString& note) {
+  title_->setText(note.isEmpty()
+                      ? html
+                      : html + QStringLiteral("<p style='color:%1'>%2</p>")
+                                   .arg(diffClassColor(DiffClass::NotComparable).name(), note.toHtmlEscaped()));
   title_->setToolTip(toolTip);
 }
 

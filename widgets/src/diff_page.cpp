@@ -410,10 +410,7 @@ void DiffPage::showConfigDiff(int row) {
                   : changed == 1 ? tr("<b>%1</b>: 1 parameter changed (≠)").arg(label)
                                  : tr("<b>%1</b>: %2 parameters changed (≠)").arg(label).arg(changed);
   // The selected row's clock note in full, where it can be read without hovering over the cell.
-  if (const QString clocks = DiffModel::conditionsText(e); !clocks.isEmpty())
-    title += QStringLiteral("<p style='color:%1'>%2</p>")
-                 .arg(diffClassColor(DiffClass::NotComparable).name(), clocks.toHtmlEscaped());
-  configPanel_->setTitle(title, model_.keyLabels().toolTip(e.key));
+  configPanel_->setTitle(title, model_.keyLabels().toolTip(e.key), DiffModel::conditionsText(e));
 }
 
 }  // namespace ktune::gui

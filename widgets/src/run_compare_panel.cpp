@@ -69,6 +69,10 @@ RunComparePanel::RunComparePanel(RunDocument* document, QWidget* parent) : QWidg
   // A new comparison opens on its first shape that both runs have: its two configs side by side.
   connect(&model_, &QAbstractItemModel::modelReset, this, [this] {
     table_->resizeColumnToContents(RunCompareModel::KeyColumn);
+    // "same within noise (±2.0 %) (clocks differ)" whole; 170 px where every verdict is short.
+    table_->resizeColumnToContents(RunCompareModel::VerdictColumn);
+    table_->setColumnWidth(RunCompareModel::VerdictColumn,
+                           std::max(170, table_->columnWidth(RunCompareModel::VerdictColumn)));
     const auto& shapes = model_.comparison().shapes;
     const auto both = std::find_if(shapes.begin(), shapes.end(), [](const ComparedShape& s) { return s.both(); });
     const int row = shapes.empty() ? -1 : both == shapes.end() ? 0 : static_cast<int>(both - shapes.begin());
@@ -150,6 +154,9 @@ QString RunComparePanel::summary() const {
                      .arg(counts[static_cast<int>(DiffClass::Same)]);
   if (const int n = counts[static_cast<int>(DiffClass::NotComparable)])
     text += tr(", not comparable on %1 (measured with another method)").arg(n);
+  if (const auto n = std::count_if(c.shapes.begin(), c.shapes.end(),
+                                   [](const ComparedShape& s) { return !s.conditions_note.empty(); }))
+    text += tr("; %1 compare numbers taken at SM clocks apart (\"clocks differ\")").arg(n);
   text += tr("; %1 only in this run, %2 only in %3. A comparison: nothing here is written to the registry.")
               .arg(c.only_run)
               .arg(c.only_other)
@@ -168,7 +175,7 @@ void RunComparePanel::showConfigDiff(int row) {
   configPanel_->setTitle(!s.both()      ? tr("<b>%1</b>: %2").arg(label, model_.verdictText(s))
                          : changed == 0 ? tr("<b>%1</b>: the same config").arg(label)
                                         : tr("<b>%1</b>: %2 parameter(s) differ (≠)").arg(label).arg(changed),
-                         model_.keyLabels().toolTip(s.key));
+                         model_.keyLabels().toolTip(s.key), RunCompareModel::conditionsText(s));
 }
 
 void RunComparePanel::showMessage(const QString& text, bool error) { showStatus(status_, text, error); }
@@ -176,6 +183,7 @@ void RunComparePanel::showMessage(const QString& text, bool error) { showStatus(
 const ConfigDiffModel* RunComparePanel::configDiff() const { return configPanel_->model(); }
 
 QString RunComparePanel::titleText() const { return title_->text(); }
+QString RunComparePanel::configTitle() const { return configPanel_->titleText(); }
 QString RunComparePanel::statusText() const { return status_->text(); }
 
 }  // namespace ktune::gui

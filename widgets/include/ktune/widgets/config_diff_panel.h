@@ -24,7 +24,9 @@ class ConfigDiffPanel : public QWidget {
   void clear(const QString& prompt);
   // A row's parameters; returns how many differ, for the title the caller sets next.
   int setChanges(std::vector<ParameterChange> changes);
-  void setTitle(const QString& html, const QString& toolTip);
+  // `note` (plain text, e.g. a verdict's clock note) goes below the title in full, in the colour
+  // of numbers that do not compare, where it is read without hovering.
+  void setTitle(const QString& html, const QString& toolTip, const QString& note = {});
   QString titleText() const;
 
  private:

@@ -34,8 +34,9 @@ class RunComparePanel : public QWidget {
   const RunCompareModel* model() const { return &model_; }
   const ConfigDiffModel* configDiff() const;
   QTableView* table() const { return table_; }
-  QString titleText() const;   // which two runs, with their devices, methods and dates
-  QString statusText() const;  // what the comparison found, or why there is none
+  QString titleText() const;    // which two runs, with their devices, methods and dates
+  QString configTitle() const;  // above the selected shape's configs: what differs, and its clock note
+  QString statusText() const;   // what the comparison found, or why there is none
 
  signals:
   void compared();
