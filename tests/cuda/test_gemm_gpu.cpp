@@ -1,7 +1,7 @@
 // The built-in families against cuBLAS on odd shapes (M = 1, 7, 1000; K and N not multiples
 // of any tile; K needing narrow vectors; more tiles than SMs): gemm in f16 and bf16, qmatmul
-// (w8a16), across the configs their spaces allow, every split-K depth and persistent grid included; both timing methods
-// and the cuBLAS baseline produce times; fresh sessions validate at once, every time.
+// (w8a16), across the configs their spaces allow, every split-K depth, persistent grid and ring deeper than 5 stages
+// included; both timing methods and the cuBLAS baseline produce times; fresh sessions validate at once, every time.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -25,7 +25,8 @@ int main() {
                            {16, 4096, 4096},
                            {7, 520, 1002},
                            {130, 264, 2040},
-                           {2000, 2568, 1000}})  // more tiles than SMs: persistent blocks take one or two
+                           {2000, 2568, 1000},  // more tiles than SMs: persistent blocks take one or two
+                           {128, 4096, 1000}})  // rings of 6 and 8 stages on the unswapped kernel
       problems.push_back(ktune_test::make_problem(
           gemm, {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}, {"dtype", dtype}}));
   for (auto [b, o, i] : {std::tuple{1, 520, 1008}, {7, 1032, 1008}, {1000, 1288, 1008}, {16, 4096, 4096}})
@@ -50,10 +51,11 @@ int main() {
       std::vector<Config> chosen;
       std::set<std::string> covered;
       for (std::size_t i = 0; i < valid.size(); ++i) {
-        const std::string tag =
-            "W" + std::to_string(valid[i].get_or("WGMMA", 0)) + "X" + std::to_string(valid[i].get_or("SWAP_AB", 0)) +
-            "P" + std::to_string(valid[i].get_or("PERSISTENT", 0)) + "S" + std::to_string(valid[i].get("SPLITK")) +
-            "BM" + std::to_string(valid[i].get("BM")) + "BN" + std::to_string(valid[i].get("BN"));
+        const std::string tag = "W" + std::to_string(valid[i].get_or("WGMMA", 0)) + "X" +
+                                std::to_string(valid[i].get_or("SWAP_AB", 0)) + "P" +
+                                std::to_string(valid[i].get_or("PERSISTENT", 0)) + "S" +
+                                std::to_string(valid[i].get("SPLITK")) + (valid[i].get("STAGES") > 5 ? "deep" : "") +
+                                "BM" + std::to_string(valid[i].get("BM")) + "BN" + std::to_string(valid[i].get("BN"));
         if (covered.insert(tag).second) chosen.push_back(valid[i]);
       }
       auto session = gpu.backend->open(gpu.device, family, p, 1234);

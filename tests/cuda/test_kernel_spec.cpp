@@ -255,7 +255,7 @@ void test_pruning_with_h100_properties() {
       wgmma += static_cast<int>(c.get("WGMMA"));
     }
     CHECK(wgmma == static_cast<int>(valid.size()));  // aligned shapes on Hopper: wgmma only
-    CHECK(valid.size() <= 80);                       // the issue's ~72-config tuning budget
+    CHECK(valid.size() <= 100);  // M = 128 with 6- and 8-stage rings: within 10 s cold (bench/cuda/RESULTS.md, 2)
     // An Ampere device gets the mma.sync kernel instead.
     Variables a100 = ctx;
     a100["cc_major"] = 8;
