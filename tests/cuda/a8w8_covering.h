@@ -32,9 +32,12 @@ inline std::vector<ktune::Config> a8w8_covering(const std::vector<ktune::Config>
     const bool stages = covered.insert(a8w8_tag("num_stages", c)).second;
     const bool promote = covered.insert(a8w8_tag("PROMOTE_K", c) + a8w8_tag("OVERLAP", c)).second;
     const bool split = covered.insert(a8w8_tag("SPLITK", c) + a8w8_tag("OVERLAP", c)).second;
-    // PERSISTENT 2 splits the last wave's tiles: every split, as a ragged or empty slice sums.
-    const bool tail_split =
-        covered.insert(a8w8_tag("PERSISTENT", c) + a8w8_tag("SPLITK", c) + a8w8_tag("CLUSTER", c)).second;
+    // PERSISTENT 2 splits the last wave's tiles: every split, as a ragged or empty slice sums, and
+    // for 192-column tiles (a slice's share of their float4 columns is not a power of two).
+    const bool tail_split = covered
+                                .insert(a8w8_tag("PERSISTENT", c) + a8w8_tag("SPLITK", c) + a8w8_tag("CLUSTER", c) +
+                                        (c.get("BLOCK_N") == 192 ? "192" : ""))
+                                .second;
     // int8's warp grids and the warp tiles they cut (fp8's keep one value).
     const bool warps = covered.insert(a8w8_tag("WARPS_M", c) + a8w8_tag("WARPS_N", c)).second;
     const bool warp_tile = covered

@@ -9,12 +9,13 @@
 // TMA copies of each 128-deep K block of A and W into a ring of num_stages buffers,
 // ktune_hopper.cuh, and a second warp copies the block's scales beside them), warpgroups
 // 1..BLOCK_M/64 are consumers, each multiplying its 64 rows of A by the tile's BLOCK_N columns of
-// W with wgmma.m64nNk32 (N = min(BLOCK_N, 128)) straight from shared memory. A K block (128 elements = 128 bytes, one
+// W with wgmma.m64nNk32 (N = BLOCK_N, or 128 twice for 256) straight from shared memory. A K block (128 elements = 128 bytes, one
 // swizzle atom) is one scale block: its four k32 steps accumulate into a temporary, PROMOTE_K deep at a time (128:
 // DeepGEMM's four steps; 32: every step, as Triton's max_num_imprecise_acc=0), which is multiplied by the two scales
 // and added to the f32 accumulators in registers, since Hopper accumulates fp8 products in reduced precision: the
-// longer the run, the larger the error. A 256-column tile is two 128-column chunks, one weight scale each, one after
-// the other (a 128-float temporary would not fit in registers next to 128 accumulators). OVERLAP 1 keeps two
+// longer the run, the larger the error. A 256-column tile is two 128-column chunks, one after the other (a 128-float
+// temporary would not fit in registers next to 128 accumulators). Each 8 columns take their weight scale block's
+// scale: a 192-column tile (N = 2112 is 11 of them, 24576 is 128: whole tiles, one wave) spans two scale blocks. OVERLAP 1 keeps two
 // temporaries and issues the next run before scaling the last, so the tensor cores never wait for the scaling (k_loop).
 // TMA zero-fills rows past M and N; K is a multiple of 128 (a shape rule), so no K tail. SPLITK > 1 (tiles that do not
 // fill the GPU): each K slice of a tile is a work item that sums its K blocks into f32 partials of its own, and a
@@ -86,14 +87,15 @@ __device__ __forceinline__ void store_pair(T* __restrict__ y, int M, int N, int 
 #define STAGES num_stages
 #define CONSUMERS (BM / 64)
 #define THREADS ((CONSUMERS + 1) * 128)
-#define CN (BN < 128 ? BN : 128)  // columns of one wgmma chunk: one weight scale block at most
+#define CN (BN == 256 ? 128 : BN)  // columns of one wgmma chunk
+#define NB ((BN + 127) / 128)      // weight scale blocks a tile spans (n0 is a multiple of 128 or, BN 64 and 192, of 64)
 #define A_BYTES (BM * 128)        // a stage of A: BM rows of 128 codes
 #define B_BYTES (BN * 128)        // of W: BN rows of 128 codes
 #define RUNS (128 / PROMOTE_K)    // promotion runs a chunk of a K block
 #define UNITS ((BN / CN) * RUNS)  // runs a K block: the unit that is issued, waited for and promoted
 static_assert(STAGES >= 2, "the ring needs two stages");
 static_assert(BM == 64 || BM == 128, "64 rows per consumer warpgroup, one or two of them");
-static_assert(BN == 64 || BN == 128 || BN == 256, "64 or 128 columns divide a weight scale block; 256 is two");
+static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "wgmma's N: 64 to 192, or 256 as two chunks of 128");
 static_assert(SPLITK >= 1, "K slices");
 static_assert(PROMOTE_K == 32 || PROMOTE_K == 64 || PROMOTE_K == 128, "whole k32 steps of one scale block");
 static_assert(OVERLAP == 0 || BN <= 128, "two partial sums of 64 floats beside 128 accumulators exceed 232 registers");
@@ -161,14 +163,20 @@ __device__ __forceinline__ void issue_run(float (&part)[CN / 2], u32 a_rows, u32
   wgmma_commit();
 }
 
-// acc[chunk's columns] += part * a_scale of the row * the chunk's weight scale; the thread's rows
-// are r and r + 8 (wgmma_pairs' layout), their scales sa[0] and sa[1].
-__device__ __forceinline__ void promote(float* acc, const float (&part)[CN / 2], const float (&sa)[2], float sb) {
+// acc[chunk's columns] += part * a_scale of the row * the column's weight scale; the thread's rows
+// are r and r + 8 (wgmma_pairs' layout), their scales sa[0] and sa[1]. col0: the chunk's first
+// column counted from the tile's first weight scale block (sb[0]'s), a constant but for tiles of
+// 64 and 192 columns.
+__device__ __forceinline__ void promote(float* acc, const float (&part)[CN / 2], const float (&sa)[2],
+                                        const float (&sb)[NB], int col0) {
 #pragma unroll
   for (int j = 0; j < CN / 8; ++j)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float s = sa[h] * sb;
+      float b = sb[0];
+      if constexpr (NB > 1)
+        if (col0 + 8 * j >= SCALE_BLOCK) b = sb[1];  // a select, not an index into registers
+      const float s = sa[h] * b;
       acc[4 * j + 2 * h] += part[4 * j + 2 * h] * s;
       acc[4 * j + 2 * h + 1] += part[4 * j + 2 * h + 1] * s;
     }
@@ -179,7 +187,7 @@ __device__ __forceinline__ void promote(float* acc, const float (&part)[CN / 2],
 // would otherwise queue behind the consumers' stores and stall their K loop).
 #define SCALES (BM + 4)  // floats a stage (16-byte aligned)
 struct Scales {
-  float a[2], b[BN / CN];
+  float a[2], b[NB];
 };
 // This thread's rows (r and r + 8 of its consumer's 64: wgmma_pairs' layout) from stage slot `at`.
 __device__ __forceinline__ Scales read_scales(u32 at, int rows) {
@@ -187,7 +195,7 @@ __device__ __forceinline__ Scales read_scales(u32 at, int rows) {
   sc.a[0] = lds_f32(at + 4 * rows);
   sc.a[1] = lds_f32(at + 4 * (rows + 8));
 #pragma unroll
-  for (int c = 0; c < BN / CN; ++c) sc.b[c] = lds_f32(at + 4 * (BM + c));
+  for (int c = 0; c < NB; ++c) sc.b[c] = lds_f32(at + 4 * (BM + c));
   return sc;
 }
 
@@ -198,9 +206,11 @@ __device__ __forceinline__ Scales read_scales(u32 at, int rows) {
 // blocks an iteration so that which partial sum and which scales a run uses are known when
 // compiling. A block's scales are read before its first run is issued: the stage goes back to
 // the producer only once that run is done, which needs every warp of the warpgroup to issue it.
+// n0: the tile's first column.
 template <class Ring>
 __device__ __forceinline__ void k_loop(float (&acc)[BN / 2], const Ring& ring, int g, int kbs, u32 a_base, u32 sB,
-                                       u32 sS, int rows, bool leader) {
+                                       u32 sS, int rows, bool leader, int n0) {
+  const int off = BN % SCALE_BLOCK ? n0 % SCALE_BLOCK : 0;  // the tile's offset in its first scale block
   float part[OVERLAP + 1][CN / 2];
   Scales sc[2];
   const auto a_at = [&](int gi) { return a_base + (gi % STAGES) * A_BYTES; };
@@ -239,7 +249,7 @@ __device__ __forceinline__ void k_loop(float (&acc)[BN / 2], const Ring& ring, i
       }
       wgmma_fence_operands(cur);
       if (unit == UNITS - 1) ring.release(gi, leader);
-      promote(acc + (unit / RUNS) * (CN / 2), cur, sc[j].a, sc[j].b[unit / RUNS]);
+      promote(acc + (unit / RUNS) * (CN / 2), cur, sc[j].a, sc[j].b, off + (unit / RUNS) * CN);
     }
   }
   if (OVERLAP) wgmma_wait<0>();
@@ -257,7 +267,7 @@ __device__ __forceinline__ void produce_scales(const TmaRing<STAGES, CLUSTER>& r
 #pragma unroll
   for (int i = 0; i < BM / 32; ++i)
     a_col[i] = it.m0 + lane + 32 * i < M ? a_scale + (long)(it.m0 + lane + 32 * i) * kb_count + it.kb0 : nullptr;
-  const float* b_col = b_scale + (long)min(it.n0 / SCALE_BLOCK + lane % (BN / CN), nb_count - 1) * kb_count + it.kb0;
+  const float* b_col = b_scale + (long)min(it.n0 / SCALE_BLOCK + lane % NB, nb_count - 1) * kb_count + it.kb0;
   float va[BM / 32], vb = 0.f;
   const auto load = [&](int i) {
 #pragma unroll
@@ -270,7 +280,7 @@ __device__ __forceinline__ void produce_scales(const TmaRing<STAGES, CLUSTER>& r
     const u32 at = sS + (g % STAGES) * SCALES * 4;
 #pragma unroll
     for (int r = 0; r < BM / 32; ++r) sts_f32(at + 4 * (lane + 32 * r), va[r]);
-    if (lane < BN / CN) sts_f32(at + 4 * (BM + lane), vb);
+    if (lane < NB) sts_f32(at + 4 * (BM + lane), vb);
     mbar_arrive(ring.full(g % STAGES));
     if (i + 1 < it.kbs) load(i + 1);
   }
@@ -437,7 +447,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) KT_CLUSTER_DIMS(CLUSTER
     float acc[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-    k_loop(acc, ring, g, it.kbs, a_base, sB, sS, rows, tid % 128 == 0);
+    k_loop(acc, ring, g, it.kbs, a_base, sB, sS, rows, tid % 128 == 0, it.n0);
     g += it.kbs;
     store_tile(acc, y, ws, arrivals, it, it.m0 + (wg - 1) * 64, M, N, wg);
   }

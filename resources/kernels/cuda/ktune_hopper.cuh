@@ -62,12 +62,15 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[K]) {
 #define KT_WG_D16 "{" KT_WG_G0 ", " KT_WG_G1 "}"
 #define KT_WG_D32 "{" KT_WG_G0 ", " KT_WG_G1 ", " KT_WG_G2 ", " KT_WG_G3 "}"
 #define KT_WG_D64 "{" KT_WG_G0 ", " KT_WG_G1 ", " KT_WG_G2 ", " KT_WG_G3 ", " KT_WG_G4 ", " KT_WG_G5 ", " KT_WG_G6 ", " KT_WG_G7 "}"
+#define KT_WG_D96 "{" KT_WG_G0 ", " KT_WG_G1 ", " KT_WG_G2 ", " KT_WG_G3 ", " KT_WG_G4 ", " KT_WG_G5 ", " KT_WG_G6 ", " KT_WG_G7 ", " \
+                  KT_WG_G8 ", " KT_WG_G9 ", " KT_WG_G10 ", " KT_WG_G11 "}"
 #define KT_WG_D128 "{" KT_WG_G0 ", " KT_WG_G1 ", " KT_WG_G2 ", " KT_WG_G3 ", " KT_WG_G4 ", " KT_WG_G5 ", " KT_WG_G6 ", " KT_WG_G7 ", " \
                    KT_WG_G8 ", " KT_WG_G9 ", " KT_WG_G10 ", " KT_WG_G11 ", " KT_WG_G12 ", " KT_WG_G13 ", " KT_WG_G14 ", " KT_WG_G15 "}"
 #define KT_WG_ACC8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 #define KT_WG_ACC16(d, i) KT_WG_ACC8(d, i), KT_WG_ACC8(d, i + 8)
 #define KT_WG_ACC32(d, i) KT_WG_ACC16(d, i), KT_WG_ACC16(d, i + 16)
 #define KT_WG_ACC64(d, i) KT_WG_ACC32(d, i), KT_WG_ACC32(d, i + 32)
+#define KT_WG_ACC96(d, i) KT_WG_ACC64(d, i), KT_WG_ACC32(d, i + 64)
 #define KT_WG_ACC128(d, i) KT_WG_ACC64(d, i), KT_WG_ACC64(d, i + 64)
 
 // wgmma<Bf16, TransA, TransB>(d, da, db): both operands in shared memory (descriptors); the
@@ -116,6 +119,7 @@ KT_WGMMA_SHAPE(128, 256, 128, 129, 130, 131, 128, 129, 130, 131, 132, 133)
   }
 KT_WGMMA_E4M3(32, 64, 32, 33, 34)
 KT_WGMMA_E4M3(64, 128, 64, 65, 66)
+KT_WGMMA_E4M3(96, 192, 96, 97, 98)
 // clang-format on
 #undef KT_WGMMA_SHAPE
 #undef KT_WGMMA_E4M3
