@@ -3,7 +3,6 @@
 // impossible registry latencies, constraints that evaluate to NaN, spaces and shape lists too
 // large to enumerate, and user spaces that do not fit the family. The inputs the fuzz targets
 // (tests/fuzz) found are kept here too, as literals.
-#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <filesystem>
@@ -379,13 +378,12 @@ class TestBadInput : public QObject {
   void spaceTooLargeIsRefusedBeforeEnumerating() {
     std::vector<ParamValue> many(100000);
     for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<ParamValue>(i + 1);
+    // 2e10 configs: refused from the parameters' sizes. Enumerating them first would not end before
+    // Qt Test's watchdog (QTEST_FUNCTION_TIMEOUT) fails the test, on any host; no timing is asserted.
     const SearchSpace s({{"A", many, ""}, {"B", many, ""}, {"C", {1, 2}, ""}}, {});
-    QElapsedTimer t;
-    t.start();
     const std::string err = input_error_of([&] { s.prune_report({}); });
     QVERIFY2(contains(err, "10000000") && contains(err, "A (100000 values), B (100000 values)"), err.c_str());
     QVERIFY(input_error_of([&] { s.enumerate({}); }) == err);
-    QVERIFY(t.elapsed() < 2000);
     // At the cap it is still enumerated.
     std::vector<ParamValue> thousand(many.begin(), many.begin() + 1000);
     QCOMPARE(SearchSpace({{"A", thousand, ""}, {"B", thousand, ""}}, {}).prune_report({}).total,
@@ -410,12 +408,11 @@ class TestBadInput : public QObject {
     const KernelFamily f = family_of(cpu_gemm_space());
     std::string m = "M=1";
     for (int i = 2; i <= 100000; ++i) m += "," + std::to_string(i);
-    QElapsedTimer t;
-    t.start();
-    const std::string err = input_error_of([&] { expand_shape(f, m + " N=64 K=64"); });
+    // 1e10 problems with N's list as long: refused from the lists' lengths (expanding them first would
+    // run into Qt Test's watchdog).
+    const std::string err = input_error_of([&] { expand_shape(f, m + " N=" + m.substr(2) + " K=64"); });
     QVERIFY2(contains(err, "more than 10000 problems"), err.c_str());
     QVERIFY2(err.size() < 400, err.c_str());  // quotes the start of the shape, not its 600 kB
-    QVERIFY(t.elapsed() < 2000);
     QCOMPARE(expand_shape(f, "M=1,2,3,4,5,6,7,8,9,10 N=1,2,3,4,5,6,7,8,9,10 K=1,2,3,4,5,6,7,8,9,10").size(),
              std::size_t(1000));
   }
