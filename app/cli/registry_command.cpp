@@ -250,7 +250,9 @@ CLI::App* add_lookup_command(CLI::App& app, LookupArgs& a) {
   auto* lookup = app.add_subcommand(
       "lookup",
       "Look a shape up in the registry as serving code would: the exact key (the local shape, whatever --tp-size tuned "
-      "it), else the nearest tuned bucket (M rounded up to the next tuned M, else the largest tuned M below), else the "
+      "it), else the nearest tuned bucket (M rounded up to the next tuned M, else the largest tuned M below) whose "
+      "config "
+      "can launch there, else the "
       "family default (the most common best config of the device's entries that the family's constraints allow there); "
       "warns naming the missing key and the command that tunes it, and when the entry was measured with other "
       "driver/toolkit/compiler versions than this machine's. A family tuned through a worker (`tune --worker`) is read "

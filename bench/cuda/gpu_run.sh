@@ -45,14 +45,14 @@ for s in "${stages[@]}"; do
           --shape "n=16777216" --no-save &&
         timeout 120 build-gpu/app/cli/ktune tune --backend cuda qmatmul --shape "batch=16 out=28672 in=4096" \
           --tp-size 2 --tp-split-dim out --no-save; } 2>&1 | tee "$LOG/cli.log" ;;
-    registry)  # refresh the shipped H100 registry: tune its keys, apply what is new or faster
+    registry)  # refresh the shipped registry of this GPU: tune its keys, apply what is new or faster (every device file to the logs)
       cmake --build build-gpu --target ktune >"$LOG/build_cli.log" 2>&1 || { tail -20 "$LOG/build_cli.log"; exit 1; }
       rm -rf /tmp/ktune_reg && mkdir -p /tmp/ktune_reg/cuda && cp tuned_data/cuda/*.json /tmp/ktune_reg/cuda/
       { timeout 200 build-gpu/app/cli/ktune tune gemm --backend cuda --shape "M=1,16,128,1024,4096 N=4096 K=4096" \
-          --shape "M=16 N=14336 K=4096" --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name h100_gemm &&
+          --shape "M=16 N=14336 K=4096" --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name registry_gemm &&
         timeout 200 build-gpu/app/cli/ktune tune qmatmul --backend cuda --shape "batch=16,128 out=4096,14336 in=4096" \
-          --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name h100_qmatmul; } 2>&1 | tail -40 | tee "$LOG/registry.log"
-      cp /tmp/ktune_reg/cuda/nvidia-h100-80gb-hbm3.json "$LOG/" ;;
+          --registry /tmp/ktune_reg --update-registry --output-dir /tmp/ktune_runs --run-name registry_qmatmul; } 2>&1 | tee "$LOG/registry.log" | tail -40
+      cp /tmp/ktune_reg/cuda/*.json "$LOG/" ;;
     failures) timeout 120 build-gpu/tests/cuda/cuda_test_failures_gpu 2>&1 | tee "$LOG/failures.log" ;;
     isolate)  # issue 11: the faults spec in a worker child (the default), gemm isolated vs in process
       k=build-gpu/app/cli/ktune

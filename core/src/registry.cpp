@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "ktune/error.h"
@@ -191,17 +193,17 @@ Config completed(const Config& c, const KernelFamily& family) {
   return in_space_order(out, family.default_space);
 }
 
-// The key of the tuned problem nearest to `problem` along the bucket field, among the entries
-// whose other fields are the same: the next tuned value up, else the largest below.
-std::string nearest_bucket(const std::map<std::string, RegistryEntry>& keys, const std::string& family,
-                           const std::string& field, const Problem& problem) {
+// The keys of the tuned problems whose other fields are those of `problem`, nearest first along
+// the bucket field: the tuned values above it upwards, then those below it downwards.
+std::vector<std::string> nearest_buckets(const std::map<std::string, RegistryEntry>& keys, const std::string& family,
+                                         const std::string& field, const Problem& problem) {
   std::int64_t want = 0;
   try {
     want = problem.num(field);
   } catch (const InputError&) {
     return {};  // a text value (not a size) has no bucket
   }
-  std::optional<std::pair<std::int64_t, std::string>> above, below;
+  std::vector<std::pair<std::int64_t, std::string>> above, below;
   for (const auto& [key, e] : keys) {
     Problem p;
     try {
@@ -224,12 +226,61 @@ std::string nearest_bucket(const std::map<std::string, RegistryEntry>& keys, con
           same = false;
         }
     }
-    if (!same) continue;
-    if (v >= want && (!above || v < above->first)) above = {v, key};
-    if (v < want && (!below || v > below->first)) below = {v, key};
+    if (same) (v >= want ? above : below).emplace_back(v, key);
   }
-  return above ? above->second : below ? below->second : std::string();
+  std::sort(above.begin(), above.end());
+  std::sort(below.rbegin(), below.rend());
+  std::vector<std::string> out;
+  for (const auto* side : {&above, &below})
+    for (const auto& [v, key] : *side) out.push_back(key);
+  return out;
 }
+
+// The family's constraints for one problem on the serving device, where its properties are known.
+class ProblemConstraints {
+ public:
+  ProblemConstraints(const KernelFamily& family, const Problem& problem, const Variables& device)
+      : family_(family), vars_(device) {
+    if (device.empty()) {
+      unchecked_ = "its properties are unknown here";
+      return;
+    }
+    try {
+      for (const auto& [k, v] : family.variables(problem)) vars_[k] = v;
+      // A property the constraints read but the device lacks would prune every config.
+      if (const auto issues = family.default_space.check(vars_); !issues.empty()) unchecked_ = issues.front().message;
+    } catch (const InputError& e) {
+      unchecked_ = e.what();
+    }
+  }
+  bool checkable() const { return unchecked_.empty(); }
+  const Variables& vars() const { return vars_; }
+  // Why the constraints do not allow `c` here; nothing where they do or cannot be checked.
+  std::optional<std::string> ruled_out(const Config& c) const { return violated(family_.default_space, c); }
+  // Why `c` cannot launch here (the spec's derived limits: shared memory, threads, clusters).
+  std::optional<std::string> cannot_launch(const Config& c) const {
+    return family_.launch_limits.empty()
+               ? std::nullopt
+               : violated(SearchSpace(family_.default_space.parameters(), family_.launch_limits), c);
+  }
+  std::optional<std::string> violated(const SearchSpace& space, const Config& c) const {
+    if (!checkable()) return std::nullopt;
+    try {
+      return space.violated(completed(c, family_), vars_);
+    } catch (const InputError& e) {
+      return std::string(e.what());  // a constraint that cannot be evaluated for it does not allow it
+    }
+  }
+  // For a warning: that the pick was not checked, and why; empty where it was.
+  std::string not_checked() const {
+    return checkable() ? "" : " (not checked against the device's constraints: " + unchecked_ + ")";
+  }
+
+ private:
+  const KernelFamily& family_;
+  Variables vars_;
+  std::string unchecked_;
+};
 
 std::string join_versions(const std::vector<std::pair<std::string, std::string>>& v) {
   std::string out;
@@ -262,48 +313,42 @@ LookupResult Registry::lookup(const KernelFamily& family, const Problem& problem
   };
   if (const RegistryEntry* e = find(family.name, key)) return use(key, e, LookupSource::Exact);
 
-  std::string bucket_key;
+  // Another shape's config, checked against the family's constraints for this problem on this
+  // device where the device is known. A bucket's config that cannot launch here is passed over; one
+  // the space's other constraints prune here (most of them steer the search: tile sizes for M, ring
+  // depths) is used, and the warning names the constraint.
+  const ProblemConstraints constraints(family, problem, context.device);
+  auto allowed = [&](const Config& c) { return !constraints.ruled_out(c).has_value(); };
+  const std::string not_checked = constraints.not_checked();
+  std::string passed_over;  // the nearer buckets' keys and why they were not used
   const auto f = entries_.find(family.name);
   if (f != entries_.end() && !family.bucket_field.empty() && has_field(problem, family.bucket_field))
-    bucket_key = nearest_bucket(f->second, family.name, family.bucket_field, problem);
-  if (!bucket_key.empty()) {
-    use(bucket_key, find(family.name, bucket_key), LookupSource::Bucket);
-    r.warning = "no tuned config for " + family.name + " " + key + " in " + where + "; using the nearest tuned one, " +
-                bucket_key + ". Tune this shape with: " + command;
-    return r;
-  }
+    for (const std::string& bucket_key : nearest_buckets(f->second, family.name, family.bucket_field, problem)) {
+      const RegistryEntry* e = find(family.name, bucket_key);
+      if (const auto why = constraints.cannot_launch(e->config)) {
+        passed_over += "; passed over " + bucket_key + ", whose config cannot launch here (" + *why + ")";
+        continue;
+      }
+      const auto pruned = constraints.ruled_out(e->config);
+      use(bucket_key, e, LookupSource::Bucket);
+      r.warning = "no tuned config for " + family.name + " " + key + " in " + where + "; using the nearest tuned one" +
+                  (passed_over.empty() ? "" : " that can launch") + ", " + bucket_key + not_checked +
+                  (pruned ? " (its config is outside the space a tune of this shape searches: " + *pruned + ")" : "") +
+                  passed_over + ". Tune this shape with: " + command;
+      return r;
+    }
 
   // The family default: aiter's most common best config, if the family's constraints allow it
   // for this problem on this device; else the family's own default, else its first valid config.
-  Variables vars = context.device;
-  std::string unchecked = context.device.empty() ? "its properties are unknown here" : "";
-  if (unchecked.empty()) {
-    try {
-      for (const auto& [k, v] : family.variables(problem)) vars[k] = v;
-      // A property the constraints read but the device lacks would prune every config.
-      if (const auto issues = family.default_space.check(vars); !issues.empty()) unchecked = issues.front().message;
-    } catch (const InputError& e) {
-      unchecked = e.what();
-    }
-  }
-  const bool checkable = unchecked.empty();
-  auto allowed = [&](const Config& c) {
-    if (!checkable) return true;
-    try {
-      return !family.default_space.violated(completed(c, family), vars).has_value();
-    } catch (const InputError&) {
-      return false;  // a constraint that cannot be evaluated for it does not allow it
-    }
-  };
   std::string origin = "the most common best config of " + where;
   std::optional<Config> pick = most_common(family.name, allowed);
   if (!pick && allowed(family.default_config)) {
     pick = family.default_config;
     origin = "the family's default config";
   }
-  if (!pick && checkable) {
+  if (!pick && constraints.checkable()) {
     try {
-      const auto valid = family.default_space.enumerate(vars);
+      const auto valid = family.default_space.enumerate(constraints.vars());
       if (!valid.empty()) pick = valid.front(), origin = "the first config the family's constraints allow";
     } catch (const InputError&) {
     }
@@ -312,10 +357,9 @@ LookupResult Registry::lookup(const KernelFamily& family, const Problem& problem
   r.config = completed(*pick, family);
   r.source = LookupSource::Default;
   r.warning = "no tuned config for " + family.name + " " + key + " nor a tuned bucket of " +
-              (family.bucket_field.empty() ? std::string("it") : family.bucket_field) + " in " + where + "; using " +
-              origin + ", " + r.config.key() +
-              (checkable ? "" : " (not checked against the device's constraints: " + unchecked + ")") +
-              ". Tune it with: " + command;
+              (family.bucket_field.empty() ? std::string("it") : family.bucket_field) +
+              (passed_over.empty() ? "" : " that can launch") + " in " + where + "; using " + origin + ", " +
+              r.config.key() + not_checked + passed_over + ". Tune it with: " + command;
   return r;
 }
 

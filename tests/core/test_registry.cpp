@@ -225,6 +225,51 @@ class TestRegistry : public QObject {
     QCOMPARE(r.config.key(), std::string("BN=32,BM=32"));
   }
 
+  // A bucket's config is checked at the looked-up shape on the serving device: one that cannot
+  // launch there (the spec's derived limits) is passed over; one the space's other constraints
+  // prune there (most steer the search) is used, and the warning names the constraint.
+  void lookupChecksABucketAtTheShapeLookedUp() {
+    Registry reg("cpu", "test-cpu");
+    reg.set("gemm", kKey16, entry(16, 500));
+    reg.set("gemm", "M=64,N=4096,K=4096,dtype=f32", entry(64, 800));
+    KernelFamily fam = gemm_family();
+    fam.key_fields = {{"M"}, {"N"}, {"K"}, {"dtype", false}};
+    fam.launch_limits = {{"BM*BN <= max_tile", "derived: the tile within the device's max_tile"}};
+    fam.default_space = SearchSpace({{"BN", {32, 64}, ""}, {"BM", {8, 16, 32, 64}, ""}},
+                                    {{"BM <= M", "block rows at most M"}, fam.launch_limits.front()});
+    LookupContext ctx;
+    ctx.device = {{"max_tile", 2048}};
+
+    // M = 32: the next tuned M up (64) has a 64 x 64 tile, past max_tile; the one below (16) launches.
+    LookupResult r = reg.lookup(fam, gemm("32"), ctx);
+    QCOMPARE(int(r.source), int(LookupSource::Bucket));
+    QCOMPARE(r.matched_key, kKey16);
+    QVERIFY2(contains(r.warning, "nearest tuned one that can launch, " + kKey16) &&
+                 contains(r.warning, "passed over M=64,N=4096,K=4096,dtype=f32, whose config cannot launch here") &&
+                 contains(r.warning, "max_tile") && !contains(r.warning, "outside the space") &&
+                 !contains(r.warning, "not checked"),
+             r.warning.c_str());
+    // M = 8: M = 16's config launches but its 16 rows are more than a tune of M = 8 would try: used, and said.
+    r = reg.lookup(fam, gemm("8"), ctx);
+    QCOMPARE(r.matched_key, kKey16);
+    QVERIFY2(contains(r.warning, "outside the space a tune of this shape searches") &&
+                 contains(r.warning, "block rows at most M") && !contains(r.warning, "passed over"),
+             r.warning.c_str());
+    // No bucket launches: the default path, naming the buckets it passed over.
+    ctx.device = {{"max_tile", 512}};
+    r = reg.lookup(fam, gemm("32"), ctx);
+    QCOMPARE(int(r.source), int(LookupSource::Default));
+    QVERIFY(r.config.get("BM") * r.config.get("BN") <= 512);
+    QVERIFY2(contains(r.warning, "nor a tuned bucket of M that can launch") &&
+                 contains(r.warning, "passed over " + kKey16) &&
+                 contains(r.warning, "passed over M=64,N=4096,K=4096,dtype=f32"),
+             r.warning.c_str());
+    // Without the device's properties nothing is checked: the nearest bucket, and the warning says so.
+    r = reg.lookup(fam, gemm("32"));
+    QCOMPARE(r.matched_key, std::string("M=64,N=4096,K=4096,dtype=f32"));
+    QVERIFY2(contains(r.warning, "not checked against the device's constraints"), r.warning.c_str());
+  }
+
   void lookupOfTheLocalShapeFindsWhatTpTuned() {
     // Tuned with --tp-size 8 --tp-split-dim out: stored under the local key, tp in metadata.
     Registry reg("cpu", "test-cpu");

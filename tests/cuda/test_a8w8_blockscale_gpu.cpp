@@ -123,6 +123,37 @@ int validate_baseline(const ktune_test::Gpu& gpu, const KernelFamily& family, co
   return validated;
 }
 
+// A PERSISTENT 2 config at a shape its constraints rule out, as a registry's nearest bucket can hand
+// it to serving code: its last wave has more slices than the grid has blocks. tail_reduce waits for
+// all of a tile's slices, so splitting that wave would hang; the kernel takes every tile whole.
+int validate_outside_constraints(const ktune_test::Gpu& gpu, const KernelFamily& family, const Tolerance& tol) {
+  const int sms = static_cast<int>(gpu.device.property("sms")), rows = 3, split = 4;
+  Config c = family.default_config;
+  for (auto [k, v] : {std::pair{"BLOCK_M", 128},
+                      {"BLOCK_N", 128},
+                      {"num_stages", 4},
+                      {"SPLITK", split},
+                      {"PROMOTE_K", 128},
+                      {"PERSISTENT", 2}})
+    c.set(k, v);
+  int cols = sms / rows + 1;  // tiles past one wave, the last wave's slices past the blocks
+  while (rows * cols % sms * split <= sms) ++cols;
+  const Problem p = ktune_test::make_problem(family, {{"M", std::to_string(rows * 128)},
+                                                      {"N", std::to_string(cols * 128 - 40)},
+                                                      {"K", "1152"},
+                                                      {"q_dtype", "fp8_e4m3"},
+                                                      {"out_dtype", "bf16"}});
+  Variables ctx = gpu.device.variables();
+  for (const auto& [name, v] : family.variables(p)) ctx[name] = v;
+  const auto why = family.default_space.violated(c, ctx);
+  CHECK_MSG(why.has_value(), p.key() + " " + c.key() + " should be outside the constraints");
+  auto session = gpu.backend->open(gpu.device, family, p, 2024);
+  const int validated = ktune_test::validate_configs(*session, {c}, tol, p.key(), [](const Config&) { return 2; });
+  std::printf("%s %s, outside the constraints (%s): validated, no hang\n", p.key().c_str(), c.key().c_str(),
+              why ? why->c_str() : "");
+  return validated;
+}
+
 }  // namespace
 
 int main() {
@@ -148,6 +179,7 @@ int main() {
     tol.max_mismatch_fraction = 0.01;
     validated += validate_type(gpu, family, "fp8_e4m3", tol);
     validated += validate_baseline(gpu, family, tol);
+    validated += validate_outside_constraints(gpu, family, tol);
   } else {
     std::printf("fp8 skipped: its kernel is Hopper's (sm_90a wgmma), this is %s\n", arch.c_str());
   }

@@ -106,8 +106,16 @@ static_assert(CLUSTER == 1 || (CLUSTER == 2 && PERSISTENT), "clusters of two per
 #define TILES(M, N) (((M) + TILE_M - 1) / TILE_M * (((N) + BN - 1) / BN))
 #define CLUSTERS (gridDim.x / CLUSTER)
 
-// The tiles a PERSISTENT 2 grid (one block an SM) takes whole: the whole waves'.
-__device__ __forceinline__ int whole_tiles(int tiles) { return PERSISTENT == 2 ? tiles - tiles % CLUSTERS : 0; }
+// The tiles a PERSISTENT 2 grid (one block an SM) takes whole: the whole waves'. Or all of them
+// where the last wave's slices would outnumber the blocks: tail_reduce waits until a tile's slices
+// have all arrived, so they must be resident together. The spec's constraints keep tuned shapes
+// clear of that; this keeps a config used at another shape (a registry's nearest bucket) from
+// hanging there.
+__device__ __forceinline__ int whole_tiles(int tiles) {
+  if (PERSISTENT != 2) return 0;
+  const int tail = tiles % CLUSTERS;
+  return tail * SPLITK <= CLUSTERS ? tiles - tail : tiles;
+}
 
 // Work items: PERSISTENT 0 and 1 have SPLITK of each tile (one, without split-K); PERSISTENT 2
 // the whole waves' tiles, then SPLITK of each of the last wave's. A cluster's blocks take the
