@@ -9,14 +9,15 @@
 // TMA copies of each 128-deep K block of A and W into a ring of num_stages buffers,
 // ktune_hopper.cuh, and a second warp copies the block's scales beside them), warpgroups
 // 1..BLOCK_M/64 are consumers, each multiplying its 64 rows of A by the tile's BLOCK_N columns of
-// W with wgmma.m64nNk32 (N = BLOCK_N, or 128 twice for 256) straight from shared memory. A K block (128 elements = 128 bytes, one
-// swizzle atom) is one scale block: its four k32 steps accumulate into a temporary, PROMOTE_K deep at a time (128:
-// DeepGEMM's four steps; 32: every step, as Triton's max_num_imprecise_acc=0), which is multiplied by the two scales
-// and added to the f32 accumulators in registers, since Hopper accumulates fp8 products in reduced precision: the
-// longer the run, the larger the error. A 256-column tile is two 128-column chunks, one after the other (a 128-float
+// W with wgmma.m64nNk32 (N = BLOCK_N, or 128 twice for 256) straight from shared memory. A K block (128 elements =
+// 128 bytes, one swizzle atom) is one scale block: its four k32 steps accumulate into a temporary, PROMOTE_K deep at a
+// time (128: DeepGEMM's four steps; 32: every step, as Triton's max_num_imprecise_acc=0), which is multiplied by the
+// two scales and added to the f32 accumulators in registers, since Hopper accumulates fp8 products in reduced
+// precision: the longer the run, the larger the error. A 256-column tile is two 128-column chunks, one after the other (a 128-float
 // temporary would not fit in registers next to 128 accumulators). Each 8 columns take their weight scale block's
-// scale: a 192-column tile (N = 2112 is 11 of them, 24576 is 128: whole tiles, one wave) spans two scale blocks. OVERLAP 1 keeps two
-// temporaries and issues the next run before scaling the last, so the tensor cores never wait for the scaling (k_loop).
+// scale: a 192-column tile (N = 2112 is 11 of them, 24576 is 128: whole tiles, one wave) spans two scale blocks.
+// OVERLAP 1 keeps two temporaries and issues the next run before scaling the last, so the tensor cores never wait for
+// the scaling (k_loop).
 // TMA zero-fills rows past M and N; K is a multiple of 128 (a shape rule), so no K tail. SPLITK > 1 (tiles that do not
 // fill the GPU): each K slice of a tile is a work item that sums its K blocks into f32 partials of its own, and a
 // second launch adds the slices into Y. PERSISTENT 1 launches at most one block per SM, each taking items in turn, so
@@ -88,7 +89,7 @@ __device__ __forceinline__ void store_pair(T* __restrict__ y, int M, int N, int 
 #define CONSUMERS (BM / 64)
 #define THREADS ((CONSUMERS + 1) * 128)
 #define CN (BN == 256 ? 128 : BN)  // columns of one wgmma chunk
-#define NB ((BN + 127) / 128)      // weight scale blocks a tile spans (n0 is a multiple of 128 or, BN 64 and 192, of 64)
+#define NB ((BN + 127) / 128)      // weight scale blocks a tile spans (n0: a multiple of 128, or of 64 for BN 64, 192)
 #define A_BYTES (BM * 128)        // a stage of A: BM rows of 128 codes
 #define B_BYTES (BN * 128)        // of W: BN rows of 128 codes
 #define RUNS (128 / PROMOTE_K)    // promotion runs a chunk of a K block
