@@ -13,11 +13,11 @@
 // 128 bytes, one swizzle atom) is one scale block: its four k32 steps accumulate into a temporary, PROMOTE_K deep at a
 // time (128: DeepGEMM's four steps; 32: every step, as Triton's max_num_imprecise_acc=0), which is multiplied by the
 // two scales and added to the f32 accumulators in registers, since Hopper accumulates fp8 products in reduced
-// precision: the longer the run, the larger the error. A 256-column tile is two 128-column chunks, one after the other (a 128-float
-// temporary would not fit in registers next to 128 accumulators). Each 8 columns take their weight scale block's
-// scale: a 192-column tile (N = 2112 is 11 of them, 24576 is 128: whole tiles, one wave) spans two scale blocks.
-// OVERLAP 1 keeps two temporaries and issues the next run before scaling the last, so the tensor cores never wait for
-// the scaling (k_loop).
+// precision: the longer the run, the larger the error. A 256-column tile is two 128-column chunks, one after the
+// other (a 128-float temporary would not fit in registers next to 128 accumulators). Each 8 columns take their weight
+// scale block's scale: a 192-column tile (N = 2112 is 11 of them, 24576 is 128: whole tiles, one wave) spans two
+// scale blocks. OVERLAP 1 keeps two temporaries and issues the next run before scaling the last, so the tensor cores
+// never wait for the scaling (k_loop).
 // TMA zero-fills rows past M and N; K is a multiple of 128 (a shape rule), so no K tail. SPLITK > 1 (tiles that do not
 // fill the GPU): each K slice of a tile is a work item that sums its K blocks into f32 partials of its own, and a
 // second launch adds the slices into Y. PERSISTENT 1 launches at most one block per SM, each taking items in turn, so
