@@ -263,6 +263,12 @@ class ProblemConstraints {
                ? std::nullopt
                : violated(SearchSpace(family_.default_space.parameters(), family_.launch_limits), c);
   }
+  // For a warning: that the pick was not checked, and why; empty where it was.
+  std::string not_checked() const {
+    return checkable() ? "" : " (not checked against the device's constraints: " + unchecked_ + ")";
+  }
+
+ private:
   std::optional<std::string> violated(const SearchSpace& space, const Config& c) const {
     if (!checkable()) return std::nullopt;
     try {
@@ -271,12 +277,7 @@ class ProblemConstraints {
       return std::string(e.what());  // a constraint that cannot be evaluated for it does not allow it
     }
   }
-  // For a warning: that the pick was not checked, and why; empty where it was.
-  std::string not_checked() const {
-    return checkable() ? "" : " (not checked against the device's constraints: " + unchecked_ + ")";
-  }
 
- private:
   const KernelFamily& family_;
   Variables vars_;
   std::string unchecked_;
