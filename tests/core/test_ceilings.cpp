@@ -1,8 +1,9 @@
 // The ceilings of the throughput chart, on fixed synthetic devices: each problem against the peak
 // of the precision it computes in (int8 a8w8 under the int8 peak, not f32's), a peak the device
 // does not know said with why, the memory roof, and what a chart of a run cannot show (an import
-// without GB/s); then the CPU's own: int8 and fp8 peaks from its ISA, and its read bandwidth,
-// measured once and kept per device (its number is never asserted: it is this host's).
+// without GB/s); a CUDA device's by architecture; then the CPU's own: int8 and fp8 peaks from its
+// ISA, and its read bandwidth, measured once and kept per device (its number is never asserted:
+// it is this host's).
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "cpu_bandwidth.h"
 #include "cpu_device.h"
+#include "ktune/backends/cuda_spec.h"
 #include "ktune/ceilings.h"
 #include "ktune/files.h"
 
@@ -83,6 +85,37 @@ class TestCeilings : public QObject {
     gpu.properties = {{"peak_gflops_f16", 989000}, {"peak_gflops_f32", 67000}};
     QCOMPARE(compute_ceiling(gpu, "M=1,dtype=bf16").value, 989000.0);
     QCOMPARE(compute_ceiling(gpu, "M=1,dtype=bf16").property, std::string("peak_gflops_f16"));
+  }
+
+  // A CUDA device's peaks from its architecture: an fp8 GEMM on Hopper is charted against the fp8
+  // peak (twice f16's), and on an A100, which has no fp8 tensor cores, the chart says so.
+  void cudaPeaksByArchitecture() {
+    const auto device = [](int major, int minor, double sms, double mhz) {
+      const CudaPeaks p = cuda_peaks(major, minor, sms, mhz);
+      DeviceInfo d;
+      d.backend = "cuda";
+      d.name = "sm_" + std::to_string(major) + std::to_string(minor);
+      d.properties = p.properties;
+      d.text = p.missing;
+      return d;
+    };
+    const DeviceInfo h200 = device(9, 0, 132, 1980);
+    QCOMPARE(h200.properties.at("peak_gflops_f16"), 4096 * 132 * 1.98);
+    const Ceiling fp8 = compute_ceiling(h200, "M=128,N=24576,K=1536,q_dtype=fp8_e4m3,out_dtype=bf16");
+    QCOMPARE(fp8.property, std::string("peak_gflops_fp8_e4m3"));
+    QCOMPARE(fp8.value, 2 * 4096 * 132 * 1.98);
+    QCOMPARE(compute_ceiling(h200, "q_dtype=int8").value, 2 * 4096 * 132 * 1.98);
+    const DeviceInfo a100 = device(8, 0, 108, 1410);
+    QCOMPARE(compute_ceiling(a100, "q_dtype=int8").value, 2 * 2048 * 108 * 1.41);
+    const Ceiling none = compute_ceiling(a100, "q_dtype=fp8_e4m3");
+    QCOMPARE(none.value, 0.0);
+    QVERIFY2(none.why_unknown.find("sm_80 has no fp8 tensor cores") != std::string::npos, none.why_unknown.c_str());
+    QVERIFY(compute_ceiling(device(8, 9, 128, 2520), "q_dtype=fp8_e5m2").value > 0);  // Ada has fp8
+    QVERIFY(compute_ceiling(device(7, 0, 80, 1530), "q_dtype=int8").why_unknown.find("no int8 tensor cores") !=
+            std::string::npos);  // V100
+    // Every property the backend reports is one the dialect declares (what specs may read).
+    const auto& declared = cuda_spec_dialect().device_properties;
+    for (const auto& [name, v] : h200.properties) QVERIFY2(declared.count(name) == 1, name.c_str());
   }
 
   void anUnknownPeakIsSaidNotReplaced() {

@@ -26,19 +26,6 @@ const std::vector<EmbeddedFile>& embedded_kernel_files();  // embedded_kernels.c
 
 namespace {
 
-// Dense tensor-core f16 (f32 accumulate) and plain f32 FLOP per clock per SM, by architecture.
-struct PeakRates {
-  double f16, f32;
-};
-PeakRates peak_per_sm_clock(int major, int minor) {
-  if (major == 7) return minor == 0 ? PeakRates{1024, 128} : PeakRates{512, 128};  // V100; T4
-  if (major == 8) return minor == 0 ? PeakRates{2048, 128} : PeakRates{512, 256};  // A100; A10/L4/4090
-  if (major == 9) return {4096, 256};                                              // H100/H200
-  if (major == 10) return {8192, 256};                                             // B200
-  if (major >= 11) return {1024, 256};                                             // consumer Blackwell
-  return {256, 128};
-}
-
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(CudaBackendOptions options)
@@ -144,9 +131,9 @@ class CudaBackend final : public Backend {
     const int minor = static_cast<int>(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
     p["cc_major"] = major;
     p["cc_minor"] = minor;
-    const PeakRates rates = peak_per_sm_clock(major, minor);
-    p["peak_gflops_f16"] = rates.f16 * p["sms"] * p["sm_clock_mhz"] / 1000;
-    p["peak_gflops_f32"] = rates.f32 * p["sms"] * p["sm_clock_mhz"] / 1000;
+    const CudaPeaks peaks = cuda_peaks(major, minor, p["sms"], p["sm_clock_mhz"]);
+    p.insert(peaks.properties.begin(), peaks.properties.end());
+    info.text.insert(peaks.missing.begin(), peaks.missing.end());
     std::size_t mem = 0;
     d.cuDeviceTotalMem(&mem, dev);
     p["memory_bytes"] = static_cast<double>(mem);
