@@ -251,9 +251,8 @@ CLI::App* add_lookup_command(CLI::App& app, LookupArgs& a) {
       "lookup",
       "Look a shape up in the registry as serving code would: the exact key (the local shape, whatever --tp-size tuned "
       "it), else the nearest tuned bucket (M rounded up to the next tuned M, else the largest tuned M below) whose "
-      "config "
-      "can launch there, else the "
-      "family default (the most common best config of the device's entries that the family's constraints allow there); "
+      "config can launch there, else the family default (the most common best config of the device's entries that "
+      "the family's constraints allow there); "
       "warns naming the missing key and the command that tunes it, and when the entry was measured with other "
       "driver/toolkit/compiler versions than this machine's. A family tuned through a worker (`tune --worker`) is read "
       "from the registry file, where apply keeps it (--backend WORKER_BACKEND --device-slug S), or from its run "

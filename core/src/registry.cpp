@@ -240,7 +240,7 @@ std::vector<std::string> nearest_buckets(const std::map<std::string, RegistryEnt
 class ProblemConstraints {
  public:
   ProblemConstraints(const KernelFamily& family, const Problem& problem, const Variables& device)
-      : family_(family), vars_(device) {
+      : family_(family), launch_(family.default_space.parameters(), family.launch_limits), vars_(device) {
     if (device.empty()) {
       unchecked_ = "its properties are unknown here";
       return;
@@ -258,11 +258,7 @@ class ProblemConstraints {
   // Why the constraints do not allow `c` here; nothing where they do or cannot be checked.
   std::optional<std::string> ruled_out(const Config& c) const { return violated(family_.default_space, c); }
   // Why `c` cannot launch here (the spec's derived limits: shared memory, threads, clusters).
-  std::optional<std::string> cannot_launch(const Config& c) const {
-    return family_.launch_limits.empty()
-               ? std::nullopt
-               : violated(SearchSpace(family_.default_space.parameters(), family_.launch_limits), c);
-  }
+  std::optional<std::string> cannot_launch(const Config& c) const { return violated(launch_, c); }
   // For a warning: that the pick was not checked, and why; empty where it was.
   std::string not_checked() const {
     return checkable() ? "" : " (not checked against the device's constraints: " + unchecked_ + ")";
@@ -279,6 +275,7 @@ class ProblemConstraints {
   }
 
   const KernelFamily& family_;
+  const SearchSpace launch_;  // the family's parameters under its launch limits alone
   Variables vars_;
   std::string unchecked_;
 };
