@@ -101,7 +101,9 @@ class TestCheckedNumbers : public QObject {
     QVERIFY2(diff.code == 0, qPrintable(diff.out + diff.err));
   }
 
-  // Neither waits out the time cap (25 s here, plus the margin) for an answer that cannot come.
+  // Neither waits out the time cap for an answer that cannot come. The cap (120 s) is far above
+  // what the run takes on a loaded or sanitized host, and the bound half of it: slow hosts pass, a
+  // run that waits for the cap fails.
   void unreadableAnswerOrClosedStdoutCrashAtOnce_data() {
     QTest::addColumn<QString>("mode");
     QTest::addColumn<QString>("message");
@@ -116,10 +118,10 @@ class TestCheckedNumbers : public QObject {
     QTemporaryDir dir;
     QElapsedTimer clock;
     clock.start();
-    const Result r = run(tune(rawWorker(), "cut", 25000), dir.path(), envWith("RAW_MODE", mode));
+    const Result r = run(tune(rawWorker(), "cut", 120000), dir.path(), envWith("RAW_MODE", mode));
     const qint64 took_ms = clock.elapsed();
     QVERIFY2(r.code == 1, qPrintable(r.out + r.err));
-    QVERIFY2(took_ms < 15000, qPrintable(QString("the run took %1 ms").arg(took_ms)));
+    QVERIFY2(took_ms < 60000, qPrintable(QString("the run took %1 ms").arg(took_ms)));
     const auto trials = byX(dir.path(), "tuning_runs/cut");
     QCOMPARE(trials[2]["status"].toString(), QString("crashed"));
     const QString error = trials[2]["error"].toString();
@@ -133,10 +135,10 @@ class TestCheckedNumbers : public QObject {
     const QString worker = python() + " " + source("tests/cli/bad_timer_worker.py");
     QElapsedTimer clock;
     clock.start();
-    const Result r = run(tune(worker, "timer", 25000) << "--warmup-ms"
+    const Result r = run(tune(worker, "timer", 120000) << "--warmup-ms"
                                                       << "1",
                          dir.path());
-    QVERIFY2(clock.elapsed() < 15000, "a NaN sample waited out the time cap");
+    QVERIFY2(clock.elapsed() < 60000, "a NaN sample waited out the time cap");
     QVERIFY2(r.code == 1, qPrintable(r.out + r.err));
     const auto trials = byX(dir.path(), "tuning_runs/timer");
     for (qint64 x : {2, 3}) {

@@ -69,7 +69,7 @@ class TestCliBadInput : public QObject {
       QVERIFY2(r.code == 2, qPrintable(args.join(' ') + " -> " + QString::number(r.code) + ": " + r.err));
       QVERIFY2(r.err.contains(needle), qPrintable(r.err));
       QVERIFY2(r.err.size() < 1000, qPrintable(r.err.left(1000)));
-      QVERIFY2(t.elapsed() < 20000, qPrintable(args.join(' ')));
+      QVERIFY2(t.elapsed() < 60000, qPrintable(args.join(' ')));  // refused before any planning
       QVERIFY2(!QDir(tmp.filePath("runs/refused")).exists(), "a refused tune left a run folder");
     }
   }
@@ -83,7 +83,7 @@ class TestCliBadInput : public QObject {
   }
 
   // 100,000 values for M planned 22 million trials in 215 s before the cap; 20,000 (as many as
-  // fit in one argument) are refused at once.
+  // fit in one argument) are refused at once (the bound: a quarter of that, on any host).
   void shapeListTooLongIsRefusedAtOnce() {
     QStringList m;
     for (int i = 1; i <= 20000; ++i) m << QString::number(i);
@@ -93,7 +93,7 @@ class TestCliBadInput : public QObject {
         run({"tune", "gemm", "--backend", "cpu", "--shape", "M=" + m.join(',') + " N=64 K=64", "--dry-run"});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("more than 10000 problems") && r.err.size() < 1000, qPrintable(r.err.left(1000)));
-    QVERIFY(t.elapsed() < 20000);
+    QVERIFY(t.elapsed() < 60000);
   }
 
   // A registry entry at -5 ns was "same" as every real result and blocked it.
