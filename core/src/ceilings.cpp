@@ -4,6 +4,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "ktune/conditions.h"
+
 namespace ktune {
 
 namespace {
@@ -101,6 +103,16 @@ double roofline_gflops(double peak_gflops, double bandwidth_gbs, double flops_pe
   if (bandwidth_gbs <= 0 || flops_per_byte <= 0) return peak_gflops;
   const double memory = bandwidth_gbs * flops_per_byte;
   return peak_gflops > 0 ? std::min(peak_gflops, memory) : memory;
+}
+
+double peak_at_clock(double peak, const DeviceInfo& device, const std::map<std::string, double>& trial_metrics) {
+  const auto ran = trial_metrics.find(kSmClockMhz);
+  double max_clock = 0;
+  for (const char* name : {"sm_clock_mhz", "clock_mhz"})
+    if (const auto it = device.properties.find(name); it != device.properties.end() && max_clock <= 0)
+      max_clock = it->second;
+  if (peak <= 0 || ran == trial_metrics.end() || ran->second <= 0 || max_clock <= 0) return 0;
+  return peak * ran->second / max_clock;
 }
 
 DeviceCeilings::DeviceCeilings(DeviceInfo device) : device_(std::move(device)), memory_(memory_ceiling(device_)) {}

@@ -13,6 +13,7 @@
 #include "cpu_bandwidth.h"
 #include "cpu_device.h"
 #include "ktune/backends/cuda_spec.h"
+#include "ktune/backends/hip_spec.h"
 #include "ktune/ceilings.h"
 #include "ktune/files.h"
 
@@ -91,7 +92,7 @@ class TestCeilings : public QObject {
   // peak (twice f16's), and on an A100, which has no fp8 tensor cores, the chart says so.
   void cudaPeaksByArchitecture() {
     const auto device = [](int major, int minor, double sms, double mhz) {
-      const CudaPeaks p = cuda_peaks(major, minor, sms, mhz);
+      const DevicePeaks p = cuda_peaks(major, minor, sms, mhz);
       DeviceInfo d;
       d.backend = "cuda";
       d.name = "sm_" + std::to_string(major) + std::to_string(minor);
@@ -116,6 +117,37 @@ class TestCeilings : public QObject {
     // Every property the backend reports is one the dialect declares (what specs may read).
     const auto& declared = cuda_spec_dialect().device_properties;
     for (const auto& [name, v] : h200.properties) QVERIFY2(declared.count(name) == 1, name.c_str());
+  }
+
+  // An AMD device's peaks from its gfx target: MI300X's fp8 and int8 at twice its f16 rate (aiter's
+  // block-scaled GEMM is charted against them), MI250X's int8 at its f16 rate and no fp8, said.
+  void hipPeaksByTarget() {
+    const auto device = [](const std::string& gfx, double cus, double mhz) {
+      const DevicePeaks p = hip_peaks(gfx, cus, mhz);
+      DeviceInfo d;
+      d.backend = "hip";
+      d.name = gfx;
+      d.properties = p.properties;
+      d.text = p.missing;
+      return d;
+    };
+    const DeviceInfo mi300x = device("gfx942:sramecc+:xnack-", 304, 2100);
+    QCOMPARE(mi300x.properties.at("peak_gflops_f16"), 2048 * 304 * 2.1);
+    QCOMPARE(compute_ceiling(mi300x, "M=16,N=4096,K=4096,q_dtype=fp8_e4m3,out_dtype=bf16").value, 4096 * 304 * 2.1);
+    QCOMPARE(compute_ceiling(mi300x, "q_dtype=int8").value, 4096 * 304 * 2.1);
+    const DeviceInfo mi250x = device("gfx90a", 220, 1700);
+    QCOMPARE(compute_ceiling(mi250x, "q_dtype=int8").value, 1024 * 220 * 1.7);
+    const Ceiling none = compute_ceiling(mi250x, "q_dtype=fp8_e4m3");
+    QCOMPARE(none.value, 0.0);
+    QVERIFY2(none.why_unknown.find("gfx90a has no fp8 matrix cores") != std::string::npos, none.why_unknown.c_str());
+    QVERIFY(compute_ceiling(device("gfx1030", 80, 2250), "q_dtype=int8").why_unknown.find("gfx1030 has no int8") !=
+            std::string::npos);  // RDNA2
+    // A target ktune does not know: f16 and f32 estimated, no 8-bit peak, and why.
+    const DeviceInfo unknown = device("gfx1200", 64, 2400);
+    QVERIFY(unknown.properties.at("peak_gflops_f16") > 0);
+    QVERIFY(compute_ceiling(unknown, "q_dtype=int8").why_unknown.find("not in ktune's table") != std::string::npos);
+    const auto& declared = hip_spec_dialect().device_properties;
+    for (const auto& [name, v] : mi300x.properties) QVERIFY2(declared.count(name) == 1, name.c_str());
   }
 
   void anUnknownPeakIsSaidNotReplaced() {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "ktune/conditions.h"
 #include "ktune/widgets/heatmap_view.h"
 #include "ktune/widgets/landscape_page.h"
 #include "ktune/widgets/order_chart.h"
@@ -213,6 +214,41 @@ class TestCharts : public QObject {
     chart.refresh();
     QVERIFY(!chart.peakPoints().isEmpty());
     QVERIFY(chart.roofPoints().isEmpty());
+  }
+
+  // A GPU at its power cap runs below the clock its table peak assumes: where trials recorded the
+  // SM clock they ran at, the chart draws the peak at that clock too, over those trials only.
+  void peakAtEachTrialsClock() {
+    auto all = fixture::trials(600, fixture::problems(3));
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (i >= 300) all[i].metrics[kSmClockMhz] = i % 2 ? 1500 : 1800;
+    TrialsModel model;
+    model.setTrials(paramNames(), all);
+    ThroughputChart chart(&model);
+    DeviceInfo gpu;
+    gpu.backend = "cuda";
+    gpu.properties = {{"peak_gflops_f32", 500}, {"sm_clock_mhz", 2000}};
+    chart.setDevice(gpu);
+    showAndRefresh(chart);
+    const QList<QPointF> atClock = chart.clockPeakPoints(), data = chart.dataValues();
+    QVERIFY(!atClock.isEmpty());
+    // It starts at the first trial that recorded a clock, and holds 0.5 x 1500 / 2000 or 1800 / 2000.
+    qsizetype firstWithClock = 0;
+    for (const Trial& t : model.trials()) {
+      if (t.status != TrialStatus::Ok || t.tflops <= 0) continue;
+      if (t.metrics.count(kSmClockMhz)) break;
+      ++firstWithClock;
+    }
+    QCOMPARE(atClock.front().x(), data[firstWithClock].x());
+    for (const QPointF& p : atClock)
+      QVERIFY2(qFuzzyCompare(p.y(), 0.375) || qFuzzyCompare(p.y(), 0.45), qPrintable(QString::number(p.y())));
+    QTRY_COMPARE(legendEntries(chart, QStringLiteral("peak at the SM clock")), 1);
+    // No clock recorded (a CPU run): no line, and none in the legend.
+    for (Trial& t : all) t.metrics.erase(kSmClockMhz);
+    model.setTrials(paramNames(), all);
+    chart.refresh();
+    QVERIFY(chart.clockPeakPoints().isEmpty());
+    QTRY_COMPARE(legendEntries(chart, QStringLiteral("peak at the SM clock")), 0);
   }
 
   void shapesListInNumericKeyOrder() {

@@ -16,10 +16,14 @@ ThroughputChart::ThroughputChart(TrialsModel* model, QWidget* parent) : TrialCha
   roof->setPen(QPen(QColor(0x6a, 0x1b, 0x9a), 1.8, Qt::DashLine));
   auto* peak = new QLineSeries(this);
   peak->setPen(QPen(QColor(0xc6, 0x28, 0x28), 2));
+  auto* clockPeak = new QLineSeries(this);
+  clockPeak->setPen(QPen(QColor(0xc6, 0x28, 0x28), 1.4, Qt::DotLine));
   roofLine_ = roof;
   peakLine_ = peak;
+  clockPeakLine_ = clockPeak;
   // The peak goes on top: where a shape is compute-bound its roofline is the peak itself.
   addExtraSeries(roofLine_);
+  addExtraSeries(clockPeakLine_);
   addExtraSeries(peakLine_);
 }
 
@@ -83,11 +87,12 @@ double ThroughputChart::boundFor(const Trial& t) const {
 
 QList<QPointF> ThroughputChart::peakPoints() const { return peakLine_->points(); }
 QList<QPointF> ThroughputChart::roofPoints() const { return roofLine_->points(); }
+QList<QPointF> ThroughputChart::clockPeakPoints() const { return clockPeakLine_->points(); }
 
 void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
   // Step lines over the trials' x: the ceiling of each trial's dtype, and its shape's bound.
-  QList<QPointF> peak, roof;
-  double lastPeak = -1, lastRoof = -1, lastX = 0, highest = 0, top = 0;
+  QList<QPointF> peak, roof, clockPeak;
+  double lastPeak = -1, lastRoof = -1, lastClockPeak = -1, lastX = 0, highest = 0, top = 0;
   bool memoryBound = false;
   // A trial whose ceiling is not known takes the line to 0 rather than under another's ceiling.
   // The bound of a trial comes from its measured FLOP/s over its GB/s, the same intensity for
@@ -104,6 +109,10 @@ void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
     const double pk = peakFor(t), rf = boundFor(t);
     step(peak, p.x, pk, lastPeak);
     step(roof, p.x, rf, lastRoof);
+    // Only where the trial recorded its clock: the line is absent, not 0, elsewhere.
+    if (metric_ == Metric::Tflops)
+      if (const double at = peak_at_clock(pk, ceilings_.device(), t.metrics); at > 0)
+        step(clockPeak, p.x, at, lastClockPeak);
     memoryBound = memoryBound || rf < pk;
     highest = std::max(highest, pk);
     top = std::max(top, p.y);
@@ -111,6 +120,7 @@ void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
   }
   if (!peak.isEmpty()) peak.append(QPointF(lastX, lastPeak));
   if (!roof.isEmpty()) roof.append(QPointF(lastX, lastRoof));
+  if (!clockPeak.isEmpty()) clockPeak.append(QPointF(lastX, lastClockPeak));
   // Compute-bound everywhere: the bound is the peak line, drawn once. In GB/s the bandwidth
   // line is the whole roof.
   if (!memoryBound || metric_ == Metric::Gbps) roof.clear();
@@ -120,6 +130,8 @@ void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
                                                : tr("memory bandwidth %1 GB/s").arg(highest, 0, 'g', 3));
   roofLine_->setName(tr("roofline: min(peak, bandwidth × intensity)"));
   roofLine_->replace(roof);
+  clockPeakLine_->setName(tr("peak at the SM clock each trial ran at"));
+  clockPeakLine_->replace(clockPeak);
   // Keep the peak in view: the point of this chart is the distance to it.
   if (highest > 0) ensureYIncludes(highest * 1.05);
   gaps_ = qstr(ceilings_.gaps(model()->trials(), sstr(shapeFilter()), metric_ == Metric::Gbps));

@@ -18,6 +18,15 @@
 
 namespace ktune {
 
+// A GPU's peaks as its backend works them out (cuda_peaks, hip_peaks: a table of dense FLOP or OPs
+// per SM or CU per clock, by architecture): `properties` holds peak_gflops_<precision>, and
+// `missing`, for a precision the device has no rate for, the note DeviceInfo::text keeps as
+// no_peak_<precision>, which the charts show instead of a line.
+struct DevicePeaks {
+  std::map<std::string, double> properties;
+  std::map<std::string, std::string> missing;
+};
+
 // The precision a problem's arithmetic runs in, from its key ("M=16,N=64,K=64,q_dtype=int8"):
 // q_dtype (8-bit GEMMs: the codes' type), else dtype, else x_dtype (a weight-only quantized
 // matmul computes in its activations' type); spellings normalised ("float16" -> "f16", "e4m3" ->
@@ -38,6 +47,13 @@ Ceiling memory_ceiling(const DeviceInfo& device);
 // The roofline: min(peak, bandwidth x intensity), in GFLOP/s; intensity in FLOP per byte of
 // minimum traffic. Without a bandwidth or an intensity, the peak.
 double roofline_gflops(double peak_gflops, double bandwidth_gbs, double flops_per_byte);
+
+// A GPU's table peaks are worked out at its maximum clock (CUDA's sm_clock_mhz, HIP's clock_mhz),
+// while a kernel at a power cap runs below it (an H200 at 700 W: 1,500-1,850 MHz of 1,980): the
+// peak at the clock a trial ran at, read while it was timed (its sm_clock_mhz metric,
+// conditions.h), is peak x that clock / the maximum. 0 where either clock is not known (a CPU; a
+// run without NVML).
+double peak_at_clock(double peak, const DeviceInfo& device, const std::map<std::string, double>& trial_metrics);
 
 // One device's ceilings, looked up by problem key and remembered: a chart asks for each of
 // 100,000 trials. Not thread-safe (its cache is filled as it is asked).

@@ -41,7 +41,7 @@ const SpecDialect& cuda_spec_dialect() {
   return d;
 }
 
-CudaPeaks cuda_peaks(int major, int minor, double sms, double sm_clock_mhz) {
+DevicePeaks cuda_peaks(int major, int minor, double sms, double sm_clock_mhz) {
   // Dense tensor-core f16 (f32 accumulate) and plain f32 per SM per clock, by architecture; the
   // 8-bit types run at twice f16's rate where the tensor cores have them (int8 from Turing on,
   // fp8 from Ada on: sm_89, Hopper, Blackwell).
@@ -53,7 +53,7 @@ CudaPeaks cuda_peaks(int major, int minor, double sms, double sm_clock_mhz) {
   if (major >= 11) f16 = 1024, f32 = 256;                                       // consumer Blackwell
   const std::string arch = "sm_" + std::to_string(major) + std::to_string(minor);
   const double gflops_per_rate = sms * sm_clock_mhz / 1000;
-  CudaPeaks p;
+  DevicePeaks p;
   p.properties["peak_gflops_f16"] = f16 * gflops_per_rate;
   p.properties["peak_gflops_f32"] = f32 * gflops_per_rate;
   if (major > 7 || (major == 7 && minor >= 2))

@@ -131,7 +131,7 @@ class CudaBackend final : public Backend {
     const int minor = static_cast<int>(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
     p["cc_major"] = major;
     p["cc_minor"] = minor;
-    const CudaPeaks peaks = cuda_peaks(major, minor, p["sms"], p["sm_clock_mhz"]);
+    const DevicePeaks peaks = cuda_peaks(major, minor, p["sms"], p["sm_clock_mhz"]);
     p.insert(peaks.properties.begin(), peaks.properties.end());
     info.text.insert(peaks.missing.begin(), peaks.missing.end());
     std::size_t mem = 0;

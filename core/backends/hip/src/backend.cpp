@@ -120,6 +120,8 @@ class HipBackend final : public Backend {
     info.text["family"] = known ? t.family : "unknown to ktune's target table";
     info.text["hipcc"] = Compiler::version();
     info.text["peak_source"] = "table by gfx target x CUs x max clock";
+    const DevicePeaks peaks = hip_peaks(target, p["cus"], p["clock_mhz"]);  // what the table lacks, said
+    info.text.insert(peaks.missing.begin(), peaks.missing.end());
     info.text["register_source"] = "table by gfx target (hipGetDeviceProperties has no VGPR/SGPR counts)";
     return info;
   }

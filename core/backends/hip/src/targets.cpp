@@ -1,5 +1,7 @@
 #include "targets.h"
 
+#include "ktune/backends/hip_spec.h"
+
 namespace ktune::hip {
 
 namespace {
@@ -9,21 +11,18 @@ struct Row {
   double typical_cus, typical_clock_mhz;  // a representative part, for compile-only pruning
 };
 
-// Rates from the vendors' peak numbers divided by CUs x boost clock (MI100: 184.6 TF f16 over
-// 120 CUs at 1502 MHz = 1024; MI250X 383 TF / 220 / 1700 = 1024, f32 packed 256; MI300X
-// 1307 TF / 304 / 2100 = 2048; RX 7900 XTX 122.8 TF / 96 / 2500 = 512).
 const std::vector<Row>& table() {
   static const std::vector<Row> rows{
-      {{"gfx906", "GCN5", 64, 65536, 65536, 256, 102, 0, false, 128, 128}, 60, 1800},
-      {{"gfx908", "CDNA1", 64, 65536, 65536, 512, 102, 1, false, 1024, 128}, 120, 1502},
-      {{"gfx90a", "CDNA2", 64, 65536, 65536, 512, 102, 2, false, 1024, 256}, 110, 1700},
-      {{"gfx940", "CDNA3", 64, 65536, 65536, 512, 102, 3, false, 2048, 256}, 304, 2100},
-      {{"gfx941", "CDNA3", 64, 65536, 65536, 512, 102, 3, false, 2048, 256}, 304, 2100},
-      {{"gfx942", "CDNA3", 64, 65536, 65536, 512, 102, 3, false, 2048, 256}, 304, 2100},
-      {{"gfx1030", "RDNA2", 32, 65536, 65536, 256, 106, 0, false, 256, 128}, 80, 2250},
-      {{"gfx1100", "RDNA3", 32, 65536, 65536, 256, 106, 0, true, 512, 256}, 96, 2500},
-      {{"gfx1101", "RDNA3", 32, 65536, 65536, 256, 106, 0, true, 512, 256}, 60, 2400},
-      {{"gfx1102", "RDNA3", 32, 65536, 65536, 256, 106, 0, true, 512, 256}, 32, 2600},
+      {{"gfx906", "GCN5", 64, 65536, 65536, 256, 102, 0, false}, 60, 1800},
+      {{"gfx908", "CDNA1", 64, 65536, 65536, 512, 102, 1, false}, 120, 1502},
+      {{"gfx90a", "CDNA2", 64, 65536, 65536, 512, 102, 2, false}, 110, 1700},
+      {{"gfx940", "CDNA3", 64, 65536, 65536, 512, 102, 3, false}, 304, 2100},
+      {{"gfx941", "CDNA3", 64, 65536, 65536, 512, 102, 3, false}, 304, 2100},
+      {{"gfx942", "CDNA3", 64, 65536, 65536, 512, 102, 3, false}, 304, 2100},
+      {{"gfx1030", "RDNA2", 32, 65536, 65536, 256, 106, 0, false}, 80, 2250},
+      {{"gfx1100", "RDNA3", 32, 65536, 65536, 256, 106, 0, true}, 96, 2500},
+      {{"gfx1101", "RDNA3", 32, 65536, 65536, 256, 106, 0, true}, 60, 2400},
+      {{"gfx1102", "RDNA3", 32, 65536, 65536, 256, 106, 0, true}, 32, 2600},
   };
   return rows;
 }
@@ -56,24 +55,25 @@ std::map<std::string, double> target_properties(const TargetInfo& t, double cus,
   const std::string digits = t.name.substr(3);
   const int major = std::stoi(digits.substr(0, digits.size() - 2));
   const int minor = std::stoi(digits.substr(digits.size() - 2, 1), nullptr, 16);
-  return {{"cus", cus},
-          {"lds_per_block", t.lds_per_block},
-          {"lds_per_cu", t.lds_per_cu},
-          {"wavefront_size", t.wavefront_size},
-          {"vgprs_per_wave", t.vgprs_per_wave},
-          {"sgprs_per_wave", t.sgprs_per_wave},
-          {"regs_per_block", 65536},
-          {"max_threads_per_block", 1024},
-          {"l2_bytes", 8.0 * 1024 * 1024},
-          {"clock_mhz", clock_mhz},
-          {"mem_clock_mhz", 0},
-          {"mem_bandwidth_gbs", 0},
-          {"gfx_major", major},
-          {"gfx_minor", minor},
-          {"has_mfma", t.mfma},
-          {"has_wmma", t.wmma ? 1 : 0},
-          {"peak_gflops_f16", t.f16_per_cu_clock * cus * clock_mhz / 1000},
-          {"peak_gflops_f32", t.f32_per_cu_clock * cus * clock_mhz / 1000}};
+  std::map<std::string, double> p{{"cus", cus},
+                                  {"lds_per_block", t.lds_per_block},
+                                  {"lds_per_cu", t.lds_per_cu},
+                                  {"wavefront_size", t.wavefront_size},
+                                  {"vgprs_per_wave", t.vgprs_per_wave},
+                                  {"sgprs_per_wave", t.sgprs_per_wave},
+                                  {"regs_per_block", 65536},
+                                  {"max_threads_per_block", 1024},
+                                  {"l2_bytes", 8.0 * 1024 * 1024},
+                                  {"clock_mhz", clock_mhz},
+                                  {"mem_clock_mhz", 0},
+                                  {"mem_bandwidth_gbs", 0},
+                                  {"gfx_major", major},
+                                  {"gfx_minor", minor},
+                                  {"has_mfma", t.mfma},
+                                  {"has_wmma", t.wmma ? 1 : 0}};
+  const DevicePeaks peaks = hip_peaks(t.name, cus, clock_mhz);
+  p.insert(peaks.properties.begin(), peaks.properties.end());
+  return p;
 }
 
 }  // namespace ktune::hip

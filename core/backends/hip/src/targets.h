@@ -1,6 +1,6 @@
 #pragma once
 // What ktune knows about AMD gfx targets without a device: wavefront size, LDS, registers per
-// wave, matrix cores, peak rates per CU and clock. It fills in what hipGetDeviceProperties does
+// wave, matrix cores (its peak rates: hip_peaks in the dialect). It fills in what hipGetDeviceProperties does
 // not report (registers, matrix cores) for a device, and stands in for the whole device when
 // configs are compiled for a target no GPU here has (the compile-only test, --target).
 #include <map>
@@ -20,7 +20,6 @@ struct TargetInfo {
   int sgprs_per_wave = 102;
   int mfma = 0;       // CDNA matrix cores (v_mfma_*) by generation: 1 gfx908, 2 gfx90a (bf16 "_1k"), 3 gfx94x
   bool wmma = false;  // RDNA3 matrix cores (v_wmma_*)
-  double f16_per_cu_clock = 256, f32_per_cu_clock = 128;  // dense FLOP per CU per clock
 };
 
 // The target of "gfx90a:sramecc+:xnack-" is "gfx90a". nullopt for a target not in the table.

@@ -6,7 +6,9 @@ namespace ktune::gui {
 
 // Achieved TFLOP/s (or GB/s) per measured trial against the device's peak for the trial's
 // precision (ktune/ceilings.h: int8 under the int8 peak) and, for memory-bound shapes, their
-// roofline bound min(peak, bandwidth x intensity); what it cannot draw, it says on the plot.
+// roofline bound min(peak, bandwidth x intensity); where trials recorded the SM clock they ran
+// at, also the peak at that clock (a GPU at its power cap runs below the clock its peak assumes);
+// what it cannot draw, it says on the plot.
 class ThroughputChart : public TrialChartView {
   Q_OBJECT
  public:
@@ -19,9 +21,11 @@ class ThroughputChart : public TrialChartView {
   QString gaps() const { return gaps_; }
   void setMetric(Metric metric);
   Metric metric() const { return metric_; }
-  // The drawn lines (chart values): the device's ceiling, and the roofline where it is lower.
+  // The drawn lines (chart values): the device's ceiling, the roofline where it is lower, and
+  // the peak at each trial's SM clock (TFLOP/s, trials that recorded it).
   QList<QPointF> peakPoints() const;
   QList<QPointF> roofPoints() const;
+  QList<QPointF> clockPeakPoints() const;
 
  protected:
   QString xTitle() const override;
@@ -43,6 +47,7 @@ class ThroughputChart : public TrialChartView {
   QString gaps_;
   QXYSeries* peakLine_;
   QXYSeries* roofLine_;
+  QXYSeries* clockPeakLine_;
 };
 
 }  // namespace ktune::gui
