@@ -23,11 +23,9 @@
 // second launch adds the slices into Y. PERSISTENT 1 launches at most one block per SM, each taking items in turn, so
 // that the ring fills with a block's next tile while its consumers store the last (the spec's grid). PERSISTENT 2
 // (tiles a little past whole waves: 4.1 waves of 128 x 128 at 4096 x 2112) is PERSISTENT 1 for the whole waves' tiles
-// and SPLITK K slices of each tile of the last, partial wave, dealt out over the blocks (a block may take several), so
-// that it takes ceil(slices / blocks) / SPLITK of a tile's time where it took a whole one while most SMs idled
-// (CUTLASS's data-parallel + stream-K hybrid; 88 tiles of 128 x 192 after 2 waves on 132 SMs: 3 slices each, 2 a
-// block, 2.67 tiles' time where it was 3): the slices meet in the workspace, and each adds its share of them into Y
-// (tail_store, tail_sum), with no second launch. CLUSTER 2 pairs persistent
+// and SPLITK K slices of each tile of the last, partial wave, so that it takes 1/SPLITK of a tile's time where it took
+// a whole one while most SMs idled (CUTLASS's data-parallel + split-K hybrid): the slices meet in the workspace, and
+// each adds its share of them into Y (tail_reduce), with no second launch. CLUSTER 2 pairs persistent
 // blocks on tiles one above the other, W's tile multicast into both (the kernel's comment).
 //
 // int8 codes (KT_INT8 1) go to gemm_a8w8_blockscale_int8.cuh's kernel instead: mma.sync with
@@ -109,8 +107,16 @@ static_assert(CLUSTER == 1 || (CLUSTER == 2 && PERSISTENT), "clusters of two per
 #define TILES(M, N) (((M) + TILE_M - 1) / TILE_M * (((N) + BN - 1) / BN))
 #define CLUSTERS (gridDim.x / CLUSTER)
 
-// The tiles a PERSISTENT 2 grid (one block an SM) takes whole: the whole waves'.
-__device__ __forceinline__ int whole_tiles(int tiles) { return PERSISTENT == 2 ? tiles - tiles % CLUSTERS : 0; }
+// The tiles a PERSISTENT 2 grid (one block an SM) takes whole: the whole waves'. Or all of them
+// where the last wave's slices would outnumber the blocks: tail_reduce waits until a tile's slices
+// have all arrived, so they must be resident together. The spec's constraints keep tuned shapes
+// clear of that; this keeps a config used at another shape (a registry's nearest bucket) from
+// hanging there.
+__device__ __forceinline__ int whole_tiles(int tiles) {
+  if (PERSISTENT != 2) return 0;
+  const int tail = tiles % CLUSTERS;
+  return tail * SPLITK <= CLUSTERS ? tiles - tail : tiles;
+}
 
 // Work items: PERSISTENT 0 and 1 have SPLITK of each tile (one, without split-K); PERSISTENT 2
 // the whole waves' tiles, then SPLITK of each of the last wave's. A cluster's blocks take the
@@ -301,48 +307,38 @@ __device__ __forceinline__ void store_y(const float (&acc)[BN / 2], Out* __restr
   wgmma_pairs(acc, [&](int r, int c, float x0, float x1) { store_pair(y, M, N, row0 + r, n0 + c, x0, x1); });
 }
 
-// PERSISTENT 2: the SPLITK K slices of a last-wave tile meet in the workspace, each from a block
-// of its own (a block may hold slices of several tiles). Each consumer warpgroup stores its
-// partials in its slice of ws and counts itself in on its rows' counter in `arrivals`
-// (tail_store); once a block has stored every slice it holds, it waits, for each, until all
-// SPLITK have arrived, then adds up the slice's 1/SPLITK share of the tile from every slice, in
-// slice order (the same sum whichever block does it), and stores that share of Y (tail_sum). No
-// block waits before it has stored all of its own slices, so none waits on one that waits: that
-// holds for any number of slices a block, where summing each slice as it was stored hung once a
-// block held two. Waiting for other blocks needs them resident: the grid is at most one block per
-// SM, all in one wave, on a device whose SMs are all the kernel's (not an MPS share of them). The
-// first version had the last slice to arrive add everything: SPLITK times the loads on one SM,
-// waiting on one another, which cost 10-15 us of a 134 us GEMM at SPLITK 8 (bench/cuda/RESULTS.md
-// section 14). Partials are kept as the registers hold them, float4 j of thread t at [j][t] of a
-// warpgroup's part: whole 512-byte runs a warp, no bounds to test. The counter counts on as slices
-// leave, and the last to leave sets it back to 0, so that every launch (and a config of another
-// SPLITK) finds it at 0; it is zeroed once, as the spec's workspace.
-__device__ __forceinline__ float4* tail_part(float* __restrict__ ws, const Item& it, int s, int M, int N, int wg) {
-  return reinterpret_cast<float4*>(ws) +
-         (((long)(s * it.tail + it.tile - (TILES(M, N) - it.tail)) * CLUSTER + it.rank) * CONSUMERS + (wg - 1)) *
-             (BN / 8) * 128 +
-         threadIdx.x % 128;
-}
-__device__ __forceinline__ int* tail_counter(int* __restrict__ arrivals, const Item& it, int wg) {
-  return arrivals + (it.tile * CLUSTER + it.rank) * CONSUMERS + (wg - 1);
-}
-
-__device__ __forceinline__ void tail_store(const float (&acc)[BN / 2], float* __restrict__ ws,
-                                           int* __restrict__ arrivals, const Item& it, int M, int N, int wg) {
-  float4* mine = tail_part(ws, it, it.slice, M, N, wg);
+// PERSISTENT 2: the SPLITK K slices of a last-wave tile meet here, each on a block of its own and
+// all in the same wave (a constraint). Each consumer warpgroup stores its partials in its slice
+// of ws, counts itself in on its rows' counter in `arrivals` and waits until all SPLITK have;
+// then each slice adds up its 1/SPLITK share of the tile from every slice, in slice order (the
+// same sum whichever block does it), and stores that share of Y. The first version had the last
+// slice to arrive add everything: SPLITK times the loads on one SM, waiting on one another, which
+// cost 10-15 us of a 134 us GEMM at SPLITK 8 (bench/cuda/RESULTS.md section 14). Partials are kept
+// as the registers hold them, float4 j of thread t at [j][t] of a warpgroup's part: whole 512-byte
+// runs a warp, no bounds to test. The counter counts on as slices leave, and the last to leave
+// sets it back to 0, so that every launch (and a config of another SPLITK) finds it at 0; it is
+// zeroed once, as the spec's workspace. Waiting for other blocks needs them resident: the grid is
+// at most one block per SM, all in one wave, on a device whose SMs are all the kernel's (not an
+// MPS share of them).
+__device__ __forceinline__ void tail_reduce(const float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
+                                            int* __restrict__ arrivals, const Item& it, int row0, int M, int N,
+                                            int wg) {
+  const int t = threadIdx.x % 128;
+  const auto part = [&](int s) {
+    return reinterpret_cast<float4*>(ws) +
+           (((long)(s * it.tail + it.tile - (TILES(M, N) - it.tail)) * CLUSTER + it.rank) * CONSUMERS + (wg - 1)) *
+               (BN / 8) * 128 +
+           t;
+  };
+  float4* mine = part(it.slice);
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j)
     mine[j * 128] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+  int* counter = arrivals + (it.tile * CLUSTER + it.rank) * CONSUMERS + (wg - 1);
   __threadfence();                                           // this thread's partials, before the count
   asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");  // named barrier wg (1..): this warpgroup
-  if (threadIdx.x % 128 == 0) atomicAdd(tail_counter(arrivals, it, wg), 1);
-}
-
-__device__ __forceinline__ void tail_sum(Out* __restrict__ y, float* __restrict__ ws, int* __restrict__ arrivals,
-                                         const Item& it, int row0, int M, int N, int wg) {
-  const int t = threadIdx.x % 128;
-  int* counter = tail_counter(arrivals, it, wg);
   if (t == 0) {
+    atomicAdd(counter, 1);
     int seen;
     do {
       asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
@@ -350,20 +346,18 @@ __device__ __forceinline__ void tail_sum(Out* __restrict__ y, float* __restrict_
   }
   asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");
   __threadfence();  // the others' partials, after their count
-  // This slice's share: float4s [j0, j1) of every thread (J or J - 1 of them where SPLITK does not
-  // divide them), all SPLITK of each in flight at once.
-  constexpr int Q = BN / 8, J = (Q + SPLITK - 1) / SPLITK;
-  const int j0 = it.slice * Q / SPLITK, j1 = (it.slice + 1) * Q / SPLITK;
+  // This slice's share: float4s [j0, j0 + J) of every thread, all SPLITK of each in flight at once.
+  constexpr int J = BN / 8 / SPLITK;
+  static_assert(J * SPLITK == BN / 8, "SPLITK divides a warpgroup's float4 columns");
+  const int j0 = it.slice * J;
   float4 v[SPLITK][J];
 #pragma unroll
   for (int s = 0; s < SPLITK; ++s)
 #pragma unroll
-    for (int j = 0; j < J; ++j)
-      if (j0 + j < j1) v[s][j] = __ldcg(tail_part(ws, it, s, M, N, wg) + (j0 + j) * 128);
+    for (int j = 0; j < J; ++j) v[s][j] = __ldcg(part(s) + (j0 + j) * 128);
   const int r = (t / 32) * 16 + (t % 32) / 4, c = 2 * (t % 4);  // wgmma_pairs' row and column of float4 0
 #pragma unroll
   for (int j = 0; j < J; ++j) {
-    if (j0 + j >= j1) break;
     float4 sum = v[0][j];
 #pragma unroll
     for (int s = 1; s < SPLITK; ++s) {
@@ -382,13 +376,13 @@ __device__ __forceinline__ void tail_sum(Out* __restrict__ y, float* __restrict_
 }
 
 // A consumer warpgroup's 64 rows of an item's tile: into Y, or (split K) into its slice of f32
-// partials, summed into Y by gemm_a8w8_blockscale_reduce or, with PERSISTENT 2, tail_sum.
+// partials, summed into Y by gemm_a8w8_blockscale_reduce or, with PERSISTENT 2, tail_reduce.
 __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], Out* __restrict__ y, float* __restrict__ ws,
                                            int* __restrict__ arrivals, const Item& it, int row0, int M, int N, int wg) {
   if (!it.split) {
     store_y(acc, y, row0, it.n0, M, N);
   } else if (PERSISTENT == 2) {
-    tail_store(acc, ws, arrivals, it, M, N, wg);
+    tail_reduce(acc, y, ws, arrivals, it, row0, M, N, wg);
   } else {
     wgmma_pairs(acc, [&](int r, int c, float x0, float x1) {
       store_pair(ws + (long)it.slice * M * N, M, N, row0 + r, it.n0 + c, x0, x1);
@@ -472,13 +466,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) KT_CLUSTER_DIMS(CLUSTER
     g += it.kbs;
     store_tile(acc, y, ws, arrivals, it, it.m0 + (wg - 1) * 64, M, N, wg);
   }
-  // The slices of the last wave this block stored, summed once all are stored (whole_tiles is a
-  // multiple of CLUSTERS: w runs on through this block's items).
-  if constexpr (PERSISTENT == 2)
-    for (int w = blockIdx.x / CLUSTER + whole_tiles(TILES(M, N)); w < items; w += CLUSTERS) {
-      const Item it = work_item(w, M, N, kb_count, rank);
-      tail_sum(y, ws, arrivals, it, it.m0 + (wg - 1) * 64, M, N, wg);
-    }
   // No block leaves while its peer may still give a stage back to its barriers.
   if constexpr (CLUSTER > 1) cluster_sync();
 }
