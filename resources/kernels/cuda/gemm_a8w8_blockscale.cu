@@ -457,8 +457,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) KT_CLUSTER_DIMS(CLUSTER
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
     // A 192-column tile starts at 0 or 64 in its first weight scale block: a constant in each
     // instance, so that the promotion picks each column's scale by a select the compiler fixes.
-    // Taken at run time it cost every K block per-thread predicates beside the scaling, 20 % of
-    // 4096 x 2112 x 7168 wherever the compiler could not keep them uniform (PERSISTENT 2).
+    // Read at run time, it put per-thread predicates beside the scaling in every K block: 128 x 192
+    // at 4096 x 2112 x 7168 took 128 us where it takes 110 (bench/cuda/RESULTS.md section 14).
     if (NB > 1 && it.n0 % SCALE_BLOCK)
       k_loop<SCALE_BLOCK / 2>(acc, ring, g, it.kbs, a_base, sB, sS, rows, tid % 128 == 0);
     else
