@@ -136,7 +136,7 @@ class TestCheckedNumbers : public QObject {
     QElapsedTimer clock;
     clock.start();
     const Result r = run(tune(worker, "timer", 120000) << "--warmup-ms"
-                                                      << "1",
+                                                       << "1",
                          dir.path());
     QVERIFY2(clock.elapsed() < 60000, "a NaN sample waited out the time cap");
     QVERIFY2(r.code == 1, qPrintable(r.out + r.err));
