@@ -242,13 +242,13 @@ class TestCharts : public QObject {
     QCOMPARE(atClock.front().x(), data[firstWithClock].x());
     for (const QPointF& p : atClock)
       QVERIFY2(qFuzzyCompare(p.y(), 0.375) || qFuzzyCompare(p.y(), 0.45), qPrintable(QString::number(p.y())));
-    QTRY_COMPARE(legendEntries(chart, QStringLiteral("peak at the SM clock")), 1);
+    QTRY_COMPARE(legendEntries(chart, QStringLiteral("peak at the trial's SM clock")), 1);
     // No clock recorded (a CPU run): no line, and none in the legend.
     for (Trial& t : all) t.metrics.erase(kSmClockMhz);
     model.setTrials(paramNames(), all);
     chart.refresh();
     QVERIFY(chart.clockPeakPoints().isEmpty());
-    QTRY_COMPARE(legendEntries(chart, QStringLiteral("peak at the SM clock")), 0);
+    QTRY_COMPARE(legendEntries(chart, QStringLiteral("peak at the trial's SM clock")), 0);
   }
 
   void shapesListInNumericKeyOrder() {

@@ -130,7 +130,7 @@ void ThroughputChart::rebuildExtras(const std::vector<Point>& points) {
                                                : tr("memory bandwidth %1 GB/s").arg(highest, 0, 'g', 3));
   roofLine_->setName(tr("roofline: min(peak, bandwidth × intensity)"));
   roofLine_->replace(roof);
-  clockPeakLine_->setName(tr("peak at the SM clock each trial ran at"));
+  clockPeakLine_->setName(tr("peak at the trial's SM clock"));
   clockPeakLine_->replace(clockPeak);
   // Keep the peak in view: the point of this chart is the distance to it.
   if (highest > 0) ensureYIncludes(highest * 1.05);
