@@ -398,6 +398,7 @@ class KernelSpec {
 
  private:
   friend struct KernelSpecReader;  // from_json's parts (kernel_spec_parse.cpp)
+  friend struct KernelSpecChecks;  // and its final checks (kernel_spec_checks.cpp)
   KernelFamily family_;
   std::string source_;
   std::filesystem::path source_file_;
