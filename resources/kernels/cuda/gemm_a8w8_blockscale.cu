@@ -174,8 +174,8 @@ __device__ __forceinline__ void issue_run(float (&part)[CN / 2], u32 a_rows, u32
 
 // acc[chunk's columns] += part * a_scale of the row * the column's weight scale; the thread's rows
 // are r and r + 8 (wgmma_pairs' layout), their scales sa[0] and sa[1]. col0: the chunk's first
-// column counted from the tile's first weight scale block (sb[0]'s), a constant but for tiles of
-// 64 and 192 columns.
+// column counted from the tile's first weight scale block (sb[0]'s), a compile-time constant in
+// every instance (k_loop's OFF), so each column's select is fixed when compiling.
 __device__ __forceinline__ void promote(float* acc, const float (&part)[CN / 2], const float (&sa)[2],
                                         const float (&sb)[NB], int col0) {
 #pragma unroll
